@@ -1,0 +1,3 @@
+module github.com/storel/storel
+
+go 1.26

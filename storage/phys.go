@@ -1,0 +1,210 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/storel/storel/ir"
+)
+
+// Object is a physical object named by a CREATE statement: *Scalar,
+// *Array, *HashMap or *Trie.
+type Object interface {
+	Kind() ir.ObjKind
+	ElemType() ir.Base
+}
+
+// Scalar is a single int or real number.
+type Scalar struct {
+	Elem ir.Base
+	I    int64
+	F    float64
+}
+
+// Array is a contiguous array of ints or reals; exactly one of I, F is used
+// according to Elem.
+type Array struct {
+	Elem ir.Base
+	I    []int64
+	F    []float64
+}
+
+// MaxHashArity bounds the number of key components of a HASHMAP.
+const MaxHashArity = 6
+
+// HKey is a HASHMAP key; components past the map's arity are zero.
+type HKey [MaxHashArity]int64
+
+// HashMap maps tuples of Arity ints to ints or reals. Entries are kept in
+// insertion order in Keys/I/F; Index finds an entry by key.
+type HashMap struct {
+	Elem  ir.Base
+	Arity int
+	Dims  []int64 // declared size of each key component
+	Keys  []HKey
+	I     []int64
+	F     []float64
+	Index map[HKey]int
+}
+
+// Trie is a tree of hash maps: level 1 maps i1 to a child, ..., the last
+// level maps id to a value (paper §4).
+type Trie struct {
+	Elem  ir.Base
+	Depth int
+	Dims  []int64
+	Root  *TrieNode
+}
+
+// TrieNode is one hash map of a trie. Keys are kept sorted so iteration is
+// deterministic; Index finds a key's position. Inner nodes use Children,
+// leaf nodes (the last level) use I or F.
+type TrieNode struct {
+	Keys     []int64
+	Index    map[int64]int
+	Children []*TrieNode
+	I        []int64
+	F        []float64
+}
+
+func (*Scalar) Kind() ir.ObjKind  { return ir.ObjScalar }
+func (*Array) Kind() ir.ObjKind   { return ir.ObjArray }
+func (*HashMap) Kind() ir.ObjKind { return ir.ObjHashMap }
+func (*Trie) Kind() ir.ObjKind    { return ir.ObjTrie }
+
+func (s *Scalar) ElemType() ir.Base  { return s.Elem }
+func (a *Array) ElemType() ir.Base   { return a.Elem }
+func (h *HashMap) ElemType() ir.Base { return h.Elem }
+func (t *Trie) ElemType() ir.Base    { return t.Elem }
+
+// IntScalar and RealScalar build scalars.
+func IntScalar(v int64) *Scalar    { return &Scalar{Elem: ir.Int, I: v} }
+func RealScalar(v float64) *Scalar { return &Scalar{Elem: ir.Real, F: v} }
+
+// IntArray and RealArray wrap slices (not copied).
+func IntArray(v []int64) *Array    { return &Array{Elem: ir.Int, I: v} }
+func RealArray(v []float64) *Array { return &Array{Elem: ir.Real, F: v} }
+
+// Len returns the number of elements.
+func (a *Array) Len() int {
+	if a.Elem == ir.Real {
+		return len(a.F)
+	}
+	return len(a.I)
+}
+
+// NewHashMap returns an empty hash map with the given key sizes.
+func NewHashMap(elem ir.Base, dims []int64) *HashMap {
+	return &HashMap{Elem: elem, Arity: len(dims), Dims: dims, Index: map[HKey]int{}}
+}
+
+// Put adds v at key (adding to an existing value: duplicates sum, as in a
+// coordinate file with repeated entries).
+func (h *HashMap) Put(key []int64, i int64, f float64) error {
+	if len(key) != h.Arity {
+		return fmt.Errorf("key has %d components, hash map has %d", len(key), h.Arity)
+	}
+	var k HKey
+	copy(k[:], key)
+	if p, ok := h.Index[k]; ok {
+		if h.Elem == ir.Real {
+			h.F[p] += f
+		} else {
+			h.I[p] += i
+		}
+		return nil
+	}
+	h.Index[k] = len(h.Keys)
+	h.Keys = append(h.Keys, k)
+	if h.Elem == ir.Real {
+		h.F = append(h.F, f)
+	} else {
+		h.I = append(h.I, i)
+	}
+	return nil
+}
+
+// Len returns the number of entries.
+func (h *HashMap) Len() int { return len(h.Keys) }
+
+// NewTrie returns an empty trie with the given level sizes.
+func NewTrie(elem ir.Base, dims []int64) *Trie {
+	return &Trie{Elem: elem, Depth: len(dims), Dims: dims, Root: &TrieNode{Index: map[int64]int{}}}
+}
+
+// Put adds v at key (duplicates sum). Call Finish after the last Put.
+func (t *Trie) Put(key []int64, i int64, f float64) error {
+	if len(key) != t.Depth {
+		return fmt.Errorf("key has %d components, trie has %d levels", len(key), t.Depth)
+	}
+	n := t.Root
+	for lvl, k := range key {
+		p, ok := n.Index[k]
+		last := lvl == len(key)-1
+		if !ok {
+			p = len(n.Keys)
+			n.Index[k] = p
+			n.Keys = append(n.Keys, k)
+			switch {
+			case !last:
+				n.Children = append(n.Children, &TrieNode{Index: map[int64]int{}})
+			case t.Elem == ir.Real:
+				n.F = append(n.F, 0)
+			default:
+				n.I = append(n.I, 0)
+			}
+		}
+		if last {
+			if t.Elem == ir.Real {
+				n.F[p] += f
+			} else {
+				n.I[p] += i
+			}
+			return nil
+		}
+		n = n.Children[p]
+	}
+	return nil
+}
+
+// Finish sorts every node's keys so iteration is in increasing key order.
+func (t *Trie) Finish() { t.Root.sortKeys() }
+
+func (n *TrieNode) sortKeys() {
+	perm := make([]int, len(n.Keys))
+	for i := range perm {
+		perm[i] = i
+	}
+	sort.Slice(perm, func(a, b int) bool { return n.Keys[perm[a]] < n.Keys[perm[b]] })
+	keys := make([]int64, len(perm))
+	for i, p := range perm {
+		keys[i] = n.Keys[p]
+		n.Index[keys[i]] = i
+	}
+	n.Keys = keys
+	if n.Children != nil {
+		ch := make([]*TrieNode, len(perm))
+		for i, p := range perm {
+			ch[i] = n.Children[p]
+			ch[i].sortKeys()
+		}
+		n.Children = ch
+	}
+	if n.I != nil {
+		v := make([]int64, len(perm))
+		for i, p := range perm {
+			v[i] = n.I[p]
+		}
+		n.I = v
+	}
+	if n.F != nil {
+		v := make([]float64, len(perm))
+		for i, p := range perm {
+			v[i] = n.F[p]
+		}
+		n.F = v
+	}
+}
+
+// Store holds the physical objects of one run, by name.
+type Store map[string]Object
