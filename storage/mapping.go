@@ -1,0 +1,227 @@
+package storage
+
+import (
+	"embed"
+	"strconv"
+	"strings"
+
+	"github.com/storel/storel/ir"
+)
+
+// Mappings holds the hand-written storage mappings of the named formats
+// (mappings/*.sdql), for users to read; each is the text Mapping generates
+// for a matrix A (a 3-tensor for csf3), after a comment that explains it.
+//
+//go:embed mappings/*.sdql
+var Mappings embed.FS
+
+// Mapping returns the SDQLite storage mapping of tensor name stored in
+// format f with the given order and element type: a CREATE statement for
+// every physical object Build makes (sizes expressed over the objects
+// declared before) and CREATE TENSOR name AS the expression that rebuilds
+// the logical tensor. Levels are iterated in storage order and the result
+// is nested in logical mode order, with @unique on the singletons whose
+// keys are distinct among everything their enclosing sums add up. f must
+// accept the order (Format.ForOrder); if not, Mapping returns "".
+func Mapping(name string, f Format, order int, elem ir.Base) string {
+	f, err := f.ForOrder(order)
+	if err != nil {
+		return ""
+	}
+	g := &mappingGen{name: name, f: f, order: order}
+	g.pickNames()
+	var sb strings.Builder
+	decl := func(format string, args ...any) {
+		sb.WriteString("CREATE ")
+		for i, a := range args {
+			format = strings.Replace(format, "%"+strconv.Itoa(i+1), a.(string), 1)
+		}
+		sb.WriteString(format)
+		sb.WriteString(";\n")
+	}
+	for k := 1; k <= order; k++ {
+		decl("int SCALAR %1", DimName(name, k))
+	}
+	var def *ir.Expr
+	switch f.Kind {
+	case FormatHash:
+		dims := make([]string, order)
+		for k := range dims {
+			dims[k] = DimName(name, k+1)
+		}
+		decl("%1 HASHMAP %2(%3)", elem.String(), HashName(name), strings.Join(dims, ", "))
+		def = g.hashed(ir.Global(HashName(name)), 0)
+	case FormatTrie:
+		var dims strings.Builder
+		for k := 1; k <= order; k++ {
+			dims.WriteString("(" + DimName(name, k) + ")")
+		}
+		decl("%1 TRIE %2%3", elem.String(), TrieName(name), dims.String())
+		def = g.hashed(ir.Global(TrieName(name)), 0)
+	default:
+		// count is the number of positions of the level before, as an
+		// expression over the objects declared so far.
+		count := ir.IntConst(1)
+		for l, kind := range f.Levels {
+			level := l + 1
+			switch kind {
+			case LevelDense:
+				lenName := LenName(name, level)
+				decl("int SCALAR %1", lenName)
+				count = times(count, ir.Global(lenName))
+			case LevelCompressed, LevelCompressedNonUnique:
+				posName, idxName := PosName(name, level), IdxName(name, level)
+				decl("int ARRAY %1(%2)", posName, plusOne(count).String())
+				count = ir.Lookup(ir.Global(posName), count)
+				decl("int ARRAY %1(%2)", idxName, count.String())
+			case LevelSingleton:
+				decl("int ARRAY %1(%2)", IdxName(name, level), count.String())
+			}
+		}
+		decl("%1 ARRAY %2(%3)", elem.String(), ValName(name), count.String())
+		g.placeSingletons()
+		def = g.level(0, nil)
+	}
+	sb.WriteString("CREATE TENSOR " + name + " AS\n")
+	for i, line := range strings.Split(ir.Format(def), "\n") {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString("  " + line)
+	}
+	sb.WriteString(";\n")
+	return sb.String()
+}
+
+// times and plusOne build index arithmetic, folding the constant 1 away.
+func times(a, b *ir.Expr) *ir.Expr {
+	if a.Op == ir.OpConst && a.I == 1 {
+		return b
+	}
+	return ir.Binary(ir.OpMul, a, b)
+}
+
+func plusOne(a *ir.Expr) *ir.Expr {
+	if a.Op == ir.OpConst {
+		return ir.IntConst(a.I + 1)
+	}
+	return ir.Binary(ir.OpAdd, a, ir.IntConst(1))
+}
+
+type mappingGen struct {
+	name  string
+	f     Format
+	order int
+	// Variable name stems: coordinate of logical mode m is coord+(m+1),
+	// position of level l is pos+l, value of hashed level l is val+l.
+	coord, pos, val string
+	keys            []*ir.Expr // key expression of each logical mode once bound
+	placedAfter     []int      // levels after which each mode's singleton is emitted
+	unique          []bool     // whether mode m's singleton is @unique
+}
+
+// pickNames chooses variable stems that cannot be confused with the tensor
+// name. Physical objects always contain an underscore, variables never do.
+func (g *mappingGen) pickNames() {
+	for _, stems := range [][3]string{{"i", "p", "v"}, {"k", "q", "w"}, {"x", "y", "z"}} {
+		clash := false
+		for _, s := range stems {
+			rest := strings.TrimPrefix(g.name, s)
+			if rest != g.name && rest != "" && strings.Trim(rest, "0123456789") == "" {
+				clash = true
+			}
+		}
+		if !clash {
+			g.coord, g.pos, g.val = stems[0], stems[1], stems[2]
+			return
+		}
+	}
+}
+
+func (g *mappingGen) coordVar(m int) string { return g.coord + strconv.Itoa(m+1) }
+func (g *mappingGen) posVar(l int) string   { return g.pos + strconv.Itoa(l) }
+func (g *mappingGen) valVar(l int) string   { return g.val + strconv.Itoa(l) }
+
+// placeSingletons decides where each logical mode's singleton goes: right
+// after the first level at which it and all modes before it are bound. A
+// key is unique when the levels up to that point hold exactly the modes
+// 0..m (so distinct iterations have distinct keys) and no level so far
+// repeats coordinates (COO's first level does until the full tuple).
+func (g *mappingGen) placeSingletons() {
+	d := g.order
+	g.keys = make([]*ir.Expr, d)
+	g.placedAfter = make([]int, d)
+	g.unique = make([]bool, d)
+	bound := make([]bool, d)
+	next := 0
+	nonUnique := false
+	for l, m := range g.f.ModeOrder {
+		bound[m] = true
+		nonUnique = nonUnique || g.f.Levels[l] == LevelCompressedNonUnique
+		for next < d && bound[next] {
+			g.placedAfter[next] = l + 1
+			g.unique[next] = l == next && (!nonUnique || l+1 == d)
+			next++
+		}
+	}
+}
+
+// level returns the expression for storage levels l+1.. given the position
+// expression of level l (nil before the first level).
+func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
+	if l == len(g.f.Levels) {
+		return ir.Lookup(ir.Global(ValName(g.name)), parent)
+	}
+	level := l + 1
+	m := g.f.ModeOrder[l]
+	switch g.f.Levels[l] {
+	case LevelDense:
+		i := g.coordVar(m)
+		g.keys[m] = ir.Var(i)
+		lenG := ir.Global(LenName(g.name, level))
+		pos := ir.Var(i)
+		if parent != nil {
+			pos = ir.Binary(ir.OpAdd, ir.Binary(ir.OpMul, parent, lenG), ir.Var(i))
+		}
+		return ir.Sum(i, "_", ir.Range(ir.IntConst(0), lenG), g.emit(l, pos))
+	case LevelSingleton:
+		g.keys[m] = ir.Lookup(ir.Global(IdxName(g.name, level)), parent)
+		return g.emit(l, parent)
+	}
+	// Compressed levels: the segment of the parent position.
+	i, p := g.coordVar(m), g.posVar(level)
+	g.keys[m] = ir.Var(i)
+	posG := ir.Global(PosName(g.name, level))
+	lo, hi := ir.Lookup(posG, ir.IntConst(0)), ir.Lookup(posG, ir.IntConst(1))
+	if parent != nil {
+		lo, hi = ir.Lookup(posG, parent), ir.Lookup(posG, plusOne(parent))
+	}
+	seg := ir.SubArray(ir.Global(IdxName(g.name, level)), lo, hi)
+	return ir.Sum(p, i, seg, g.emit(l, ir.Var(p)))
+}
+
+// emit wraps the levels after l in the singletons placed after level l.
+func (g *mappingGen) emit(l int, pos *ir.Expr) *ir.Expr {
+	body := g.level(l+1, pos)
+	for m := g.order - 1; m >= 0; m-- {
+		if g.placedAfter[m] == l+1 {
+			ann := ir.AnnNone
+			if g.unique[m] {
+				ann = ir.AnnUnique
+			}
+			body = ir.Singleton(ann, g.keys[m], body)
+		}
+	}
+	return body
+}
+
+// hashed returns the expression that walks a hash map or trie d levels
+// deep from level l, whose dictionary is src: every key is unique.
+func (g *mappingGen) hashed(src *ir.Expr, l int) *ir.Expr {
+	k, v := g.coordVar(l), g.valVar(l+1)
+	body := ir.Var(v)
+	if l+1 < g.order {
+		body = g.hashed(ir.Var(v), l+1)
+	}
+	return ir.Sum(k, v, src, ir.Singleton(ir.AnnUnique, ir.Var(k), body))
+}
