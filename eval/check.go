@@ -1,0 +1,108 @@
+package eval
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// check verifies, before anything runs, that e is a well-formed closed
+// expression the interpreter can evaluate: every node has the arguments
+// and binders its operator needs, every variable is bound, every global
+// names an object of the store, and the nodes whose value depends on their
+// type (the zero of a sum, an if without else, a missing key) are typed.
+func (in *interp) check(e *ir.Expr) error {
+	var scope []string
+	var walk func(e, parent *ir.Expr) error
+	walk = func(e, parent *ir.Expr) error {
+		if e == nil {
+			return errorf(parent, "malformed expression: missing operand")
+		}
+		if err := shape(e); err != nil {
+			return locate(parent, err)
+		}
+		switch e.Op {
+		case ir.OpVar:
+			for i := len(scope) - 1; i >= 0; i-- {
+				if scope[i] == e.Name {
+					return nil
+				}
+			}
+			return locate(parent, errorf(e, "unbound variable %s", e.Name))
+		case ir.OpGlobal:
+			if obj, ok := in.st[e.Name]; !ok || obj == nil {
+				return locate(parent, errorf(e, "no data for physical object %s", e.Name))
+			}
+		}
+		for i, a := range e.Args {
+			if e.BinderScope(i) {
+				scope = append(scope, e.Vars...)
+				err := walk(a, e)
+				scope = scope[:len(scope)-len(e.Vars)]
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := walk(a, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(e, e)
+}
+
+// shape checks one node's arity, binders and, where it matters, type.
+func shape(e *ir.Expr) error {
+	args, vars := -1, 0
+	switch e.Op {
+	case ir.OpConst, ir.OpVar, ir.OpGlobal:
+		args = 0
+	case ir.OpNeg, ir.OpNot:
+		args = 1
+	case ir.OpSingleton, ir.OpLookup, ir.OpRange:
+		args = 2
+	case ir.OpSubArray:
+		args = 3
+	case ir.OpIf:
+		if len(e.Args) != 2 && len(e.Args) != 3 {
+			return errorf(e, "malformed if: %d operands", len(e.Args))
+		}
+	case ir.OpLet:
+		args, vars = 2, 1
+	case ir.OpSum:
+		args, vars = 2, 2
+	case ir.OpMerge:
+		args, vars = 3, 3
+	case ir.OpCall:
+	default:
+		if !e.Op.IsBinary() {
+			return errorf(e, "cannot evaluate %s node", e.Op)
+		}
+		args = 2
+	}
+	if args >= 0 && len(e.Args) != args {
+		return errorf(e, "malformed %s: %d operands, want %d", e.Op, len(e.Args), args)
+	}
+	if len(e.Vars) != vars {
+		return errorf(e, "malformed %s: %d binders, want %d", e.Op, len(e.Vars), vars)
+	}
+	switch e.Op {
+	case ir.OpVar, ir.OpGlobal, ir.OpCall:
+		if e.Name == "" {
+			return errorf(e, "malformed %s: no name", e.Op)
+		}
+	case ir.OpSum, ir.OpMerge, ir.OpLookup:
+		if e.Type.Base == ir.Unknown {
+			return errorf(e, "%s node has no type (run the type checker first)", e.Op)
+		}
+	case ir.OpIf:
+		if len(e.Args) == 2 && e.Type.Base == ir.Unknown {
+			return errorf(e, "if without else has no type (run the type checker first)")
+		}
+	case ir.OpSubArray:
+		if e.Type.Depth < 1 || e.Type.Base == ir.Unknown {
+			return errorf(e, "subarray node has type %s, not a dictionary type (run the type checker first)", e.Type)
+		}
+	}
+	return nil
+}
