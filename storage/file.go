@@ -24,7 +24,7 @@ type ReadOptions struct {
 }
 
 // progressMinBytes is the on-disk size from which loading reports progress.
-const progressMinBytes = 8 << 20
+var progressMinBytes int64 = 8 << 20
 
 // TerminalProgress returns os.Stderr if it is a terminal, else nil: the
 // usual value of ReadOptions.Progress for a command-line tool.
