@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -28,12 +29,16 @@ func newAccum(t ir.Type) *accum {
 
 // accNode holds the partial sum at one dictionary level. A value is a
 // scalar, a *value.Dict added once so far (shared, never written), or an
-// *accNode once a second dictionary has been added at that key.
+// *accNode once a second dictionary has been added at that key. Keys are
+// kept in arrival order; while they arrive increasing (the common case: a
+// sum over a dictionary keyed by its own key) no map is needed.
 type accNode struct {
-	vals map[int64]value.Value
+	keys  []int64
+	vals  []value.Value
+	index map[int64]int // position of each key; nil while keys increase
 }
 
-func newAccNode() *accNode { return &accNode{vals: map[int64]value.Value{}} }
+func newAccNode() *accNode { return &accNode{} }
 
 func (a *accum) add(v value.Value) error {
 	if !a.dict {
@@ -67,12 +72,36 @@ func (n *accNode) addDict(d *value.Dict) error {
 }
 
 func (n *accNode) addAt(k int64, v value.Value) error {
-	old, ok := n.vals[k]
-	if !ok {
-		n.vals[k] = v
-		return nil
+	last := len(n.keys) - 1
+	if n.index == nil {
+		switch {
+		case last < 0 || k > n.keys[last]:
+			n.keys = append(n.keys, k)
+			n.vals = append(n.vals, v)
+			return nil
+		case k == n.keys[last]:
+			return n.combine(last, v)
+		}
+		if i, found := slices.BinarySearch(n.keys, k); found {
+			return n.combine(i, v)
+		}
+		n.index = make(map[int64]int, 2*len(n.keys))
+		for i, key := range n.keys {
+			n.index[key] = i
+		}
 	}
-	switch o := old.(type) {
+	if i, ok := n.index[k]; ok {
+		return n.combine(i, v)
+	}
+	n.index[k] = len(n.keys)
+	n.keys = append(n.keys, k)
+	n.vals = append(n.vals, v)
+	return nil
+}
+
+// combine adds v to the value at position i.
+func (n *accNode) combine(i int, v value.Value) error {
+	switch o := n.vals[i].(type) {
 	case *accNode:
 		return o.addValue(v)
 	case *value.Dict:
@@ -87,14 +116,14 @@ func (n *accNode) addAt(k int64, v value.Value) error {
 		if err := c.addDict(d); err != nil {
 			return err
 		}
-		n.vals[k] = c
+		n.vals[i] = c
 		return nil
 	}
-	s, err := value.Add(old, v)
+	s, err := value.Add(n.vals[i], v)
 	if err != nil {
 		return err
 	}
-	n.vals[k] = s
+	n.vals[i] = s
 	return nil
 }
 
@@ -116,21 +145,28 @@ func scalarIntoDict(v value.Value) error {
 
 // dict returns the accumulated dictionary without zero entries.
 func (n *accNode) dict() *value.Dict {
-	keys := make([]int64, 0, len(n.vals))
-	for k := range n.vals {
-		keys = append(keys, k)
+	d := &value.Dict{Keys: make([]int64, 0, len(n.keys)), Vals: make([]value.Value, 0, len(n.keys))}
+	var order []int // positions in increasing key order, when keys came unordered
+	if n.index != nil {
+		order = make([]int, len(n.keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(n.keys[a], n.keys[b]) })
 	}
-	slices.Sort(keys)
-	d := &value.Dict{Keys: keys[:0], Vals: make([]value.Value, 0, len(keys))}
-	for _, k := range keys {
-		v := n.vals[k]
+	for j := range n.keys {
+		i := j
+		if order != nil {
+			i = order[j]
+		}
+		v := n.vals[i]
 		if c, ok := v.(*accNode); ok {
 			v = c.dict()
 		}
 		if value.IsZero(v) {
 			continue
 		}
-		d.Keys = append(d.Keys, k)
+		d.Keys = append(d.Keys, n.keys[i])
 		d.Vals = append(d.Vals, v)
 	}
 	return d

@@ -66,6 +66,8 @@ type interp struct {
 
 	// Physical objects materialized as dictionaries, built at most once.
 	objects map[string]*value.Dict
+	// wholeArrays caches the seq of each physical array.
+	wholeArrays map[string]seq
 	// arrayName names the physical array a materialized dictionary views,
 	// so reads past its end are reported as data errors.
 	arrayName map[*value.Dict]string
@@ -91,6 +93,7 @@ func newInterp(st storage.Store, opt Options) *interp {
 		st:           st,
 		opt:          opt,
 		objects:      map[string]*value.Dict{},
+		wholeArrays:  map[string]seq{},
 		arrayName:    map[*value.Dict]string{},
 		shortcutInfo: map[*ir.Expr]*keyFilter{},
 	}
@@ -303,30 +306,58 @@ func (in *interp) evalKey(e *ir.Expr) (int64, error) {
 }
 
 func (in *interp) singleton(e *ir.Expr) (value.Value, error) {
-	k, err := in.evalKey(e.Args[0])
+	k, v, err := in.singletonEntry(e)
 	if err != nil {
 		return nil, err
-	}
-	site, checked := in.uniqueSites[e]
-	if checked {
-		site.check.pending = append(site.check.pending[:site.depth], k)
-	}
-	v, err := in.eval(e.Args[1])
-	if err != nil {
-		return nil, err
-	}
-	if checked {
-		if err := site.check.record(e, site.depth); err != nil {
-			return nil, err
-		}
-	}
-	if _, ok := v.(bool); ok {
-		return nil, errorf(e, "a dictionary cannot hold bool values")
 	}
 	return value.Singleton(k, v), nil
 }
 
+// singletonEntry evaluates the key and value of singleton node e.
+func (in *interp) singletonEntry(e *ir.Expr) (int64, value.Value, error) {
+	k, err := in.evalKey(e.Args[0])
+	if err != nil {
+		return 0, nil, err
+	}
+	site, checked := in.uniqueSites[e]
+	if checked {
+		site.check.enter(site.depth, k)
+	}
+	v, err := in.eval(e.Args[1])
+	if err != nil {
+		return 0, nil, err
+	}
+	if checked {
+		if err := site.check.record(e, site.depth); err != nil {
+			return 0, nil, err
+		}
+	}
+	if _, ok := v.(bool); ok {
+		return 0, nil, errorf(e, "a dictionary cannot hold bool values")
+	}
+	return k, v, nil
+}
+
 func (in *interp) lookup(e *ir.Expr) (value.Value, error) {
+	if d := e.Args[0]; d.Op == ir.OpGlobal {
+		if a, ok := in.st[d.Name].(*storage.Array); ok && a != nil && checkArray(d.Name, a) == nil {
+			// A physical array is read in place.
+			if err := in.tick(d); err != nil {
+				return nil, err
+			}
+			k, err := in.evalKey(e.Args[1])
+			if err != nil {
+				return nil, err
+			}
+			if n := int64(a.Len()); k < 0 || k >= n {
+				return nil, boundsError(e, d.Name, k, n)
+			}
+			if a.Elem == ir.Real {
+				return a.F[k], nil
+			}
+			return a.I[k], nil
+		}
+	}
 	s, err := in.seqOf(e.Args[0])
 	if err != nil {
 		return nil, err

@@ -241,7 +241,12 @@ func (in *interp) seqNode(e *ir.Expr) (seq, error) {
 			if err := checkArray(e.Name, a); err != nil {
 				return nil, errorf(e, "%v", err)
 			}
-			return arraySeq{a: a, name: e.Name, lo: 0, hi: int64(a.Len()), whole: true}, nil
+			if s, ok := in.wholeArrays[e.Name]; ok {
+				return s, nil
+			}
+			s := seq(arraySeq{a: a, name: e.Name, lo: 0, hi: int64(a.Len()), whole: true})
+			in.wholeArrays[e.Name] = s
+			return s, nil
 		}
 		v, err := in.globalValue(e)
 		if err != nil {

@@ -28,6 +28,18 @@ func (in *interp) sum(e *ir.Expr) (value.Value, error) {
 			return err
 		}
 		in.env[base].val, in.env[base+1].val = k, v
+		if body.Op == ir.OpSingleton && acc.dict {
+			// Add the entry in place rather than build {key -> val}
+			// and add that: the same sum without the allocations.
+			if err := in.tick(body); err != nil {
+				return err
+			}
+			key, val, err := in.singletonEntry(body)
+			if err != nil {
+				return locate(body, err)
+			}
+			return wrap(body, acc.root.addAt(key, val))
+		}
 		b, err := in.eval(body)
 		if err != nil {
 			return err

@@ -13,7 +13,10 @@ import (
 type uniqueCheck struct {
 	sum     *ir.Expr
 	pending []int64 // keys of the enclosing chain singletons in this iteration
-	seen    map[string]bool
+	// recorded is set when a complete key has been recorded since the
+	// last singleton of the chain started: its ancestors then skip.
+	recorded bool
+	seen     map[string]bool
 }
 
 // uniqueSite places a singleton in a check: depth 0 is a singleton the
@@ -72,14 +75,21 @@ func (in *interp) startUniqueCheck(e *ir.Expr) (end func()) {
 	}
 }
 
+// enter is called when the singleton at depth has produced key k.
+func (c *uniqueCheck) enter(depth int, k int64) {
+	c.pending = append(c.pending[:depth], k)
+	c.recorded = false
+}
+
 // record is called when the singleton at depth has been evaluated. If no
-// deeper @unique singleton added to the key, the key is complete: it must
+// deeper @unique singleton completed the key, the key ends here: it must
 // not have been produced before in this run of the sum.
 func (c *uniqueCheck) record(e *ir.Expr, depth int) error {
 	defer func() { c.pending = c.pending[:depth] }()
-	if len(c.pending) != depth+1 {
+	if c.recorded {
 		return nil
 	}
+	c.recorded = true
 	var sb strings.Builder
 	for i, k := range c.pending {
 		if i > 0 {
