@@ -149,7 +149,7 @@ func allInts(entries []value.Entry, t ir.Type) bool {
 
 func writeMTX(w io.Writer, entries []value.Entry, t ir.Type, given []int64) error {
 	if t.Depth != 2 {
-		return fmt.Errorf("Matrix Market output needs a matrix, not a value of type %s (use tns)", t)
+		return fmt.Errorf("mtx output needs a matrix (Matrix Market), not a value of type %s; use tns", t)
 	}
 	dims, err := resultDims(entries, 2, given)
 	if err != nil {
