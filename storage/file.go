@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/storel/storel/ir"
 )
@@ -46,7 +47,7 @@ type progress struct {
 }
 
 func (p *progress) update() {
-	pct := int(100 * p.read.n / p.total)
+	pct := int(100 * p.read.n.Load() / p.total)
 	if pct > 100 {
 		pct = 100
 	}
@@ -64,14 +65,16 @@ func (p *progress) done() {
 	}
 }
 
+// countingReader counts the bytes read through it; the count may be read
+// from another goroutine than the reading one (see readAhead).
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -81,6 +84,7 @@ type openedFile struct {
 	r    io.Reader
 	f    *os.File
 	gz   *gzip.Reader
+	ra   *readAhead
 	prog *progress
 }
 
@@ -102,7 +106,8 @@ func openData(path string, opt ReadOptions) (*openedFile, error) {
 			return nil, &DataError{File: path, Msg: fmt.Sprintf("not a gzip file: %v", err)}
 		}
 		o.gz = gz
-		o.r = gz
+		o.ra = newReadAhead(gz)
+		o.r = o.ra
 	}
 	return o, nil
 }
@@ -110,6 +115,9 @@ func openData(path string, opt ReadOptions) (*openedFile, error) {
 func (o *openedFile) Close() {
 	if o.prog != nil {
 		o.prog.done()
+	}
+	if o.ra != nil {
+		o.ra.Close()
 	}
 	if o.gz != nil {
 		o.gz.Close()

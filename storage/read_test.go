@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -390,4 +391,43 @@ func TestProgress(t *testing.T) {
 	if _, err := ReadTensorFile(p, ReadOptions{Progress: &out}); err != nil || out.Len() != 0 {
 		t.Errorf("small file printed progress %q (%v)", out.String(), err)
 	}
+}
+
+// trickleReader returns at most 7 bytes a call, then err.
+type trickleReader struct {
+	data []byte
+	err  error
+}
+
+func (r *trickleReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := min(len(p), 7, len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestReadAhead(t *testing.T) {
+	data := make([]byte, 3*readAheadChunk+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, srcErr := range []error{io.EOF, io.ErrUnexpectedEOF} {
+		ra := newReadAhead(&trickleReader{data: data[:len(data):len(data)], err: srcErr})
+		got, err := io.ReadAll(ra)
+		ra.Close()
+		if !bytes.Equal(got, data) {
+			t.Errorf("read %d bytes, want %d", len(got), len(data))
+		}
+		if srcErr == io.EOF && err != nil || srcErr != io.EOF && err != srcErr {
+			t.Errorf("source error %v: ReadAll error %v", srcErr, err)
+		}
+	}
+	// Closing before the end stops the goroutine.
+	ra := newReadAhead(&trickleReader{data: data, err: io.EOF})
+	var b [10]byte
+	ra.Read(b[:])
+	ra.Close()
 }
