@@ -68,6 +68,9 @@ type interp struct {
 	objects map[string]*value.Dict
 	// wholeArrays caches the seq of each physical array.
 	wholeArrays map[string]seq
+	// arrayAt caches, per global node, the array it names (nil if it
+	// names something else), saving a string-keyed lookup per read.
+	arrayAt map[*ir.Expr]*storage.Array
 	// arrayName names the physical array a materialized dictionary views,
 	// so reads past its end are reported as data errors.
 	arrayName map[*value.Dict]string
@@ -94,6 +97,7 @@ func newInterp(st storage.Store, opt Options) *interp {
 		opt:          opt,
 		objects:      map[string]*value.Dict{},
 		wholeArrays:  map[string]seq{},
+		arrayAt:      map[*ir.Expr]*storage.Array{},
 		arrayName:    map[*value.Dict]string{},
 		shortcutInfo: map[*ir.Expr]*keyFilter{},
 	}
@@ -340,7 +344,7 @@ func (in *interp) singletonEntry(e *ir.Expr) (int64, value.Value, error) {
 
 func (in *interp) lookup(e *ir.Expr) (value.Value, error) {
 	if d := e.Args[0]; d.Op == ir.OpGlobal {
-		if a, ok := in.st[d.Name].(*storage.Array); ok && a != nil && checkArray(d.Name, a) == nil {
+		if a := in.physArray(d); a != nil {
 			// A physical array is read in place.
 			if err := in.tick(d); err != nil {
 				return nil, err
@@ -374,6 +378,20 @@ func (in *interp) lookup(e *ir.Expr) (value.Value, error) {
 		return value.Zero(e.Type), nil
 	}
 	return v, nil
+}
+
+// physArray returns the physical array global node g names, or nil if it
+// names no usable array.
+func (in *interp) physArray(g *ir.Expr) *storage.Array {
+	a, ok := in.arrayAt[g]
+	if !ok {
+		a, _ = in.st[g.Name].(*storage.Array)
+		if a != nil && checkArray(g.Name, a) != nil {
+			a = nil
+		}
+		in.arrayAt[g] = a
+	}
+	return a
 }
 
 func boundsError(e *ir.Expr, name string, k, n int64) error {
