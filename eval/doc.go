@@ -9,7 +9,7 @@
 // value, a missing key reads as zero, and a dictionary holding only zeros
 // equals the empty one. Speed comes second, but it avoids quadratic work
 // wherever a simple data structure gives the same answer bit for bit: sums
-// accumulate key-wise in maps instead of re-adding growing dictionaries,
+// accumulate key-wise in place instead of re-adding growing dictionaries,
 // arrays are indexed in place instead of being copied, merge indexes its
 // second operand by value, and a sum whose body only keeps the entry at one
 // key looks that key up (see shortcut.go).
