@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// Options tune compilation and execution.
+type Options struct {
+	// Threads is the number of workers that share the outermost sum of
+	// the plan (a sum at the top, possibly under lets). 0 or 1 runs
+	// everything on the calling goroutine.
+	Threads int
+}
+
+// Stats reports the cost of one run.
+type Stats struct {
+	Compile  time.Duration // time Compile took for the kernel
+	Execute  time.Duration // time the kernel ran (binding included, conversion excluded)
+	PeakHeap uint64        // highest live heap (bytes) sampled while the kernel ran
+}
+
+// Kernel is a compiled plan. Runs of one kernel are serialized (the
+// kernel's closures read the objects of the store being run through
+// shared cells); compile one kernel per goroutine for concurrent runs.
+type Kernel struct {
+	typ         ir.Type
+	cells       []*cell
+	ni, nf, nd  int
+	root        cx
+	compileTime time.Duration
+	mu          sync.Mutex
+}
+
+// Compile compiles plan, a typed expression closed except for physical
+// objects described by schema, into a kernel.
+//
+// Results equal the interpreter's (package eval) bit for bit except where
+// floating-point sums are reassociated:
+//   - a dictionary sum accumulates in place: when the same key receives
+//     terms from several iterations of an outer sum and several of an
+//     inner one, (a+b)+(c+d) becomes ((a+b)+c)+d; with distinct keys per
+//     iteration (every @unique plan) nothing changes;
+//   - with Options.Threads > 1 the outermost sum adds per-worker partial
+//     results in worker order (deterministic for a given thread count).
+func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) {
+	start := time.Now()
+	if plan == nil {
+		return nil, &Error{Msg: "no plan to compile"}
+	}
+	if bad := checkShape(plan); bad != nil {
+		return nil, bad
+	}
+	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			k, err = nil, b.err
+		}
+	}()
+	if fv := ir.FreeVars(plan); len(fv) > 0 {
+		names := make([]string, 0, len(fv))
+		for n := range fv {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		c.bail(plan, "the plan has free variables: %v", names)
+	}
+	root := c.top(plan)
+	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd}
+	names := make([]string, 0, len(c.cells))
+	for n := range c.cells {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		k.cells = append(k.cells, c.cells[n])
+	}
+	k.compileTime = time.Since(start)
+	return k, nil
+}
+
+// CompileTime reports how long Compile took.
+func (k *Kernel) CompileTime() time.Duration { return k.compileTime }
+
+// Type is the type of the kernel's result.
+func (k *Kernel) Type() ir.Type { return k.typ }
+
+// Result is the value a kernel computed, in the engine's own form;
+// Value converts it to the interpreter's.
+type Result struct {
+	Type  ir.Type
+	Stats Stats
+	i     int64
+	f     float64
+	b     bool
+	d     dict
+}
+
+// Value converts the result to a logical value (int64, float64, bool or
+// *value.Dict with sorted keys).
+func (r *Result) Value() value.Value {
+	switch {
+	case r.Type.Depth > 0:
+		return toValue(r.d, r.Type.Depth, r.Type.Base == ir.Real)
+	case r.Type.Base == ir.Real:
+		return r.f
+	case r.Type.Base == ir.Bool:
+		return r.b
+	}
+	return r.i
+}
+
+// Entries calls f for every non-zero scalar of the result with its
+// coordinates (outermost first, reused between calls) in increasing
+// order; a scalar result is one call with no coordinates. It avoids
+// building the logical value of a large result.
+func (r *Result) Entries(f func(coords []int64, v float64)) {
+	if r.Type.Depth == 0 {
+		switch r.Type.Base {
+		case ir.Real:
+			f(nil, r.f)
+		case ir.Bool:
+			if r.b {
+				f(nil, 1)
+			} else {
+				f(nil, 0)
+			}
+		default:
+			f(nil, float64(r.i))
+		}
+		return
+	}
+	coords := make([]int64, r.Type.Depth)
+	var walk func(d dict, level int)
+	walk = func(d dict, level int) {
+		n := d.size()
+		for p := 0; p < n; p++ {
+			coords[level] = d.keyAt(p)
+			if level+1 < len(coords) {
+				walk(d.dictAt(p), level+1)
+				continue
+			}
+			if v := d.realAt(p); v != 0 {
+				f(coords, v)
+			}
+		}
+	}
+	walk(r.d, 0)
+}
+
+func toValue(d dict, depth int, real bool) value.Value {
+	n := d.size()
+	out := &value.Dict{Keys: make([]int64, n), Vals: make([]value.Value, n)}
+	for p := 0; p < n; p++ {
+		out.Keys[p] = d.keyAt(p)
+		switch {
+		case depth > 1:
+			out.Vals[p] = toValue(d.dictAt(p), depth-1, real)
+		case real:
+			out.Vals[p] = d.realAt(p)
+		default:
+			out.Vals[p] = d.intAt(p)
+		}
+	}
+	return out
+}
+
+// Exec runs the kernel on the objects of st.
+func (k *Kernel) Exec(st storage.Store) (*Result, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	sampler := startHeapSampler()
+	start := time.Now()
+	for _, cl := range k.cells {
+		if err := cl.bind(st[cl.name]); err != nil {
+			sampler.stop()
+			return nil, &Error{Msg: err.Error()}
+		}
+	}
+	fr := newFrame(k.ni, k.nf, k.nd)
+	res := &Result{Type: k.typ}
+	err := runGuarded(func() {
+		switch {
+		case k.root.d != nil:
+			res.d = k.root.d(fr)
+		case k.root.f != nil:
+			res.f = k.root.f(fr)
+		case k.root.b != nil:
+			res.b = k.root.b(fr)
+		default:
+			res.i = k.root.i(fr)
+		}
+	})
+	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start), PeakHeap: sampler.stop()}
+	for _, cl := range k.cells {
+		cl.unbind()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fr.err != nil {
+		return nil, fr.err
+	}
+	return res, nil
+}
+
+// Run runs the kernel on st and converts the result to a logical value.
+func (k *Kernel) Run(st storage.Store) (value.Value, error) {
+	r, err := k.Exec(st)
+	if err != nil {
+		return nil, err
+	}
+	return r.Value(), nil
+}
+
+// Eval compiles plan for the objects of st and runs it: the engine's
+// counterpart of eval.Eval.
+func Eval(plan *ir.Expr, st storage.Store, opts Options) (value.Value, error) {
+	k, err := Compile(plan, SchemaOf(st), opts)
+	if err != nil {
+		return nil, err
+	}
+	return k.Run(st)
+}
+
+// runGuarded runs f, turning a Go panic (a bug in the engine, not a data
+// error: those are detected and recorded in the frame) into an error.
+func runGuarded(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Msg: fmt.Sprintf("internal error in the engine: %v", r)}
+		}
+	}()
+	f()
+	return nil
+}
+
+// heapSampler tracks the live heap while a kernel runs.
+type heapSampler struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	peak uint64
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func readHeap(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return s[0].Value.Uint64()
+	}
+	return 0
+}
+
+func startHeapSampler() *heapSampler {
+	h := &heapSampler{done: make(chan struct{})}
+	s := []metrics.Sample{{Name: heapMetric}}
+	h.peak = readHeap(s)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		s := []metrics.Sample{{Name: heapMetric}}
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-t.C:
+				v := readHeap(s)
+				h.mu.Lock()
+				h.peak = max(h.peak, v)
+				h.mu.Unlock()
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) stop() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	v := readHeap(s)
+	close(h.done)
+	h.wg.Wait()
+	return max(h.peak, v)
+}
+
+var _ = runtime.NumCPU

@@ -1,0 +1,476 @@
+package engine
+
+import (
+	"slices"
+)
+
+// bspec says how a dictionary under construction is represented, level by
+// level: dense (a slice indexed by key, for @dense singletons) or hash (a
+// Go map, for @hash and unannotated ones).
+type bspec struct {
+	depth int // levels of keys; 1: the values are scalars
+	real  bool
+	dense bool
+	kid   *bspec // depth > 1: the spec of the values
+}
+
+// maxDenseJump bounds how far past its current length a dense level grows
+// at once: keys beyond both this and twice the length go to the spill map,
+// so one stray huge key cannot allocate gigabytes.
+const maxDenseJump = 1 << 16
+
+// builder accumulates a dictionary in place: leaves with +=, children
+// recursively. The zero value is not usable; see newBuilder.
+type builder struct {
+	spec *bspec
+	// Scalar leaves (depth 1).
+	reals []float64 // dense: by key
+	ints  []int64
+	mreal map[int64]float64 // hash, or dense keys outside the slice
+	mint  map[int64]int64
+	// Children (depth > 1).
+	kids  []kid // dense: by key
+	mkids map[int64]*kid
+}
+
+// kid is one child of a builder. Until two values meet at its key it may
+// hold the single dictionary added there, shared as it is (explicit zeros
+// of a physical view included, exactly as the interpreter keeps it);
+// accumulating anything else turns it into a builder.
+type kid struct {
+	b    *builder
+	view dict
+}
+
+func newBuilder(s *bspec) *builder {
+	b := &builder{spec: s}
+	if !s.dense {
+		switch {
+		case s.depth > 1:
+			b.mkids = map[int64]*kid{}
+		case s.real:
+			b.mreal = map[int64]float64{}
+		default:
+			b.mint = map[int64]int64{}
+		}
+	}
+	return b
+}
+
+// denseGrowth returns the new length of a dense level of length n that
+// must hold key k, or 0 if k belongs in the spill map.
+func denseGrowth(n int, k int64) int {
+	if k < 0 {
+		return 0
+	}
+	need := k + 1
+	limit := int64(2 * n)
+	if limit < maxDenseJump {
+		limit = maxDenseJump
+	}
+	if need > limit {
+		return 0
+	}
+	m := int64(2 * n)
+	if m < 8 {
+		m = 8
+	}
+	if m < need {
+		m = need
+	}
+	return int(m)
+}
+
+// addReal adds v at key k of a depth-1 real builder.
+func (b *builder) addReal(k int64, v float64) {
+	if b.spec.dense {
+		if uint64(k) < uint64(len(b.reals)) {
+			b.reals[k] += v
+			return
+		}
+		b.addRealSlow(k, v)
+		return
+	}
+	b.mreal[k] += v
+}
+
+func (b *builder) addRealSlow(k int64, v float64) {
+	if n := denseGrowth(len(b.reals), k); n > 0 {
+		b.reals = slices.Grow(b.reals, n-len(b.reals))[:n]
+		b.reals[k] += v
+		return
+	}
+	if b.mreal == nil {
+		b.mreal = map[int64]float64{}
+	}
+	b.mreal[k] += v
+}
+
+// addInt adds v at key k of a depth-1 int builder.
+func (b *builder) addInt(k int64, v int64) {
+	if b.spec.dense {
+		if uint64(k) < uint64(len(b.ints)) {
+			b.ints[k] += v
+			return
+		}
+		b.addIntSlow(k, v)
+		return
+	}
+	b.mint[k] += v
+}
+
+func (b *builder) addIntSlow(k int64, v int64) {
+	if n := denseGrowth(len(b.ints), k); n > 0 {
+		b.ints = slices.Grow(b.ints, n-len(b.ints))[:n]
+		b.ints[k] += v
+		return
+	}
+	if b.mint == nil {
+		b.mint = map[int64]int64{}
+	}
+	b.mint[k] += v
+}
+
+// slot returns the child at key k, creating it empty.
+func (b *builder) slot(k int64) *kid {
+	if b.spec.dense {
+		if uint64(k) < uint64(len(b.kids)) {
+			return &b.kids[k]
+		}
+		if n := denseGrowth(len(b.kids), k); n > 0 {
+			b.kids = slices.Grow(b.kids, n-len(b.kids))[:n]
+			return &b.kids[k]
+		}
+		if b.mkids == nil {
+			b.mkids = map[int64]*kid{}
+		}
+	}
+	c := b.mkids[k]
+	if c == nil {
+		c = &kid{}
+		b.mkids[k] = c
+	}
+	return c
+}
+
+// child returns the builder of the child at key k, for accumulating into
+// it in place.
+func (b *builder) child(k int64) *builder {
+	if b.spec.dense && uint64(k) < uint64(len(b.kids)) {
+		if c := b.kids[k].b; c != nil {
+			return c
+		}
+	}
+	return b.slot(k).builder(b.spec.kid)
+}
+
+func (c *kid) builder(s *bspec) *builder {
+	if c.b == nil {
+		c.b = newBuilder(s)
+		if c.view != nil {
+			c.b.absorb(c.view, 1)
+			c.view = nil
+		}
+	}
+	return c.b
+}
+
+// addDict adds dictionary d at key k (d's depth is the builder's depth
+// minus one). The first dictionary at a key is kept as it is.
+func (b *builder) addDict(k int64, d dict) {
+	c := b.slot(k)
+	if c.b == nil && c.view == nil {
+		c.view = d
+		return
+	}
+	c.builder(b.spec.kid).absorb(d, 1)
+}
+
+// absorb adds every entry of d (of the builder's depth) times sign, which
+// is 1 or -1. With sign 1 the children of d are shared as addDict shares
+// them; with -1 they are copied negated.
+func (b *builder) absorb(d dict, sign int) {
+	n := d.size()
+	s := b.spec
+	switch {
+	case s.depth > 1:
+		for p := 0; p < n; p++ {
+			if sign == 1 {
+				b.addDict(d.keyAt(p), d.dictAt(p))
+			} else {
+				b.child(d.keyAt(p)).absorb(d.dictAt(p), sign)
+			}
+		}
+	case s.real:
+		f := float64(sign)
+		for p := 0; p < n; p++ {
+			v := d.realAt(p)
+			if sign != 1 {
+				v *= f
+			}
+			b.addReal(d.keyAt(p), v)
+		}
+	default:
+		for p := 0; p < n; p++ {
+			b.addInt(d.keyAt(p), d.intAt(p)*int64(sign))
+		}
+	}
+}
+
+// absorbScaled adds s*v (or v*s when right is set; the same number, but
+// kept in the interpreter's order) for every scalar v of d.
+func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
+	n := d.size()
+	if b.spec.depth > 1 {
+		for p := 0; p < n; p++ {
+			b.child(d.keyAt(p)).absorbScaledReal(d.dictAt(p), s, right)
+		}
+		return
+	}
+	for p := 0; p < n; p++ {
+		v := d.realAt(p)
+		if right {
+			v = v * s
+		} else {
+			v = s * v
+		}
+		b.addReal(d.keyAt(p), v)
+	}
+}
+
+func (b *builder) absorbScaledInt(d dict, s int64) {
+	n := d.size()
+	if b.spec.depth > 1 {
+		for p := 0; p < n; p++ {
+			b.child(d.keyAt(p)).absorbScaledInt(d.dictAt(p), s)
+		}
+		return
+	}
+	for p := 0; p < n; p++ {
+		b.addInt(d.keyAt(p), s*d.intAt(p))
+	}
+}
+
+// absorbProduct adds the key-wise product of x and y (both of the
+// builder's depth; leaves real when the builder's are).
+func (b *builder) absorbProduct(x, y dict) {
+	i, j := 0, 0
+	nx, ny := x.size(), y.size()
+	for i < nx && j < ny {
+		kx, ky := x.keyAt(i), y.keyAt(j)
+		switch {
+		case kx < ky:
+			i++
+		case ky < kx:
+			j++
+		default:
+			switch {
+			case b.spec.depth > 1:
+				b.child(kx).absorbProduct(x.dictAt(i), y.dictAt(j))
+			case b.spec.real:
+				b.addReal(kx, x.realAt(i)*y.realAt(j))
+			default:
+				b.addInt(kx, x.intAt(i)*y.intAt(j))
+			}
+			i++
+			j++
+		}
+	}
+}
+
+// merge adds o (same spec) into b, in place; o is consumed.
+func (b *builder) merge(o *builder) {
+	s := b.spec
+	switch {
+	case s.depth > 1:
+		visit := func(k int64, c *kid) {
+			if c.b == nil && c.view == nil {
+				return
+			}
+			dst := b.slot(k)
+			if dst.b == nil && dst.view == nil {
+				*dst = *c
+				return
+			}
+			if c.view != nil {
+				dst.builder(s.kid).absorb(c.view, 1)
+				return
+			}
+			dst.builder(s.kid).merge(c.b)
+		}
+		for k := range o.kids {
+			visit(int64(k), &o.kids[k])
+		}
+		for _, k := range sortedKeys(o.mkids) {
+			visit(k, o.mkids[k])
+		}
+	case s.real:
+		for k, v := range o.reals {
+			if v != 0 {
+				b.addReal(int64(k), v)
+			}
+		}
+		for _, k := range sortedKeys(o.mreal) {
+			b.addReal(k, o.mreal[k])
+		}
+	default:
+		for k, v := range o.ints {
+			if v != 0 {
+				b.addInt(int64(k), v)
+			}
+		}
+		for _, k := range sortedKeys(o.mint) {
+			b.addInt(k, o.mint[k])
+		}
+	}
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// freeze returns the finished dictionary. Zero scalars and empty children
+// are dropped from the list of entries.
+func (b *builder) freeze() dict {
+	s := b.spec
+	switch {
+	case s.depth > 1:
+		return b.freezeNode()
+	case s.dense:
+		d := &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: b.mint, spillF: b.mreal}
+		var hi []int64
+		if s.real {
+			for _, k := range sortedKeys(b.mreal) {
+				if b.mreal[k] == 0 {
+					continue
+				}
+				if k < 0 {
+					d.keys = append(d.keys, k)
+				} else {
+					hi = append(hi, k)
+				}
+			}
+			for k, v := range b.reals {
+				if v != 0 {
+					d.keys = append(d.keys, int64(k))
+				}
+			}
+		} else {
+			for _, k := range sortedKeys(b.mint) {
+				if b.mint[k] == 0 {
+					continue
+				}
+				if k < 0 {
+					d.keys = append(d.keys, k)
+				} else {
+					hi = append(hi, k)
+				}
+			}
+			for k, v := range b.ints {
+				if v != 0 {
+					d.keys = append(d.keys, int64(k))
+				}
+			}
+		}
+		d.keys = append(d.keys, hi...)
+		if len(d.keys) == 0 {
+			return empty
+		}
+		return d
+	case s.real:
+		h := &hashLeaf{reals: b.mreal, real: true}
+		for k, v := range b.mreal {
+			if v != 0 {
+				h.keys = append(h.keys, k)
+			}
+		}
+		if len(h.keys) == 0 {
+			return empty
+		}
+		slices.Sort(h.keys)
+		return h
+	default:
+		h := &hashLeaf{ints: b.mint}
+		for k, v := range b.mint {
+			if v != 0 {
+				h.keys = append(h.keys, k)
+			}
+		}
+		if len(h.keys) == 0 {
+			return empty
+		}
+		slices.Sort(h.keys)
+		return h
+	}
+}
+
+// done returns the finished child, or nil if it is empty or all zeros.
+func (c *kid) done(s *bspec) dict {
+	var d dict
+	switch {
+	case c.b != nil:
+		d = c.b.freeze()
+	case c.view != nil:
+		d = c.view
+		if dictIsZero(d, s.depth, s.real) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if d == empty || d.size() == 0 {
+		return nil
+	}
+	return d
+}
+
+func (b *builder) freezeNode() dict {
+	s := b.spec
+	if s.dense {
+		d := &denseNode{kids: make([]dict, len(b.kids))}
+		var hi []int64
+		for _, k := range sortedKeys(b.mkids) {
+			c := b.mkids[k].done(s.kid)
+			if c == nil {
+				continue
+			}
+			if d.spill == nil {
+				d.spill = map[int64]dict{}
+			}
+			d.spill[k] = c
+			if k < 0 {
+				d.keys = append(d.keys, k)
+			} else {
+				hi = append(hi, k)
+			}
+		}
+		for k := range b.kids {
+			if c := b.kids[k].done(s.kid); c != nil {
+				d.kids[k] = c
+				d.keys = append(d.keys, int64(k))
+			}
+		}
+		d.keys = append(d.keys, hi...)
+		if len(d.keys) == 0 {
+			return empty
+		}
+		return d
+	}
+	h := &hashNode{kids: make(map[int64]dict, len(b.mkids))}
+	for k, c := range b.mkids {
+		if d := c.done(s.kid); d != nil {
+			h.kids[k] = d
+			h.keys = append(h.keys, k)
+		}
+	}
+	if len(h.keys) == 0 {
+		return empty
+	}
+	slices.Sort(h.keys)
+	return h
+}

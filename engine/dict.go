@@ -1,0 +1,559 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/storel/storel/storage"
+)
+
+// dict is a dictionary value at run time. Entries are visited by position
+// 0..size()-1 in increasing key order. Views of physical data (arrays,
+// ranges, subarrays, hash maps, tries) list every stored entry, explicit
+// zeros included; dictionaries the plan builds list only non-zero entries
+// (paper semantics: a dictionary of zeros equals the empty one, and the
+// interpreter drops zero entries from what it builds).
+//
+// The accessors that do not match a dictionary's depth and leaf kind are
+// never called: the compiler knows every type statically.
+type dict interface {
+	size() int
+	keyAt(p int) int64
+	intAt(p int) int64
+	realAt(p int) float64
+	dictAt(p int) dict
+	// has reports whether k is an entry (an explicit zero of a view
+	// counts; a dropped zero of a built dictionary does not).
+	has(k int64) bool
+	// getInt and getReal return the value at k, zero if absent. ok is
+	// false only for a whole physical array read outside its positions.
+	getInt(k int64) (v int64, ok bool)
+	getReal(k int64) (v float64, ok bool)
+	// getDict returns the dictionary at k, the empty dictionary if absent.
+	getDict(k int64) dict
+}
+
+// emptyDict is the empty dictionary of any depth.
+type emptyDict struct{}
+
+var empty dict = emptyDict{}
+
+func (emptyDict) size() int                     { return 0 }
+func (emptyDict) keyAt(int) int64               { return 0 }
+func (emptyDict) intAt(int) int64               { return 0 }
+func (emptyDict) realAt(int) float64            { return 0 }
+func (emptyDict) dictAt(int) dict               { return empty }
+func (emptyDict) has(int64) bool                { return false }
+func (emptyDict) getInt(int64) (int64, bool)    { return 0, true }
+func (emptyDict) getReal(int64) (float64, bool) { return 0, true }
+func (emptyDict) getDict(int64) dict            { return empty }
+
+// arrView is positions lo..hi-1 of a physical array. whole marks the
+// entire array: reading it outside its positions is a data error, while a
+// window (a subarray) just reads zero outside itself.
+type arrView struct {
+	name   string
+	ints   []int64
+	reals  []float64
+	real   bool
+	lo, hi int64
+	whole  bool
+}
+
+func (a *arrView) size() int         { return int(a.hi - a.lo) }
+func (a *arrView) keyAt(p int) int64 { return a.lo + int64(p) }
+func (a *arrView) intAt(p int) int64 {
+	if a.real {
+		return int64(a.reals[a.lo+int64(p)])
+	}
+	return a.ints[a.lo+int64(p)]
+}
+func (a *arrView) realAt(p int) float64 {
+	if a.real {
+		return a.reals[a.lo+int64(p)]
+	}
+	return float64(a.ints[a.lo+int64(p)])
+}
+func (a *arrView) dictAt(int) dict  { return empty }
+func (a *arrView) has(k int64) bool { return k >= a.lo && k < a.hi }
+func (a *arrView) getInt(k int64) (int64, bool) {
+	if k < a.lo || k >= a.hi {
+		return 0, !a.whole
+	}
+	if a.real {
+		return int64(a.reals[k]), true
+	}
+	return a.ints[k], true
+}
+func (a *arrView) getReal(k int64) (float64, bool) {
+	if k < a.lo || k >= a.hi {
+		return 0, !a.whole
+	}
+	if a.real {
+		return a.reals[k], true
+	}
+	return float64(a.ints[k]), true
+}
+func (a *arrView) getDict(int64) dict { return empty }
+
+// rangeView is lo:hi, the dictionary {i -> i}.
+type rangeView struct{ lo, hi int64 }
+
+func (r *rangeView) size() int {
+	if r.hi <= r.lo {
+		return 0
+	}
+	return int(r.hi - r.lo)
+}
+func (r *rangeView) keyAt(p int) int64    { return r.lo + int64(p) }
+func (r *rangeView) intAt(p int) int64    { return r.lo + int64(p) }
+func (r *rangeView) realAt(p int) float64 { return float64(r.lo + int64(p)) }
+func (r *rangeView) dictAt(int) dict      { return empty }
+func (r *rangeView) has(k int64) bool     { return k >= r.lo && k < r.hi }
+func (r *rangeView) getInt(k int64) (int64, bool) {
+	if r.has(k) {
+		return k, true
+	}
+	return 0, true
+}
+func (r *rangeView) getReal(k int64) (float64, bool) {
+	if r.has(k) {
+		return float64(k), true
+	}
+	return 0, true
+}
+func (r *rangeView) getDict(int64) dict { return empty }
+
+// subView is base(lo:hi) for a base that is not a physical array: every
+// position lo..hi-1 is an entry, holding base's value or zero.
+type subView struct {
+	base   dict
+	lo, hi int64
+}
+
+func (s *subView) size() int         { return int(s.hi - s.lo) }
+func (s *subView) keyAt(p int) int64 { return s.lo + int64(p) }
+func (s *subView) intAt(p int) int64 {
+	v, _ := s.base.getInt(s.lo + int64(p))
+	return v
+}
+func (s *subView) realAt(p int) float64 {
+	v, _ := s.base.getReal(s.lo + int64(p))
+	return v
+}
+func (s *subView) dictAt(p int) dict { return s.base.getDict(s.lo + int64(p)) }
+func (s *subView) has(k int64) bool  { return k >= s.lo && k < s.hi }
+func (s *subView) getInt(k int64) (int64, bool) {
+	if !s.has(k) {
+		return 0, true
+	}
+	v, _ := s.base.getInt(k)
+	return v, true
+}
+func (s *subView) getReal(k int64) (float64, bool) {
+	if !s.has(k) {
+		return 0, true
+	}
+	v, _ := s.base.getReal(k)
+	return v, true
+}
+func (s *subView) getDict(k int64) dict {
+	if !s.has(k) {
+		return empty
+	}
+	return s.base.getDict(k)
+}
+
+// trieView is one node of a physical trie with levels more levels below it
+// (1: the node holds the values). Node keys are sorted (checked when the
+// run starts).
+type trieView struct {
+	node   *storage.TrieNode
+	levels int
+	real   bool
+}
+
+func (t *trieView) size() int         { return len(t.node.Keys) }
+func (t *trieView) keyAt(p int) int64 { return t.node.Keys[p] }
+func (t *trieView) intAt(p int) int64 {
+	if t.real {
+		return int64(t.node.F[p])
+	}
+	return t.node.I[p]
+}
+func (t *trieView) realAt(p int) float64 {
+	if t.real {
+		return t.node.F[p]
+	}
+	return float64(t.node.I[p])
+}
+func (t *trieView) dictAt(p int) dict {
+	return &trieView{node: t.node.Children[p], levels: t.levels - 1, real: t.real}
+}
+func (t *trieView) has(k int64) bool { _, ok := t.node.Index[k]; return ok }
+func (t *trieView) getInt(k int64) (int64, bool) {
+	if p, ok := t.node.Index[k]; ok {
+		return t.intAt(p), true
+	}
+	return 0, true
+}
+func (t *trieView) getReal(k int64) (float64, bool) {
+	if p, ok := t.node.Index[k]; ok {
+		return t.realAt(p), true
+	}
+	return 0, true
+}
+func (t *trieView) getDict(k int64) dict {
+	if p, ok := t.node.Index[k]; ok {
+		return t.dictAt(p)
+	}
+	return empty
+}
+
+// sparseLeaf is a built dictionary of scalars as sorted keys and values,
+// without zeros.
+type sparseLeaf struct {
+	keys  []int64
+	ints  []int64
+	reals []float64
+	real  bool
+}
+
+func (s *sparseLeaf) size() int         { return len(s.keys) }
+func (s *sparseLeaf) keyAt(p int) int64 { return s.keys[p] }
+func (s *sparseLeaf) intAt(p int) int64 {
+	if s.real {
+		return int64(s.reals[p])
+	}
+	return s.ints[p]
+}
+func (s *sparseLeaf) realAt(p int) float64 {
+	if s.real {
+		return s.reals[p]
+	}
+	return float64(s.ints[p])
+}
+func (s *sparseLeaf) dictAt(int) dict { return empty }
+func (s *sparseLeaf) find(k int64) (int, bool) {
+	return slices.BinarySearch(s.keys, k)
+}
+func (s *sparseLeaf) has(k int64) bool { _, ok := s.find(k); return ok }
+func (s *sparseLeaf) getInt(k int64) (int64, bool) {
+	if p, ok := s.find(k); ok {
+		return s.intAt(p), true
+	}
+	return 0, true
+}
+func (s *sparseLeaf) getReal(k int64) (float64, bool) {
+	if p, ok := s.find(k); ok {
+		return s.realAt(p), true
+	}
+	return 0, true
+}
+func (s *sparseLeaf) getDict(int64) dict { return empty }
+
+// sparseNode is a built dictionary of dictionaries as sorted keys and
+// non-empty children.
+type sparseNode struct {
+	keys []int64
+	kids []dict
+}
+
+func (s *sparseNode) size() int                     { return len(s.keys) }
+func (s *sparseNode) keyAt(p int) int64             { return s.keys[p] }
+func (s *sparseNode) intAt(int) int64               { return 0 }
+func (s *sparseNode) realAt(int) float64            { return 0 }
+func (s *sparseNode) dictAt(p int) dict             { return s.kids[p] }
+func (s *sparseNode) has(k int64) bool              { _, ok := slices.BinarySearch(s.keys, k); return ok }
+func (s *sparseNode) getInt(int64) (int64, bool)    { return 0, true }
+func (s *sparseNode) getReal(int64) (float64, bool) { return 0, true }
+func (s *sparseNode) getDict(k int64) dict {
+	if p, ok := slices.BinarySearch(s.keys, k); ok {
+		return s.kids[p]
+	}
+	return empty
+}
+
+// denseLeaf is a built dictionary of scalars stored by key in a slice
+// (keys 0..len-1) plus a map for the keys outside it; keys lists the
+// non-zero entries in order.
+type denseLeaf struct {
+	ints   []int64
+	reals  []float64
+	real   bool
+	spillI map[int64]int64
+	spillF map[int64]float64
+	keys   []int64
+}
+
+func (d *denseLeaf) size() int         { return len(d.keys) }
+func (d *denseLeaf) keyAt(p int) int64 { return d.keys[p] }
+func (d *denseLeaf) intAt(p int) int64 { v, _ := d.getInt(d.keys[p]); return v }
+func (d *denseLeaf) realAt(p int) float64 {
+	v, _ := d.getReal(d.keys[p])
+	return v
+}
+func (d *denseLeaf) dictAt(int) dict { return empty }
+func (d *denseLeaf) has(k int64) bool {
+	if d.real {
+		v, _ := d.getReal(k)
+		return v != 0
+	}
+	v, _ := d.getInt(k)
+	return v != 0
+}
+func (d *denseLeaf) getInt(k int64) (int64, bool) {
+	if d.real {
+		v, _ := d.getReal(k)
+		return int64(v), true
+	}
+	if uint64(k) < uint64(len(d.ints)) {
+		return d.ints[k], true
+	}
+	return d.spillI[k], true
+}
+func (d *denseLeaf) getReal(k int64) (float64, bool) {
+	if !d.real {
+		v, _ := d.getInt(k)
+		return float64(v), true
+	}
+	if uint64(k) < uint64(len(d.reals)) {
+		return d.reals[k], true
+	}
+	return d.spillF[k], true
+}
+func (d *denseLeaf) getDict(int64) dict { return empty }
+
+// hashLeaf is a built dictionary of scalars in a Go map; keys lists the
+// non-zero entries in order.
+type hashLeaf struct {
+	ints  map[int64]int64
+	reals map[int64]float64
+	real  bool
+	keys  []int64
+}
+
+func (h *hashLeaf) size() int         { return len(h.keys) }
+func (h *hashLeaf) keyAt(p int) int64 { return h.keys[p] }
+func (h *hashLeaf) intAt(p int) int64 { v, _ := h.getInt(h.keys[p]); return v }
+func (h *hashLeaf) realAt(p int) float64 {
+	v, _ := h.getReal(h.keys[p])
+	return v
+}
+func (h *hashLeaf) dictAt(int) dict { return empty }
+func (h *hashLeaf) has(k int64) bool {
+	if h.real {
+		return h.reals[k] != 0
+	}
+	return h.ints[k] != 0
+}
+func (h *hashLeaf) getInt(k int64) (int64, bool) {
+	if h.real {
+		return int64(h.reals[k]), true
+	}
+	return h.ints[k], true
+}
+func (h *hashLeaf) getReal(k int64) (float64, bool) {
+	if h.real {
+		return h.reals[k], true
+	}
+	return float64(h.ints[k]), true
+}
+func (h *hashLeaf) getDict(int64) dict { return empty }
+
+// denseNode is a built dictionary of non-empty dictionaries stored by key
+// in a slice (nil: absent) plus a map for keys outside it.
+type denseNode struct {
+	kids  []dict
+	spill map[int64]dict
+	keys  []int64
+}
+
+func (d *denseNode) size() int                     { return len(d.keys) }
+func (d *denseNode) keyAt(p int) int64             { return d.keys[p] }
+func (d *denseNode) intAt(int) int64               { return 0 }
+func (d *denseNode) realAt(int) float64            { return 0 }
+func (d *denseNode) dictAt(p int) dict             { return d.getDict(d.keys[p]) }
+func (d *denseNode) has(k int64) bool              { return d.getDict(k) != empty }
+func (d *denseNode) getInt(int64) (int64, bool)    { return 0, true }
+func (d *denseNode) getReal(int64) (float64, bool) { return 0, true }
+func (d *denseNode) getDict(k int64) dict {
+	if uint64(k) < uint64(len(d.kids)) {
+		if c := d.kids[k]; c != nil {
+			return c
+		}
+		return empty
+	}
+	if c, ok := d.spill[k]; ok {
+		return c
+	}
+	return empty
+}
+
+// hashNode is a built dictionary of non-empty dictionaries in a Go map.
+type hashNode struct {
+	kids map[int64]dict
+	keys []int64
+}
+
+func (h *hashNode) size() int                     { return len(h.keys) }
+func (h *hashNode) keyAt(p int) int64             { return h.keys[p] }
+func (h *hashNode) intAt(int) int64               { return 0 }
+func (h *hashNode) realAt(int) float64            { return 0 }
+func (h *hashNode) dictAt(p int) dict             { return h.kids[h.keys[p]] }
+func (h *hashNode) has(k int64) bool              { _, ok := h.kids[k]; return ok }
+func (h *hashNode) getInt(int64) (int64, bool)    { return 0, true }
+func (h *hashNode) getReal(int64) (float64, bool) { return 0, true }
+func (h *hashNode) getDict(k int64) dict {
+	if c, ok := h.kids[k]; ok {
+		return c
+	}
+	return empty
+}
+
+// hashGroups is a physical HASHMAP seen as a nested dictionary: its
+// entries sorted by key tuple, grouped level by level. groupView is the
+// entries lo..hi-1 of order, which agree on the components before level.
+type hashGroups struct {
+	h     *storage.HashMap
+	order []int32
+	real  bool
+}
+
+type groupView struct {
+	g      *hashGroups
+	level  int
+	lo, hi int
+	// starts lists the first entry of each distinct key at level, and
+	// hi at the end.
+	starts []int
+}
+
+func newGroupView(g *hashGroups, level, lo, hi int) *groupView {
+	v := &groupView{g: g, level: level, lo: lo, hi: hi}
+	for i := lo; i < hi; {
+		v.starts = append(v.starts, i)
+		k := v.comp(i)
+		for i++; i < hi && v.comp(i) == k; i++ {
+		}
+	}
+	v.starts = append(v.starts, hi)
+	return v
+}
+
+func (v *groupView) comp(i int) int64  { return v.g.h.Keys[v.g.order[i]][v.level] }
+func (v *groupView) last() bool        { return v.level == v.g.h.Arity-1 }
+func (v *groupView) size() int         { return len(v.starts) - 1 }
+func (v *groupView) keyAt(p int) int64 { return v.comp(v.starts[p]) }
+func (v *groupView) intAt(p int) int64 {
+	e := v.g.order[v.starts[p]]
+	if v.g.real {
+		return int64(v.g.h.F[e])
+	}
+	return v.g.h.I[e]
+}
+func (v *groupView) realAt(p int) float64 {
+	e := v.g.order[v.starts[p]]
+	if v.g.real {
+		return v.g.h.F[e]
+	}
+	return float64(v.g.h.I[e])
+}
+func (v *groupView) dictAt(p int) dict {
+	return newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
+}
+func (v *groupView) find(k int64) (int, bool) {
+	n := v.size()
+	p := sort.Search(n, func(i int) bool { return v.keyAt(i) >= k })
+	return p, p < n && v.keyAt(p) == k
+}
+func (v *groupView) has(k int64) bool { _, ok := v.find(k); return ok }
+func (v *groupView) getInt(k int64) (int64, bool) {
+	if p, ok := v.find(k); ok {
+		return v.intAt(p), true
+	}
+	return 0, true
+}
+func (v *groupView) getReal(k int64) (float64, bool) {
+	if p, ok := v.find(k); ok {
+		return v.realAt(p), true
+	}
+	return 0, true
+}
+func (v *groupView) getDict(k int64) dict {
+	if p, ok := v.find(k); ok {
+		return v.dictAt(p)
+	}
+	return empty
+}
+
+// dictIsZero reports whether every scalar in d (of the given depth) is
+// zero.
+func dictIsZero(d dict, depth int, real bool) bool {
+	n := d.size()
+	for p := 0; p < n; p++ {
+		switch {
+		case depth > 1:
+			if !dictIsZero(d.dictAt(p), depth-1, real) {
+				return false
+			}
+		case real:
+			if d.realAt(p) != 0 {
+				return false
+			}
+		default:
+			if d.intAt(p) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dictEqual compares two dictionaries as the interpreter does (zero
+// entries ignored, exact comparison).
+func dictEqual(a, b dict, depth int, realA, realB bool) bool {
+	i, j := 0, 0
+	na, nb := a.size(), b.size()
+	zero := func(d dict, p int, real bool) bool {
+		switch {
+		case depth > 1:
+			return dictIsZero(d.dictAt(p), depth-1, real)
+		case real:
+			return d.realAt(p) == 0
+		}
+		return d.intAt(p) == 0
+	}
+	for {
+		for i < na && zero(a, i, realA) {
+			i++
+		}
+		for j < nb && zero(b, j, realB) {
+			j++
+		}
+		if i == na || j == nb {
+			return i == na && j == nb
+		}
+		if a.keyAt(i) != b.keyAt(j) {
+			return false
+		}
+		switch {
+		case depth > 1:
+			if !dictEqual(a.dictAt(i), b.dictAt(j), depth-1, realA, realB) {
+				return false
+			}
+		case realA || realB:
+			x, y := a.realAt(i), b.realAt(j)
+			if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+				return false
+			}
+		default:
+			if a.intAt(i) != b.intAt(j) {
+				return false
+			}
+		}
+		i++
+		j++
+	}
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+func TestBasics(t *testing.T) {
+	st := storage.Store{
+		"A": storage.RealArray([]float64{1, 0, 2.5, -3}),
+		"I": storage.IntArray([]int64{0, 2, 2, 3, 7}),
+		"n": storage.IntScalar(4),
+		"x": storage.RealScalar(1.5),
+		"Z": storage.IntArray([]int64{0, 0, 1}),
+	}
+	srcs := []string{
+		"1 + 2 * 3",
+		"7 / 2 + 7 % 3 - 1.5",
+		"sum(<i, v> in A) v * x",
+		"sum(<i, v> in A) { i -> v * 2 }",
+		"sum(<i, v> in A) { @dense i -> v * 2 }",
+		"sum(<i, v> in A) { @hash i % 2 -> v }",
+		"sum(<i, _> in 0:n) { i -> A(i) + i }",
+		"sum(<p, j> in I(1:4)) { j -> { p -> A(p) } }",
+		"sum(<p, j> in I(1:4)) { @dense j -> { @dense p -> A(p) } }",
+		"A + A",
+		"A",
+		"A(1:3)",
+		"2 * A",
+		"A * A",
+		"-A",
+		"A - A(0:2)",
+		"let d = sum(<i, v> in A) { i -> v } in sum(<k, w> in d) 1",
+		"let d = A in sum(<k, w> in d) 1",
+		"sum(<k, w> in Z) { 0 -> A }",
+		"sum(<k, w> in Z) { k -> A }",
+		"if x > 1 then A else A + A",
+		"max(1, max(2.5, x)) + min(3, 4) + abs(-2) + even_bits(13) + odd_bits(13)",
+		"sqrt(4.0) + exp(0.0) + log(1.0)",
+		"merge(<p, q, v> in <I, Z>) p * 10 + q",
+		"merge(<p, q, v> in <I(1:4), I(0:3)>) { v -> p * 10 + q }",
+		"sum(<i, v> in A) if i == 2 then v",
+		"sum(<i, v> in A) if i == n - 2 && v > 0 then v",
+		"A(3) + I(4)",
+		"(0:10)(3) + (0:10)(12)",
+		"A(1:3)(2) + A(1:3)(3)",
+		"sum(<i, v> in A) { i -> { i -> v } }",
+	}
+	for _, s := range srcs {
+		t.Run(s, func(t *testing.T) {
+			agree(t, parse(t, s, st), st)
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	st := storage.Store{
+		"A": storage.RealArray([]float64{1, 0, 2.5, -3}),
+		"n": storage.IntScalar(0),
+	}
+	for _, s := range []string{
+		"A(4)",
+		"A(-1)",
+		"sum(<i, v> in A(2:5)) v",
+		"sum(<i, v> in A(3:2)) v",
+		"1 / n",
+		"7 % n",
+		"sum(<i, v> in A) { i -> i / n }",
+	} {
+		t.Run(s, func(t *testing.T) {
+			e := parse(t, s, st)
+			for _, th := range []int{1, 3} {
+				_, err := runEngine(e, st, th)
+				if err == nil {
+					t.Fatalf("threads=%d: no error", th)
+				}
+				if _, ok := err.(*Error); !ok {
+					t.Fatalf("error %T %v is not *Error", err, err)
+				}
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func TestSpMVShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	st := storage.Store{}
+	csr(st, "A", 30, 20, 100, rng)
+	st["x"] = storage.RealArray(randVec(20, rng))
+	for _, s := range []string{
+		`sum(<i,_> in 0:A_len1) { @dense i -> sum(<p,j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j) }`,
+		`sum(<i,_> in 0:A_len1) sum(<p,j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense i -> A_val(p) * x(j) }`,
+		`let A = sum(<i,_> in 0:A_len1) { @unique i -> sum(<p,j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @unique j -> A_val(p) } } in
+		 sum(<i, row> in A) sum(<j, a> in row) { i -> a * x(j) }`,
+	} {
+		agree(t, parse(t, s, st), st)
+	}
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+// GlobalInfo describes a physical object a plan reads: its kind, the kind
+// of its elements, and for a hash map its arity, for a trie its depth.
+type GlobalInfo struct {
+	Kind  ir.ObjKind
+	Elem  ir.Base
+	Arity int
+}
+
+// Type is the logical type of the object.
+func (g GlobalInfo) Type() ir.Type {
+	switch g.Kind {
+	case ir.ObjScalar:
+		return ir.Type{Depth: 0, Base: g.Elem}
+	case ir.ObjArray:
+		return ir.Type{Depth: 1, Base: g.Elem}
+	}
+	return ir.Type{Depth: g.Arity, Base: g.Elem}
+}
+
+// Schema maps the name of every physical object a plan may read to its
+// description. A kernel compiled for a schema runs on any store whose
+// objects match it.
+type Schema map[string]GlobalInfo
+
+// SchemaOf describes the objects of a store.
+func SchemaOf(st storage.Store) Schema {
+	s := Schema{}
+	for name, obj := range st {
+		if obj == nil {
+			continue
+		}
+		s[name] = infoOf(obj)
+	}
+	return s
+}
+
+func infoOf(obj storage.Object) GlobalInfo {
+	g := GlobalInfo{Kind: obj.Kind(), Elem: obj.ElemType()}
+	switch o := obj.(type) {
+	case *storage.HashMap:
+		g.Arity = o.Arity
+	case *storage.Trie:
+		g.Arity = o.Depth
+	}
+	return g
+}
+
+// DeclSchema describes the objects declared by CREATE statements.
+func DeclSchema(decls []*ir.Decl) Schema {
+	s := Schema{}
+	for _, d := range decls {
+		g := GlobalInfo{Kind: d.Kind, Elem: d.Elem}
+		if d.Kind == ir.ObjHashMap || d.Kind == ir.ObjTrie {
+			g.Arity = len(d.Dims)
+		}
+		s[d.Name] = g
+	}
+	return s
+}
+
+// cell is where the closures of a kernel find a physical object. Run
+// fills the cells before executing; closures read them.
+type cell struct {
+	name string
+	info GlobalInfo
+	// needView: the plan uses the object as a dictionary value, so the
+	// run prepares view (and, for a hash map, the sorted groups).
+	needView bool
+
+	scalarI int64
+	scalarF float64
+	ints    []int64
+	reals   []float64
+	hash    *storage.HashMap
+	trie    *storage.Trie
+	view    dict
+}
+
+// bind points c at obj, checking that obj matches the schema and is well
+// formed.
+func (c *cell) bind(obj storage.Object) error {
+	if obj == nil {
+		return fmt.Errorf("no data for physical object %s", c.name)
+	}
+	got := infoOf(obj)
+	if got != c.info {
+		return fmt.Errorf("physical object %s is %s %s (arity %d), but the kernel was compiled for %s %s (arity %d)",
+			c.name, got.Elem, got.Kind, got.Arity, c.info.Elem, c.info.Kind, c.info.Arity)
+	}
+	if c.info.Elem != ir.Int && c.info.Elem != ir.Real {
+		return fmt.Errorf("physical object %s holds %s values; only int and real are supported", c.name, c.info.Elem)
+	}
+	real := c.info.Elem == ir.Real
+	c.view = nil
+	switch o := obj.(type) {
+	case *storage.Scalar:
+		c.scalarI, c.scalarF = o.I, o.F
+	case *storage.Array:
+		c.ints, c.reals = o.I, o.F
+		if c.needView {
+			c.view = &arrView{name: c.name, ints: o.I, reals: o.F, real: real, lo: 0, hi: int64(o.Len()), whole: true}
+		}
+	case *storage.HashMap:
+		if err := checkHashMap(o); err != nil {
+			return fmt.Errorf("%s: %v", c.name, err)
+		}
+		c.hash = o
+		if c.needView {
+			g, err := groupHashMap(o)
+			if err != nil {
+				return fmt.Errorf("%s: %v", c.name, err)
+			}
+			c.view = newGroupView(g, 0, 0, len(g.order))
+		}
+	case *storage.Trie:
+		if err := checkTrie(o); err != nil {
+			return fmt.Errorf("%s: %v", c.name, err)
+		}
+		c.trie = o
+		c.view = &trieView{node: o.Root, levels: o.Depth, real: real}
+	default:
+		return fmt.Errorf("physical object %s has unsupported kind %T", c.name, obj)
+	}
+	return nil
+}
+
+func checkLeaves(elem ir.Base, keys, ints, reals int) error {
+	switch {
+	case elem == ir.Int && ints != keys:
+		return fmt.Errorf("%d keys but %d int values", keys, ints)
+	case elem == ir.Real && reals != keys:
+		return fmt.Errorf("%d keys but %d real values", keys, reals)
+	}
+	return nil
+}
+
+func checkHashMap(h *storage.HashMap) error {
+	if h.Arity < 1 || h.Arity > storage.MaxHashArity {
+		return fmt.Errorf("hash map arity %d is not between 1 and %d", h.Arity, storage.MaxHashArity)
+	}
+	return checkLeaves(h.Elem, len(h.Keys), len(h.I), len(h.F))
+}
+
+// groupHashMap sorts the entries of h by key tuple.
+func groupHashMap(h *storage.HashMap) (*hashGroups, error) {
+	order := make([]int32, len(h.Keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	cmp := func(a, b int32) int {
+		ka, kb := &h.Keys[a], &h.Keys[b]
+		for c := 0; c < h.Arity; c++ {
+			if ka[c] != kb[c] {
+				if ka[c] < kb[c] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	}
+	slices.SortFunc(order, cmp)
+	for i := 1; i < len(order); i++ {
+		if cmp(order[i-1], order[i]) == 0 {
+			return nil, fmt.Errorf("key %v is stored twice", h.Keys[order[i]][:h.Arity])
+		}
+	}
+	return &hashGroups{h: h, order: order, real: h.Elem == ir.Real}, nil
+}
+
+// checkTrie verifies that every node is well formed and its keys sorted
+// and distinct, which iteration relies on.
+func checkTrie(t *storage.Trie) error {
+	if t.Depth < 1 {
+		return fmt.Errorf("trie depth %d is less than 1", t.Depth)
+	}
+	if t.Root == nil {
+		t.Root = &storage.TrieNode{Index: map[int64]int{}}
+	}
+	var walk func(n *storage.TrieNode, level int) error
+	walk = func(n *storage.TrieNode, level int) error {
+		last := level == t.Depth-1
+		if last {
+			if err := checkLeaves(t.Elem, len(n.Keys), len(n.I), len(n.F)); err != nil {
+				return fmt.Errorf("trie node at level %d: %v", level+1, err)
+			}
+		} else if len(n.Children) != len(n.Keys) {
+			return fmt.Errorf("trie node at level %d has %d keys but %d children", level+1, len(n.Keys), len(n.Children))
+		}
+		if len(n.Index) != len(n.Keys) {
+			return fmt.Errorf("trie node at level %d has %d keys but %d index entries", level+1, len(n.Keys), len(n.Index))
+		}
+		for i, k := range n.Keys {
+			if i > 0 && n.Keys[i-1] >= k {
+				return fmt.Errorf("trie node at level %d is not sorted (call Trie.Finish) or stores key %d twice", level+1, k)
+			}
+			if !last {
+				if n.Children[i] == nil {
+					return fmt.Errorf("trie node at level %d has no child for key %d", level+1, k)
+				}
+				if err := walk(n.Children[i], level+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(t.Root, 0)
+}
+
+// unbind drops the cell's references to the store after a run.
+func (c *cell) unbind() {
+	c.ints, c.reals, c.hash, c.trie, c.view = nil, nil, nil, nil, nil
+}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// envOf gives the type of every object of st, for the front end.
+func envOf(st storage.Store) map[string]ir.Type {
+	env := map[string]ir.Type{}
+	for name, info := range SchemaOf(st) {
+		env[name] = info.Type()
+	}
+	return env
+}
+
+func parse(t testing.TB, src string, st storage.Store) *ir.Expr {
+	t.Helper()
+	e, err := sdql.CompileExpr("test.sdql", []byte(src), envOf(st))
+	if err != nil {
+		t.Fatalf("parse %q: %v", src, err)
+	}
+	return e
+}
+
+// runEngine compiles and runs e on st.
+func runEngine(e *ir.Expr, st storage.Store, threads int) (value.Value, error) {
+	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	return k.Run(st)
+}
+
+// agree checks that the engine (1 and 3 threads) and the interpreter
+// compute the same value, or both fail.
+func agree(t testing.TB, e *ir.Expr, st storage.Store) value.Value {
+	t.Helper()
+	want, werr := eval.Eval(e, st)
+	var first value.Value
+	for _, threads := range []int{1, 3} {
+		got, err := runEngine(e, st, threads)
+		switch {
+		case werr != nil && err != nil:
+			continue
+		case werr != nil:
+			t.Fatalf("threads=%d: %s\ninterpreter failed: %v\nengine returned %s", threads, ir.Format(e), werr, value.Format(got))
+		case err != nil:
+			t.Fatalf("threads=%d: %s\nengine failed: %v\ninterpreter returned %s", threads, ir.Format(e), err, value.Format(want))
+		}
+		tol := 1e-9
+		if !value.Equal(got, want, tol) {
+			t.Fatalf("threads=%d: %s\nengine:      %s\ninterpreter: %s", threads, ir.Format(e), value.Format(got), value.Format(want))
+		}
+		if threads == 1 {
+			first = got
+		}
+	}
+	return first
+}
+
+// csr builds the CSR arrays of a random n x m matrix with about nnz
+// entries under the names P_len1, P_dim2, P_pos2, P_idx2, P_val.
+func csr(st storage.Store, p string, n, m, nnz int, rng *rand.Rand) [][]float64 {
+	rows := make([]map[int64]float64, n)
+	for i := range rows {
+		rows[i] = map[int64]float64{}
+	}
+	for e := 0; e < nnz; e++ {
+		rows[rng.IntN(n)][int64(rng.IntN(m))] = float64(rng.IntN(9) + 1)
+	}
+	pos := []int64{0}
+	var idx []int64
+	var val []float64
+	dense := make([][]float64, n)
+	for i, r := range rows {
+		dense[i] = make([]float64, m)
+		keys := make([]int64, 0, len(r))
+		for k := range r {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
+		for _, k := range keys {
+			idx = append(idx, k)
+			val = append(val, r[k])
+			dense[i][k] = r[k]
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	st[p+"_len1"] = storage.IntScalar(int64(n))
+	st[p+"_dim2"] = storage.IntScalar(int64(m))
+	st[p+"_pos2"] = storage.IntArray(pos)
+	st[p+"_idx2"] = storage.IntArray(idx)
+	st[p+"_val"] = storage.RealArray(val)
+	return dense
+}
+
+func randVec(n int, rng *rand.Rand) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(rng.IntN(7)) - 2
+	}
+	return v
+}

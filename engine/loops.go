@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+// bodyFn runs the body of a loop once, adding into b (nil for scalar
+// sums, which add into a frame slot).
+type bodyFn func(fr *frame, b *builder)
+
+// srcState is an evaluated loop source: a window lo..hi of keys (ranges,
+// arrays, subarrays), a trie node, or a dictionary.
+type srcState struct {
+	lo, hi int64
+	d      dict
+	node   *storage.TrieNode
+}
+
+// loop is a compiled sum: open evaluates the source; run executes the
+// body for the positions from..to-1 of the source, so that a parallel sum
+// can split them.
+type loop struct {
+	open  func(fr *frame) (srcState, bool)
+	count func(st srcState) int64
+	run   func(fr *frame, st srcState, from, to int64, b *builder)
+	// fused is set when the body is fused into the loop (see fused.go).
+	fused bool
+}
+
+func (l *loop) all(fr *frame, b *builder) {
+	st, ok := l.open(fr)
+	if !ok {
+		return
+	}
+	l.run(fr, st, 0, l.count(st), b)
+}
+
+func windowCount(st srcState) int64 {
+	if st.hi <= st.lo {
+		return 0
+	}
+	return st.hi - st.lo
+}
+
+func dictCount(st srcState) int64 { return int64(st.d.size()) }
+
+func nodeCount(st srcState) int64 { return int64(len(st.node.Keys)) }
+
+// varSlots binds the key and value variables of a sum for its body and
+// reports their slots, -1 for a variable the body does not use.
+func (c *compiler) varSlots(e *ir.Expr, body *ir.Expr, vt ir.Type) (ks, vs int) {
+	fv := ir.FreeVars(body)
+	ks = c.bind(e.Vars[0], ir.IntType)
+	vs = c.bind(e.Vars[1], vt)
+	if !fv[e.Vars[0]] || e.Vars[0] == e.Vars[1] {
+		ks = -1
+	}
+	if !fv[e.Vars[1]] {
+		vs = -1
+	}
+	return ks, vs
+}
+
+// compileLoop compiles sum e with the body produced by mkBody (called with
+// the sum's variables in scope).
+func (c *compiler) compileLoop(e *ir.Expr, mkBody func() bodyFn) *loop {
+	src, bodyExpr := e.Args[0], e.Args[1]
+	st := c.typeOf(src)
+	if st.Depth == 0 {
+		c.bail(e, "sum iterates %s, which is not a dictionary", describe(src))
+	}
+	vt := st.Elem()
+	if o := filteredKey(e); o != nil && c.typeOf(o) == ir.IntType {
+		return c.keyFilterLoop(e, o, vt, mkBody)
+	}
+	switch src.Op {
+	case ir.OpRange:
+		lo, hi := c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
+		ks, vs := c.varSlots(e, bodyExpr, vt)
+		if l := c.fuseRange(e, lo, hi, ks, vs); l != nil {
+			c.unbind(2)
+			return l
+		}
+		body := mkBody()
+		c.unbind(2)
+		return &loop{
+			open: func(fr *frame) (srcState, bool) {
+				l, h := lo(fr), hi(fr)
+				return srcState{lo: l, hi: h}, true
+			},
+			count: windowCount,
+			run: func(fr *frame, st srcState, from, to int64, b *builder) {
+				for k := st.lo + from; k < st.lo+to; k++ {
+					if ks >= 0 {
+						fr.i[ks] = k
+					}
+					if vs >= 0 {
+						fr.i[vs] = k
+					}
+					body(fr, b)
+					if fr.err != nil {
+						return
+					}
+				}
+			},
+		}
+	case ir.OpGlobal, ir.OpSubArray:
+		g := src
+		if src.Op == ir.OpSubArray {
+			g = src.Args[0]
+		}
+		if g.Op != ir.OpGlobal {
+			break
+		}
+		cl := c.cell(g)
+		switch {
+		case cl.info.Kind == ir.ObjArray:
+			var open func(fr *frame) (srcState, bool)
+			if src.Op == ir.OpSubArray {
+				win := c.window(src, cl)
+				open = func(fr *frame) (srcState, bool) {
+					l, h, ok := win(fr)
+					return srcState{lo: l, hi: h}, ok
+				}
+			} else {
+				open = func(*frame) (srcState, bool) {
+					n := len(cl.ints)
+					if cl.info.Elem == ir.Real {
+						n = len(cl.reals)
+					}
+					return srcState{lo: 0, hi: int64(n)}, true
+				}
+			}
+			ks, vs := c.varSlots(e, bodyExpr, vt)
+			if l := c.fuseArray(e, cl, open, ks, vs); l != nil {
+				c.unbind(2)
+				return l
+			}
+			body := mkBody()
+			c.unbind(2)
+			return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
+		case cl.info.Kind == ir.ObjTrie && src.Op == ir.OpGlobal:
+			ks, vs := c.varSlots(e, bodyExpr, vt)
+			body := mkBody()
+			c.unbind(2)
+			return &loop{
+				open:  func(*frame) (srcState, bool) { return srcState{node: cl.trie.Root}, true },
+				count: nodeCount,
+				run:   trieRun(cl, cl.info.Arity, ks, vs, vt, body),
+			}
+		}
+	}
+	d, _ := c.dictExpr(src)
+	ks, vs := c.varSlots(e, bodyExpr, vt)
+	body := mkBody()
+	c.unbind(2)
+	return &loop{
+		open: func(fr *frame) (srcState, bool) {
+			m := d(fr)
+			return srcState{d: m}, fr.err == nil
+		},
+		count: dictCount,
+		run:   dictRun(ks, vs, vt, body),
+	}
+}
+
+func arrayRun(cl *cell, ks, vs int, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
+	if cl.info.Elem == ir.Real {
+		return func(fr *frame, st srcState, from, to int64, b *builder) {
+			a := cl.reals
+			for p := st.lo + from; p < st.lo+to; p++ {
+				if ks >= 0 {
+					fr.i[ks] = p
+				}
+				if vs >= 0 {
+					fr.f[vs] = a[p]
+				}
+				body(fr, b)
+				if fr.err != nil {
+					return
+				}
+			}
+		}
+	}
+	return func(fr *frame, st srcState, from, to int64, b *builder) {
+		a := cl.ints
+		for p := st.lo + from; p < st.lo+to; p++ {
+			if ks >= 0 {
+				fr.i[ks] = p
+			}
+			if vs >= 0 {
+				fr.i[vs] = a[p]
+			}
+			body(fr, b)
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+func trieRun(cl *cell, levels, ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
+	real := cl.info.Elem == ir.Real
+	return func(fr *frame, st srcState, from, to int64, b *builder) {
+		n := st.node
+		for p := from; p < to; p++ {
+			if ks >= 0 {
+				fr.i[ks] = n.Keys[p]
+			}
+			if vs >= 0 {
+				switch {
+				case vt.Depth > 0:
+					fr.d[vs] = &trieView{node: n.Children[p], levels: levels - 1, real: real}
+				case vt.Base == ir.Real:
+					fr.f[vs] = n.F[p]
+				default:
+					fr.i[vs] = n.I[p]
+				}
+			}
+			body(fr, b)
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+func dictRun(ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
+	return func(fr *frame, st srcState, from, to int64, b *builder) {
+		d := st.d
+		for p := int(from); p < int(to); p++ {
+			if ks >= 0 {
+				fr.i[ks] = d.keyAt(p)
+			}
+			if vs >= 0 {
+				switch {
+				case vt.Depth > 0:
+					fr.d[vs] = d.dictAt(p)
+				case vt.Base == ir.Real:
+					fr.f[vs] = d.realAt(p)
+				default:
+					fr.i[vs] = d.intAt(p)
+				}
+			}
+			body(fr, b)
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// filteredKey recognizes the body "if k == o && ... then t" (no else) of
+// sum(<k, v> in src), with o free of k and v: only the entry at key o can
+// contribute, so the sum looks o up instead of scanning (the interpreter
+// does the same; naive plans of joins need it).
+func filteredKey(e *ir.Expr) *ir.Expr {
+	k, v := e.Vars[0], e.Vars[1]
+	body := e.Args[1]
+	if k == v || body.Op != ir.OpIf || len(body.Args) != 2 {
+		return nil
+	}
+	cond := body.Args[0]
+	for cond.Op == ir.OpAnd {
+		cond = cond.Args[0]
+	}
+	if cond.Op != ir.OpEq {
+		return nil
+	}
+	for i, side := range cond.Args {
+		if side.Op != ir.OpVar || side.Name != k {
+			continue
+		}
+		o := cond.Args[1-i]
+		fv := ir.FreeVars(o)
+		if !fv[k] && !fv[v] {
+			return o
+		}
+	}
+	return nil
+}
+
+// keyFilterLoop compiles a sum of filteredKey's shape as a lookup: when
+// the source has entries, o is evaluated once and the body runs for the
+// entry at key o, if there is one.
+func (c *compiler) keyFilterLoop(e, o *ir.Expr, vt ir.Type, mkBody func() bodyFn) *loop {
+	d, _ := c.dictExpr(e.Args[0])
+	key := c.intExpr(o, "key")
+	ks, vs := c.varSlots(e, e.Args[1], vt)
+	body := mkBody()
+	c.unbind(2)
+	return &loop{
+		open: func(fr *frame) (srcState, bool) {
+			m := d(fr)
+			return srcState{d: m}, fr.err == nil
+		},
+		count: func(st srcState) int64 {
+			if st.d.size() == 0 {
+				return 0
+			}
+			return 1
+		},
+		run: func(fr *frame, st srcState, from, to int64, b *builder) {
+			if from >= to {
+				return
+			}
+			m := st.d
+			k := key(fr)
+			if fr.err != nil || !m.has(k) {
+				return
+			}
+			if ks >= 0 {
+				fr.i[ks] = k
+			}
+			if vs >= 0 {
+				switch {
+				case vt.Depth > 0:
+					fr.d[vs] = m.getDict(k)
+				case vt.Base == ir.Real:
+					fr.f[vs], _ = m.getReal(k)
+				default:
+					fr.i[vs], _ = m.getInt(k)
+				}
+			}
+			body(fr, b)
+		},
+	}
+}
+
+// sumScalar compiles a sum whose value is a scalar.
+func (c *compiler) sumScalar(e *ir.Expr) cx {
+	t := c.typeOf(e)
+	switch t.Base {
+	case ir.Real:
+		acc := c.newSlot(ir.RealType)
+		l := c.compileLoop(e, func() bodyFn {
+			if f := c.fuseScalarBody(e, acc); f != nil {
+				return f
+			}
+			body := asReal(c.expr(e.Args[1]))
+			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
+		})
+		return realCx(func(fr *frame) float64 {
+			fr.f[acc] = 0
+			l.all(fr, nil)
+			return fr.f[acc]
+		})
+	case ir.Int:
+		acc := c.newSlot(ir.IntType)
+		l := c.compileLoop(e, func() bodyFn {
+			body := c.expr(e.Args[1])
+			if body.t.Base != ir.Int {
+				c.bail(e.Args[1], "internal: int sum of %s", body.t)
+			}
+			f := body.i
+			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
+		})
+		return intCx(func(fr *frame) int64 {
+			fr.i[acc] = 0
+			l.all(fr, nil)
+			return fr.i[acc]
+		})
+	}
+	c.bail(e, "cannot sum %s values", t)
+	return cx{}
+}
+
+// sumAccum compiles a dictionary-valued sum accumulating into a builder.
+func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
+	l := c.compileLoop(e, func() bodyFn {
+		return bodyFn(c.accum(e.Args[1], spec, neg))
+	})
+	return l.all
+}

@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// vecSrc is an evaluated operand of merge: a window of a physical int
+// array (the fast case) or any dictionary.
+type vecSrc struct {
+	lo, hi int64
+	ints   []int64 // window case: the whole array
+	d      dict
+}
+
+// vecOperand compiles an operand of merge.
+func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
+	g := e
+	if e.Op == ir.OpSubArray {
+		g = e.Args[0]
+	}
+	if g.Op == ir.OpGlobal {
+		cl := c.cell(g)
+		if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
+			if e.Op == ir.OpSubArray {
+				win := c.window(e, cl)
+				return func(fr *frame) (vecSrc, bool) {
+					l, h, ok := win(fr)
+					return vecSrc{lo: l, hi: h, ints: cl.ints}, ok
+				}
+			}
+			return func(*frame) (vecSrc, bool) {
+				return vecSrc{lo: 0, hi: int64(len(cl.ints)), ints: cl.ints}, true
+			}
+		}
+	}
+	t := c.typeOf(e)
+	if t.Depth != 1 {
+		c.bail(e, "merge iterates vectors, but %s is %s", describe(e), t)
+	}
+	d, _ := c.dictExpr(e)
+	return func(fr *frame) (vecSrc, bool) {
+		m := d(fr)
+		return vecSrc{d: m}, fr.err == nil
+	}
+}
+
+func (v *vecSrc) asDict() dict {
+	if v.d != nil {
+		return v.d
+	}
+	return &arrView{ints: v.ints, lo: v.lo, hi: v.hi}
+}
+
+func sortedInts(a []int64) bool {
+	for i := 1; i < len(a); i++ {
+		if a[i] < a[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// compileMerge compiles merge(<k1, k2, v> in <e1, e2>) body: for every
+// entry (k1, v) of e1 in key order and every entry (k2, u) of e2 in key
+// order with u == v, the body. Sorted int operands (the physical plans'
+// index segments) are intersected with two pointers, which visits the
+// same pairs in the same order as the nested loops; anything else runs the
+// nested loops.
+func (c *compiler) compileMerge(e *ir.Expr, mkBody func() bodyFn) func(*frame, *builder) {
+	op1, op2 := c.vecOperand(e.Args[0]), c.vecOperand(e.Args[1])
+	t1, t2 := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
+	if t1.Depth != 1 || t2.Depth != 1 {
+		c.bail(e, "merge iterates vectors, but the operands are %s and %s", t1, t2)
+	}
+	vt := t1.Elem()
+	fv := ir.FreeVars(e.Args[2])
+	k1 := c.bind(e.Vars[0], ir.IntType)
+	k2 := c.bind(e.Vars[1], ir.IntType)
+	vs := c.bind(e.Vars[2], vt)
+	if !fv[e.Vars[0]] || e.Vars[0] == e.Vars[1] || e.Vars[0] == e.Vars[2] {
+		k1 = -1
+	}
+	if !fv[e.Vars[1]] || e.Vars[1] == e.Vars[2] {
+		k2 = -1
+	}
+	if !fv[e.Vars[2]] {
+		vs = -1
+	}
+	body := mkBody()
+	c.unbind(3)
+	ints := t1.Base == ir.Int && t2.Base == ir.Int
+	realV := vt.Base == ir.Real
+	emit := func(fr *frame, b *builder, key1, key2 int64, vi int64, vf float64) {
+		if k1 >= 0 {
+			fr.i[k1] = key1
+		}
+		if k2 >= 0 {
+			fr.i[k2] = key2
+		}
+		if vs >= 0 {
+			if realV {
+				fr.f[vs] = vf
+			} else {
+				fr.i[vs] = vi
+			}
+		}
+		body(fr, b)
+	}
+	return func(fr *frame, b *builder) {
+		s1, ok := op1(fr)
+		if !ok {
+			return
+		}
+		s2, ok := op2(fr)
+		if !ok {
+			return
+		}
+		if s1.d == nil && s2.d == nil {
+			a, bb := s1.ints[s1.lo:s1.hi], s2.ints[s2.lo:s2.hi]
+			if sortedInts(a) && sortedInts(bb) {
+				mergeSorted(fr, b, a, bb, s1.lo, s2.lo, k1, k2, vs, body)
+				return
+			}
+		}
+		d1, d2 := s1.asDict(), s2.asDict()
+		n1, n2 := d1.size(), d2.size()
+		if ints && sortedDict(d1) && sortedDict(d2) {
+			i, j := 0, 0
+			for i < n1 && j < n2 {
+				x, y := d1.intAt(i), d2.intAt(j)
+				switch {
+				case x < y:
+					i++
+				case y < x:
+					j++
+				default:
+					j2 := j
+					for j2 < n2 && d2.intAt(j2) == x {
+						j2++
+					}
+					for ; i < n1 && d1.intAt(i) == x; i++ {
+						for jj := j; jj < j2; jj++ {
+							emit(fr, b, d1.keyAt(i), d2.keyAt(jj), x, 0)
+							if fr.err != nil {
+								return
+							}
+						}
+					}
+					j = j2
+				}
+			}
+			return
+		}
+		for i := 0; i < n1; i++ {
+			if ints {
+				x := d1.intAt(i)
+				for j := 0; j < n2; j++ {
+					if d2.intAt(j) == x {
+						emit(fr, b, d1.keyAt(i), d2.keyAt(j), x, 0)
+						if fr.err != nil {
+							return
+						}
+					}
+				}
+				continue
+			}
+			x := d1.realAt(i)
+			for j := 0; j < n2; j++ {
+				if d2.realAt(j) == x {
+					emit(fr, b, d1.keyAt(i), d2.keyAt(j), d1.intAt(i), x)
+					if fr.err != nil {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func sortedDict(d dict) bool {
+	n := d.size()
+	for i := 1; i < n; i++ {
+		if d.intAt(i) < d.intAt(i-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeSorted intersects two sorted segments a (positions lo1...) and b
+// (positions lo2...) of int arrays.
+func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, vs int, body bodyFn) {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := a[i], b[j]
+		switch {
+		case x < y:
+			i++
+		case y < x:
+			j++
+		default:
+			j2 := j + 1
+			for j2 < len(b) && b[j2] == x {
+				j2++
+			}
+			for ; i < len(a) && a[i] == x; i++ {
+				for jj := j; jj < j2; jj++ {
+					if k1 >= 0 {
+						fr.i[k1] = lo1 + int64(i)
+					}
+					if k2 >= 0 {
+						fr.i[k2] = lo2 + int64(jj)
+					}
+					if vs >= 0 {
+						fr.i[vs] = x
+					}
+					body(fr, bd)
+					if fr.err != nil {
+						return
+					}
+				}
+			}
+			j = j2
+		}
+	}
+}
+
+func (c *compiler) mergeScalar(e *ir.Expr) cx {
+	t := c.typeOf(e)
+	switch t.Base {
+	case ir.Real:
+		acc := c.newSlot(ir.RealType)
+		run := c.compileMerge(e, func() bodyFn {
+			body := asReal(c.expr(e.Args[2]))
+			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
+		})
+		return realCx(func(fr *frame) float64 {
+			fr.f[acc] = 0
+			run(fr, nil)
+			return fr.f[acc]
+		})
+	case ir.Int:
+		acc := c.newSlot(ir.IntType)
+		run := c.compileMerge(e, func() bodyFn {
+			f := c.expr(e.Args[2]).i
+			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
+		})
+		return intCx(func(fr *frame) int64 {
+			fr.i[acc] = 0
+			run(fr, nil)
+			return fr.i[acc]
+		})
+	}
+	c.bail(e, "cannot sum %s values", t)
+	return cx{}
+}
+
+func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
+	return c.compileMerge(e, func() bodyFn {
+		return bodyFn(c.accum(e.Args[2], spec, neg))
+	})
+}

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/storel/storel/ir"
+)
+
+// top compiles the root of a plan. Lets at the top compute their values
+// once; a sum at the top (or as the value or body of a top let) is split
+// across workers when Options.Threads > 1.
+func (c *compiler) top(e *ir.Expr) cx {
+	switch e.Op {
+	case ir.OpLet:
+		v := c.top(e.Args[0])
+		s := c.bind(e.Vars[0], v.t)
+		set := setter(v, s)
+		body := c.top(e.Args[1])
+		c.unbind(1)
+		return withPrologue(set, body)
+	case ir.OpSum:
+		if c.threads > 1 {
+			return c.parallelSum(e)
+		}
+	}
+	return c.expr(e)
+}
+
+// setter returns a closure storing the value of x in slot s.
+func setter(x cx, s int) func(*frame) {
+	switch {
+	case x.d != nil:
+		f := x.d
+		return func(fr *frame) { fr.d[s] = f(fr) }
+	case x.f != nil:
+		f := x.f
+		return func(fr *frame) { fr.f[s] = f(fr) }
+	case x.b != nil:
+		f := x.b
+		return func(fr *frame) {
+			if f(fr) {
+				fr.i[s] = 1
+			} else {
+				fr.i[s] = 0
+			}
+		}
+	}
+	f := x.i
+	return func(fr *frame) { fr.i[s] = f(fr) }
+}
+
+// withPrologue runs set before x.
+func withPrologue(set func(*frame), x cx) cx {
+	switch {
+	case x.d != nil:
+		f := x.d
+		return dictCx(x.t, func(fr *frame) dict {
+			set(fr)
+			if fr.err != nil {
+				return empty
+			}
+			return f(fr)
+		})
+	case x.f != nil:
+		f := x.f
+		return realCx(func(fr *frame) float64 {
+			set(fr)
+			if fr.err != nil {
+				return 0
+			}
+			return f(fr)
+		})
+	case x.b != nil:
+		f := x.b
+		return boolCx(func(fr *frame) bool {
+			set(fr)
+			return fr.err == nil && f(fr)
+		})
+	}
+	f := x.i
+	return intCx(func(fr *frame) int64 {
+		set(fr)
+		if fr.err != nil {
+			return 0
+		}
+		return f(fr)
+	})
+}
+
+// chunks splits positions 0..n-1 into at most parts contiguous chunks.
+func chunks(n int64, parts int) [][2]int64 {
+	if int64(parts) > n {
+		parts = int(n)
+	}
+	out := make([][2]int64, 0, parts)
+	for i := 0; i < parts; i++ {
+		out = append(out, [2]int64{n * int64(i) / int64(parts), n * int64(i+1) / int64(parts)})
+	}
+	return out
+}
+
+// parallelRun runs l on the chunks of st with one worker per chunk, each
+// on its own copy of fr; work(w, wfr, from, to) does chunk w. It returns
+// the first error in chunk order, as a sequential run would meet it.
+func parallelRun(fr *frame, parts [][2]int64, work func(w int, wfr *frame, from, to int64)) *Error {
+	frames := make([]*frame, len(parts))
+	var wg sync.WaitGroup
+	for w, p := range parts {
+		frames[w] = fr.clone()
+		wg.Add(1)
+		go func(w int, from, to int64) {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					frames[w].fail(&Error{Msg: "internal error in the engine (parallel worker)"})
+				}
+			}()
+			work(w, frames[w], from, to)
+		}(w, p[0], p[1])
+	}
+	wg.Wait()
+	for _, f := range frames {
+		if f.err != nil {
+			return f.err
+		}
+	}
+	return nil
+}
+
+// parallelSum compiles a top-level sum whose iterations are split across
+// c.threads workers. Each worker adds into a private accumulator; the
+// partial results are added in chunk order.
+func (c *compiler) parallelSum(e *ir.Expr) cx {
+	t := c.typeOf(e)
+	threads := c.threads
+	if t.Depth > 0 {
+		spec := c.specFor(e, t)
+		l := c.compileLoop(e, func() bodyFn { return bodyFn(c.accum(e.Args[1], spec, false)) })
+		return dictCx(t, func(fr *frame) dict {
+			st, ok := l.open(fr)
+			if !ok {
+				return empty
+			}
+			n := l.count(st)
+			parts := chunks(n, threads)
+			if len(parts) < 2 {
+				b := newBuilder(spec)
+				l.run(fr, st, 0, n, b)
+				return b.freeze()
+			}
+			bs := make([]*builder, len(parts))
+			err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
+				bs[w] = newBuilder(spec)
+				l.run(wfr, st, from, to, bs[w])
+			})
+			if err != nil {
+				fr.fail(err)
+				return empty
+			}
+			for _, b := range bs[1:] {
+				bs[0].merge(b)
+			}
+			return bs[0].freeze()
+		})
+	}
+	var acc int
+	var l *loop
+	switch t.Base {
+	case ir.Real:
+		acc = c.newSlot(ir.RealType)
+		l = c.compileLoop(e, func() bodyFn {
+			if f := c.fuseScalarBody(e, acc); f != nil {
+				return f
+			}
+			body := asReal(c.expr(e.Args[1]))
+			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
+		})
+	case ir.Int:
+		acc = c.newSlot(ir.IntType)
+		l = c.compileLoop(e, func() bodyFn {
+			f := c.expr(e.Args[1]).i
+			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
+		})
+	default:
+		c.bail(e, "cannot sum %s values", t)
+	}
+	real := t.Base == ir.Real
+	// More chunks than workers balance uneven iterations; partial sums
+	// are still added in chunk order.
+	run := func(fr *frame) (int64, float64) {
+		st, ok := l.open(fr)
+		if !ok {
+			return 0, 0
+		}
+		n := l.count(st)
+		parts := chunks(n, threads)
+		if len(parts) < 2 {
+			fr.f0(acc, real)
+			l.run(fr, st, 0, n, nil)
+			return fr.acc(acc, real)
+		}
+		pi := make([]int64, len(parts))
+		pf := make([]float64, len(parts))
+		err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
+			wfr.f0(acc, real)
+			l.run(wfr, st, from, to, nil)
+			pi[w], pf[w] = wfr.acc(acc, real)
+		})
+		if err != nil {
+			fr.fail(err)
+			return 0, 0
+		}
+		var si int64
+		var sf float64
+		for w := range parts {
+			si += pi[w]
+			sf += pf[w]
+		}
+		return si, sf
+	}
+	if real {
+		return realCx(func(fr *frame) float64 { _, f := run(fr); return f })
+	}
+	return intCx(func(fr *frame) int64 { i, _ := run(fr); return i })
+}
+
+// f0 zeroes accumulator slot s; acc reads it.
+func (fr *frame) f0(s int, real bool) {
+	if real {
+		fr.f[s] = 0
+	} else {
+		fr.i[s] = 0
+	}
+}
+
+func (fr *frame) acc(s int, real bool) (int64, float64) {
+	if real {
+		return 0, fr.f[s]
+	}
+	return fr.i[s], 0
+}
