@@ -39,7 +39,7 @@ func checkInvariants[D any](t *testing.T, g *EGraph[D]) {
 					t.Errorf("node %d missing from parents of its child %d", nid, k)
 				}
 			}
-			if got, ok := g.memo.get(n.Op, n.Payload, n.Children); !ok || got != nid {
+			if got, ok := g.memoGet(n.Op, n.Payload, n.Children); !ok || got != nid {
 				t.Errorf("hash-cons entry of node %d is %d, %v", nid, got, ok)
 			}
 			if l := opClasses[n.Op]; len(l) == 0 || l[len(l)-1] != c {
@@ -61,7 +61,7 @@ func checkInvariants[D any](t *testing.T, g *EGraph[D]) {
 	if live != g.NumNodes() {
 		t.Errorf("NumNodes %d, counted %d", g.NumNodes(), live)
 	}
-	if m := len(g.memo.small) + len(g.memo.large); m != live {
+	if m := g.memo.count; m != live {
 		t.Errorf("hash-cons holds %d entries for %d live nodes", m, live)
 	}
 	for op, want := range opClasses {

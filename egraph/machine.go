@@ -137,7 +137,7 @@ func (m *machine[D]) run(pc int) bool {
 				if r.payload != in.payload || r.arity != in.arity {
 					continue
 				}
-				copy(m.regs[in.arg:], m.g.kids[r.start:r.start+r.arity])
+				copy(m.regs[in.arg:], m.g.kidsOf(nodes[i]))
 				if !m.run(pc + 1) {
 					return false
 				}

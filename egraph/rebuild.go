@@ -51,14 +51,14 @@ func (g *EGraph[D]) repairNode(nid NodeID) bool {
 		return false
 	}
 	r := g.nodes[nid]
-	kids := g.kids[r.start : r.start+r.arity]
-	g.memo.removeIf(r.op, r.payload, kids, nid)
+	kids := g.kidsOf(nid)
+	g.memoRemove(r.op, r.payload, kids, nid)
 	for i, c := range kids {
 		kids[i] = g.uf.find(c)
 	}
-	twin, found := g.memo.get(r.op, r.payload, kids)
+	twin, found := g.memoGet(r.op, r.payload, kids)
 	if !found || twin == nid {
-		g.memo.put(r.op, r.payload, kids, nid)
+		g.memoPut(r.op, r.payload, kids, nid)
 		return false
 	}
 	g.dead[nid] = true
@@ -114,7 +114,7 @@ func (g *EGraph[D]) compareNodes(a, b NodeID) int {
 	if c := cmp.Compare(x.payload, y.payload); c != 0 {
 		return c
 	}
-	return slices.Compare(g.kids[x.start:x.start+x.arity], g.kids[y.start:y.start+y.arity])
+	return slices.Compare(g.kidsOf(a), g.kidsOf(b))
 }
 
 // cleanOpIndex makes the operator index hold canonical IDs once each.

@@ -10,7 +10,7 @@ type unionFind struct {
 // makeSet adds a singleton set and returns its ID.
 func (u *unionFind) makeSet() ClassID {
 	id := ClassID(len(u.parent))
-	u.parent = append(u.parent, id)
+	u.parent = append(grow(u.parent, 1), id)
 	return id
 }
 
