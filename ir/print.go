@@ -150,7 +150,15 @@ func (p *printer) expr(e *Expr, ctx int) {
 		p.str("if ")
 		p.expr(e.Args[0], precPrefix+1)
 		p.str(" then")
-		p.body(e.Args[1])
+		if len(e.Args) == 3 && exprPrec(e.Args[1]) == precPrefix {
+			// A prefix form before else would swallow it (dangling else).
+			p.indent++
+			p.newline()
+			p.expr(e.Args[1], precPrefix+1)
+			p.indent--
+		} else {
+			p.body(e.Args[1])
+		}
 		if len(e.Args) == 3 {
 			p.newline()
 			p.str("else")
@@ -159,9 +167,18 @@ func (p *printer) expr(e *Expr, ctx int) {
 	case OpLet:
 		p.str("let ")
 		p.str(e.Vars[0])
-		p.str(" = ")
-		p.expr(e.Args[0], precPrefix+1)
-		p.str(" in")
+		p.str(" =")
+		// The value ends at "in", so a prefix form needs no parentheses;
+		// a long one goes on its own indented lines.
+		if exprPrec(e.Args[0]) == precPrefix && !p.oneLine {
+			p.body(e.Args[0])
+			p.newline()
+			p.str("in")
+		} else {
+			p.str(" ")
+			p.expr(e.Args[0], precPrefix)
+			p.str(" in")
+		}
 		p.newline()
 		p.expr(e.Args[1], precPrefix)
 	case OpSum:

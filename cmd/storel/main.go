@@ -1,0 +1,369 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/storel/storel"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  storel run PROGRAM.sdql [flags]      compute the program's result
+  storel explain PROGRAM.sdql [flags]  show the parsed, desugared and composed plans
+  storel demo [KERNEL] [flags]         run a paper kernel on built-in data (kernels: %s)
+
+flags of run and explain:
+  --tensor NAME=FILE[:FORMAT]  load .mtx/.tns (optionally .gz) as tensor NAME stored in FORMAT
+                               (dense, coo, csr, csc, dcsr, dcsc, csf, hash, trie, or a level
+                               string such as ds, ss:1,0, sss:0,2,1); repeatable
+  --dims NAME=D1,D2,...        dimensions of a --tensor (default: inferred from the file)
+  --storage FILE.sdql          more CREATE statements: your own storage mappings; repeatable
+  --data NAME=FILE|VALUE       fill a declared object: ARRAY from .npy or .txt, HASHMAP or TRIE
+                               from .tns/.mtx, SCALAR from a literal; repeatable
+  --query NAME                 the tensor to compute (default: the final bare expression, else
+                               the last tensor defined)
+  --output FILE                write the result as .tns, .mtx or .npy (default: .tns to stdout)
+  --plan naive|optimized       which plan to run (default optimized)
+  --timings                    print 'timing: <phase> <ms> ms' lines on stderr
+  --repeat N                   run the execute phase N times and report the median
+  --threads N                  worker threads (default: all cores)
+`
+
+// exitError carries an exit status: 1 for bad input, 2 for misuse.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func misuse(format string, args ...any) error {
+	return &exitError{2, fmt.Errorf(format, args...)}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	fmt.Fprintf(stderr, "storel: %v\n", err)
+	if code == 2 {
+		fmt.Fprintf(stderr, "run 'storel help' for usage\n")
+	}
+	return code
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, usage, strings.Join(demoKernels(), ", "))
+		return &exitError{2, errors.New("no command given")}
+	}
+	switch args[0] {
+	case "run", "explain":
+		o, err := parseFlags(args[0], args[1:], true)
+		if err != nil {
+			return err
+		}
+		if args[0] == "run" {
+			return cmdRun(o, stdout, stderr)
+		}
+		return cmdExplain(o, stdout)
+	case "demo":
+		o, err := parseFlags("demo", args[1:], false)
+		if err != nil {
+			return err
+		}
+		return cmdDemo(o, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintf(stdout, usage, strings.Join(demoKernels(), ", "))
+		return nil
+	}
+	return misuse("unknown command %q", args[0])
+}
+
+// options are the parsed flags of one command.
+type options struct {
+	cmd      string
+	program  string // path, or kernel name for demo
+	tensors  []string
+	dims     map[string][]int64
+	storages []string
+	data     []string
+	query    string
+	output   string
+	plan     string
+	timings  bool
+	repeat   int
+	threads  int
+	size     int // demo: scale of the built-in data
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
+	o := &options{cmd: cmd, dims: map[string][]int64{}}
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var tensors, storages, data, dims multiFlag
+	fs.Var(&tensors, "tensor", "")
+	fs.Var(&storages, "storage", "")
+	fs.Var(&data, "data", "")
+	fs.Var(&dims, "dims", "")
+	fs.StringVar(&o.query, "query", "", "")
+	fs.StringVar(&o.output, "output", "", "")
+	fs.StringVar(&o.plan, "plan", "optimized", "")
+	fs.BoolVar(&o.timings, "timings", false, "")
+	fs.IntVar(&o.repeat, "repeat", 1, "")
+	fs.IntVar(&o.threads, "threads", 0, "")
+	fs.IntVar(&o.size, "size", 1, "")
+	// Flags may come before or after the program argument.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, misuse("%s: %v", cmd, err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	o.tensors, o.storages, o.data = tensors, storages, data
+	for _, d := range dims {
+		name, list, ok := strings.Cut(d, "=")
+		if !ok {
+			return nil, misuse("--dims %s: want NAME=D1,D2,...", d)
+		}
+		for _, s := range strings.Split(list, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil || n <= 0 {
+				return nil, misuse("--dims %s: %q is not a positive size", d, s)
+			}
+			o.dims[name] = append(o.dims[name], n)
+		}
+	}
+	switch {
+	case len(positional) > 1:
+		return nil, misuse("%s takes one program, got %d arguments: %s", cmd, len(positional), strings.Join(positional, " "))
+	case len(positional) == 1:
+		o.program = positional[0]
+	case needProgram:
+		return nil, misuse("%s needs a PROGRAM.sdql argument", cmd)
+	}
+	if o.plan != string(storel.PlanNaive) && o.plan != string(storel.PlanOptimized) {
+		return nil, misuse("--plan %s: want naive or optimized", o.plan)
+	}
+	if o.repeat < 1 {
+		return nil, misuse("--repeat %d: want at least 1", o.repeat)
+	}
+	if o.threads < 0 {
+		return nil, misuse("--threads %d: want 0 (all cores) or more", o.threads)
+	}
+	return o, nil
+}
+
+// workspace loads everything the flags name.
+func (o *options) workspace() (*storel.Workspace, error) {
+	w := storel.NewWorkspace()
+	for _, t := range o.tensors {
+		name, rest, ok := strings.Cut(t, "=")
+		if !ok || name == "" || rest == "" {
+			return nil, misuse("--tensor %s: want NAME=FILE[:FORMAT]", t)
+		}
+		path, format := splitFileFormat(rest)
+		if err := w.LoadTensor(name, path, format, storage.ReadOptions{Dims: o.dims[name]}); err != nil {
+			return nil, err
+		}
+	}
+	for name := range o.dims {
+		if !hasTensor(o.tensors, name) {
+			return nil, misuse("--dims %s: no --tensor %s to apply it to", name, name)
+		}
+	}
+	for _, s := range o.storages {
+		text, err := os.ReadFile(s)
+		if err != nil {
+			return nil, err
+		}
+		w.AddSource(s, text)
+	}
+	for _, d := range o.data {
+		name, spec, ok := strings.Cut(d, "=")
+		if !ok || name == "" {
+			return nil, misuse("--data %s: want NAME=FILE or NAME=VALUE", d)
+		}
+		w.SetData(name, spec)
+	}
+	return w, nil
+}
+
+func hasTensor(tensors []string, name string) bool {
+	for _, t := range tensors {
+		if n, _, _ := strings.Cut(t, "="); n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// splitFileFormat splits FILE[:FORMAT]. Formats contain ':' themselves
+// (ss:1,0), so the file is the shortest prefix that names an existing file
+// or ends in a known extension.
+func splitFileFormat(s string) (path, format string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		p := s[:i]
+		if _, err := os.Stat(p); err == nil || hasTensorExt(p) {
+			return p, s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+func hasTensorExt(p string) bool {
+	p = strings.TrimSuffix(p, ".gz")
+	ext := filepath.Ext(p)
+	return ext == ".mtx" || ext == ".tns"
+}
+
+func (o *options) compile() (*storel.Program, error) {
+	w, err := o.workspace()
+	if err != nil {
+		return nil, err
+	}
+	text, err := os.ReadFile(o.program)
+	if err != nil {
+		return nil, err
+	}
+	return w.Compile(o.program, text, o.query)
+}
+
+func cmdRun(o *options, stdout, stderr io.Writer) error {
+	p, err := o.compile()
+	if err != nil {
+		return err
+	}
+	res, err := p.Run(storel.RunOptions{Plan: storel.Plan(o.plan), Repeat: o.repeat, Threads: o.threads})
+	if err != nil {
+		return err
+	}
+	if err := writeResult(o.output, res, stdout); err != nil {
+		return err
+	}
+	if o.timings {
+		printTimings(stderr, res.Timings)
+	}
+	return nil
+}
+
+func writeResult(path string, res *storel.Result, stdout io.Writer) error {
+	format := "tns"
+	if path != "" {
+		ext := strings.TrimPrefix(filepath.Ext(path), ".")
+		switch ext {
+		case "tns", "mtx", "npy":
+			format = ext
+		default:
+			return misuse("--output %s: want a .tns, .mtx or .npy file", path)
+		}
+	}
+	start := timeNow()
+	w := stdout
+	var f *os.File
+	if path != "" {
+		var err error
+		if f, err = os.Create(path); err != nil {
+			return err
+		}
+		w = f
+	}
+	err := storage.WriteValue(w, format, res.Value, res.Type)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	res.Timings.Add("write", timeSince(start))
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", orStdout(path), err)
+	}
+	return nil
+}
+
+func orStdout(p string) string {
+	if p == "" {
+		return "standard output"
+	}
+	return p
+}
+
+// printTimings prints the contract's phases in a fixed order.
+func printTimings(w io.Writer, t storel.Timings) {
+	for _, phase := range []string{"parse", "load", "optimize", "compile", "execute", "write"} {
+		fmt.Fprintf(w, "timing: %s %.3f ms\n", phase, float64(t.Get(phase).Microseconds())/1000)
+	}
+}
+
+func cmdExplain(o *options, stdout io.Writer) error {
+	p, err := o.compile()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "== declarations")
+	for _, d := range p.IR.Decls {
+		fmt.Fprintf(stdout, "CREATE %s %s %s%s;\n", d.Elem, d.Kind, d.Name, dimsString(d))
+	}
+	fmt.Fprintln(stdout, "\n== desugared tensors")
+	for _, t := range p.IR.Tensors {
+		fmt.Fprintf(stdout, "CREATE TENSOR %s AS  // %s\n%s;\n", t.Name, t.Def.Type, indent(ir.Format(t.Def)))
+	}
+	if p.IR.Result != nil {
+		fmt.Fprintf(stdout, "\n== final expression  // %s\n%s\n", p.IR.Result.Type, ir.Format(p.IR.Result))
+	}
+	fmt.Fprintf(stdout, "\n== naive plan (paper §5.1)  // %s, %d nodes\n%s\n", p.Naive.Type, ir.Size(p.Naive), ir.Format(p.Naive))
+	return nil
+}
+
+func dimsString(d *ir.Decl) string {
+	if d.Kind == ir.ObjScalar {
+		return ""
+	}
+	var sb strings.Builder
+	if d.Kind == ir.ObjTrie {
+		for _, e := range d.Dims {
+			fmt.Fprintf(&sb, "(%s)", e)
+		}
+		return sb.String()
+	}
+	parts := make([]string, len(d.Dims))
+	for i, e := range d.Dims {
+		parts[i] = e.String()
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
