@@ -146,8 +146,8 @@ func Call(fn string, args ...*Expr) *Expr {
 func Singleton(ann Ann, k, v *Expr) *Expr {
 	return &Expr{Op: OpSingleton, Ann: ann, Args: []*Expr{k, v}}
 }
-func Lookup(d, k *Expr) *Expr     { return &Expr{Op: OpLookup, Args: []*Expr{d, k}} }
-func Range(lo, hi *Expr) *Expr    { return &Expr{Op: OpRange, Args: []*Expr{lo, hi}} }
+func Lookup(d, k *Expr) *Expr  { return &Expr{Op: OpLookup, Args: []*Expr{d, k}} }
+func Range(lo, hi *Expr) *Expr { return &Expr{Op: OpRange, Args: []*Expr{lo, hi}} }
 func SubArray(d, lo, hi *Expr) *Expr {
 	return &Expr{Op: OpSubArray, Args: []*Expr{d, lo, hi}}
 }
