@@ -14,7 +14,7 @@ type checker struct {
 	errs    *errorSink
 	globals map[string]ir.Type
 	locals  map[string][]ir.Type // innermost binding last
-	notes *desugarNotes
+	notes   *desugarNotes
 }
 
 // pendingEmpty is the internal type of {} (and of expressions built only

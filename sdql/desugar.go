@@ -25,7 +25,7 @@ type desugarer struct {
 	// freeAsGlobals makes every unbound name a global (for tests that only
 	// desugar).
 	freeAsGlobals bool
-	notes *desugarNotes
+	notes         *desugarNotes
 
 	sizing  string // while desugaring the sizes of object sizing, its name
 	current string // the tensor being defined, if any
@@ -267,27 +267,27 @@ func (d *desugarer) expr(e Expr, sc *scope) *ir.Expr {
 	return invalid(e.Pos())
 }
 
-// unary folds a minus applied to a number into a negative constant, the
-// form the printer uses for negative constants.
+// unary folds a minus written right before a non-zero number into a
+// negative constant, the form in which the printer writes negative
+// constants. (-0 stays a negation, so that it prints as it was written.)
 func (d *desugarer) unary(e *Unary, sc *scope) *ir.Expr {
-	if e.Op == ir.OpNeg {
-		if lit, ok := stripParens(e.X).(*IntLit); ok && lit.Value == 1<<63 {
+	if e.Op == ir.OpNot {
+		return ir.Not(d.expr(e.X, sc)).At(e.At)
+	}
+	switch lit := stripParens(e.X).(type) {
+	case *IntLit:
+		if lit.Value == 1<<63 {
 			return ir.IntConst(math.MinInt64).At(e.At)
 		}
-	}
-	x := d.expr(e.X, sc)
-	if e.Op == ir.OpNot {
-		return ir.Not(x).At(e.At)
-	}
-	if x.Op == ir.OpConst && x.Type.Depth == 0 {
-		switch x.Type.Base {
-		case ir.Int:
+		if x := d.expr(lit, sc); x.Op == ir.OpConst && x.I != 0 {
 			return ir.IntConst(-x.I).At(e.At)
-		case ir.Real:
-			return ir.RealConst(-x.F).At(e.At)
+		}
+	case *RealLit:
+		if lit.Value != 0 {
+			return ir.RealConst(-lit.Value).At(e.At)
 		}
 	}
-	return ir.Neg(x).At(e.At)
+	return ir.Neg(d.expr(e.X, sc)).At(e.At)
 }
 
 // startPos returns where the text of e begins (an operator node's own

@@ -55,6 +55,9 @@ func (p *astPrinter) node(n Node) {
 				p.newline()
 			}
 			p.stmt(s)
+			if _, bare := s.(*ExprStmt); bare && i < len(n.Stmts)-1 {
+				p.str(";")
+			}
 		}
 	case Stmt:
 		p.stmt(n)
