@@ -64,10 +64,9 @@ type (
 
 	// Binary is X op Y; At is the position of the operator.
 	Binary struct {
-		At    ir.Pos
-		Op    ir.Op // an ir binary operator (OpAdd ... OpOr)
-		Token string
-		X, Y  Expr
+		At   ir.Pos
+		Op   ir.Op // an ir binary operator (OpAdd ... OpOr)
+		X, Y Expr
 	}
 
 	// Range is Lo:Hi, the dictionary {i -> i} for i in [Lo, Hi); as the

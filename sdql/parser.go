@@ -309,7 +309,7 @@ func (p *parser) parseOr() Expr {
 	for p.tok.kind == tokOrOr || p.tok.kind == tokOr {
 		op := p.tok
 		p.next()
-		x = &Binary{At: op.pos, Op: ir.OpOr, Token: op.String(), X: x, Y: p.parseAnd()}
+		x = &Binary{At: op.pos, Op: ir.OpOr, X: x, Y: p.parseAnd()}
 	}
 	return x
 }
@@ -319,7 +319,7 @@ func (p *parser) parseAnd() Expr {
 	for p.tok.kind == tokAndAnd || p.tok.kind == tokAnd {
 		op := p.tok
 		p.next()
-		x = &Binary{At: op.pos, Op: ir.OpAnd, Token: op.String(), X: x, Y: p.parseCmp()}
+		x = &Binary{At: op.pos, Op: ir.OpAnd, X: x, Y: p.parseCmp()}
 	}
 	return x
 }
@@ -354,7 +354,7 @@ func (p *parser) parseCmp() Expr {
 	}
 	opTok := p.tok
 	p.next()
-	x = &Binary{At: opTok.pos, Op: op, Token: op.String(), X: x, Y: p.parseRange()}
+	x = &Binary{At: opTok.pos, Op: op, X: x, Y: p.parseRange()}
 	if _, again := p.comparison(); again {
 		p.fail(p.tok.pos, "comparisons do not chain: write (a %s b) && (b %s c)", op, p.tok.kind)
 	}
@@ -389,7 +389,7 @@ func (p *parser) parseAdd() Expr {
 		}
 		pos := p.tok.pos
 		p.next()
-		x = &Binary{At: pos, Op: op, Token: op.String(), X: x, Y: p.parseMul()}
+		x = &Binary{At: pos, Op: op, X: x, Y: p.parseMul()}
 	}
 }
 
@@ -409,7 +409,7 @@ func (p *parser) parseMul() Expr {
 		}
 		pos := p.tok.pos
 		p.next()
-		x = &Binary{At: pos, Op: op, Token: op.String(), X: x, Y: p.parseUnary()}
+		x = &Binary{At: pos, Op: op, X: x, Y: p.parseUnary()}
 	}
 }
 

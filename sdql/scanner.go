@@ -18,7 +18,11 @@ type scanner struct {
 }
 
 func newScanner(f *sourceFile, errs *errorSink) *scanner {
-	return &scanner{file: f, errs: errs, src: f.text, line: 1, col: 1}
+	s := &scanner{file: f, errs: errs, src: f.text, line: 1, col: 1}
+	if len(s.src) >= 3 && s.src[0] == 0xEF && s.src[1] == 0xBB && s.src[2] == 0xBF {
+		s.off = 3 // a UTF-8 byte order mark is not part of the text
+	}
+	return s
 }
 
 func (s *scanner) pos() ir.Pos { return ir.Pos{File: s.file.name, Line: s.line, Col: s.col} }
@@ -226,8 +230,7 @@ func (s *scanner) number(pos ir.Pos) token {
 		digits()
 	}
 	if c := s.peekByte(0); c == 'e' || c == 'E' {
-		// An exponent only if digits follow; otherwise report a malformed
-		// number rather than silently splitting "2e" into 2 and e.
+		// "2e" without digits is a malformed number, not 2 followed by e.
 		kind = tokReal
 		s.advance()
 		if c := s.peekByte(0); c == '+' || c == '-' {
