@@ -1,0 +1,435 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// sparseCSR holds the arrays of a CSR (or, read by columns, CSC) matrix.
+type sparseCSR struct {
+	n, m int
+	pos  []int64
+	idx  []int64
+	val  []float64
+}
+
+// randCSR draws an n x m matrix with about nnz entries, rows of varying
+// length, sorted distinct columns and small integer-valued reals (so sums
+// are exact in any order).
+func randCSR(n, m, nnz int, rng *rand.Rand) *sparseCSR {
+	a := &sparseCSR{n: n, m: m, pos: make([]int64, 1, n+1)}
+	seen := map[int]bool{}
+	var cols []int
+	for i := 0; i < n; i++ {
+		// Row lengths vary between 0 and twice the mean.
+		k := 0
+		if nnz > 0 {
+			k = rng.IntN(2*nnz/n + 1)
+		}
+		k = min(k, m)
+		clear(seen)
+		cols = cols[:0]
+		for len(cols) < k {
+			c := rng.IntN(m)
+			if !seen[c] {
+				seen[c] = true
+				cols = append(cols, c)
+			}
+		}
+		slices.Sort(cols)
+		for _, c := range cols {
+			a.idx = append(a.idx, int64(c))
+			a.val = append(a.val, float64(rng.IntN(7)+1))
+		}
+		a.pos = append(a.pos, int64(len(a.idx)))
+	}
+	return a
+}
+
+// store adds the arrays under the naming contract (DESIGN.md §3): a
+// dense first level P_len1 and a sparse second level P_pos2, P_idx2.
+func (a *sparseCSR) store(st storage.Store, p string) {
+	st[p+"_len1"] = storage.IntScalar(int64(a.n))
+	st[p+"_dim2"] = storage.IntScalar(int64(a.m))
+	st[p+"_pos2"] = storage.IntArray(a.pos)
+	st[p+"_idx2"] = storage.IntArray(a.idx)
+	st[p+"_val"] = storage.RealArray(a.val)
+}
+
+// sparseCSF holds a 3-level compressed (sss) tensor.
+type sparseCSF struct {
+	pos1, idx1, pos2, idx2, pos3, idx3 []int64
+	val                                []float64
+}
+
+// randCSF draws a d1 x d2 x d3 tensor with about nnz entries.
+func randCSF(d1, d2, d3, nnz int, rng *rand.Rand) *sparseCSF {
+	type coord [3]int64
+	set := map[coord]bool{}
+	for len(set) < nnz {
+		set[coord{int64(rng.IntN(d1)), int64(rng.IntN(d2)), int64(rng.IntN(d3))}] = true
+	}
+	cs := make([]coord, 0, len(set))
+	for c := range set {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b coord) int {
+		for i := range a {
+			if a[i] != b[i] {
+				if a[i] < b[i] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	})
+	t := &sparseCSF{pos1: []int64{0}, pos2: []int64{0}, pos3: []int64{0}}
+	for i, c := range cs {
+		newI := i == 0 || c[0] != cs[i-1][0]
+		newJ := newI || c[1] != cs[i-1][1]
+		if newI {
+			t.idx1 = append(t.idx1, c[0])
+			if i > 0 {
+				t.pos2 = append(t.pos2, int64(len(t.idx2)))
+			}
+		}
+		if newJ {
+			t.idx2 = append(t.idx2, c[1])
+			if i > 0 {
+				t.pos3 = append(t.pos3, int64(len(t.idx3)))
+			}
+		}
+		t.idx3 = append(t.idx3, c[2])
+		t.val = append(t.val, float64(rng.IntN(5)+1))
+	}
+	t.pos1 = append(t.pos1, int64(len(t.idx1)))
+	t.pos2 = append(t.pos2, int64(len(t.idx2)))
+	t.pos3 = append(t.pos3, int64(len(t.idx3)))
+	return t
+}
+
+func (t *sparseCSF) store(st storage.Store, p string) {
+	st[p+"_pos1"] = storage.IntArray(t.pos1)
+	st[p+"_idx1"] = storage.IntArray(t.idx1)
+	st[p+"_pos2"] = storage.IntArray(t.pos2)
+	st[p+"_idx2"] = storage.IntArray(t.idx2)
+	st[p+"_pos3"] = storage.IntArray(t.pos3)
+	st[p+"_idx3"] = storage.IntArray(t.idx3)
+	st[p+"_val"] = storage.RealArray(t.val)
+}
+
+// The paper's kernels as optimized physical plans (the shapes the
+// optimizer produces), over the arrays above.
+const (
+	planSpMV = `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j) }`
+
+	planMMM = `sum(<i, _> in 0:A_len1)
+  { @dense i ->
+    sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+      sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1)))
+        { @dense j -> A_val(p) * B_val(q) } }`
+
+	// A is CSC (level 1: columns k), B is CSR (level 1: rows k).
+	planSumMMM = `sum(<k, _> in 0:A_len1)
+  (sum(<p, i> in A_idx2(A_pos2(k):A_pos2(k+1))) A_val(p)) *
+  (sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) B_val(q))`
+
+	planBATAXNaive = `sum(<i, _> in 0:A_len1)
+  sum(<q, j> in A_idx2(A_pos2(i):A_pos2(i+1)))
+    sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+      { @dense j -> beta * A_val(q) * A_val(p) * x(k) }`
+
+	planBATAX = `sum(<i, _> in 0:A_len1)
+  let t = sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(k) in
+  sum(<q, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> beta * A_val(q) * t }`
+
+	// A is CSF (i, j, l); B is CSC (level 1: columns l, level 2: rows k).
+	planTTM = `sum(<ip, i> in A_idx1)
+  { @hash i ->
+    sum(<jp, j> in A_idx2(A_pos2(ip):A_pos2(ip+1)))
+      { @hash j ->
+        sum(<lp, l> in A_idx3(A_pos3(jp):A_pos3(jp+1)))
+          sum(<kp, k> in B_idx2(B_pos2(l):B_pos2(l+1)))
+            { @dense k -> A_val(lp) * B_val(kp) } } }`
+
+	// Fig. 1 (d): B is CSF (i, k, l), C is CSR (k, j), D is CSR (j, l).
+	planMTTKRP = `sum(<i_pos, i> in B_idx1)
+  { @hash i ->
+    sum(<k_pos, k> in B_idx2(B_pos2(i_pos):B_pos2(i_pos+1)))
+      sum(<j_pos, j> in C_idx2(C_pos2(k):C_pos2(k+1)))
+        { @dense j ->
+          C_val(j_pos) * (
+            merge(<l_posB, l_posD, l> in
+                <B_idx3(B_pos3(k_pos):B_pos3(k_pos+1)),
+                 D_idx2(D_pos2(j):D_pos2(j+1))>)
+              B_val(l_posB) * D_val(l_posD)) } }`
+)
+
+// Hand-written loops over the same arrays doing the same work: the
+// references for the tests and the baselines of the benchmarks.
+
+func refSpMV(a *sparseCSR, x, y []float64) {
+	for i := 0; i < a.n; i++ {
+		s := 0.0
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			s += a.val[p] * x[a.idx[p]]
+		}
+		y[i] = s
+	}
+}
+
+// refMMM computes A*B row by row into a dense workspace (Gustavson) and
+// returns the rows as sorted (column, value) lists.
+func refMMM(a, b *sparseCSR) (rows [][]int64, vals [][]float64) {
+	w := make([]float64, b.m)
+	used := make([]bool, b.m)
+	var touched []int64
+	rows = make([][]int64, a.n)
+	vals = make([][]float64, a.n)
+	for i := 0; i < a.n; i++ {
+		touched = touched[:0]
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			k, av := a.idx[p], a.val[p]
+			for q := b.pos[k]; q < b.pos[k+1]; q++ {
+				j := b.idx[q]
+				if !used[j] {
+					used[j] = true
+					touched = append(touched, j)
+				}
+				w[j] += av * b.val[q]
+			}
+		}
+		slices.Sort(touched)
+		for _, j := range touched {
+			if w[j] != 0 {
+				rows[i] = append(rows[i], j)
+				vals[i] = append(vals[i], w[j])
+			}
+			w[j], used[j] = 0, false
+		}
+	}
+	return rows, vals
+}
+
+func refSumMMM(a, b *sparseCSR) float64 {
+	s := 0.0
+	for k := 0; k < a.n; k++ {
+		sa, sb := 0.0, 0.0
+		for p := a.pos[k]; p < a.pos[k+1]; p++ {
+			sa += a.val[p]
+		}
+		for q := b.pos[k]; q < b.pos[k+1]; q++ {
+			sb += b.val[q]
+		}
+		s += sa * sb
+	}
+	return s
+}
+
+func refBATAX(a *sparseCSR, beta float64, x, y []float64) {
+	clear(y)
+	for i := 0; i < a.n; i++ {
+		t := 0.0
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			t += a.val[p] * x[a.idx[p]]
+		}
+		for q := a.pos[i]; q < a.pos[i+1]; q++ {
+			y[a.idx[q]] += beta * a.val[q] * t
+		}
+	}
+}
+
+// refTTM returns Q(i,j,k) as nested maps over i and j with dense rows k.
+func refTTM(a *sparseCSF, b *sparseCSR) map[int64]map[int64][]float64 {
+	out := map[int64]map[int64][]float64{}
+	for ip, i := range a.idx1 {
+		for jp := a.pos2[ip]; jp < a.pos2[ip+1]; jp++ {
+			row := make([]float64, b.m)
+			for lp := a.pos3[jp]; lp < a.pos3[jp+1]; lp++ {
+				l, av := a.idx3[lp], a.val[lp]
+				for kp := b.pos[l]; kp < b.pos[l+1]; kp++ {
+					row[b.idx[kp]] += av * b.val[kp]
+				}
+			}
+			if out[i] == nil {
+				out[i] = map[int64][]float64{}
+			}
+			out[i][a.idx2[jp]] = row
+		}
+	}
+	return out
+}
+
+// refMTTKRP returns A(i,j) as dense rows j for every i of B.
+func refMTTKRP(b *sparseCSF, c, d *sparseCSR) map[int64][]float64 {
+	out := map[int64][]float64{}
+	for ip, i := range b.idx1 {
+		row := make([]float64, c.m)
+		for kp := b.pos2[ip]; kp < b.pos2[ip+1]; kp++ {
+			k := b.idx2[kp]
+			lb0, lb1 := b.pos3[kp], b.pos3[kp+1]
+			for jp := c.pos[k]; jp < c.pos[k+1]; jp++ {
+				j := c.idx[jp]
+				s := 0.0
+				x, y := lb0, d.pos[j]
+				for x < lb1 && y < d.pos[j+1] {
+					switch {
+					case b.idx3[x] < d.idx[y]:
+						x++
+					case d.idx[y] < b.idx3[x]:
+						y++
+					default:
+						s += b.val[x] * d.val[y]
+						x++
+						y++
+					}
+				}
+				row[j] += c.val[jp] * s
+			}
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// vecValue and friends turn reference results into logical values.
+func vecValue(v []float64) value.Value {
+	d := &value.Dict{}
+	for i, x := range v {
+		if x != 0 {
+			d.Keys = append(d.Keys, int64(i))
+			d.Vals = append(d.Vals, x)
+		}
+	}
+	return d
+}
+
+func rowsValue(rows [][]int64, vals [][]float64) value.Value {
+	d := &value.Dict{}
+	for i := range rows {
+		if len(rows[i]) == 0 {
+			continue
+		}
+		r := &value.Dict{Keys: rows[i]}
+		for _, v := range vals[i] {
+			r.Vals = append(r.Vals, v)
+		}
+		d.Keys = append(d.Keys, int64(i))
+		d.Vals = append(d.Vals, r)
+	}
+	return d
+}
+
+func mapValue[V any](m map[int64]V, f func(V) value.Value) value.Value {
+	d := &value.Dict{}
+	for _, k := range sortedKeys(m) {
+		d.Keys = append(d.Keys, k)
+		d.Vals = append(d.Vals, f(m[k]))
+	}
+	return d
+}
+
+// kernelCase is one paper kernel on random data with its reference.
+type kernelCase struct {
+	name string
+	plan string
+	st   storage.Store
+	want func() value.Value
+}
+
+func kernelCases(scale int, rng *rand.Rand) []kernelCase {
+	var cases []kernelCase
+	{
+		n := 50 * scale
+		a := randCSR(n, n, 8*n, rng)
+		x := randVec(n, rng)
+		st := storage.Store{"x": storage.RealArray(x)}
+		a.store(st, "A")
+		cases = append(cases, kernelCase{"SpMV", planSpMV, st, func() value.Value {
+			y := make([]float64, n)
+			refSpMV(a, x, y)
+			return vecValue(y)
+		}})
+	}
+	{
+		n := 40 * scale
+		a := randCSR(n, n, 6*n, rng)
+		b := randCSR(n, 25, 4*n, rng)
+		st := storage.Store{}
+		a.store(st, "A")
+		b.store(st, "B")
+		cases = append(cases, kernelCase{"MMM", planMMM, st, func() value.Value { return rowsValue(refMMM(a, b)) }})
+		at := randCSR(n, n, 6*n, rng) // read as CSC: level 1 is k
+		st2 := storage.Store{}
+		at.store(st2, "A")
+		b.store(st2, "B")
+		cases = append(cases, kernelCase{"SumMMM", planSumMMM, st2, func() value.Value { return refSumMMM(at, b) }})
+	}
+	{
+		n := 40 * scale
+		a := randCSR(n, n, 6*n, rng)
+		x := randVec(n, rng)
+		st := storage.Store{"x": storage.RealArray(x), "beta": storage.RealScalar(2)}
+		a.store(st, "A")
+		want := func() value.Value {
+			y := make([]float64, n)
+			refBATAX(a, 2, x, y)
+			return vecValue(y)
+		}
+		cases = append(cases, kernelCase{"BATAX", planBATAX, st, want})
+		cases = append(cases, kernelCase{"BATAXNaive", planBATAXNaive, st, want})
+	}
+	{
+		d := 12 * scale
+		a := randCSF(d, d, d, 20*d, rng)
+		b := randCSR(d, 25, 5*d, rng) // CSC of B(k, l): level 1 is l
+		st := storage.Store{}
+		a.store(st, "A")
+		b.store(st, "B")
+		cases = append(cases, kernelCase{"TTM", planTTM, st, func() value.Value {
+			return mapValue(refTTM(a, b), func(m map[int64][]float64) value.Value {
+				return mapValue(m, func(r []float64) value.Value { return vecValue(r) })
+			})
+		}})
+	}
+	{
+		d := 12 * scale
+		b := randCSF(d, d, d, 20*d, rng)
+		c := randCSR(d, 25, 5*d, rng)
+		dd := randCSR(25, d, 5*d, rng)
+		st := storage.Store{}
+		b.store(st, "B")
+		c.store(st, "C")
+		dd.store(st, "D")
+		cases = append(cases, kernelCase{"MTTKRP", planMTTKRP, st, func() value.Value {
+			return mapValue(refMTTKRP(b, c, dd), func(r []float64) value.Value { return vecValue(r) })
+		}})
+	}
+	return cases
+}
+
+func TestPaperKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, kc := range kernelCases(1, rng) {
+		t.Run(kc.name, func(t *testing.T) {
+			e := parse(t, kc.plan, kc.st)
+			want := kc.want()
+			for _, threads := range []int{1, 2, 4} {
+				got, err := runEngine(e, kc.st, threads)
+				if err != nil {
+					t.Fatalf("threads=%d: %v", threads, err)
+				}
+				if !value.Equal(got, want, 0) {
+					t.Fatalf("threads=%d: engine differs from the hand-written loop\nengine: %.300s\nwant:   %.300s", threads, value.Format(got), value.Format(want))
+				}
+			}
+			agree(t, e, kc.st)
+		})
+	}
+}
