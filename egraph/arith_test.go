@@ -10,7 +10,7 @@ import (
 
 type arithLang struct {
 	*OpTable
-	syms *Symbols
+	syms                                            *Symbols
 	num, sym, add, sub, mul, div, shl, neg, f, g, h Op
 }
 

@@ -167,8 +167,8 @@ func (g *EGraph[D]) canonicalKids(n Node) []ClassID {
 // adding it. On a dirty graph it may miss a node that a rebuild would find.
 func (g *EGraph[D]) Lookup(n Node) (ClassID, bool) {
 	kids := g.canonicalKids(n)
-	if nid, ok := g.memoGet(n.Op, n.Payload, kids); ok {
-		return g.uf.find(g.nodes[nid].class), true
+	if _, class, ok := g.memoGet(n.Op, n.Payload, kids); ok {
+		return g.uf.find(class), true
 	}
 	return 0, false
 }
@@ -178,8 +178,8 @@ func (g *EGraph[D]) Lookup(n Node) (ClassID, bool) {
 // must be IDs of this graph.
 func (g *EGraph[D]) Add(n Node) ClassID {
 	kids := g.canonicalKids(n)
-	if nid, ok := g.memoGet(n.Op, n.Payload, kids); ok {
-		return g.uf.find(g.nodes[nid].class)
+	if _, class, ok := g.memoGet(n.Op, n.Payload, kids); ok {
+		return g.uf.find(class)
 	}
 	return g.addNew(n.Op, n.Payload, kids)
 }

@@ -112,8 +112,7 @@ func TestRandomCongruence(t *testing.T) {
 		for i := range parent {
 			parent[i] = ClassID(i)
 		}
-		var find func(ClassID) ClassID
-		find = func(x ClassID) ClassID {
+		find := func(x ClassID) ClassID {
 			for parent[x] != x {
 				x = parent[x]
 			}
@@ -262,5 +261,60 @@ func TestRecExprRoundTrip(t *testing.T) {
 	}
 	if got := MustParsePattern(l, "(+ ?a (* ?b ?a))").String(); got != "(+ ?a (* ?b ?a))" {
 		t.Errorf("pattern printed as %s", got)
+	}
+}
+
+// TestRandomAnalysisFixpoint builds random arithmetic over symbols and
+// constants, unions symbols with constants and with each other, and checks
+// that every class's datum is a fixed point: joining the Make of any of its
+// nodes changes nothing. Modify adds folded constants during rebuild, so
+// this also exercises graph changes made from inside Rebuild.
+func TestRandomAnalysisFixpoint(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		l, a, g := newConstGraph()
+		var ids, syms []ClassID
+		for _, s := range []string{"p", "q", "r", "s"} {
+			id := g.Add(l.Sym(s))
+			ids = append(ids, id)
+			syms = append(syms, id)
+		}
+		pick := func() ClassID { return ids[rng.IntN(len(ids))] }
+		ops := []Op{l.add, l.sub, l.mul}
+		for range 120 {
+			switch r := rng.IntN(12); {
+			case r < 2:
+				ids = append(ids, g.Add(l.Num(int64(rng.IntN(5)))))
+			case r < 8:
+				ids = append(ids, g.Add(l.Op(ops[rng.IntN(len(ops))], pick(), pick())))
+			case r < 10:
+				// Binding a symbol may conflict with an earlier binding;
+				// conflicts are recorded, not fatal.
+				g.Union(syms[rng.IntN(len(syms))], g.Add(l.Num(int64(rng.IntN(5)))))
+			case r < 11:
+				g.Union(pick(), pick())
+			default:
+				g.Rebuild()
+			}
+		}
+		g.Rebuild()
+		checkInvariants(t, g)
+		for c := range g.Classes() {
+			for _, nid := range g.Nodes(c) {
+				d := g.Data(c)
+				before := len(a.conflicts)
+				res := a.Merge(&d, a.Make(g, g.Node(nid)))
+				if res.IntoChanged {
+					t.Fatalf("seed %d: class %d datum %+v is not a fixed point for node %d", seed, c, g.Data(c), nid)
+				}
+				a.conflicts = a.conflicts[:before]
+			}
+			// Modify's promise: a known class holds its constant.
+			if d := g.Data(c); d.known {
+				if k, ok := g.Lookup(l.Num(d.val)); !ok || g.Find(k) != c {
+					t.Fatalf("seed %d: class %d folds to %d but lacks the constant", seed, c, d.val)
+				}
+			}
+		}
 	}
 }

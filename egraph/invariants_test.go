@@ -39,7 +39,7 @@ func checkInvariants[D any](t *testing.T, g *EGraph[D]) {
 					t.Errorf("node %d missing from parents of its child %d", nid, k)
 				}
 			}
-			if got, ok := g.memoGet(n.Op, n.Payload, n.Children); !ok || got != nid {
+			if got, _, ok := g.memoGet(n.Op, n.Payload, n.Children); !ok || got != nid {
 				t.Errorf("hash-cons entry of node %d is %d, %v", nid, got, ok)
 			}
 			if l := opClasses[n.Op]; len(l) == 0 || l[len(l)-1] != c {

@@ -56,7 +56,7 @@ func (g *EGraph[D]) repairNode(nid NodeID) bool {
 	for i, c := range kids {
 		kids[i] = g.uf.find(c)
 	}
-	twin, found := g.memoGet(r.op, r.payload, kids)
+	twin, twinClass, found := g.memoGet(r.op, r.payload, kids)
 	if !found || twin == nid {
 		g.memoPut(r.op, r.payload, kids, nid)
 		return false
@@ -69,7 +69,7 @@ func (g *EGraph[D]) repairNode(nid NodeID) bool {
 	for _, c := range kids {
 		g.markClassDirty(c)
 	}
-	return g.Union(r.class, g.nodes[twin].class)
+	return g.Union(r.class, twinClass)
 }
 
 // repairData recomputes the datum of nid and joins it into its class.

@@ -33,8 +33,8 @@ type BackoffScheduler[D any] struct {
 	// MatchLimit is the initial limit of substitutions per search
 	// (default 1000); BanLength the initial ban in iterations (default 5).
 	MatchLimit, BanLength int
-	perRule           map[string]*ruleLimits
-	stats             map[*Rewrite[D]]*ruleStats
+	perRule               map[string]*ruleLimits
+	stats                 map[*Rewrite[D]]*ruleStats
 }
 
 type ruleLimits struct {
