@@ -8,6 +8,8 @@ import (
 	"strings"
 )
 
+// Debugging output: Graphviz drawings and a plain listing.
+
 // WriteDot writes the graph in Graphviz dot syntax for debugging: one
 // dotted cluster per e-class (labelled with its ID), one box per e-node,
 // and an edge from each node to the cluster of each child. Render with
@@ -52,6 +54,31 @@ func (g *EGraph[D]) WriteDot(w io.Writer) error {
 func (g *EGraph[D]) Dot() string {
 	var b strings.Builder
 	_ = g.WriteDot(&b) // a strings.Builder does not fail
+	return b.String()
+}
+
+// Dump lists every class with its nodes, one class per line, children
+// written as class IDs: "3: (+ 1 2) (+ 2 1)". Handy in test failures.
+func (g *EGraph[D]) Dump() string {
+	g.ensureClean()
+	var b strings.Builder
+	for c := range g.Classes() {
+		fmt.Fprintf(&b, "%d:", c)
+		for _, nid := range g.classes[c].nodes {
+			n := g.Node(nid)
+			head := g.lang.Format(n.Op, n.Payload)
+			if len(n.Children) == 0 {
+				fmt.Fprintf(&b, " %s", head)
+				continue
+			}
+			fmt.Fprintf(&b, " (%s", head)
+			for _, k := range n.Children {
+				fmt.Fprintf(&b, " %d", k)
+			}
+			b.WriteByte(')')
+		}
+		b.WriteByte('\n')
+	}
 	return b.String()
 }
 

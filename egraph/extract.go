@@ -101,15 +101,24 @@ func (x *Extractor[D, C]) computeCosts() {
 	}
 }
 
+// choice returns the best choice of id's class; classes created after the
+// extractor have none.
+func (x *Extractor[D, C]) choice(id ClassID) bestChoice[C] {
+	if c := x.g.uf.find(id); int(c) < len(x.best) {
+		return x.best[c]
+	}
+	return bestChoice[C]{}
+}
+
 // Cost returns the best cost of id's class, false if it has none.
 func (x *Extractor[D, C]) Cost(id ClassID) (C, bool) {
-	b := x.best[x.g.uf.find(id)]
+	b := x.choice(id)
 	return b.cost, b.ok
 }
 
 // BestNode returns the node chosen for id's class.
 func (x *Extractor[D, C]) BestNode(id ClassID) (NodeID, bool) {
-	b := x.best[x.g.uf.find(id)]
+	b := x.choice(id)
 	return b.node, b.ok
 }
 
@@ -119,7 +128,7 @@ func (x *Extractor[D, C]) BestNode(id ClassID) (NodeID, bool) {
 // a parent be cheaper than its child).
 func (x *Extractor[D, C]) Extract(id ClassID) (*RecExpr, C, error) {
 	root := x.g.uf.find(id)
-	b := x.best[root]
+	b := x.choice(root)
 	if !b.ok {
 		var zero C
 		return nil, zero, fmt.Errorf("class %d has no extractable term", root)

@@ -1,6 +1,7 @@
 package egraph
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -161,3 +162,18 @@ func TestDot(t *testing.T) {
 		t.Errorf("%d edges, want 4", n)
 	}
 }
+
+func TestDump(t *testing.T) {
+	l, g := newPlainGraph()
+	a := g.AddExpr(mustExpr(l, "(+ x 1)"))
+	b := g.AddExpr(mustExpr(l, "(+ 1 x)"))
+	g.Union(a, b)
+	x, _ := g.LookupExpr(mustExpr(l, "x"))
+	one, _ := g.LookupExpr(mustExpr(l, "1"))
+	want := "0: x\n1: 1\n" + itoaClass(g.Find(a)) + ": (+ " + itoaClass(x) + " " + itoaClass(one) + ") (+ " + itoaClass(one) + " " + itoaClass(x) + ")\n"
+	if got := g.Dump(); got != want {
+		t.Errorf("dump:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func itoaClass(c ClassID) string { return strconv.Itoa(int(c)) }

@@ -59,18 +59,32 @@ func ParseRewrite[D any](lang Language, name, lhs, rhs string) (*Rewrite[D], err
 	return NewRewrite(name, PatternSearcher[D](l), PatternApplier[D](r))
 }
 
-// ParseBidirectional builds lhs => rhs (named name) and rhs => lhs (named
+// NewBidirectional builds lhs => rhs (named name) and rhs => lhs (named
 // name+"-rev"); both sides must use the same variables.
-func ParseBidirectional[D any](lang Language, name, lhs, rhs string) ([]*Rewrite[D], error) {
-	fwd, err := ParseRewrite[D](lang, name, lhs, rhs)
+func NewBidirectional[D any](name string, lhs, rhs *Pattern) ([]*Rewrite[D], error) {
+	fwd, err := NewRewrite(name, PatternSearcher[D](lhs), PatternApplier[D](rhs))
 	if err != nil {
 		return nil, err
 	}
-	rev, err := ParseRewrite[D](lang, name+"-rev", rhs, lhs)
+	rev, err := NewRewrite(name+"-rev", PatternSearcher[D](rhs), PatternApplier[D](lhs))
 	if err != nil {
 		return nil, err
 	}
 	return []*Rewrite[D]{fwd, rev}, nil
+}
+
+// ParseBidirectional builds lhs => rhs (named name) and rhs => lhs (named
+// name+"-rev"); both sides must use the same variables.
+func ParseBidirectional[D any](lang Language, name, lhs, rhs string) ([]*Rewrite[D], error) {
+	l, err := ParsePattern(lang, lhs)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite %s: left-hand side: %w", name, err)
+	}
+	r, err := ParsePattern(lang, rhs)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite %s: right-hand side: %w", name, err)
+	}
+	return NewBidirectional[D](name, l, r)
 }
 
 // If adds a condition (conjoined with any existing one) and returns rw.

@@ -67,7 +67,9 @@ type Iteration struct {
 // rebuild, until saturation or a limit. Whatever the reason it stops for,
 // the graph is left rebuilt, so extraction can use what was found so far.
 //
-// Set the fields before calling Run; limits <= 0 mean none.
+// Set the fields before calling Run; limits <= 0 mean none. The limits
+// apply to each call of Run; Iterations accumulates over calls, and
+// iteration indices keep counting so that scheduler bans stay meaningful.
 type Runner[D any] struct {
 	Graph *EGraph[D]
 	// Roots are the classes of interest (AddExpr appends); kept canonical
@@ -77,14 +79,16 @@ type Runner[D any] struct {
 	NodeLimit      int
 	TimeLimit      time.Duration
 	Scheduler      Scheduler[D]
-	// Hooks run after every iteration; a non-nil error stops the run with
-	// reason Other.
+	// Hooks run after every iteration (which is already recorded in
+	// Iterations); a non-nil error stops the run with reason Other. A hook
+	// may change the graph: it is rebuilt afterwards.
 	Hooks []func(*Runner[D]) error
 
 	Iterations []Iteration
 	StopReason StopReason
 	StopErr    error // the hook's error when StopReason is Other
 	start      time.Time
+	firstIter  int // index of the first iteration of the current Run
 }
 
 // Default limits of NewRunner, as in egg.
@@ -120,6 +124,7 @@ func (r *Runner[D]) Run(rules []*Rewrite[D]) StopReason {
 		r.Scheduler = SimpleScheduler[D]{}
 	}
 	r.start = time.Now()
+	r.firstIter = len(r.Iterations)
 	r.StopReason, r.StopErr = NotStopped, nil
 	r.Graph.Rebuild()
 	for r.StopReason == NotStopped {
@@ -141,7 +146,7 @@ func (r *Runner[D]) Run(rules []*Rewrite[D]) StopReason {
 // checkLimits reports a limit reached before starting an iteration.
 func (r *Runner[D]) checkLimits() StopReason {
 	switch {
-	case r.IterationLimit > 0 && len(r.Iterations) >= r.IterationLimit:
+	case r.IterationLimit > 0 && len(r.Iterations)-r.firstIter >= r.IterationLimit:
 		return IterationLimit
 	case r.NodeLimit > 0 && r.Graph.NumNodes() > r.NodeLimit:
 		return NodeLimit
@@ -222,6 +227,7 @@ func (r *Runner[D]) iterate(rules []*Rewrite[D]) {
 				break
 			}
 		}
+		g.ensureClean() // a hook may have changed the graph
 		if stop == NotStopped && g.version == version && r.Scheduler.CanStop(it.Index) {
 			stop = Saturated
 		}

@@ -96,6 +96,24 @@ func TestRunnerIterationLimit(t *testing.T) {
 		t.Errorf("%d iterations, last stop %s", len(r.Iterations), r.Iterations[len(r.Iterations)-1].StopReason)
 	}
 	checkInvariants(t, g)
+	// The limit applies per Run; iteration indices keep counting.
+	if got := r.Run([]*Rewrite[NoData]{growRule(l)}); got != IterationLimit || len(r.Iterations) != 10 || r.Iterations[9].Index != 9 {
+		t.Errorf("second run: %s, %d iterations", got, len(r.Iterations))
+	}
+}
+
+func TestBidirectionalNeedsSameVars(t *testing.T) {
+	l := newArith()
+	if _, err := ParseBidirectional[NoData](l, "bad", "(+ ?a ?b)", "(f ?a)"); err == nil || !strings.Contains(err.Error(), "?b") {
+		t.Errorf("error %v, want one naming ?b", err)
+	}
+	rws, err := ParseBidirectional[NoData](l, "comm", "(+ ?a ?b)", "(+ ?b ?a)")
+	if err != nil || len(rws) != 2 || rws[1].Name != "comm-rev" {
+		t.Errorf("%v %v", rws, err)
+	}
+	if _, err := ParseRewrite[NoData](l, "bad", "(+ ?a", "?a"); err == nil || !strings.Contains(err.Error(), "left-hand side: 1:1") {
+		t.Errorf("syntax error reported as %v", err)
+	}
 }
 
 func TestRunnerNodeLimit(t *testing.T) {
