@@ -12,7 +12,7 @@ import (
 func substSet(matches []Match) []string {
 	var out []string
 	for _, m := range matches {
-		for _, s := range m.Substs {
+		for s := range m.Substs() {
 			out = append(out, fmt.Sprintf("%d:%s", m.Class, s))
 		}
 	}
@@ -54,7 +54,7 @@ func TestEMatching(t *testing.T) {
 		t.Errorf("(+ ?x ?y): %d matches, want 3", n)
 	}
 	for _, m := range ms {
-		for _, s := range m.Substs {
+		for s := range m.Substs() {
 			x, _ := s.Get("?x")
 			y, _ := s.Get("?y")
 			if m.Class == g.Find(ab) && (x != a || y != b) {
@@ -182,7 +182,9 @@ func TestCustomSearcherAndApplier(t *testing.T) {
 				}
 				for _, kid := range g.Nodes(n.Children[0]) {
 					if k := g.Node(kid); k.Op == l.neg {
-						ms = append(ms, Match{Class: c, Substs: []Subst{NewSubst(vars, []ClassID{k.Children[0]})}})
+						m := NewMatch(c, vars)
+						m.Add(k.Children[0])
+						ms = append(ms, m)
 					}
 				}
 			}

@@ -121,7 +121,8 @@ const stopCheckEvery = 256
 func (rw *Rewrite[D]) apply(g *EGraph[D], matches []Match, stop func() bool) (int, bool) {
 	applied, seen := 0, 0
 	for _, m := range matches {
-		for _, s := range m.Substs {
+		for i := range m.n {
+			s := m.Subst(i)
 			seen++
 			if stop != nil && seen%stopCheckEvery == 0 && stop() {
 				return applied, true

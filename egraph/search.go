@@ -1,17 +1,62 @@
 package egraph
 
+import (
+	"fmt"
+	"iter"
+)
+
 // Match groups the substitutions found for one e-class: the class a
-// rewrite's right-hand side will be unioned with.
+// rewrite's right-hand side will be unioned with. The substitutions are
+// stored flat (len(vars) class IDs each, no pointers), because searches of
+// explosive rules produce millions of them and per-substitution slices
+// dominated allocation and garbage collection.
 type Match struct {
-	Class  ClassID
-	Substs []Subst
+	Class ClassID
+	vars  []Var
+	ids   []ClassID
+	n     int
+}
+
+// NewMatch starts an empty match of class for substitutions over vars
+// (custom searchers build their results with it and Add).
+func NewMatch(class ClassID, vars []Var) Match {
+	return Match{Class: class, vars: vars}
+}
+
+// Add appends a substitution binding vars[i] to ids[i].
+func (m *Match) Add(ids ...ClassID) {
+	if len(ids) != len(m.vars) {
+		panic(fmt.Sprintf("egraph: Match.Add: %d classes for %d variables", len(ids), len(m.vars)))
+	}
+	m.ids = append(m.ids, ids...)
+	m.n++
+}
+
+// Len reports the number of substitutions.
+func (m Match) Len() int { return m.n }
+
+// Subst returns the i-th substitution (a view; no copying).
+func (m Match) Subst(i int) Subst {
+	nv := len(m.vars)
+	return Subst{vars: m.vars, ids: m.ids[i*nv : (i+1)*nv : (i+1)*nv]}
+}
+
+// Substs iterates over the substitutions.
+func (m Match) Substs() iter.Seq[Subst] {
+	return func(yield func(Subst) bool) {
+		for i := range m.n {
+			if !yield(m.Subst(i)) {
+				return
+			}
+		}
+	}
 }
 
 // CountSubsts totals the substitutions of matches.
 func CountSubsts(matches []Match) int {
 	n := 0
 	for _, m := range matches {
-		n += len(m.Substs)
+		n += m.n
 	}
 	return n
 }
@@ -79,15 +124,12 @@ func SearchPattern[D any](g *EGraph[D], p *Pattern, limit int) []Match {
 	}
 
 	nv := len(p.vars)
-	substs := make([]Subst, m.count)
-	for i := range substs {
-		substs[i] = Subst{vars: p.vars, ids: m.out[i*nv : (i+1)*nv : (i+1)*nv]}
-	}
 	matches := make([]Match, len(hits))
 	next := 0
 	for i, h := range hits {
-		matches[i] = Match{Class: h.class, Substs: substs[next : next+h.count : next+h.count]}
-		next += h.count
+		end := next + h.count*nv
+		matches[i] = Match{Class: h.class, vars: p.vars, ids: m.out[next:end:end], n: h.count}
+		next = end
 	}
 	return matches
 }
