@@ -2,6 +2,7 @@ package storage
 
 import (
 	"embed"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -32,15 +33,10 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 	g.pickNames()
 	var sb strings.Builder
 	decl := func(format string, args ...any) {
-		sb.WriteString("CREATE ")
-		for i, a := range args {
-			format = strings.Replace(format, "%"+strconv.Itoa(i+1), a.(string), 1)
-		}
-		sb.WriteString(format)
-		sb.WriteString(";\n")
+		fmt.Fprintf(&sb, "CREATE "+format+";\n", args...)
 	}
 	for k := 1; k <= order; k++ {
-		decl("int SCALAR %1", DimName(name, k))
+		decl("int SCALAR %s", DimName(name, k))
 	}
 	var def *ir.Expr
 	switch f.Kind {
@@ -49,14 +45,14 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 		for k := range dims {
 			dims[k] = DimName(name, k+1)
 		}
-		decl("%1 HASHMAP %2(%3)", elem.String(), HashName(name), strings.Join(dims, ", "))
+		decl("%s HASHMAP %s(%s)", elem, HashName(name), strings.Join(dims, ", "))
 		def = g.hashed(ir.Global(HashName(name)), 0)
 	case FormatTrie:
 		var dims strings.Builder
 		for k := 1; k <= order; k++ {
 			dims.WriteString("(" + DimName(name, k) + ")")
 		}
-		decl("%1 TRIE %2%3", elem.String(), TrieName(name), dims.String())
+		decl("%s TRIE %s%s", elem, TrieName(name), dims.String())
 		def = g.hashed(ir.Global(TrieName(name)), 0)
 	default:
 		// count is the number of positions of the level before, as an
@@ -67,18 +63,18 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 			switch kind {
 			case LevelDense:
 				lenName := LenName(name, level)
-				decl("int SCALAR %1", lenName)
+				decl("int SCALAR %s", lenName)
 				count = times(count, ir.Global(lenName))
 			case LevelCompressed, LevelCompressedNonUnique:
 				posName, idxName := PosName(name, level), IdxName(name, level)
-				decl("int ARRAY %1(%2)", posName, plusOne(count).String())
+				decl("int ARRAY %s(%s)", posName, plusOne(count))
 				count = ir.Lookup(ir.Global(posName), count)
-				decl("int ARRAY %1(%2)", idxName, count.String())
+				decl("int ARRAY %s(%s)", idxName, count)
 			case LevelSingleton:
-				decl("int ARRAY %1(%2)", IdxName(name, level), count.String())
+				decl("int ARRAY %s(%s)", IdxName(name, level), count)
 			}
 		}
-		decl("%1 ARRAY %2(%3)", elem.String(), ValName(name), count.String())
+		decl("%s ARRAY %s(%s)", elem, ValName(name), count)
 		g.placeSingletons()
 		def = g.level(0, nil)
 	}

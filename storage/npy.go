@@ -111,6 +111,34 @@ func ReadNPY(r io.Reader, name string) (*DenseArray, error) {
 	} else {
 		a.I = make([]int64, 0, preallocCap(count))
 	}
+	// decode appends the little-endian elements of one chunk.
+	var decode func(chunk []byte)
+	switch h.descr {
+	case "<i4":
+		decode = func(b []byte) {
+			for p := 0; p+4 <= len(b); p += 4 {
+				a.I = append(a.I, int64(int32(binary.LittleEndian.Uint32(b[p:]))))
+			}
+		}
+	case "<i8":
+		decode = func(b []byte) {
+			for p := 0; p+8 <= len(b); p += 8 {
+				a.I = append(a.I, int64(binary.LittleEndian.Uint64(b[p:])))
+			}
+		}
+	case "<f4":
+		decode = func(b []byte) {
+			for p := 0; p+4 <= len(b); p += 4 {
+				a.F = append(a.F, float64(math.Float32frombits(binary.LittleEndian.Uint32(b[p:]))))
+			}
+		}
+	default:
+		decode = func(b []byte) {
+			for p := 0; p+8 <= len(b); p += 8 {
+				a.F = append(a.F, math.Float64frombits(binary.LittleEndian.Uint64(b[p:])))
+			}
+		}
+	}
 	buf := make([]byte, 1<<16)
 	for left := count; left > 0; {
 		n := int64(len(buf)) / size
@@ -121,18 +149,7 @@ func ReadNPY(r io.Reader, name string) (*DenseArray, error) {
 		if _, err := io.ReadFull(br, chunk); err != nil {
 			return fail("truncated .npy data: %d of %d elements present", count-left, count)
 		}
-		for p := 0; p < len(chunk); p += int(size) {
-			switch {
-			case h.descr == "<i4":
-				a.I = append(a.I, int64(int32(binary.LittleEndian.Uint32(chunk[p:]))))
-			case h.descr == "<i8":
-				a.I = append(a.I, int64(binary.LittleEndian.Uint64(chunk[p:])))
-			case h.descr == "<f4":
-				a.F = append(a.F, float64(math.Float32frombits(binary.LittleEndian.Uint32(chunk[p:]))))
-			default:
-				a.F = append(a.F, math.Float64frombits(binary.LittleEndian.Uint64(chunk[p:])))
-			}
-		}
+		decode(chunk)
 		left -= n
 	}
 	if _, err := br.ReadByte(); err == nil {
