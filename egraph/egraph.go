@@ -62,7 +62,7 @@ type EGraph[D any] struct {
 	version    uint64 // bumped by every new node and every effective union
 
 	scratch []ClassID
-	slab    []NodeID // backing store carved into one-element class node lists
+	slab    []NodeID // backing store carved into new classes' lists
 }
 
 // New returns an empty e-graph for lang with the given analysis.
@@ -196,7 +196,8 @@ func (g *EGraph[D]) addNew(op Op, payload uint64, kids []ClassID) ClassID {
 	}
 	g.nodes = append(grow(g.nodes, 1), rec)
 	g.dead = append(grow(g.dead, 1), false)
-	g.classes = append(grow(g.classes, 1), eclass{nodes: g.singleton(nid)})
+	nodes, parents := g.carveLists(nid)
+	g.classes = append(grow(g.classes, 1), eclass{nodes: nodes, parents: parents})
 	for i, c := range kids {
 		if !slices.Contains(kids[:i], c) {
 			g.classes[c].parents = append(g.classes[c].parents, nid)
@@ -215,17 +216,25 @@ func (g *EGraph[D]) addNew(op Op, payload uint64, kids []ClassID) ClassID {
 	return g.uf.find(id)
 }
 
-// singleton returns a one-element list holding nid, carved from a shared
-// slab so that creating a class costs no allocation of its own. Its capacity
-// is 1, so growing it later copies instead of overwriting the neighbour.
-func (g *EGraph[D]) singleton(nid NodeID) []NodeID {
-	if len(g.slab) == cap(g.slab) {
-		g.slab = make([]NodeID, 0, 1024)
+// carveLists returns a new class's node list, holding nid, and an empty
+// parents list with room for two, both carved from a shared slab so that
+// creating a class costs no allocation of its own. Their capacities end
+// where the next list begins, so growing them later copies instead of
+// overwriting a neighbour.
+func (g *EGraph[D]) carveLists(nid NodeID) (nodes, parents []NodeID) {
+	const per = 1 + initialParents
+	if len(g.slab)+per > cap(g.slab) {
+		g.slab = make([]NodeID, 0, 1024*per)
 	}
-	g.slab = append(g.slab, nid)
-	n := len(g.slab)
-	return g.slab[n-1 : n : n]
+	i := len(g.slab)
+	g.slab = g.slab[:i+per]
+	g.slab[i] = nid
+	return g.slab[i : i+1 : i+1], g.slab[i+1 : i+1 : i+per]
 }
+
+// initialParents is the parents capacity reserved with each class: most
+// classes are used by one or two nodes.
+const initialParents = 2
 
 func (g *EGraph[D]) indexOp(op Op, id ClassID) {
 	ix := g.byOp[op]
