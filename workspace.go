@@ -2,8 +2,6 @@ package storel
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -54,11 +52,7 @@ func (w *Workspace) AddTensor(name string, c *storage.COO, format string) error 
 		}
 		w.store[k] = o
 	}
-	elem := ir.Real
-	if v, ok := objs[name+"_val"]; ok {
-		elem = v.ElemType()
-	}
-	text := storage.Mapping(name, f, len(c.Dims), elem)
+	text := storage.Mapping(name, f, c.Order(), c.Elem())
 	w.sources = append(w.sources, sdql.Source{Name: "<" + format + " mapping of " + name + ">", Text: []byte(text)})
 	return nil
 }
@@ -68,7 +62,7 @@ func (w *Workspace) AddTensor(name string, c *storage.COO, format string) error 
 func (w *Workspace) LoadTensor(name, path, format string, opt storage.ReadOptions) error {
 	start := time.Now()
 	if opt.Progress == nil {
-		opt.Progress = progressWriter()
+		opt.Progress = storage.TerminalProgress()
 	}
 	c, err := storage.ReadTensorFile(path, opt)
 	if err != nil {
@@ -150,7 +144,7 @@ func (w *Workspace) Compile(name string, program []byte, query string) (*Program
 		if decl == nil {
 			return nil, fmt.Errorf("--data %s: no object %s is declared (declare it with CREATE ... %s)", d.name, d.name, d.name)
 		}
-		o, err := storage.LoadObject(decl, d.spec, storage.ReadOptions{Progress: progressWriter()})
+		o, err := storage.LoadObject(decl, d.spec, storage.ReadOptions{Progress: storage.TerminalProgress()})
 		if err != nil {
 			return nil, err
 		}
@@ -309,13 +303,4 @@ func (t Timings) Get(phase string) time.Duration {
 		}
 	}
 	return 0
-}
-
-// progressWriter returns stderr when it is a terminal, else nil, so long
-// loads show progress to a person and stay quiet in scripts.
-func progressWriter() io.Writer {
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return os.Stderr
-	}
-	return nil
 }
