@@ -72,11 +72,18 @@ func runProgram(t *testing.T, w *storel.Workspace, src string) value.Value {
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	res, err := p.Run(storel.RunOptions{Plan: storel.PlanNaive})
-	if err != nil {
-		t.Fatalf("run: %v", err)
+	var got []value.Value
+	for _, e := range []storel.Engine{storel.EngineInterp, storel.EngineCompiled} {
+		res, err := p.Run(storel.RunOptions{Plan: storel.PlanNaive, Engine: e, Threads: 1})
+		if err != nil {
+			t.Fatalf("run (%s): %v", e, err)
+		}
+		got = append(got, res.Value)
 	}
-	return res.Value
+	if !value.Equal(got[0], got[1], 1e-12) {
+		t.Fatalf("engines disagree on\n%s\ninterp:   %s\ncompiled: %s", src, value.Format(got[0]), value.Format(got[1]))
+	}
+	return got[1]
 }
 
 func TestTransposeAndSpMV(t *testing.T) {

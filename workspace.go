@@ -2,10 +2,12 @@ package storel
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/storel/storel/engine"
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
@@ -232,11 +234,23 @@ const (
 	PlanOptimized Plan = "optimized"
 )
 
+// Engine names what executes a plan.
+type Engine string
+
+const (
+	// EngineCompiled compiles the plan into a kernel (package engine).
+	EngineCompiled Engine = "compiled"
+	// EngineInterp runs the reference interpreter (package eval): slow,
+	// obviously correct, the oracle the compiled engine is tested against.
+	EngineInterp Engine = "interp"
+)
+
 // RunOptions control Run.
 type RunOptions struct {
-	Plan    Plan // default PlanOptimized
-	Repeat  int  // execute this many times; the timing is the median
-	Threads int  // worker threads (0 = all cores)
+	Plan    Plan   // default PlanOptimized
+	Engine  Engine // default EngineCompiled
+	Repeat  int    // execute this many times; the timing is the median
+	Threads int    // worker threads (0 = all cores)
 }
 
 // Result is the value a program computed.
@@ -244,6 +258,9 @@ type Result struct {
 	Value   value.Value
 	Type    ir.Type
 	Timings Timings
+	// PeakHeap is the highest live heap sampled while the compiled kernel
+	// ran (0 for the interpreter).
+	PeakHeap uint64
 }
 
 // Run executes the program.
@@ -255,14 +272,48 @@ func (p *Program) Run(opt RunOptions) (*Result, error) {
 	if reps < 1 {
 		reps = 1
 	}
-	var times []time.Duration
-	for r := 0; r < reps; r++ {
-		start := time.Now()
-		v, err := eval.Eval(plan, p.store)
+	// exec runs the plan once and reports the execution time proper.
+	var exec func() (value.Value, time.Duration, error)
+	switch opt.Engine {
+	case EngineInterp:
+		exec = func() (value.Value, time.Duration, error) {
+			start := time.Now()
+			v, err := eval.Eval(plan, p.store)
+			return v, time.Since(start), err
+		}
+	case EngineCompiled, "":
+		threads := opt.Threads
+		if threads == 0 {
+			threads = runtime.NumCPU()
+		}
+		k, err := engine.Compile(plan, engine.SchemaOf(p.store), engine.Options{Threads: threads})
 		if err != nil {
 			return nil, err
 		}
-		times = append(times, time.Since(start))
+		res.Timings.Add("compile", k.CompileTime())
+		exec = func() (value.Value, time.Duration, error) {
+			r, err := k.Exec(p.store)
+			if err != nil {
+				return nil, 0, err
+			}
+			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
+			// Converting the kernel's result to a logical value is part
+			// of producing output, not of execution.
+			start := time.Now()
+			v := r.Value()
+			res.Timings.Add("write", time.Since(start))
+			return v, r.Stats.Execute, nil
+		}
+	default:
+		return nil, fmt.Errorf("unknown engine %q (want %s or %s)", opt.Engine, EngineCompiled, EngineInterp)
+	}
+	var times []time.Duration
+	for r := 0; r < reps; r++ {
+		v, d, err := exec()
+		if err != nil {
+			return nil, err
+		}
+		times = append(times, d)
 		res.Value = v
 	}
 	res.Timings.Add("execute", median(times))

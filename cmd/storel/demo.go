@@ -208,7 +208,7 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.Run(storel.RunOptions{Plan: storel.Plan(o.plan), Repeat: o.repeat, Threads: o.threads})
+	res, err := p.Run(o.runOptions())
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "checked against a direct Go computation over the coordinates: %d entries agree\n", len(want))
 	if o.timings {
-		printTimings(stderr, res.Timings)
+		printTimings(stderr, res)
 	}
 	return nil
 }

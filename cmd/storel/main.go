@@ -39,6 +39,7 @@ flags of run and explain:
   --timings                    print 'timing: <phase> <ms> ms' lines on stderr
   --repeat N                   run the execute phase N times and report the median
   --threads N                  worker threads (default: all cores)
+  --engine compiled|interp     run the compiled kernel (default) or the reference interpreter
 `
 
 // exitError carries an exit status: 1 for bad input, 2 for misuse.
@@ -109,6 +110,7 @@ type options struct {
 	query    string
 	output   string
 	plan     string
+	engine   string
 	timings  bool
 	repeat   int
 	threads  int
@@ -132,6 +134,7 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	fs.StringVar(&o.query, "query", "", "")
 	fs.StringVar(&o.output, "output", "", "")
 	fs.StringVar(&o.plan, "plan", "optimized", "")
+	fs.StringVar(&o.engine, "engine", "compiled", "")
 	fs.BoolVar(&o.timings, "timings", false, "")
 	fs.IntVar(&o.repeat, "repeat", 1, "")
 	fs.IntVar(&o.threads, "threads", 0, "")
@@ -172,6 +175,9 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	}
 	if o.plan != string(storel.PlanNaive) && o.plan != string(storel.PlanOptimized) {
 		return nil, misuse("--plan %s: want naive or optimized", o.plan)
+	}
+	if o.engine != string(storel.EngineCompiled) && o.engine != string(storel.EngineInterp) {
+		return nil, misuse("--engine %s: want compiled or interp", o.engine)
 	}
 	if o.repeat < 1 {
 		return nil, misuse("--repeat %d: want at least 1", o.repeat)
@@ -248,6 +254,10 @@ func hasTensorExt(p string) bool {
 	return ext == ".mtx" || ext == ".tns"
 }
 
+func (o *options) runOptions() storel.RunOptions {
+	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads}
+}
+
 func (o *options) compile() (*storel.Program, error) {
 	w, err := o.workspace()
 	if err != nil {
@@ -265,7 +275,7 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.Run(storel.RunOptions{Plan: storel.Plan(o.plan), Repeat: o.repeat, Threads: o.threads})
+	res, err := p.Run(o.runOptions())
 	if err != nil {
 		return err
 	}
@@ -273,7 +283,7 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.timings {
-		printTimings(stderr, res.Timings)
+		printTimings(stderr, res)
 	}
 	return nil
 }
@@ -319,10 +329,14 @@ func orStdout(p string) string {
 	return p
 }
 
-// printTimings prints the contract's phases in a fixed order.
-func printTimings(w io.Writer, t storel.Timings) {
+// printTimings prints the contract's phases in a fixed order, then the
+// peak heap of the execution when the compiled engine measured it.
+func printTimings(w io.Writer, res *storel.Result) {
 	for _, phase := range []string{"parse", "load", "optimize", "compile", "execute", "write"} {
-		fmt.Fprintf(w, "timing: %s %.3f ms\n", phase, float64(t.Get(phase).Microseconds())/1000)
+		fmt.Fprintf(w, "timing: %s %.3f ms\n", phase, float64(res.Timings.Get(phase).Microseconds())/1000)
+	}
+	if res.PeakHeap > 0 {
+		fmt.Fprintf(w, "memory: peak-heap %.1f MiB\n", float64(res.PeakHeap)/(1<<20))
 	}
 }
 
