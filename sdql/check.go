@@ -227,8 +227,11 @@ func (c *checker) infer(e *ir.Expr) ir.Type {
 	case ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
 		a, b := c.need(e.Args[0]), c.need(e.Args[1])
 		if name, ok := c.notes.repeated[e]; ok {
-			if known(a) && !isNumber(a) {
-				c.errs.errorf(e.Pos, "%s is bound twice in this sum, which requires its two values to be equal, but %s is %s and only numbers can be compared", name, name, aType(a))
+			for _, t := range []ir.Type{a, b} {
+				if known(t) && !isNumber(t) {
+					c.errs.errorf(e.Pos, "%s is bound twice in this sum, which requires its two values to be equal, but one of them is %s and only numbers can be compared", name, aType(t))
+					break
+				}
 			}
 			return ir.BoolType
 		}

@@ -87,6 +87,9 @@ func fuzzSeeds(f *testing.F) []string {
 	}
 	paths, _ := filepath.Glob(filepath.Join("testdata", "*"))
 	for _, path := range paths {
+		if info, err := os.Stat(path); err != nil || info.IsDir() {
+			continue
+		}
 		content, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
