@@ -1,0 +1,355 @@
+package opt
+
+import (
+	"github.com/storel/storel/egraph"
+	"github.com/storel/storel/ir"
+)
+
+// Data is the e-class analysis of the optimizer: what every expression of
+// a class shares.
+type Data struct {
+	// Type is the class's type; every node of a class has it (rules whose
+	// right-hand side would have another type are not applied).
+	Type ir.Type
+	// FV holds the variables that every term of the class needs: the
+	// intersection over the class's nodes of their free variables. A rule
+	// that moves a class out of a binder checks the binder is not in FV,
+	// and extraction only builds a class from nodes whose free variables
+	// are within FV, so the moved term never mentions the binder.
+	FV varSet
+	// Card is the structured cardinality (§5.5, Fig. 5).
+	Card Card
+	// Known and Value: the class is an int whose value is known (a
+	// constant or an int scalar of the data): the #m of §5.5.
+	Known bool
+	Value int64
+	// Sel is the selectivity of a bool class.
+	Sel float64
+	// Zero and One: the class holds the constant 0 (of any type) or 1.
+	Zero, One bool
+}
+
+func (d *Data) equal(o *Data) bool {
+	return d.Type == o.Type && d.FV.equal(o.FV) && d.Card.equal(o.Card) && d.Known == o.Known &&
+		d.Value == o.Value && d.Sel == o.Sel && d.Zero == o.Zero && d.One == o.One
+}
+
+type graph = egraph.EGraph[Data]
+
+// analysis implements egraph.Analysis for the session s.
+type analysis struct{ s *session }
+
+// Make computes the datum of one node from its children's.
+func (a analysis) Make(g *graph, n egraph.Node) Data {
+	s := a.s
+	var d Data
+	kids := s.kidTypes(g, n)
+	d.Type, _ = nodeType(s, n, kids)
+	d.FV = s.nodeFV(g, n)
+	d.Card = s.nodeCard(g, n)
+	switch n.Op {
+	case opInt:
+		d.Known, d.Value = true, int64(n.Payload)
+	case opGlobal:
+		if v, ok := s.stats.Ints[s.lang.syms.Name(n.Payload)]; ok {
+			d.Known, d.Value = true, v
+		}
+	case opAdd, opSub, opMul:
+		x, y := g.Data(n.Children[0]), g.Data(n.Children[1])
+		if x.Known && y.Known && d.Type == ir.IntType {
+			d.Known = true
+			switch n.Op {
+			case opAdd:
+				d.Value = x.Value + y.Value
+			case opSub:
+				d.Value = x.Value - y.Value
+			default:
+				d.Value = x.Value * y.Value
+			}
+		}
+	}
+	if d.Type.Base == ir.Bool && d.Type.Depth == 0 {
+		d.Sel = s.nodeSel(g, n)
+	}
+	d.Zero = isZeroNode(n)
+	d.One = isOneNode(n)
+	return d
+}
+
+// Merge joins two data of one class.
+func (analysis) Merge(into *Data, from Data) egraph.MergeResult {
+	old := *into
+	m := old
+	m.FV = old.FV.intersect(from.FV)
+	m.Card = old.Card.meet(from.Card)
+	if !m.Known && from.Known {
+		m.Known, m.Value = true, from.Value
+	}
+	if m.Type.Base == ir.Unknown {
+		m.Type = from.Type
+	}
+	if from.Sel < m.Sel {
+		m.Sel = from.Sel
+	}
+	m.Zero = m.Zero || from.Zero
+	m.One = m.One || from.One
+	*into = m
+	return egraph.MergeResult{IntoChanged: !m.equal(&old), FromChanged: !m.equal(&from)}
+}
+
+// Modify is not used: the optimizer folds nothing eagerly.
+func (analysis) Modify(*graph, egraph.ClassID) {}
+
+func (s *session) kidTypes(g *graph, n egraph.Node) []ir.Type {
+	kids := s.typeScratch[:0]
+	for _, c := range n.Children {
+		kids = append(kids, g.Data(c).Type)
+	}
+	s.typeScratch = kids
+	return kids
+}
+
+// bindSym returns the variable of a binder child (a variable's class).
+func bindSym(g *graph, c egraph.ClassID) (uint64, bool) {
+	for _, nid := range g.Nodes(c) {
+		if n := g.Node(nid); n.Op == opVar {
+			return n.Payload, true
+		}
+	}
+	return 0, false
+}
+
+// nodeFV computes the free variables of n from its children's classes.
+func (s *session) nodeFV(g *graph, n egraph.Node) varSet {
+	switch n.Op {
+	case opVar:
+		return singletonSet(uint32(n.Payload))
+	case opGlobal, opInt, opReal, opBool, opEmpty:
+		return nil
+	}
+	nb := binderCount(n.Op)
+	var binders [3]uint32
+	for i := 0; i < nb; i++ {
+		sym, _ := bindSym(g, n.Children[i])
+		binders[i] = uint32(sym)
+	}
+	var fv varSet
+	for i, c := range n.Children {
+		if i < nb {
+			continue
+		}
+		cf := g.Data(c).FV
+		if inScope(n.Op, i) {
+			cf = cf.minus(binders[:nb]...)
+		}
+		fv = fv.union(cf)
+	}
+	return fv
+}
+
+// nodeSel estimates the selectivity of a bool node.
+func (s *session) nodeSel(g *graph, n egraph.Node) float64 {
+	kid := func(i int) float64 { return g.Data(n.Children[i]).Sel }
+	switch n.Op {
+	case opBool:
+		return float64(n.Payload)
+	case opEq:
+		return selEq
+	case opNe:
+		return selNe
+	case opLt, opLe, opGt, opGe:
+		return selCmp
+	case opAnd:
+		return kid(0) * kid(1)
+	case opOr:
+		a, b := kid(0), kid(1)
+		return a + b - a*b
+	case opNot:
+		return 1 - kid(0)
+	case opIfElse:
+		return max(kid(1), kid(2))
+	case opLet:
+		return kid(2)
+	}
+	return selElse
+}
+
+// nodeCard computes the structured cardinality of n (Fig. 5, extended to
+// every operator).
+func (s *session) nodeCard(g *graph, n egraph.Node) Card {
+	kid := func(i int) Card { return g.Data(n.Children[i]).Card }
+	switch n.Op {
+	case opVar:
+		return s.vars[n.Payload].card
+	case opGlobal:
+		return s.globalCard(n.Payload)
+	case opEmpty:
+		t := emptyType(n.Payload)
+		c := make(Card, t.Depth)
+		for i := range c {
+			c[i] = Level{Size: 0, Layout: LayoutDense}
+		}
+		return c
+	case opNeg:
+		return kid(0)
+	case opAdd, opSub:
+		a, b := kid(0), kid(1)
+		if len(a) == 0 || len(a) != len(b) {
+			return a
+		}
+		out := make(Card, len(a))
+		for i := range a {
+			out[i] = Level{Size: a[i].Size + b[i].Size, Layout: a[i].Layout}
+			if b[i].Layout.rank() > a[i].Layout.rank() {
+				out[i].Layout = b[i].Layout
+			}
+		}
+		return out
+	case opMul:
+		a, b := kid(0), kid(1)
+		switch {
+		case len(a) == 0:
+			return b
+		case len(b) == 0:
+			return a
+		}
+		return a.meet(b)
+	case opSingle:
+		return append(Card{{Size: 1, Layout: annLayout(ir.Ann(n.Payload))}}, kid(1)...)
+	case opLookup:
+		return kid(0).Elem()
+	case opRange:
+		return Card{{Size: s.boundsSize(g, n.Children[0], n.Children[1], -1), Layout: LayoutArray}}
+	case opSubArray:
+		whole := kid(0).Size()
+		return Card{{Size: s.boundsSize(g, n.Children[1], n.Children[2], whole), Layout: LayoutArray}}
+	case opIf:
+		return kid(1).scaled(g.Data(n.Children[0]).Sel)
+	case opIfElse:
+		a, b := kid(1), kid(2)
+		if len(a) > 0 && len(b) == len(a) && b[0].Size > a[0].Size {
+			return b
+		}
+		return a
+	case opLet:
+		return kid(2)
+	case opSum:
+		return kid(3).scaled(kid(2).Size())
+	case opMerge:
+		n1, n2 := kid(3).Size(), kid(4).Size()
+		return kid(5).scaled(mergeMatches(n1, n2))
+	}
+	return nil
+}
+
+// mergeMatches estimates how many values two vectors of n1 and n2 entries
+// share: no more than the smaller, and no more than an equality join of the
+// two would keep.
+func mergeMatches(n1, n2 float64) float64 {
+	return min(n1, n2, n1*n2*selEq)
+}
+
+// boundsSize estimates the number of positions in lo:hi: hi-lo when both
+// are known, the average segment of P for P(x):P(x+1), else hi if known,
+// else whole (the size of the array a subarray is cut from) or a default.
+func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) float64 {
+	l, h := g.Data(lo), g.Data(hi)
+	if l.Known && h.Known {
+		return float64(max(h.Value-l.Value, 0))
+	}
+	if p, ok := s.segmentArray(g, lo, hi); ok {
+		if as, ok := s.stats.Arrays[p]; ok && as.AvgSegment > 0 {
+			return as.AvgSegment
+		}
+	}
+	if h.Known {
+		return float64(max(h.Value, 0))
+	}
+	if whole > 0 {
+		return whole
+	}
+	return defaultRangeSize
+}
+
+// segmentArray recognizes bounds P(x):P(x+1) (or P(c):P(c+1) for
+// constants) and returns P.
+func (s *session) segmentArray(g *graph, lo, hi egraph.ClassID) (string, bool) {
+	for _, ln := range g.Nodes(lo) {
+		l := g.Node(ln)
+		if l.Op != opLookup {
+			continue
+		}
+		for _, hn := range g.Nodes(hi) {
+			h := g.Node(hn)
+			if h.Op != opLookup || g.Find(h.Children[0]) != g.Find(l.Children[0]) {
+				continue
+			}
+			if !s.isGlobalClass(g, l.Children[0]) {
+				continue
+			}
+			if s.isSuccessor(g, l.Children[1], h.Children[1]) {
+				name, _ := s.globalName(g, l.Children[0])
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// isSuccessor reports whether class b is a+1.
+func (s *session) isSuccessor(g *graph, a, b egraph.ClassID) bool {
+	da, db := g.Data(a), g.Data(b)
+	if da.Known && db.Known {
+		return db.Value == da.Value+1
+	}
+	for _, nid := range g.Nodes(b) {
+		n := g.Node(nid)
+		if n.Op != opAdd {
+			continue
+		}
+		x, y := n.Children[0], n.Children[1]
+		if g.Find(x) == g.Find(a) && g.Data(y).Known && g.Data(y).Value == 1 {
+			return true
+		}
+		if g.Find(y) == g.Find(a) && g.Data(x).Known && g.Data(x).Value == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) isGlobalClass(g *graph, c egraph.ClassID) bool {
+	_, ok := s.globalName(g, c)
+	return ok
+}
+
+// globalName returns the physical object a class is, if it is one.
+func (s *session) globalName(g *graph, c egraph.ClassID) (string, bool) {
+	for _, nid := range g.Nodes(c) {
+		if n := g.Node(nid); n.Op == opGlobal {
+			return s.lang.syms.Name(n.Payload), true
+		}
+	}
+	return "", false
+}
+
+// globalCard is the cardinality of a physical object.
+func (s *session) globalCard(sym uint64) Card {
+	name := s.lang.syms.Name(sym)
+	if as, ok := s.stats.Arrays[name]; ok {
+		return Card{{Size: float64(as.Len), Layout: LayoutArray}}
+	}
+	if fo, ok := s.stats.Maps[name]; ok {
+		c := make(Card, len(fo))
+		for i, x := range fo {
+			c[i] = Level{Size: x, Layout: LayoutHash}
+		}
+		return c
+	}
+	t := s.globals[sym]
+	c := make(Card, t.Depth)
+	for i := range c {
+		c[i] = Level{Size: defaultRangeSize, Layout: LayoutHash}
+	}
+	return c
+}

@@ -1,0 +1,103 @@
+package opt
+
+import "github.com/storel/storel/ir"
+
+// cleanup tidies an extracted plan without changing its cost: the fusion
+// rules leave lets that only rename a variable (let k = i in ...) or bind
+// a scalar read once (let v = A_val(p) in ... v ...), which the paper's
+// plans (Fig. 1 (d)) write inline. A let is inlined when its value is a
+// variable or a constant, or a scalar used once and not inside a loop of
+// its body (where inlining would repeat the work); a let whose variable is
+// unused is dropped.
+func cleanup(e *ir.Expr) *ir.Expr {
+	if e == nil || len(e.Args) == 0 {
+		return e
+	}
+	c := e.Shallow()
+	for i, a := range e.Args {
+		c.Args[i] = cleanup(a)
+	}
+	if c.Op != ir.OpLet {
+		return c
+	}
+	x, val, body := c.Vars[0], c.Args[0], c.Args[1]
+	count, inLoop := occurrences(body, x, false)
+	switch {
+	case count == 0:
+		return body
+	case val.Op == ir.OpVar || val.Op == ir.OpConst || (val.Op == ir.OpGlobal && val.Type.Depth == 0):
+		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}))
+	case val.Type.Depth == 0 && count == 1 && !inLoop:
+		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}))
+	}
+	return c
+}
+
+// inlineCheap inlines every let whose value is a cheap scalar (see
+// cheapScalar), wherever its uses are: between stages, it leaves the
+// exploration no lets to float around loops, and costs at most a
+// repeated array read that a later hoisting rule may take out again.
+func inlineCheap(e *ir.Expr) *ir.Expr {
+	if e == nil || len(e.Args) == 0 {
+		return e
+	}
+	c := e.Shallow()
+	for i, a := range e.Args {
+		c.Args[i] = inlineCheap(a)
+	}
+	if c.Op == ir.OpLet && cheapScalar(c.Args[0], 2) {
+		return inlineCheap(ir.Subst(c.Args[1], map[string]*ir.Expr{c.Vars[0]: c.Args[0]}))
+	}
+	return c
+}
+
+// cheapScalar reports whether e is a scalar computed by at most depth
+// reads and index operations from variables and constants: k, 3, N, k+1,
+// A_val(p), A_pos2(i+1).
+func cheapScalar(e *ir.Expr, depth int) bool {
+	if e.Type.Depth > 0 {
+		return false
+	}
+	switch e.Op {
+	case ir.OpVar, ir.OpConst, ir.OpGlobal:
+		return true
+	case ir.OpLookup:
+		return depth > 0 && e.Args[0].Op == ir.OpGlobal && cheapScalar(e.Args[1], depth-1)
+	case ir.OpAdd, ir.OpSub:
+		return depth > 0 && cheapScalar(e.Args[0], depth-1) && cheapScalar(e.Args[1], depth-1)
+	}
+	return false
+}
+
+// occurrences counts the free occurrences of x in e and reports whether
+// one is inside a sum or merge body of e.
+func occurrences(e *ir.Expr, x string, inLoop bool) (int, bool) {
+	if e == nil {
+		return 0, false
+	}
+	if e.Op == ir.OpVar {
+		if e.Name == x {
+			return 1, inLoop
+		}
+		return 0, false
+	}
+	n, loop := 0, false
+	for i, a := range e.Args {
+		scoped := e.BinderScope(i)
+		if scoped {
+			shadow := false
+			for _, v := range e.Vars {
+				if v == x {
+					shadow = true
+				}
+			}
+			if shadow {
+				continue
+			}
+		}
+		k, l := occurrences(a, x, inLoop || (scoped && (e.Op == ir.OpSum || e.Op == ir.OpMerge)))
+		n += k
+		loop = loop || l
+	}
+	return n, loop
+}

@@ -1,0 +1,294 @@
+package opt
+
+import (
+	"github.com/storel/storel/egraph"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+// condFuncs are the conditions a rule may state (see rulefile.go). Each
+// gets the metavariables named in the rule, bound by the match.
+var condFuncs = map[string]func(s *session, m match, args []string) bool{
+	"notfree": func(s *session, m match, args []string) bool {
+		e, ok := metaClass(m, args[0])
+		if !ok {
+			return false
+		}
+		fv := s.g.Data(e).FV
+		for _, a := range args[1:] {
+			sym, ok := s.metaSym(m, a)
+			if !ok || fv.has(uint32(sym)) {
+				return false
+			}
+		}
+		return true
+	},
+	"strict": func(s *session, m match, args []string) bool {
+		e, ok1 := metaClass(m, args[0])
+		x, ok2 := s.metaSym(m, args[1])
+		return ok1 && ok2 && s.conds.strict(e, x)
+	},
+	"linear": func(s *session, m match, args []string) bool {
+		e, ok1 := metaClass(m, args[0])
+		x, ok2 := s.metaSym(m, args[1])
+		return ok1 && ok2 && s.conds.linear(e, x)
+	},
+	"scalar":  typeCond(func(t ir.Type) bool { return t.Depth == 0 }),
+	"dict":    typeCond(func(t ir.Type) bool { return t.Depth > 0 }),
+	"int":     typeCond(func(t ir.Type) bool { return t == ir.IntType }),
+	"zero":    dataCond(func(d *Data) bool { return d.Zero }),
+	"one":     dataCond(func(d *Data) bool { return d.One }),
+	"logical": dataCond(func(d *Data) bool { return d.Card.Layout() != LayoutArray }),
+	"nontrivial": classCond(func(s *session, c egraph.ClassID) bool {
+		return !s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
+	}),
+	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
+}
+
+func typeCond(f func(ir.Type) bool) func(*session, match, []string) bool {
+	return dataCond(func(d *Data) bool { return f(d.Type) })
+}
+
+func dataCond(f func(*Data) bool) func(*session, match, []string) bool {
+	return func(s *session, m match, args []string) bool {
+		c, ok := metaClass(m, args[0])
+		if !ok {
+			return false
+		}
+		d := s.g.Data(c)
+		return f(&d)
+	}
+}
+
+func classCond(f func(*session, egraph.ClassID) bool) func(*session, match, []string) bool {
+	return func(s *session, m match, args []string) bool {
+		c, ok := metaClass(m, args[0])
+		return ok && f(s, c)
+	}
+}
+
+// metaSym returns the variable a binder metavariable is bound to.
+func (s *session) metaSym(m match, name string) (uint64, bool) {
+	c, ok := metaClass(m, name)
+	if !ok {
+		return 0, false
+	}
+	return bindSym(s.g, c)
+}
+
+// hasOp reports whether class c holds a node with one of the operators.
+func (s *session) hasOp(c egraph.ClassID, ops ...egraph.Op) bool {
+	for _, nid := range s.g.Nodes(c) {
+		op := s.g.Node(nid).Op
+		for _, o := range ops {
+			if op == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// condCache memoizes the recursive conditions within one iteration (the
+// runner clears it after each: a class may gain a node that proves more).
+type condCache struct {
+	s                *session
+	strictM, linearM map[classVar]bool
+	onPath           map[classVar]bool
+	sorted           map[[2]string]bool // (index array, segment array) -> sorted within segments
+}
+
+type classVar struct {
+	c   egraph.ClassID
+	x   uint64
+	lin bool
+}
+
+func newCondCache(s *session) *condCache {
+	c := &condCache{s: s, sorted: map[[2]string]bool{}}
+	c.reset()
+	return c
+}
+
+func (c *condCache) reset() {
+	c.strictM = map[classVar]bool{}
+	c.linearM = map[classVar]bool{}
+	c.onPath = map[classVar]bool{}
+}
+
+// strict reports whether class e is zero whenever variable x is zero: some
+// node of e proves it. A cycle proves nothing.
+func (c *condCache) strict(e egraph.ClassID, x uint64) bool {
+	return c.prove(e, x, false)
+}
+
+// linear reports whether class e is additive in x: e[a+b/x] = e[a/x] +
+// e[b/x], hence also zero when x is.
+func (c *condCache) linear(e egraph.ClassID, x uint64) bool {
+	return c.prove(e, x, true)
+}
+
+func (c *condCache) prove(e egraph.ClassID, x uint64, lin bool) bool {
+	g := c.s.g
+	e = g.Find(e)
+	d := g.Data(e)
+	if !d.FV.has(uint32(x)) {
+		return d.Zero // e does not depend on x: only zero is linear or strict
+	}
+	key := classVar{e, x, lin}
+	memo := c.strictM
+	if lin {
+		memo = c.linearM
+	}
+	if v, ok := memo[key]; ok {
+		return v
+	}
+	if c.onPath[key] {
+		return false
+	}
+	c.onPath[key] = true
+	result := false
+	for _, nid := range append([]egraph.NodeID(nil), g.Nodes(e)...) {
+		n := g.Node(nid)
+		kids := append([]egraph.ClassID(nil), n.Children...)
+		if c.proveNode(n.Op, n.Payload, kids, x, lin) {
+			result = true
+			break
+		}
+	}
+	delete(c.onPath, key)
+	memo[key] = result
+	return result
+}
+
+// proveNode checks one node. For strictness (lin false) a product needs
+// one strict factor and a sum of terms needs both; for linearity a
+// product needs one linear factor and the other free of x.
+func (c *condCache) proveNode(op egraph.Op, payload uint64, kids []egraph.ClassID, x uint64, lin bool) bool {
+	g := c.s.g
+	p := func(i int) bool { return c.prove(kids[i], x, lin) }
+	free := func(i int) bool { return !g.Data(kids[i]).FV.has(uint32(x)) }
+	binds := func(i int) bool { sym, _ := bindSym(g, kids[i]); return sym == x }
+	switch op {
+	case opVar:
+		return payload == x
+	case opNeg:
+		return p(0)
+	case opAdd, opSub:
+		return p(0) && p(1)
+	case opMul:
+		if lin {
+			return (p(0) && free(1)) || (free(0) && p(1))
+		}
+		return p(0) || p(1)
+	case opDiv:
+		// x/c is linear in x for reals; 0/c is not zero when c is 0.
+		return lin && g.Data(kids[0]).Type.Base == ir.Real && g.Data(kids[1]).Type.Base == ir.Real && p(0) && free(1)
+	case opSingle:
+		return p(1) && (!lin || free(0))
+	case opLookup:
+		return p(0) && (!lin || free(1))
+	case opIf:
+		return p(1) && (!lin || free(0))
+	case opIfElse:
+		return p(1) && p(2) && (!lin || free(0))
+	case opLet:
+		if binds(0) { // the body sees another x
+			return p(1) && c.prove(kids[2], x, lin)
+		}
+		y, _ := bindSym(g, kids[0])
+		if lin {
+			return (free(1) && p(2)) || (p(1) && free(2) && c.prove(kids[2], y, true))
+		}
+		return p(2) || (p(1) && c.prove(kids[2], y, false))
+	case opSum:
+		if binds(0) || binds(1) {
+			return false
+		}
+		v, _ := bindSym(g, kids[1])
+		if lin {
+			return (free(2) && p(3)) || (p(2) && free(3) && c.prove(kids[3], v, true))
+		}
+		return p(3) || (c.iterZero(kids[2]) && p(2))
+	case opMerge:
+		if binds(0) || binds(1) || binds(2) {
+			return false
+		}
+		if lin {
+			return free(3) && free(4) && p(5)
+		}
+		return p(5)
+	}
+	return false
+}
+
+// iterZero reports whether iterating a zero of source class s yields
+// nothing: true for computed dictionaries, false for subarrays (which
+// visit every position whatever the values).
+func (c *condCache) iterZero(s egraph.ClassID) bool {
+	return !c.s.hasOp(s, opSubArray, opRange)
+}
+
+// sortedVec reports whether class v is a vector of distinct ints in
+// increasing order, so that merge may intersect it with a two-pointer walk:
+// a range, or a segment X(P(i):P(i+1)) of an int array X that increases
+// strictly within every segment of P (checked on the data).
+func (c *condCache) sortedVec(v egraph.ClassID) bool {
+	s := c.s
+	g := s.g
+	if g.Data(v).Type != (ir.Type{Depth: 1, Base: ir.Int}) {
+		return false
+	}
+	for _, nid := range g.Nodes(v) {
+		n := g.Node(nid)
+		switch n.Op {
+		case opRange:
+			return true
+		case opSubArray:
+			x, ok := s.globalName(g, n.Children[0])
+			if !ok {
+				continue
+			}
+			p, ok := s.segmentArray(g, n.Children[1], n.Children[2])
+			if !ok {
+				continue
+			}
+			if c.sortedWithin(x, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *condCache) sortedWithin(x, p string) bool {
+	key := [2]string{x, p}
+	if v, ok := c.sorted[key]; ok {
+		return v
+	}
+	ok := segmentsIncrease(c.s.store, x, p)
+	c.sorted[key] = ok
+	return ok
+}
+
+// segmentsIncrease checks that int array x increases strictly within each
+// segment [p[i], p[i+1]) of int array p.
+func segmentsIncrease(st storage.Store, x, p string) bool {
+	xa, ok1 := st[x].(*storage.Array)
+	pa, ok2 := st[p].(*storage.Array)
+	if !ok1 || !ok2 || xa.Elem != ir.Int || pa.Elem != ir.Int {
+		return false
+	}
+	for i := 0; i+1 < len(pa.I); i++ {
+		lo, hi := pa.I[i], pa.I[i+1]
+		if lo < 0 || hi > int64(len(xa.I)) || lo > hi {
+			return false
+		}
+		for j := lo + 1; j < hi; j++ {
+			if xa.I[j] <= xa.I[j-1] {
+				return false
+			}
+		}
+	}
+	return true
+}

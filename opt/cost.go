@@ -1,0 +1,307 @@
+package opt
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/storel/storel/egraph"
+	"github.com/storel/storel/ir"
+)
+
+// Cost coefficients of Fig. 6, in units of one scalar operation (~1 ns).
+// The dense-array versus hash-map ratios come from BenchmarkLayouts
+// (coef_test.go): on the development machine, over 65,536 float64 entries,
+// iterating a slice cost ~7 ns an element and a map ~35 ns (ratio 5); a
+// random read ~4.6 ns versus ~100-200 ns (we use 20, the ratio for maps
+// that fit in cache); a random accumulate ~2 ns versus ~100 ns for a map
+// insert (20). Only the ratios matter: plans are compared with one another.
+const (
+	costScalarOp = 1.0 // +, *, comparisons, ... on scalars
+	costCall     = 5.0 // exp, log, sqrt, ... (a few scalar operations)
+
+	iterArray = 1.0 // γ_iter of a physical array, range, subarray or dense array
+	iterHash  = 5.0 // γ_iter of a hash map or trie level
+
+	lookupArray = 1.0  // γ_lookup of a dense level
+	lookupHash  = 20.0 // γ_lookup of a hashed level
+
+	insertDense = 1.0  // γ_arr-insert: accumulate into a dense array
+	insertHash  = 20.0 // γ_hash-insert: accumulate into a hash map
+
+	mergeStep = 1.0 // one step of merge's two-pointer walk
+
+	// costEpsilon makes every node cost strictly more than each of its
+	// children, so that the cheapest choices never form a cycle.
+	costEpsilon = 1e-6
+)
+
+func iterCoef(l Layout) float64 {
+	if l == LayoutHash || l == LayoutLogical {
+		return iterHash
+	}
+	return iterArray
+}
+
+// insertCoef is the cost of writing one leaf of a dictionary with card c.
+func insertCoef(c Card) float64 {
+	if len(c) > 0 && (c[len(c)-1].Layout == LayoutDense || c[len(c)-1].Layout == LayoutArray) {
+		return insertDense
+	}
+	return insertHash
+}
+
+func lookupCoef(l Layout) float64 {
+	if l == LayoutHash || l == LayoutLogical {
+		return lookupHash
+	}
+	return lookupArray
+}
+
+// Cost is the estimated cost of a plan, with its estimated cardinality.
+type Cost struct {
+	Value float64 // +Inf for a plan that still builds a logical dictionary
+	Card  Card
+}
+
+func (c Cost) String() string {
+	if math.IsInf(c.Value, 1) {
+		return "∞"
+	}
+	return formatCount(c.Value)
+}
+
+// nodeCost is cost(e) of Fig. 6 for one node whose children cost kids. It
+// refuses (infinite cost) a logical singleton, and a node that mentions a
+// variable its class need not mention: such a node would be out of scope
+// where the class was moved (see Data.FV).
+func (s *session) nodeCost(g *graph, class egraph.ClassID, n egraph.Node, kids []float64) (float64, bool) {
+	if !s.nodeInScope(g, class, n) {
+		return 0, false
+	}
+	return s.costFormula(g, class, n, kids)
+}
+
+// costFormula is nodeCost without the scope test.
+func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kids []float64) (float64, bool) {
+	d := func(i int) *Data { x := g.Data(n.Children[i]); return &x }
+	sum := 0.0
+	maxKid := 0.0
+	for _, k := range kids {
+		sum += k
+		maxKid = max(maxKid, k)
+	}
+	var c float64
+	switch n.Op {
+	case opVar, opGlobal, opInt, opReal, opBool, opEmpty:
+		return 0, true
+	case opCall:
+		c = costCall + sum
+	case opSingle:
+		switch ir.Ann(n.Payload) {
+		case ir.AnnDense:
+			c = sum + insertDense
+		case ir.AnnHash:
+			c = sum + insertHash
+		default:
+			if !s.logicalAsHash {
+				return 0, false
+			}
+			c = sum + insertHash
+		}
+	case opLookup:
+		c = sum + lookupCoef(d(0).Card.Layout())
+	case opRange, opSubArray:
+		c = sum
+	case opIf:
+		c = kids[0] + d(0).Sel*kids[1]
+	case opIfElse:
+		sel := d(0).Sel
+		c = kids[0] + sel*kids[1] + (1-sel)*kids[2]
+	case opLet:
+		c = kids[1] + kids[2]
+	case opSum:
+		src := d(2).Card
+		c = kids[2] + iterCoef(src.Layout())*src.Size()*(1+kids[3])
+	case opMerge:
+		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
+		c = kids[3] + kids[4] + mergeStep*(n1+n2) + mergeMatches(n1, n2)*(1+kids[5])
+	default:
+		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
+			c = sum + costScalarOp
+			if t := g.Data(class).Type; t.Depth > 0 {
+				c = sum + s.dictOpCost(n, d)
+			}
+		} else {
+			return 0, false
+		}
+	}
+	return max(c, maxKid) + costEpsilon, true
+}
+
+// dictOpCost is the cost of +, - or * on dictionaries: a pass over the
+// entries (a scalar factor scales every leaf; + and - insert every entry
+// of both sides).
+func (s *session) dictOpCost(n egraph.Node, d func(int) *Data) float64 {
+	switch n.Op {
+	case opNeg:
+		return d(0).Card.Total()
+	case opMul:
+		// A scaled dictionary is a new dictionary: every leaf is
+		// multiplied and written out (a temporary the enclosing sum then
+		// adds up), where a product inside the singleton accumulates in
+		// place.
+		a, b := d(0).Card, d(1).Card
+		switch {
+		case len(a) == 0:
+			return b.Total() * (costScalarOp + insertCoef(b))
+		case len(b) == 0:
+			return a.Total() * (costScalarOp + insertCoef(a))
+		}
+		return a.Total()*iterCoef(a.Layout()) + a.Total()*lookupCoef(b.Layout())
+	}
+	a, b := d(0).Card, d(1).Card
+	return (a.Total() + b.Total()) * insertHash
+}
+
+// nodeInScope reports whether every free variable of node n (computed from
+// its children's classes) is one its class needs anyway.
+func (s *session) nodeInScope(g *graph, class egraph.ClassID, n egraph.Node) bool {
+	fv := g.Data(class).FV
+	nb := binderCount(n.Op)
+	var binders [3]uint32
+	for i := 0; i < nb; i++ {
+		sym, _ := bindSym(g, n.Children[i])
+		binders[i] = uint32(sym)
+	}
+	if n.Op == opVar {
+		return fv.has(uint32(n.Payload))
+	}
+	for i := nb; i < len(n.Children); i++ {
+		scoped := inScope(n.Op, i)
+	vars:
+		for _, v := range g.Data(n.Children[i]).FV {
+			if scoped {
+				for _, b := range binders[:nb] {
+					if v == b {
+						continue vars
+					}
+				}
+			}
+			if !fv.has(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func lessCost(a, b float64) bool { return a < b }
+
+// extractPlan builds the cheapest term of class root as a typed ir.Expr.
+func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
+	x := egraph.NewExtractor[Data, float64](s.g, s.nodeCost, lessCost)
+	cost, ok := x.Cost(root)
+	if !ok {
+		return nil, math.Inf(1), fmt.Errorf("no plan without logical dictionaries was found")
+	}
+	onPath := map[egraph.ClassID]bool{}
+	var build func(c egraph.ClassID) (*ir.Expr, error)
+	build = func(c egraph.ClassID) (*ir.Expr, error) {
+		c = s.g.Find(c)
+		if onPath[c] {
+			return nil, fmt.Errorf("opt: the cheapest terms form a cycle through class %d", c)
+		}
+		nid, ok := x.BestNode(c)
+		if !ok {
+			return nil, fmt.Errorf("opt: class %d has no plan", c)
+		}
+		onPath[c] = true
+		defer delete(onPath, c)
+		n := s.g.Node(nid)
+		kids := append([]egraph.ClassID(nil), n.Children...)
+		var args []*ir.Expr
+		for i, k := range kids {
+			if i < binderCount(n.Op) {
+				continue
+			}
+			a, err := build(k)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, a)
+		}
+		n.Children = kids
+		return s.nodeToIR(s.g, n, args, s.g.Data(c).Type), nil
+	}
+	e, err := build(root)
+	return e, cost, err
+}
+
+// termCost computes the cost of a given term (not the cheapest of its
+// class) by loading it into the e-graph. Logical singletons are costed as
+// hash-map inserts when asHash is set (to give the naive plan a number),
+// else they make the cost infinite.
+func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
+	id, err := s.addExpr(e)
+	if err != nil {
+		return Cost{}, err
+	}
+	s.g.Rebuild()
+	var walk func(e *ir.Expr, c egraph.ClassID) float64
+	walk = func(e *ir.Expr, c egraph.ClassID) float64 {
+		c = s.g.Find(c)
+		n, ok := s.nodeOfTerm(e, c)
+		if !ok {
+			return math.Inf(1)
+		}
+		kids := make([]float64, len(n.Children))
+		ai := 0
+		for i, k := range n.Children {
+			if i < binderCount(n.Op) {
+				continue
+			}
+			kids[i] = walk(e.Args[ai], k)
+			ai++
+		}
+		if asHash && n.Op == opSingle && (ir.Ann(n.Payload) == ir.AnnNone || ir.Ann(n.Payload) == ir.AnnUnique) {
+			n.Payload = uint64(ir.AnnHash)
+		}
+		v, ok := s.costFormula(s.g, c, n, kids)
+		if !ok {
+			return math.Inf(1)
+		}
+		return v
+	}
+	return Cost{Value: walk(e, id), Card: s.g.Data(id).Card}, nil
+}
+
+// nodeOfTerm finds the node of class c that is the top of term e.
+func (s *session) nodeOfTerm(e *ir.Expr, c egraph.ClassID) (egraph.Node, bool) {
+	for _, nid := range s.g.Nodes(c) {
+		n := s.g.Node(nid)
+		if s.nodeMatches(e, n) {
+			return egraph.Node{Op: n.Op, Payload: n.Payload, Children: append([]egraph.ClassID(nil), n.Children...)}, true
+		}
+	}
+	return egraph.Node{}, false
+}
+
+// nodeMatches reports whether node n has e's operator and payload.
+func (s *session) nodeMatches(e *ir.Expr, n egraph.Node) bool {
+	switch e.Op {
+	case ir.OpConst:
+		c := constNode(e)
+		return c.Op == n.Op && c.Payload == n.Payload
+	case ir.OpVar:
+		return n.Op == opVar && s.symName(n.Payload) == e.Name
+	case ir.OpGlobal:
+		return n.Op == opGlobal && s.symName(n.Payload) == e.Name
+	case ir.OpIf:
+		return (n.Op == opIf && len(e.Args) == 2) || (n.Op == opIfElse && len(e.Args) == 3)
+	case ir.OpCall:
+		return n.Op == opCall && s.symName(n.Payload) == e.Name
+	case ir.OpSingleton:
+		return n.Op == opSingle && ir.Ann(n.Payload) == e.Ann
+	}
+	return irToOp[e.Op] == n.Op && n.Op != 0
+}

@@ -1,0 +1,176 @@
+package opt
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// The rule file (rules.txt) holds every rewrite the optimizer knows, one
+// entry per rule:
+//
+//	rule NAME  "one-line reason"
+//	  LHS  =>  RHS           (or <=> for a rule that applies both ways)
+//	  if COND, COND, ...     (optional)
+//
+// The rewrite may span several lines; '#' starts a comment. NAME is the
+// paper's name where the rule is the paper's (Fig. 3), else a name of our
+// own. Conditions are predicates on metavariables, defined in conds.go:
+//
+//	notfree(e, x, ...)  none of the variables x occurs in e
+//	strict(e, x)        e is zero whenever x is zero
+//	linear(e, x)        e is additive in x (e(a+b) = e(a)+e(b), e(0) = 0)
+//	scalar(e), dict(e), int(e)   the type of e
+//	logical(e)          e is not a physical array, range or subarray
+//	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
+//	nontrivial(e)       e is not a variable or a constant
+//	dropunique          (not a test) an unannotated singleton of the
+//	                    right-hand side loses @unique: the rule puts it
+//	                    under a different sum
+
+//go:embed rules.txt
+var rulesText string
+
+// ruleDef is one entry of the rule file.
+type ruleDef struct {
+	Name, Reason string
+	Text         string // the rewrite as written (joined on one line)
+	Line         int
+	LHS, RHS     *pat
+	Bidir        bool
+	Conds        []condSpec
+	DropUnique   bool
+}
+
+// condSpec is one condition: a predicate applied to metavariables.
+type condSpec struct {
+	Name string
+	Args []string
+}
+
+func (c condSpec) String() string { return c.Name + "(" + strings.Join(c.Args, ", ") + ")" }
+
+// parseRuleFile reads rule definitions; name is used in error messages.
+func parseRuleFile(name, text string) ([]*ruleDef, error) {
+	var defs []*ruleDef
+	var cur *ruleDef
+	var rewrite, conds []string
+	var errs []string
+	finish := func() {
+		if cur == nil {
+			return
+		}
+		cur.Text = strings.Join(rewrite, " ")
+		lhs, rhs, bidir, err := parseRewrite(cur.Text)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s:%d: rule %s: %v", name, cur.Line, cur.Name, err))
+		} else {
+			cur.LHS, cur.RHS, cur.Bidir = lhs, rhs, bidir
+		}
+		for _, c := range conds {
+			spec, err := parseCond(c)
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Sprintf("%s:%d: rule %s: %v", name, cur.Line, cur.Name, err))
+			case spec.Name == "dropunique":
+				cur.DropUnique = true
+			default:
+				cur.Conds = append(cur.Conds, spec)
+			}
+		}
+		defs = append(defs, cur)
+		cur, rewrite, conds = nil, nil, nil
+	}
+	inConds := false
+	for i, line := range strings.Split(text, "\n") {
+		if j := strings.Index(line, "#"); j >= 0 {
+			line = line[:j]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "rule "); ok {
+			finish()
+			rest = strings.TrimSpace(rest)
+			nm, reason, _ := strings.Cut(rest, " ")
+			reason = strings.TrimSpace(reason)
+			if len(reason) < 2 || reason[0] != '"' || reason[len(reason)-1] != '"' {
+				errs = append(errs, fmt.Sprintf("%s:%d: rule %s: the reason must follow the name, in double quotes", name, i+1, nm))
+			} else {
+				reason = reason[1 : len(reason)-1]
+			}
+			cur = &ruleDef{Name: nm, Reason: reason, Line: i + 1}
+			inConds = false
+			continue
+		}
+		if cur == nil {
+			errs = append(errs, fmt.Sprintf("%s:%d: expected 'rule NAME \"reason\"'", name, i+1))
+			continue
+		}
+		// "if" starts the conditions once the rewrite has its arrow (a
+		// rewrite may itself start with if ... then).
+		if rest, ok := strings.CutPrefix(line, "if "); ok && strings.Contains(strings.Join(rewrite, " "), "=>") {
+			inConds = true
+			line = rest
+		}
+		if inConds {
+			conds = append(conds, splitConds(line)...)
+		} else {
+			rewrite = append(rewrite, line)
+		}
+	}
+	finish()
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	seen := map[string]bool{}
+	for _, d := range defs {
+		if seen[d.Name] {
+			return nil, fmt.Errorf("%s:%d: rule %s is defined twice", name, d.Line, d.Name)
+		}
+		seen[d.Name] = true
+	}
+	return defs, nil
+}
+
+// splitConds splits "a(x, y), b(z)" at the commas outside parentheses.
+func splitConds(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+func parseCond(s string) (condSpec, error) {
+	name, rest, ok := strings.Cut(s, "(")
+	name = strings.TrimSpace(name)
+	if !ok {
+		return condSpec{Name: name}, nil
+	}
+	args, ok := strings.CutSuffix(strings.TrimSpace(rest), ")")
+	if !ok {
+		return condSpec{}, fmt.Errorf("condition %q: missing )", s)
+	}
+	var spec condSpec
+	spec.Name = name
+	for _, a := range strings.Split(args, ",") {
+		spec.Args = append(spec.Args, strings.TrimSpace(a))
+	}
+	return spec, nil
+}

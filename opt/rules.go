@@ -1,0 +1,596 @@
+package opt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storel/storel/egraph"
+	"github.com/storel/storel/ir"
+)
+
+// compiledRule is one direction of a rule of the rule file, for one choice
+// of the annotations its singletons match.
+type compiledRule struct {
+	def      *ruleDef
+	name     string // rewrite name: the rule's, with "<" for right-to-left
+	lhs, rhs *pat
+	sexpr    string // the left-hand side as an egraph pattern
+	anns     map[int]ir.Ann
+	lits     []string        // the constant each literal 0 or 1 of the left-hand side matches
+	binders  map[string]bool // metavariables the left-hand side binds as variables
+	dropUniq bool
+}
+
+// ruleSet is the compiled rule file.
+type ruleSet struct {
+	defs  []*ruleDef
+	rules []*compiledRule
+}
+
+var defaultRules = mustRuleSet()
+
+func mustRuleSet() *ruleSet {
+	rs, err := compileRuleFile("rules.txt", rulesText)
+	if err != nil {
+		panic("opt: " + err.Error())
+	}
+	return rs
+}
+
+// compileRuleFile parses and checks a rule file. Compiling against a
+// session's language happens in (*session).rewrites.
+func compileRuleFile(name, text string) (*ruleSet, error) {
+	defs, err := parseRuleFile(name, text)
+	if err != nil {
+		return nil, err
+	}
+	rs := &ruleSet{defs: defs}
+	var errs []string
+	for _, d := range defs {
+		dirs := [][2]*pat{{d.LHS, d.RHS}}
+		if d.Bidir {
+			dirs = append(dirs, [2]*pat{d.RHS, d.LHS})
+		}
+		for i, dir := range dirs {
+			nm := d.Name
+			if i == 1 {
+				nm += "<"
+			}
+			crs, err := compileDirection(d, nm, dir[0], dir[1])
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s:%d: rule %s: %v", name, d.Line, nm, err))
+				continue
+			}
+			rs.rules = append(rs.rules, crs...)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return rs, nil
+}
+
+// annotation slots: every singleton written without annotation shares the
+// slot annAny; every @unphysical one shares annLogicalOrUnique.
+var slotValues = map[int][]ir.Ann{
+	annAny:             {ir.AnnNone, ir.AnnUnique, ir.AnnDense, ir.AnnHash},
+	annLogicalOrUnique: {ir.AnnNone, ir.AnnUnique},
+}
+
+func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, error) {
+	if lhs.kind != pNode {
+		return nil, fmt.Errorf("the left-hand side must be an operator, not %s", lhs)
+	}
+	metas := map[string]bool{}
+	binders := map[string]bool{}
+	slots := map[int]bool{}
+	var check func(p *pat, side string) error
+	check = func(p *pat, side string) error {
+		switch p.kind {
+		case pMeta:
+			if side == "lhs" {
+				metas[p.name] = true
+			}
+		case pSubst:
+			if side == "lhs" {
+				return fmt.Errorf("a left-hand side cannot substitute")
+			}
+			if !binders[p.name] {
+				return fmt.Errorf("%s[%s := ...]: %s must be a variable the left-hand side binds", p.kids[0], p.name, p.name)
+			}
+		case pNode:
+			if p.op == opSingle && p.ann < 0 && side == "lhs" {
+				slots[p.ann] = true
+			}
+			for i := 0; i < binderCount(p.op); i++ {
+				if side == "lhs" {
+					binders[p.kids[i].name] = true
+				}
+			}
+		}
+		for _, k := range p.kids {
+			if err := check(k, side); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := check(lhs, "lhs"); err != nil {
+		return nil, err
+	}
+	// Right-hand side metavariables: bound by the left, or binders the
+	// right-hand side introduces (fresh variables).
+	rhsBinders := map[string]bool{}
+	var checkRHS func(p *pat) error
+	checkRHS = func(p *pat) error {
+		switch p.kind {
+		case pMeta:
+			if !metas[p.name] && !rhsBinders[p.name] {
+				return fmt.Errorf("%s is not bound by the left-hand side", p.name)
+			}
+		case pNode:
+			if p.op == opSingle && p.ann == annAny && !slots[annAny] && !slots[annLogicalOrUnique] {
+				return fmt.Errorf("the right-hand side singleton %s needs an annotation: the left-hand side has no singleton to copy it from", p)
+			}
+			for i := 0; i < binderCount(p.op); i++ {
+				if !metas[p.kids[i].name] {
+					rhsBinders[p.kids[i].name] = true
+				}
+			}
+		case pOne:
+			return fmt.Errorf("1 on a right-hand side has no type")
+		case pZero:
+			if p != rhs {
+				return fmt.Errorf("0 may only be a whole right-hand side (its type is the rewritten class's)")
+			}
+		}
+		for _, k := range p.kids {
+			if err := checkRHS(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := checkRHS(rhs); err != nil {
+		return nil, err
+	}
+	for _, c := range d.Conds {
+		if _, ok := condFuncs[c.Name]; !ok {
+			return nil, fmt.Errorf("unknown condition %s", c.Name)
+		}
+		for _, a := range c.Args {
+			if !metas[a] {
+				return nil, fmt.Errorf("condition %s: %s is not a metavariable of the left-hand side", c, a)
+			}
+		}
+	}
+	// Expand the annotation slots.
+	var variants []map[int]ir.Ann
+	variants = append(variants, map[int]ir.Ann{})
+	for _, slot := range []int{annAny, annLogicalOrUnique} {
+		if !slots[slot] {
+			continue
+		}
+		var next []map[int]ir.Ann
+		for _, v := range variants {
+			for _, a := range slotValues[slot] {
+				m := map[int]ir.Ann{}
+				for k, x := range v {
+					m[k] = x
+				}
+				m[slot] = a
+				next = append(next, m)
+			}
+		}
+		variants = next
+	}
+	// Expand the literals: 0 matches the zero of each type, 1 the ones.
+	lits := [][]string{nil}
+	var walkLits func(p *pat)
+	walkLits = func(p *pat) {
+		var choices []string
+		switch p.kind {
+		case pZero:
+			choices = zeroHeads
+		case pOne:
+			choices = []string{"int:1", "real:1"}
+		}
+		if choices != nil {
+			var next [][]string
+			for _, l := range lits {
+				for _, c := range choices {
+					next = append(next, append(append([]string(nil), l...), c))
+				}
+			}
+			lits = next
+		}
+		for _, k := range p.kids {
+			walkLits(k)
+		}
+	}
+	walkLits(lhs)
+	var out []*compiledRule
+	for _, anns := range variants {
+		for _, l := range lits {
+			cr := &compiledRule{def: d, name: name, lhs: lhs, rhs: rhs, anns: anns, lits: l, binders: binders, dropUniq: d.DropUnique}
+			zn := 0
+			cr.sexpr = cr.lhsSexpr(lhs, &zn)
+			out = append(out, cr)
+		}
+	}
+	return out, nil
+}
+
+// zeroHeads are the zeros a literal 0 of a left-hand side matches: each a
+// ground constant, so a rule whose constant is absent from the graph costs
+// one lookup per search.
+var zeroHeads = []string{"int:0", "real:0", "empty:1:int", "empty:1:real", "empty:2:int", "empty:2:real",
+	"empty:3:int", "empty:3:real", "empty:4:int", "empty:4:real"}
+
+// lhsSexpr writes the left-hand side as an egraph pattern; literal 0 and 1
+// become metavariables tested by implicit conditions.
+func (cr *compiledRule) lhsSexpr(p *pat, zn *int) string {
+	switch p.kind {
+	case pMeta:
+		return "?" + p.name
+	case pZero, pOne:
+		head := cr.lits[*zn]
+		*zn++
+		return head
+	case pConst:
+		if p.op == opBool {
+			return "bool:" + strconv.FormatBool(p.payload != 0)
+		}
+		return "int:" + strconv.FormatInt(int64(p.payload), 10)
+	}
+	head := opNames[p.op]
+	switch p.op {
+	case opCall:
+		head = "call:" + p.fn
+	case opSingle:
+		ann := ir.Ann(p.ann)
+		if p.ann < 0 {
+			ann = cr.anns[p.ann]
+		}
+		head = "single" + ann.String()
+	}
+	parts := []string{head}
+	for _, k := range p.kids {
+		parts = append(parts, cr.lhsSexpr(k, zn))
+	}
+	if len(p.kids) == 0 {
+		return head
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}
+
+// rewrites compiles the rule set for session s.
+func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egraph.Rewrite[Data], error) {
+	var out []*egraph.Rewrite[Data]
+	for _, cr := range rs.rules {
+		if enabled != nil && !enabled(cr.name) {
+			continue
+		}
+		p, err := egraph.ParsePattern(s.lang, cr.sexpr)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %s: %v", cr.name, cr.sexpr, err)
+		}
+		cr := cr
+		idx := map[string]int{}
+		for i, v := range p.Vars() {
+			idx[strings.TrimPrefix(string(v), "?")] = i
+		}
+		rw, err := egraph.NewRewrite[Data](cr.name, egraph.PatternSearcher[Data](p),
+			egraph.ApplierFunc[Data](func(g *graph, class egraph.ClassID, sub egraph.Subst) []egraph.ClassID {
+				return s.applyRule(cr, class, match{sub, idx})
+			}))
+		if err != nil {
+			return nil, err
+		}
+		conds := cr.def.Conds
+		ruleID := len(out)
+		rw.If(func(g *graph, class egraph.ClassID, sub egraph.Subst) bool {
+			if debugIterations {
+				t0 := time.Now()
+				defer func() { condTime[cr.name] += time.Since(t0) }()
+			}
+			// The runner finds every match again in each iteration; one
+			// applied before with the same classes would build nothing new.
+			if s.seen[s.matchKey(ruleID, class, sub)] {
+				return false
+			}
+			m := match{sub, idx}
+			for _, c := range conds {
+				if !condFuncs[c.Name](s, m, c.Args) {
+					return false
+				}
+			}
+			return true
+		})
+		rw.Applier = egraph.ApplierFunc[Data](func(g *graph, class egraph.ClassID, sub egraph.Subst) []egraph.ClassID {
+			s.seen[s.matchKey(ruleID, class, sub)] = true
+			if debugIterations {
+				t0 := time.Now()
+				defer func() { ruleTime[cr.name] += time.Since(t0) }()
+			}
+			return s.applyRule(cr, class, match{sub, idx})
+		})
+		out = append(out, rw)
+	}
+	return out, nil
+}
+
+// rhsEnv is the state of one instantiation of a right-hand side.
+type rhsEnv struct {
+	cr    *compiledRule
+	class egraph.ClassID // the matched class
+	m     match
+	fresh map[string]uint64 // binders the right-hand side introduces
+	dry   bool              // compute types only, add nothing
+}
+
+// applyRule adds the right-hand side of cr for one match and returns its
+// class, or nothing if it would be ill-typed, of another type than the
+// matched class, or not buildable (a substitution that gave up).
+func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []egraph.ClassID {
+	want := s.g.Data(class).Type
+	env := &rhsEnv{cr: cr, class: class, m: m, fresh: map[string]uint64{}, dry: true}
+	if t, ok := s.rhsType(env, cr.rhs); !ok || t != want {
+		return nil
+	}
+	env.dry = false
+	env.fresh = map[string]uint64{}
+	id, ok := s.instantiate(env, cr.rhs)
+	if !ok {
+		return nil
+	}
+	s.applied[cr.name]++
+	return []egraph.ClassID{id}
+}
+
+var ruleTime, condTime = map[string]time.Duration{}, map[string]time.Duration{}
+
+// match is one substitution found for a rule, with the positions of the
+// rule's metavariables in it.
+type match struct {
+	sub egraph.Subst
+	idx map[string]int
+}
+
+// metaClass returns the class a metavariable is bound to.
+func metaClass(m match, name string) (egraph.ClassID, bool) {
+	i, ok := m.idx[name]
+	if !ok {
+		return 0, false
+	}
+	_, c := m.sub.At(i)
+	return c, true
+}
+
+// rhsType computes the type the right-hand side would have.
+func (s *session) rhsType(env *rhsEnv, p *pat) (ir.Type, bool) {
+	switch p.kind {
+	case pMeta:
+		if sym, ok := env.fresh[p.name]; ok {
+			return s.vars[sym].typ, true
+		}
+		c, ok := metaClass(env.m, p.name)
+		if !ok {
+			return ir.Type{}, false
+		}
+		return s.g.Data(c).Type, true
+	case pZero:
+		return s.g.Data(env.class).Type, true
+	case pSubst:
+		if _, ok := s.rhsType(env, p.kids[1]); !ok {
+			return ir.Type{}, false
+		}
+		return s.rhsType(env, p.kids[0])
+	case pConst:
+		return nodeType(s, egraph.Node{Op: p.op, Payload: p.payload}, nil)
+	}
+	n := egraph.Node{Op: p.op}
+	if p.op == opCall {
+		n.Payload = s.sym(p.fn)
+	}
+	kids := make([]ir.Type, len(p.kids))
+	nb := binderCount(p.op)
+	for i, k := range p.kids {
+		if i < nb {
+			continue
+		}
+		if inScope(p.op, i) {
+			// Binders the right-hand side invents get the type of
+			// what they are bound to, before the body is typed.
+			s.declareDryBinders(env, p, kids)
+		}
+		t, ok := s.rhsType(env, k)
+		if !ok {
+			return ir.Type{}, false
+		}
+		kids[i] = t
+	}
+	return nodeType(s, n, kids)
+}
+
+// binderInfo gives the type and cardinality of binder i of node p, whose
+// non-body children have the types kids (and classes srcs when known).
+func binderInfo(op egraph.Op, i int, kids []ir.Type, card Card) (ir.Type, Card) {
+	switch op {
+	case opLet:
+		return kids[1], card
+	case opSum:
+		if i == 0 {
+			return ir.IntType, nil
+		}
+		return kids[2].Elem(), card.Elem()
+	}
+	return ir.IntType, nil
+}
+
+// declareDryBinders records placeholder variables for the fresh binders
+// of p during type computation.
+func (s *session) declareDryBinders(env *rhsEnv, p *pat, kids []ir.Type) {
+	for i := 0; i < binderCount(p.op); i++ {
+		name := p.kids[i].name
+		if env.cr.binders[name] {
+			continue
+		}
+		if _, ok := env.fresh[name]; ok {
+			continue
+		}
+		t, _ := binderInfo(p.op, i, kids, nil)
+		sym := s.sym("$dry$" + name)
+		s.vars[sym] = varInfo{typ: t}
+		env.fresh[name] = sym
+	}
+}
+
+// instantiate adds the right-hand side p and returns its class.
+func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
+	switch p.kind {
+	case pMeta:
+		if sym, ok := env.fresh[p.name]; ok {
+			return s.varClass(sym), true
+		}
+		return metaClass(env.m, p.name)
+	case pZero:
+		return s.add(zeroNode(s.g.Data(env.class).Type)), true
+	case pConst:
+		return s.add(egraph.Node{Op: p.op, Payload: p.payload}), true
+	case pSubst:
+		body, ok := s.instantiate(env, p.kids[0])
+		if !ok {
+			return 0, false
+		}
+		r, ok := s.instantiate(env, p.kids[1])
+		if !ok {
+			return 0, false
+		}
+		xc, _ := metaClass(env.m, p.name)
+		x, ok := bindSym(s.g, xc)
+		if !ok {
+			return 0, false
+		}
+		return s.subst.subst(body, x, r)
+	}
+	n := egraph.Node{Op: p.op, Children: make([]egraph.ClassID, len(p.kids))}
+	switch p.op {
+	case opCall:
+		n.Payload = s.sym(p.fn)
+	case opSingle:
+		ann := ir.Ann(p.ann)
+		if p.ann == annAny {
+			ann = env.cr.anns[annAny]
+			if _, ok := env.cr.anns[annAny]; !ok {
+				ann = env.cr.anns[annLogicalOrUnique]
+			}
+			if env.cr.dropUniq && ann == ir.AnnUnique {
+				ann = ir.AnnNone
+			}
+		}
+		n.Payload = uint64(ann)
+	}
+	nb := binderCount(p.op)
+	types := make([]ir.Type, len(p.kids))
+	for i, k := range p.kids {
+		if i < nb {
+			continue
+		}
+		if inScope(p.op, i) {
+			if !s.bindFresh(env, p, n.Children, types) {
+				return 0, false
+			}
+		}
+		c, ok := s.instantiate(env, k)
+		if !ok {
+			return 0, false
+		}
+		n.Children[i] = c
+		types[i] = s.g.Data(c).Type
+	}
+	for i := 0; i < nb; i++ {
+		name := p.kids[i].name
+		if sym, ok := env.fresh[name]; ok {
+			n.Children[i] = s.varClass(sym)
+		} else {
+			c, ok := metaClass(env.m, name)
+			if !ok {
+				return 0, false
+			}
+			n.Children[i] = c
+		}
+		types[i] = s.g.Data(n.Children[i]).Type
+	}
+	if _, ok := nodeType(s, n, types); !ok {
+		return 0, false
+	}
+	return s.add(n), true
+}
+
+// bindFresh creates the variables for the binders of p that the
+// right-hand side invents, once the non-body children are built. The name
+// is remembered per rule and matched class, so that applying the same
+// match again (the runner re-applies matches every iteration) builds the
+// same term instead of a new copy.
+func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []ir.Type) bool {
+	for i := 0; i < binderCount(p.op); i++ {
+		name := p.kids[i].name
+		if env.cr.binders[name] {
+			continue
+		}
+		if _, ok := env.fresh[name]; ok {
+			continue
+		}
+		var card Card
+		switch p.op {
+		case opLet:
+			card = s.g.Data(kids[1]).Card
+		case opSum:
+			card = s.g.Data(kids[2]).Card
+		}
+		t, c := binderInfo(p.op, i, types, card)
+		key := freshKey{rule: env.cr.name, class: s.g.Find(env.class), meta: name}
+		sym, ok := s.freshNames[key]
+		if !ok {
+			base := name
+			if name == "_" {
+				base = "u"
+			}
+			sym = s.sym(s.namer.Fresh(base))
+			s.freshNames[key] = sym
+		}
+		s.vars[sym] = varInfo{typ: t, card: c}
+		env.fresh[name] = sym
+	}
+	return true
+}
+
+// matchKey identifies a match of rule id by its canonical classes.
+type matchKey struct {
+	rule  uint32
+	class egraph.ClassID
+	n     uint32
+	ids   [maxKeyVars]egraph.ClassID
+}
+
+// maxKeyVars bounds the metavariables of a rule's left-hand side that take
+// part in the key (rules have fewer).
+const maxKeyVars = 12
+
+func (s *session) matchKey(id int, class egraph.ClassID, sub egraph.Subst) matchKey {
+	k := matchKey{rule: uint32(id), class: s.g.Find(class), n: uint32(sub.Len())}
+	for i := 0; i < sub.Len() && i < maxKeyVars; i++ {
+		_, c := sub.At(i)
+		k.ids[i] = s.g.Find(c)
+	}
+	return k
+}
+
+type freshKey struct {
+	rule  string
+	class egraph.ClassID
+	meta  string
+}

@@ -1,0 +1,224 @@
+package opt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+// Stats are the data statistics the cardinality estimator reads (paper
+// §5.5, where they came from the user; here they are gathered from the
+// loaded data by GatherStats, and a user may override any entry).
+type Stats struct {
+	// Ints holds the value of int scalars (T_dimK, T_lenK, ...): the
+	// static sizes #m of §5.5, which make the size of 0:T_len1 known.
+	Ints map[string]int64
+	// Arrays holds the length of every physical array and, for int arrays
+	// that never decrease (segment bounds such as T_posK), the average
+	// segment length: the estimated size of T_idxK(T_posK(p):T_posK(p+1)).
+	Arrays map[string]ArrayStats
+	// Maps holds, for every hash map and trie, the average number of keys
+	// at each level: for a matrix, [non-empty rows, non-zeros per
+	// non-empty row].
+	Maps map[string][]float64
+}
+
+// ArrayStats describes one physical array.
+type ArrayStats struct {
+	Len int64
+	// AvgSegment is (a[n-1]-a[0])/(n-1) for a non-decreasing int array of
+	// n >= 2 elements, 0 otherwise.
+	AvgSegment float64
+}
+
+// GatherStats computes statistics from the physical objects of st.
+func GatherStats(st storage.Store) *Stats {
+	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}}
+	for name, o := range st {
+		switch x := o.(type) {
+		case *storage.Scalar:
+			if x.Elem == ir.Int {
+				s.Ints[name] = x.I
+			}
+		case *storage.Array:
+			as := ArrayStats{Len: int64(x.Len())}
+			if x.Elem == ir.Int && len(x.I) >= 2 && slices.IsSorted(x.I) {
+				as.AvgSegment = float64(x.I[len(x.I)-1]-x.I[0]) / float64(len(x.I)-1)
+			}
+			s.Arrays[name] = as
+		case *storage.HashMap:
+			s.Maps[name] = hashFanout(x)
+		case *storage.Trie:
+			s.Maps[name] = trieFanout(x)
+		}
+	}
+	return s
+}
+
+// hashFanout counts the distinct key prefixes of every length and turns
+// them into average fan-outs.
+func hashFanout(h *storage.HashMap) []float64 {
+	counts := make([]float64, h.Arity)
+	for l := 1; l <= h.Arity; l++ {
+		seen := map[storage.HKey]bool{}
+		for _, k := range h.Keys {
+			var p storage.HKey
+			copy(p[:l], k[:l])
+			seen[p] = true
+		}
+		counts[l-1] = float64(len(seen))
+	}
+	return fanout(counts)
+}
+
+func trieFanout(t *storage.Trie) []float64 {
+	counts := make([]float64, t.Depth)
+	var walk func(n *storage.TrieNode, level int)
+	walk = func(n *storage.TrieNode, level int) {
+		if n == nil || level >= t.Depth {
+			return
+		}
+		counts[level] += float64(len(n.Keys))
+		for _, c := range n.Children {
+			walk(c, level+1)
+		}
+	}
+	walk(t.Root, 0)
+	return fanout(counts)
+}
+
+// fanout turns the number of keys at each level into keys per parent key.
+func fanout(counts []float64) []float64 {
+	out := make([]float64, len(counts))
+	for i, c := range counts {
+		if i == 0 || counts[i-1] == 0 {
+			out[i] = c
+		} else {
+			out[i] = c / counts[i-1]
+		}
+	}
+	return out
+}
+
+// Override returns a copy of s in which every entry given in o replaces
+// the gathered one.
+func (s *Stats) Override(o *Stats) *Stats {
+	out := &Stats{Ints: maps.Clone(s.Ints), Arrays: maps.Clone(s.Arrays), Maps: maps.Clone(s.Maps)}
+	if o == nil {
+		return out
+	}
+	if out.Ints == nil {
+		out.Ints = map[string]int64{}
+	}
+	if out.Arrays == nil {
+		out.Arrays = map[string]ArrayStats{}
+	}
+	if out.Maps == nil {
+		out.Maps = map[string][]float64{}
+	}
+	maps.Copy(out.Ints, o.Ints)
+	maps.Copy(out.Arrays, o.Arrays)
+	maps.Copy(out.Maps, o.Maps)
+	return out
+}
+
+// ParseStats reads statistics written one object a line:
+//
+//	A_dim1 = 1000            an int scalar
+//	A_pos2 len=1001 avg=4.5  an array: length and average segment
+//	H_hash fanout=100,3.2    a hash map or trie: keys per level
+//
+// Blank lines and lines starting with # or // are ignored. name is used
+// in error messages (name:line).
+func ParseStats(name string, r io.Reader) (*Stats, error) {
+	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}}
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, "//") {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+		}
+		if obj, val, ok := strings.Cut(text, "="); ok && !strings.Contains(strings.TrimSpace(obj), " ") {
+			v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+			if err != nil {
+				return nil, bad("%s: the value of an int scalar must be an integer, not %q", strings.TrimSpace(obj), strings.TrimSpace(val))
+			}
+			s.Ints[strings.TrimSpace(obj)] = v
+			continue
+		}
+		fields := strings.Fields(text)
+		obj := fields[0]
+		var as ArrayStats
+		isArray := false
+		for _, f := range fields[1:] {
+			key, val, ok := strings.Cut(f, "=")
+			if !ok {
+				return nil, bad("expected key=value, found %q", f)
+			}
+			switch key {
+			case "len":
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil || n < 0 {
+					return nil, bad("len must be a non-negative integer, not %q", val)
+				}
+				as.Len, isArray = n, true
+			case "avg":
+				x, err := strconv.ParseFloat(val, 64)
+				if err != nil || x < 0 {
+					return nil, bad("avg must be a non-negative number, not %q", val)
+				}
+				as.AvgSegment, isArray = x, true
+			case "fanout":
+				var fo []float64
+				for _, p := range strings.Split(val, ",") {
+					x, err := strconv.ParseFloat(p, 64)
+					if err != nil || x < 0 {
+						return nil, bad("fanout must be non-negative numbers separated by commas, not %q", val)
+					}
+					fo = append(fo, x)
+				}
+				s.Maps[obj] = fo
+			default:
+				return nil, bad("unknown statistic %q (known: len, avg, fanout)", key)
+			}
+		}
+		if isArray {
+			s.Arrays[obj] = as
+		}
+	}
+	return s, sc.Err()
+}
+
+// Format writes s in the syntax ParseStats reads, sorted by name.
+func (s *Stats) Format(w io.Writer) {
+	for _, k := range slices.Sorted(maps.Keys(s.Ints)) {
+		fmt.Fprintf(w, "%s = %d\n", k, s.Ints[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Arrays)) {
+		a := s.Arrays[k]
+		fmt.Fprintf(w, "%s len=%d", k, a.Len)
+		if a.AvgSegment > 0 {
+			fmt.Fprintf(w, " avg=%s", strconv.FormatFloat(a.AvgSegment, 'g', 4, 64))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Maps)) {
+		parts := make([]string, len(s.Maps[k]))
+		for i, x := range s.Maps[k] {
+			parts[i] = strconv.FormatFloat(x, 'g', 4, 64)
+		}
+		fmt.Fprintf(w, "%s fanout=%s\n", k, strings.Join(parts, ","))
+	}
+}
