@@ -196,3 +196,39 @@ func TestCompileExprTypes(t *testing.T) {
 		return true
 	})
 }
+
+func TestTallTreesAreRefused(t *testing.T) {
+	long := strings.Repeat("1 + ", maxHeight+5) + "1"
+	_, err := Compile(Source{Name: "long.sdql", Text: []byte("CREATE TENSOR T AS " + long + ";\nCREATE TENSOR U AS (")})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 2 || !strings.Contains(list[0].Msg, "expression too large") || list[1].Pos.String() != "long.sdql:2:21" {
+		var msgs []string
+		for _, e := range list {
+			msgs = append(msgs, e.Pos.String()+": "+e.Msg)
+		}
+		t.Fatalf("want a refusal and the next statement's error, got %q", msgs)
+	}
+	if _, err := CompileExpr("e.sdql", []byte(long), nil); err == nil {
+		t.Fatalf("CompileExpr accepted a tree of height %d", maxHeight+5)
+	}
+	ok := strings.Repeat("1 + ", maxHeight/2) + "1"
+	if _, err := CompileExpr("e.sdql", []byte(ok), nil); err != nil {
+		t.Fatalf("a chain of %d terms is refused: %.200s", maxHeight/2, err)
+	}
+}
+
+func TestCaretOnLongLines(t *testing.T) {
+	line := strings.Repeat("a + ", 100) + "b + " + strings.Repeat("a + ", 100) + "a"
+	e := &Error{Pos: ir.Pos{File: "f", Line: 1, Col: 401}, Msg: "m", Line: line}
+	lines := strings.Split(e.Caret(), "\n")
+	if len(lines) != 3 || len(lines[1]) != maxCaretLine+6 || !strings.HasPrefix(lines[1], "...") || !strings.HasSuffix(lines[1], "...") {
+		t.Fatalf("long line not cut to a window:\n%s", e.Caret())
+	}
+	if at := strings.Index(lines[2], "^"); lines[1][at] != 'b' {
+		t.Fatalf("caret under %q, want b:\n%s", lines[1][at], e.Caret())
+	}
+	short := &Error{Pos: ir.Pos{File: "f", Line: 1, Col: 3}, Msg: "m", Line: "\tx + y"}
+	if got := short.Caret(); got != "f:1:3: m\n\tx + y\n\t ^" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -239,3 +239,69 @@ type File struct {
 
 // Pos returns the start of the file.
 func (f *File) Pos() ir.Pos { return ir.Pos{File: f.Name, Line: 1, Col: 1} }
+
+// children returns the subexpressions of e in source order.
+func children(e Expr) []Expr {
+	switch e := e.(type) {
+	case *Paren:
+		return []Expr{e.X}
+	case *Tuple:
+		return e.Elems
+	case *Unary:
+		return []Expr{e.X}
+	case *Binary:
+		return []Expr{e.X, e.Y}
+	case *Range:
+		return []Expr{e.Lo, e.Hi}
+	case *Apply:
+		return append([]Expr{e.Fn}, e.Args...)
+	case *Call:
+		return e.Args
+	case *Dict:
+		var cs []Expr
+		for _, en := range e.Entries {
+			cs = append(cs, en.Key, en.Value)
+		}
+		return cs
+	case *If:
+		if e.Else == nil {
+			return []Expr{e.Cond, e.Then}
+		}
+		return []Expr{e.Cond, e.Then, e.Else}
+	case *Let:
+		var cs []Expr
+		for _, b := range e.Binds {
+			cs = append(cs, b.Value)
+		}
+		return append(cs, e.Body)
+	case *Sum:
+		var cs []Expr
+		for _, g := range e.Gens {
+			cs = append(cs, g.Src)
+		}
+		return append(cs, e.Body)
+	case *Merge:
+		return []Expr{e.E1, e.E2, e.Body}
+	}
+	return nil
+}
+
+// height returns the height of the tree of e, without recursion (it is
+// used to refuse trees too tall for the recursive passes).
+func height(e Expr) int {
+	type item struct {
+		e     Expr
+		depth int
+	}
+	stack := []item{{e, 1}}
+	maxDepth := 0
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		maxDepth = max(maxDepth, it.depth)
+		for _, c := range children(it.e) {
+			stack = append(stack, item{c, it.depth + 1})
+		}
+	}
+	return maxDepth
+}

@@ -19,19 +19,34 @@ type Error struct {
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 // Caret returns the error followed by its source line and a caret under the
-// column (tabs in the line are copied so the caret lines up).
+// column (tabs in the line are copied so the caret lines up). A very long
+// line is cut to a window around the column.
 func (e *Error) Caret() string {
 	var sb strings.Builder
 	sb.WriteString(e.Error())
 	if e.Line == "" || e.Pos.Col < 1 {
 		return sb.String()
 	}
+	line := []rune(e.Line)
+	col := e.Pos.Col - 1 // 0-based index into line
+	prefix, suffix := "", ""
+	if len(line) > maxCaretLine {
+		start := max(0, min(col-maxCaretLine/2, len(line)-maxCaretLine))
+		end := start + maxCaretLine
+		if start > 0 {
+			prefix = "..."
+		}
+		if end < len(line) {
+			suffix = "..."
+		}
+		line, col = line[start:end], col-start
+	}
 	sb.WriteString("\n")
-	sb.WriteString(e.Line)
+	sb.WriteString(prefix + string(line) + suffix)
 	sb.WriteString("\n")
-	col := 1
-	for _, r := range e.Line {
-		if col >= e.Pos.Col {
+	sb.WriteString(strings.Repeat(" ", len(prefix)))
+	for i, r := range line {
+		if i >= col {
 			break
 		}
 		if r == '\t' {
@@ -39,11 +54,13 @@ func (e *Error) Caret() string {
 		} else {
 			sb.WriteByte(' ')
 		}
-		col++
 	}
 	sb.WriteString("^")
 	return sb.String()
 }
+
+// maxCaretLine is the widest source excerpt shown under an error.
+const maxCaretLine = 120
 
 // ErrorList holds every error of a compilation, in source order.
 type ErrorList []*Error

@@ -7,10 +7,14 @@ import (
 	"github.com/storel/storel/ir"
 )
 
-// maxNesting bounds how deeply expressions may nest, so that hostile input
-// cannot exhaust the stack of the recursive-descent parser or of the
-// passes after it.
-const maxNesting = 400
+// maxNesting bounds how deeply brackets and prefix forms may nest, so that
+// hostile input cannot exhaust the stack of the recursive-descent parser;
+// maxHeight bounds the height of an expression tree (long operator chains
+// make tall trees too) for the recursive passes after parsing.
+const (
+	maxNesting = 400
+	maxHeight  = 10000
+)
 
 // parser is a recursive-descent parser for SDQLite with one token of
 // lookahead. A syntax error is reported and unwinds (by a bailout panic
@@ -132,7 +136,9 @@ func (p *parser) parseFile(name string) *File {
 
 func (p *parser) parseStmtRecovering() (s Stmt) {
 	defer p.recoverStatement()
+	start := p.tok.pos
 	s = p.parseStmt()
+	p.checkHeight(start, s)
 	switch p.tok.kind {
 	case tokSemi:
 		p.next()
@@ -190,6 +196,26 @@ func (p *parser) parseStmt() Stmt {
 		p.next()
 	}
 	return st
+}
+
+// checkHeight refuses a statement whose expressions are too tall.
+func (p *parser) checkHeight(start ir.Pos, s Stmt) {
+	var es []Expr
+	switch s := s.(type) {
+	case *ExprStmt:
+		es = append(es, s.X)
+	case *CreateTensor:
+		es = append(es, s.Def)
+	case *CreateObjects:
+		for _, o := range s.Objects {
+			es = append(es, o.Dims...)
+		}
+	}
+	for _, e := range es {
+		if h := height(e); h > maxHeight {
+			p.fail(start, "expression too large: its tree is %d levels deep (at most %d); split it with let", h, maxHeight)
+		}
+	}
 }
 
 // parseObjectSpec parses one declared name with the sizes its kind needs.

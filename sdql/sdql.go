@@ -95,7 +95,9 @@ func (fe *frontEnd) parseOneExpr(src Source) (e Expr) {
 			e = nil
 		}
 	}()
+	start := p.tok.pos
 	e = p.parseExpr()
+	p.checkHeight(start, &ExprStmt{X: e})
 	if p.tok.kind == tokSemi {
 		p.next()
 	}
