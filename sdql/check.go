@@ -327,14 +327,14 @@ func (c *checker) index(e *ir.Expr, t ir.Type, what string) {
 	}
 }
 
-// pair checks both operands of a binary node, letting a {} on one side take
-// its type from the other. It returns the two types and whether the result
-// is still pending.
-func (c *checker) pair(e *ir.Expr) (a, b ir.Type, done bool, result ir.Type) {
+// pair checks both operands of a binary node, letting a {} on one side
+// take its type from a dictionary on the other. bothEmpty reports that
+// both sides are still pending.
+func (c *checker) pair(e *ir.Expr) (a, b ir.Type, bothEmpty bool) {
 	a, b = c.check(e.Args[0]), c.check(e.Args[1])
 	switch {
 	case pending(a) && pending(b):
-		return a, b, true, pendingEmpty
+		return a, b, true
 	case pending(a) && b.Depth > 0 && known(b):
 		c.settle(e.Args[0], b)
 		a = b
@@ -342,13 +342,13 @@ func (c *checker) pair(e *ir.Expr) (a, b ir.Type, done bool, result ir.Type) {
 		c.settle(e.Args[1], a)
 		b = a
 	}
-	return a, b, false, poisoned
+	return a, b, false
 }
 
 func (c *checker) addSub(e *ir.Expr) ir.Type {
-	a, b, done, result := c.pair(e)
-	if done {
-		return result
+	a, b, bothEmpty := c.pair(e)
+	if bothEmpty {
+		return pendingEmpty
 	}
 	verb := "add"
 	if e.Op == ir.OpSub {
@@ -383,9 +383,9 @@ func (c *checker) addSub(e *ir.Expr) ir.Type {
 }
 
 func (c *checker) mul(e *ir.Expr) ir.Type {
-	a, b, done, result := c.pair(e)
-	if done {
-		return result
+	a, b, bothEmpty := c.pair(e)
+	if bothEmpty {
+		return pendingEmpty
 	}
 	for i, t := range []ir.Type{a, b} {
 		if t.Base == ir.Bool {
