@@ -61,7 +61,13 @@ func runGolden(t *testing.T, d *datadriven.TestData) string {
 			return err.Error()
 		}
 		checkPositions(t, d, p)
-		return FormatProgram(p)
+		text := FormatProgram(p)
+		if q, err := desugarUnit(Source{Name: "roundtrip.sdql", Text: []byte(text)}); err != nil {
+			t.Errorf("%s: the printed program does not read back:\n%s\n%v", d.Pos, text, err)
+		} else if again := FormatProgram(q); again != text {
+			t.Errorf("%s: the printed program does not round-trip:\n%s\nbecame\n%s", d.Pos, text, again)
+		}
+		return text
 	case "typecheck", "types":
 		p, err := Compile(srcs...)
 		if err != nil {
