@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/storel/storel/egraph"
@@ -40,6 +41,7 @@ const (
 // paper's Table 4.
 type StageReport struct {
 	Name       string
+	Rounds     int // e-graphs built (the explore stage runs several)
 	Time       time.Duration
 	Iterations int
 	Nodes      int
@@ -66,6 +68,19 @@ type Result struct {
 // Optimize finds the cheapest physical plan equivalent to the naive plan
 // (ir.Program.Compose) over the data in st.
 func Optimize(naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
+	return optimizeWith(defaultRules, naive, st, opt)
+}
+
+// Per-stage search parameters: the fuse and physical stages run to
+// saturation (or the limits); the explore stage runs rounds of
+// exploreIters iterations, each on a fresh e-graph seeded with the best
+// plan of the round before, while the cost improves.
+const (
+	exploreIters  = 8
+	exploreRounds = 4
+)
+
+func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
 	start := time.Now()
 	if opt.NodeLimit <= 0 {
 		opt.NodeLimit = DefaultNodeLimit
@@ -81,36 +96,59 @@ func Optimize(naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
 	}
 	stats := GatherStats(st).Override(opt.Stats)
 	res := &Result{Naive: naive, Stats: stats}
-
 	plan := uniquify(inlineTensors(naive))
-	s := newSession(st, stats)
-	s.reserveNames(plan)
-	if nc, err := s.termCost(plan, true); err == nil {
+	{
+		s := newSession(st, stats)
+		s.reserveNames(plan)
+		nc, err := s.termCost(plan, true)
+		if err != nil {
+			return nil, err
+		}
 		res.NaiveCost = nc
 	}
-	root, err := s.addExpr(plan)
-	if err != nil {
-		return nil, err
+	deadline := start.Add(opt.TimeLimit)
+	for _, sd := range rs.stages {
+		rep := StageReport{Name: sd.Name, Applied: map[string]int{}}
+		rounds, iters := 1, opt.IterLimit
+		if sd.Name == "explore" {
+			rounds, iters = exploreRounds, min(opt.IterLimit, exploreIters)
+		}
+		physical := sd.Name == rs.stages[len(rs.stages)-1].Name
+		best := math.Inf(1)
+		for r := 0; r < rounds; r++ {
+			left := time.Until(deadline)
+			if left <= 0 {
+				rep.StopReason = egraph.TimeLimit.String()
+				break
+			}
+			o := opt
+			o.IterLimit, o.TimeLimit = iters, left
+			next, cost, round, err := runStage(rs, sd, plan, st, stats, o, !physical)
+			if err != nil {
+				return nil, err
+			}
+			rep.add(round)
+			if next == nil || cost >= best {
+				break
+			}
+			plan, best = next, cost
+			rep.Cost = round.Cost
+		}
+		res.Stages = append(res.Stages, rep)
 	}
-	rws, err := s.rewrites(defaultRules, opt.Rules)
-	if err != nil {
-		return nil, err
-	}
-	rep := s.run("storage", root, rws, opt)
-	res.Stages = append(res.Stages, rep)
-
-	best, cost, err := s.extractPlan(root)
-	if err != nil {
-		return nil, err
-	}
-	best = cleanup(best)
-	if err := checkTyped(best); err != nil {
+	plan = physicalize(plan)
+	if err := checkTyped(plan); err != nil {
 		return nil, fmt.Errorf("opt: the optimized plan is malformed: %v", err)
 	}
-	res.Plan = best
-	res.Cost = Cost{Value: cost, Card: s.g.Data(root).Card}
-	res.Stages[len(res.Stages)-1].Cost = res.Cost
-	res.Saturated, res.StopReason = true, "saturated"
+	res.Plan = plan
+	s := newSession(st, stats)
+	s.reserveNames(plan)
+	c, err := s.termCost(plan, false)
+	if err != nil {
+		return nil, err
+	}
+	res.Cost = c
+	res.Saturated, res.StopReason = true, egraph.Saturated.String()
 	for _, st := range res.Stages {
 		if !st.Saturated {
 			res.Saturated, res.StopReason = false, st.StopReason
@@ -118,6 +156,67 @@ func Optimize(naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
 	}
 	res.Time = time.Since(start)
 	return res, nil
+}
+
+// add accumulates one round into the stage's report.
+func (r *StageReport) add(round StageReport) {
+	r.Rounds++
+	r.Time += round.Time
+	r.Iterations += round.Iterations
+	r.Nodes = max(r.Nodes, round.Nodes)
+	r.Classes = max(r.Classes, round.Classes)
+	r.StopReason, r.Saturated = round.StopReason, round.Saturated
+	for k, v := range round.Applied {
+		r.Applied[k] += v
+	}
+}
+
+// runStage runs one round of a stage from plan and returns the best plan
+// found (nil if none could be extracted) and its cost. Before the physical
+// stage, logical singletons are costed as hash maps.
+func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats *Stats, opt Options, logicalAsHash bool) (*ir.Expr, float64, StageReport, error) {
+	s := newSession(st, stats)
+	s.reserveNames(plan)
+	root, err := s.addExpr(plan)
+	if err != nil {
+		return nil, 0, StageReport{}, err
+	}
+	on := map[string]bool{}
+	for _, r := range sd.Rules {
+		on[r] = true
+	}
+	rws, err := s.rewrites(rs, func(name string) bool {
+		return on[name] && (opt.Rules == nil || opt.Rules(strings.TrimSuffix(name, "<")))
+	})
+	if err != nil {
+		return nil, 0, StageReport{}, err
+	}
+	rep := s.run(sd.Name, root, rws, opt)
+	s.logicalAsHash = logicalAsHash
+	best, cost, err := s.extractPlan(root)
+	if err != nil {
+		return nil, 0, rep, nil
+	}
+	best = inlineCheap(cleanup(best))
+	rep.Cost = Cost{Value: cost, Card: s.g.Data(root).Card}
+	return best, cost, rep, nil
+}
+
+// physicalize builds every dictionary that is still logical into a hash
+// map (rule P2 applied everywhere): the fallback when a limit stopped the
+// search before the physical stage chose.
+func physicalize(e *ir.Expr) *ir.Expr {
+	if e == nil || len(e.Args) == 0 {
+		return e
+	}
+	c := e.Shallow()
+	for i, a := range e.Args {
+		c.Args[i] = physicalize(a)
+	}
+	if c.Op == ir.OpSingleton && (c.Ann == ir.AnnNone || c.Ann == ir.AnnUnique) {
+		c.Ann = ir.AnnHash
+	}
+	return c
 }
 
 // run saturates the e-graph with the rules, within the limits.

@@ -28,8 +28,23 @@ import (
 //	                    right-hand side loses @unique: the rule puts it
 //	                    under a different sum
 
+// The file ends with the stages of the search:
+//
+//	stage NAME "what it does"
+//	  RULE RULE< OTHERSTAGE ...
+//
+// RULE applies a rule left to right, RULE< right to left (a <=> rule),
+// and the name of an earlier stage includes all of its rules.
+
 //go:embed rules.txt
 var rulesText string
+
+// stageDef is one stage of the rule file.
+type stageDef struct {
+	Name, Reason string
+	Rules        []string // rewrite names (NAME or NAME<)
+	Line         int
+}
 
 // ruleDef is one entry of the rule file.
 type ruleDef struct {
@@ -50,9 +65,12 @@ type condSpec struct {
 
 func (c condSpec) String() string { return c.Name + "(" + strings.Join(c.Args, ", ") + ")" }
 
-// parseRuleFile reads rule definitions; name is used in error messages.
-func parseRuleFile(name, text string) ([]*ruleDef, error) {
+// parseRuleFile reads rule definitions and stages; name is used in error
+// messages.
+func parseRuleFile(name, text string) ([]*ruleDef, []*stageDef, error) {
 	var defs []*ruleDef
+	var stages []*stageDef
+	var curStage *stageDef
 	var cur *ruleDef
 	var rewrite, conds []string
 	var errs []string
@@ -90,6 +108,23 @@ func parseRuleFile(name, text string) ([]*ruleDef, error) {
 		if line == "" {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, "stage "); ok {
+			finish()
+			nm, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			reason = strings.TrimSpace(reason)
+			if len(reason) < 2 || reason[0] != '"' || reason[len(reason)-1] != '"' {
+				errs = append(errs, fmt.Sprintf("%s:%d: stage %s: the reason must follow the name, in double quotes", name, i+1, nm))
+			} else {
+				reason = reason[1 : len(reason)-1]
+			}
+			curStage = &stageDef{Name: nm, Reason: reason, Line: i + 1}
+			stages = append(stages, curStage)
+			continue
+		}
+		if curStage != nil {
+			curStage.Rules = append(curStage.Rules, strings.Fields(line)...)
+			continue
+		}
 		if rest, ok := strings.CutPrefix(line, "rule "); ok {
 			finish()
 			rest = strings.TrimSpace(rest)
@@ -122,16 +157,41 @@ func parseRuleFile(name, text string) ([]*ruleDef, error) {
 	}
 	finish()
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
-	seen := map[string]bool{}
+	seen := map[string]*ruleDef{}
 	for _, d := range defs {
-		if seen[d.Name] {
-			return nil, fmt.Errorf("%s:%d: rule %s is defined twice", name, d.Line, d.Name)
+		if seen[d.Name] != nil {
+			return nil, nil, fmt.Errorf("%s:%d: rule %s is defined twice", name, d.Line, d.Name)
 		}
-		seen[d.Name] = true
+		seen[d.Name] = d
 	}
-	return defs, nil
+	// Expand stage references and check rule names.
+	byName := map[string]*stageDef{}
+	for _, st := range stages {
+		var rules []string
+		for _, r := range st.Rules {
+			if prev, ok := byName[r]; ok {
+				rules = append(rules, prev.Rules...)
+				continue
+			}
+			base, rev := strings.CutSuffix(r, "<")
+			d := seen[base]
+			switch {
+			case d == nil:
+				errs = append(errs, fmt.Sprintf("%s:%d: stage %s: no rule or earlier stage is named %s", name, st.Line, st.Name, r))
+			case rev && !d.Bidir:
+				errs = append(errs, fmt.Sprintf("%s:%d: stage %s: rule %s applies one way only: %s is not a rule", name, st.Line, st.Name, base, r))
+			}
+			rules = append(rules, r)
+		}
+		st.Rules = rules
+		byName[st.Name] = st
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return defs, stages, nil
 }
 
 // splitConds splits "a(x, y), b(z)" at the commas outside parentheses.

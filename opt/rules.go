@@ -25,8 +25,9 @@ type compiledRule struct {
 
 // ruleSet is the compiled rule file.
 type ruleSet struct {
-	defs  []*ruleDef
-	rules []*compiledRule
+	defs   []*ruleDef
+	rules  []*compiledRule
+	stages []*stageDef
 }
 
 var defaultRules = mustRuleSet()
@@ -42,11 +43,11 @@ func mustRuleSet() *ruleSet {
 // compileRuleFile parses and checks a rule file. Compiling against a
 // session's language happens in (*session).rewrites.
 func compileRuleFile(name, text string) (*ruleSet, error) {
-	defs, err := parseRuleFile(name, text)
+	defs, stages, err := parseRuleFile(name, text)
 	if err != nil {
 		return nil, err
 	}
-	rs := &ruleSet{defs: defs}
+	rs := &ruleSet{defs: defs, stages: stages}
 	var errs []string
 	for _, d := range defs {
 		dirs := [][2]*pat{{d.LHS, d.RHS}}
@@ -568,25 +569,23 @@ func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []
 	return true
 }
 
-// matchKey identifies a match of rule id by its canonical classes.
-type matchKey struct {
-	rule  uint32
-	class egraph.ClassID
-	n     uint32
-	ids   [maxKeyVars]egraph.ClassID
-}
-
-// maxKeyVars bounds the metavariables of a rule's left-hand side that take
-// part in the key (rules have fewer).
-const maxKeyVars = 12
-
-func (s *session) matchKey(id int, class egraph.ClassID, sub egraph.Subst) matchKey {
-	k := matchKey{rule: uint32(id), class: s.g.Find(class), n: uint32(sub.Len())}
-	for i := 0; i < sub.Len() && i < maxKeyVars; i++ {
-		_, c := sub.At(i)
-		k.ids[i] = s.g.Find(c)
+// matchKey identifies a match of rule id by a 64-bit hash of its
+// canonical classes. A collision would only skip one application (a lost
+// opportunity, never a wrong plan), and is improbable at these sizes.
+func (s *session) matchKey(id int, class egraph.ClassID, sub egraph.Subst) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(x uint32) {
+		h ^= uint64(x)
+		h *= 1099511628211
+		h ^= h >> 29
 	}
-	return k
+	mix(uint32(id))
+	mix(uint32(s.g.Find(class)))
+	for i := 0; i < sub.Len(); i++ {
+		_, c := sub.At(i)
+		mix(uint32(s.g.Find(c)))
+	}
+	return h
 }
 
 type freshKey struct {

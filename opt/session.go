@@ -40,7 +40,7 @@ type session struct {
 	logicalAsHash bool
 
 	// seen holds the matches already applied (see matchKey).
-	seen map[matchKey]bool
+	seen map[uint64]bool
 
 	typeScratch []ir.Type
 }
@@ -55,7 +55,7 @@ func newSession(store storage.Store, stats *Stats) *session {
 		namer:      ir.NewNamer(nil),
 		applied:    map[string]int{},
 		freshNames: map[freshKey]uint64{},
-		seen:       map[matchKey]bool{},
+		seen:       map[uint64]bool{},
 	}
 	s.g = egraph.New[Data](s.lang, analysis{s})
 	s.conds = newCondCache(s)
