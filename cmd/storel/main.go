@@ -12,6 +12,7 @@ import (
 
 	"github.com/storel/storel"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
 
@@ -344,6 +345,11 @@ func cmdExplain(o *options, stdout io.Writer) error {
 	p, err := o.compile()
 	if err != nil {
 		return err
+	}
+	if text, err := os.ReadFile(o.program); err == nil {
+		if f, err := sdql.ParseFile(sdql.Source{Name: o.program, Text: text}); err == nil {
+			fmt.Fprintf(stdout, "== parsed %s\n%s\n\n", o.program, strings.TrimSpace(sdql.Format(f)))
+		}
 	}
 	fmt.Fprintln(stdout, "== declarations")
 	for _, d := range p.IR.Decls {
