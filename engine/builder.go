@@ -81,6 +81,24 @@ func denseGrowth(n int, k int64) int {
 	return int(m)
 }
 
+// reserve makes a dense level hold keys up to n-1 without growing.
+func (b *builder) reserve(n int64) {
+	switch {
+	case b.spec.depth > 1:
+		if n > int64(len(b.kids)) {
+			b.kids = slices.Grow(b.kids, int(n)-len(b.kids))[:n]
+		}
+	case b.spec.real:
+		if n > int64(len(b.reals)) {
+			b.reals = slices.Grow(b.reals, int(n)-len(b.reals))[:n]
+		}
+	default:
+		if n > int64(len(b.ints)) {
+			b.ints = slices.Grow(b.ints, int(n)-len(b.ints))[:n]
+		}
+	}
+}
+
 // addReal adds v at key k of a depth-1 real builder.
 func (b *builder) addReal(k int64, v float64) {
 	if b.spec.dense {
@@ -342,70 +360,11 @@ func (b *builder) freeze() dict {
 	case s.depth > 1:
 		return b.freezeNode()
 	case s.dense:
-		d := &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: b.mint, spillF: b.mreal}
-		var hi []int64
-		if s.real {
-			for _, k := range sortedKeys(b.mreal) {
-				if b.mreal[k] == 0 {
-					continue
-				}
-				if k < 0 {
-					d.keys = append(d.keys, k)
-				} else {
-					hi = append(hi, k)
-				}
-			}
-			for k, v := range b.reals {
-				if v != 0 {
-					d.keys = append(d.keys, int64(k))
-				}
-			}
-		} else {
-			for _, k := range sortedKeys(b.mint) {
-				if b.mint[k] == 0 {
-					continue
-				}
-				if k < 0 {
-					d.keys = append(d.keys, k)
-				} else {
-					hi = append(hi, k)
-				}
-			}
-			for k, v := range b.ints {
-				if v != 0 {
-					d.keys = append(d.keys, int64(k))
-				}
-			}
-		}
-		d.keys = append(d.keys, hi...)
-		if len(d.keys) == 0 {
-			return empty
-		}
-		return d
+		return &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: b.mint, spillF: b.mreal}
 	case s.real:
-		h := &hashLeaf{reals: b.mreal, real: true}
-		for k, v := range b.mreal {
-			if v != 0 {
-				h.keys = append(h.keys, k)
-			}
-		}
-		if len(h.keys) == 0 {
-			return empty
-		}
-		slices.Sort(h.keys)
-		return h
+		return &hashLeaf{reals: b.mreal, real: true}
 	default:
-		h := &hashLeaf{ints: b.mint}
-		for k, v := range b.mint {
-			if v != 0 {
-				h.keys = append(h.keys, k)
-			}
-		}
-		if len(h.keys) == 0 {
-			return empty
-		}
-		slices.Sort(h.keys)
-		return h
+		return &hashLeaf{ints: b.mint}
 	}
 }
 

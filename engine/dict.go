@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/storel/storel/storage"
 )
@@ -276,22 +277,72 @@ func (s *sparseNode) getDict(k int64) dict {
 }
 
 // denseLeaf is a built dictionary of scalars stored by key in a slice
-// (keys 0..len-1) plus a map for the keys outside it; keys lists the
-// non-zero entries in order.
+// (keys 0..len-1) plus a map for the keys outside it. The list of its
+// non-zero keys, which iteration needs, is made on first use.
 type denseLeaf struct {
 	ints   []int64
 	reals  []float64
 	real   bool
 	spillI map[int64]int64
 	spillF map[int64]float64
+	once   sync.Once
 	keys   []int64
 }
 
-func (d *denseLeaf) size() int         { return len(d.keys) }
-func (d *denseLeaf) keyAt(p int) int64 { return d.keys[p] }
-func (d *denseLeaf) intAt(p int) int64 { v, _ := d.getInt(d.keys[p]); return v }
+func (d *denseLeaf) list() []int64 {
+	d.once.Do(func() {
+		var lo, hi []int64
+		for _, k := range sortedKeys(d.spillF) {
+			if d.spillF[k] != 0 {
+				if k < 0 {
+					lo = append(lo, k)
+				} else {
+					hi = append(hi, k)
+				}
+			}
+		}
+		for _, k := range sortedKeys(d.spillI) {
+			if d.spillI[k] != 0 {
+				if k < 0 {
+					lo = append(lo, k)
+				} else {
+					hi = append(hi, k)
+				}
+			}
+		}
+		n := 0
+		for _, v := range d.reals {
+			if v != 0 {
+				n++
+			}
+		}
+		for _, v := range d.ints {
+			if v != 0 {
+				n++
+			}
+		}
+		keys := make([]int64, 0, len(lo)+n+len(hi))
+		keys = append(keys, lo...)
+		for k, v := range d.reals {
+			if v != 0 {
+				keys = append(keys, int64(k))
+			}
+		}
+		for k, v := range d.ints {
+			if v != 0 {
+				keys = append(keys, int64(k))
+			}
+		}
+		d.keys = append(keys, hi...)
+	})
+	return d.keys
+}
+
+func (d *denseLeaf) size() int         { return len(d.list()) }
+func (d *denseLeaf) keyAt(p int) int64 { return d.list()[p] }
+func (d *denseLeaf) intAt(p int) int64 { v, _ := d.getInt(d.list()[p]); return v }
 func (d *denseLeaf) realAt(p int) float64 {
-	v, _ := d.getReal(d.keys[p])
+	v, _ := d.getReal(d.list()[p])
 	return v
 }
 func (d *denseLeaf) dictAt(int) dict { return empty }
@@ -325,20 +376,38 @@ func (d *denseLeaf) getReal(k int64) (float64, bool) {
 }
 func (d *denseLeaf) getDict(int64) dict { return empty }
 
-// hashLeaf is a built dictionary of scalars in a Go map; keys lists the
-// non-zero entries in order.
+// hashLeaf is a built dictionary of scalars in a Go map; the sorted list
+// of its non-zero keys is made on first use.
 type hashLeaf struct {
 	ints  map[int64]int64
 	reals map[int64]float64
 	real  bool
+	once  sync.Once
 	keys  []int64
 }
 
-func (h *hashLeaf) size() int         { return len(h.keys) }
-func (h *hashLeaf) keyAt(p int) int64 { return h.keys[p] }
-func (h *hashLeaf) intAt(p int) int64 { v, _ := h.getInt(h.keys[p]); return v }
+func (h *hashLeaf) list() []int64 {
+	h.once.Do(func() {
+		for k, v := range h.reals {
+			if v != 0 {
+				h.keys = append(h.keys, k)
+			}
+		}
+		for k, v := range h.ints {
+			if v != 0 {
+				h.keys = append(h.keys, k)
+			}
+		}
+		slices.Sort(h.keys)
+	})
+	return h.keys
+}
+
+func (h *hashLeaf) size() int         { return len(h.list()) }
+func (h *hashLeaf) keyAt(p int) int64 { return h.list()[p] }
+func (h *hashLeaf) intAt(p int) int64 { v, _ := h.getInt(h.list()[p]); return v }
 func (h *hashLeaf) realAt(p int) float64 {
-	v, _ := h.getReal(h.keys[p])
+	v, _ := h.getReal(h.list()[p])
 	return v
 }
 func (h *hashLeaf) dictAt(int) dict { return empty }

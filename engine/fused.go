@@ -4,12 +4,623 @@ import (
 	"github.com/storel/storel/ir"
 )
 
-// fuseRange, fuseArray and fuseScalarBody recognize hot loop shapes and
-// return loops with the body fused in; nil means "use the general loop".
-func (c *compiler) fuseRange(e *ir.Expr, lo, hi intFn, ks, vs int) *loop { return nil }
+// Fused loops. The general loop calls a closure per iteration for the
+// body, and the body calls closures for its operands. For the shapes that
+// dominate physical plans the body is instead evaluated inside the loop:
+//
+//	sum(<p, j> in I(lo:hi)) A(p) * x(j)            (scalar: s += ...)
+//	sum(<q, j> in I(lo:hi)) { @dense j -> c * A(q) } (out[j] += ...)
+//
+// over a range, a physical int array or a segment of one. The body is a
+// product of at most two factors that depend on the loop (reads of real
+// arrays at the loop's key or value, or any other expression, evaluated
+// by its closure) and factors that do not (evaluated once per loop run,
+// when it has an iteration). To add exactly what the interpreter adds,
+// the product keeps the order of the left-nested chain a*b*c*...:
+// ((A * V1) * B) * V2) * C, where A is the product of the leading
+// invariant factors and a missing factor is 1 (x*1 == 1*x == x in IEEE
+// arithmetic).
 
-func (c *compiler) fuseArray(e *ir.Expr, cl *cell, open func(*frame) (srcState, bool), ks, vs int) *loop {
-	return nil
+// Where a variant factor or a key comes from.
+const (
+	atNone = iota // absent: the factor is 1
+	at1           // a real array read at the first loop index (key p; merge: k1)
+	at2           // a real array read at the second (value j; merge: k2)
+	atFn          // any expression, through its closure (loop slots written)
+	atSeg         // a fused scalar sum over a segment, run in place
+)
+
+// variant is a factor of the product that depends on the loop.
+type variant struct {
+	at    int
+	arr   *cell
+	fn    realFn
+	e     *ir.Expr
+	inner *fusedLoop // atSeg
 }
 
-func (c *compiler) fuseScalarBody(e *ir.Expr, acc int) bodyFn { return nil }
+// prod is a fused product ((A * V1) * B) * V2) * C.
+type prod struct {
+	a, b, c realFn // invariant factors; nil means 1
+	v1, v2  variant
+}
+
+// fusedBody is the analysed body of a loop.
+type fusedBody struct {
+	p prod
+	// Accumulate mode: the key of the singleton.
+	keyAt int
+	keyFn intFn
+	// writeSlots: a closure reads the loop variables, so they are stored
+	// in their slots every iteration.
+	writeSlots bool
+}
+
+// loopVars names the loop's variables for the analysis: idx1 is the
+// key (merge: k1), idx2 the value (merge: k2); same marks a range, where
+// both are the same number.
+type loopVars struct {
+	idx1, idx2 string
+	same       bool
+}
+
+// index returns at1 or at2 if e is one of the loop's index variables.
+func (lv loopVars) index(e *ir.Expr) int {
+	if e.Op != ir.OpVar {
+		return atNone
+	}
+	// The value is bound after the key, so it wins if both have the name.
+	if e.Name == lv.idx2 {
+		if lv.same {
+			return at1
+		}
+		return at2
+	}
+	if e.Name == lv.idx1 {
+		return at1
+	}
+	return atNone
+}
+
+func (lv loopVars) dependsOn(e *ir.Expr) bool {
+	fv := ir.FreeVars(e)
+	return fv[lv.idx1] || fv[lv.idx2]
+}
+
+// product analyses a real-typed body as a fused product; nil if it does
+// not fit the shape.
+func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
+	// Flatten the left spine of real multiplications.
+	var spine []*ir.Expr // spine[k] multiplies the factors 0..k
+	var factors []*ir.Expr
+	var walk func(e *ir.Expr)
+	walk = func(e *ir.Expr) {
+		if e.Op == ir.OpMul && c.typeOf(e) == ir.RealType && c.typeOf(e.Args[0]).Depth == 0 && c.typeOf(e.Args[1]).Depth == 0 {
+			walk(e.Args[0])
+			factors = append(factors, e.Args[1])
+			spine = append(spine, e)
+			return
+		}
+		factors = append(factors, e)
+		spine = append(spine, e)
+	}
+	walk(body)
+	n := len(factors)
+	i := 0
+	for i < n && !lv.dependsOn(factors[i]) {
+		i++
+	}
+	p := &prod{}
+	if i > 0 {
+		p.a = asReal(c.expr(spine[i-1]))
+	}
+	if i == n {
+		return p, true
+	}
+	variantOf := func(f *ir.Expr) variant {
+		if f.Op == ir.OpLookup && f.Args[0].Op == ir.OpGlobal {
+			cl := c.cell(f.Args[0])
+			if at := lv.index(f.Args[1]); at != atNone && cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Real {
+				return variant{at: at, arr: cl, e: f}
+			}
+		}
+		if f.Op == ir.OpSum && c.typeOf(f) == ir.RealType {
+			acc := c.newSlot(ir.RealType)
+			l := c.compileLoop(f, scalarBody(ir.RealType, acc))
+			if l.fused != nil && l.fused.seg != nil {
+				return variant{at: atSeg, inner: l.fused, e: f}
+			}
+			return variant{at: atFn, fn: sumOfLoop(l, acc), e: f}
+		}
+		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
+	}
+	invariant := func(f *ir.Expr) realFn { return asReal(c.expr(f)) }
+	p.v1 = variantOf(factors[i])
+	i++
+	if i < n && !lv.dependsOn(factors[i]) {
+		p.b = invariant(factors[i])
+		i++
+	}
+	if i < n && lv.dependsOn(factors[i]) {
+		p.v2 = variantOf(factors[i])
+		i++
+	}
+	if i < n && !lv.dependsOn(factors[i]) {
+		p.c = invariant(factors[i])
+		i++
+	}
+	return p, i == n
+}
+
+// analyse decides whether the body of a loop with variables lv, adding as
+// lb says, can be fused; it compiles the pieces (in the loop's scope).
+func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
+	fb := &fusedBody{}
+	switch {
+	case lb.accF >= 0:
+		if c.typeOf(body) != ir.RealType {
+			return nil
+		}
+	case lb.spec != nil && lb.spec.depth == 1 && lb.spec.real && body.Op == ir.OpSingleton:
+		if c.typeOf(body.Args[1]).Depth != 0 {
+			return nil
+		}
+		k := body.Args[0]
+		fb.keyAt = lv.index(k)
+		if fb.keyAt == atNone {
+			fb.keyAt = atFn
+			fb.keyFn = c.keyFn(k).i
+			fb.writeSlots = true
+		}
+		body = body.Args[1]
+	default:
+		return nil
+	}
+	p, ok := c.product(body, lv)
+	if !ok {
+		return nil
+	}
+	if lb.neg {
+		a := p.a
+		if a == nil {
+			p.a = func(*frame) float64 { return -1 }
+		} else {
+			p.a = func(fr *frame) float64 { return -a(fr) }
+		}
+	}
+	fb.p = *p
+	fb.writeSlots = fb.writeSlots || p.v1.at >= atFn || p.v2.at >= atFn
+	return fb
+}
+
+// invariants evaluates A, B, C (1 when absent).
+func (p *prod) invariants(fr *frame) (a, b, c float64) {
+	a, b, c = 1, 1, 1
+	if p.a != nil {
+		a = p.a(fr)
+	}
+	if p.b != nil {
+		b = p.b(fr)
+	}
+	if p.c != nil {
+		c = p.c(fr)
+	}
+	return
+}
+
+// fusedLoop is a loop with a fused body over a range (cl nil) or a window
+// of the physical int array cl; seg is set when the window is a segment
+// with bounds read in place.
+type fusedLoop struct {
+	fb     *fusedBody
+	cl     *cell
+	ks, vs int
+	seg    *segBounds
+	acc    int // scalar sums: the accumulator slot
+}
+
+// sumAll runs a fused scalar sum over its segment and returns it.
+func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
+	sb := fl.seg
+	// segBounds.bounds, inlined by hand: this runs once per row.
+	kl, kh := fr.i[sb.loSlot]+sb.loOff, fr.i[sb.hiSlot]+sb.hiOff
+	pa, pb := sb.lo.ints, sb.hi.ints
+	var l, h int64
+	if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
+		l, h = pa[kl], pb[kh]
+		if l < 0 || h > int64(len(fl.cl.ints)) || l > h {
+			l = -1
+		}
+	} else {
+		l = -1
+	}
+	if l < 0 {
+		var ok bool
+		if l, h, ok = sb.win(fr); !ok {
+			return 0, false
+		}
+	}
+	if l >= h {
+		return 0, true
+	}
+	s := fl.fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
+	return s, fr.err == nil
+}
+
+// sumOfLoop returns the closure of a scalar sum compiled as loop l adding
+// into slot acc.
+func sumOfLoop(l *loop, acc int) realFn {
+	if fl := l.fused; fl != nil && fl.seg != nil {
+		return func(fr *frame) float64 {
+			s, _ := fl.sumAll(fr)
+			return s
+		}
+	}
+	return func(fr *frame) float64 {
+		fr.f[acc] = 0
+		l.all(fr, nil)
+		return fr.f[acc]
+	}
+}
+
+// fuse returns a fused loop for sum e over a range (cl == nil) or a window
+// of the physical array cl (seg: its direct bounds, if any), or nil.
+func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds, ks, vs int) *loop {
+	if cl != nil && cl.info.Elem != ir.Int {
+		return nil
+	}
+	lv := loopVars{idx1: e.Vars[0], idx2: e.Vars[1], same: cl == nil}
+	fb := c.analyse(e.Args[1], lb, lv)
+	if fb == nil {
+		return nil
+	}
+	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
+	var run func(fr *frame, st srcState, from, to int64, b *builder)
+	switch {
+	case lb.accF >= 0:
+		acc := lb.accF
+		run = func(fr *frame, st srcState, from, to int64, _ *builder) {
+			if from >= to {
+				return
+			}
+			fr.f[acc] = fb.sum(fr, st.lo+from, st.lo+to, cl, ks, vs, fr.f[acc])
+		}
+	case lb.spec.dense:
+		run = func(fr *frame, st srcState, from, to int64, b *builder) {
+			if from >= to {
+				return
+			}
+			fb.addDense(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
+		}
+	default:
+		run = func(fr *frame, st srcState, from, to int64, b *builder) {
+			if from >= to {
+				return
+			}
+			fb.addHash(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
+		}
+	}
+	l := &loop{open: open, count: windowCount, run: run, fused: fl}
+	if seg != nil && lb.spec != nil {
+		// Accumulating over a segment: skip the open/count/run calls.
+		if lb.spec.dense {
+			l.direct = func(fr *frame, b *builder) {
+				if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
+					fb.addDense(fr, lo, hi, cl, ks, vs, b)
+				}
+			}
+		} else {
+			l.direct = func(fr *frame, b *builder) {
+				if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
+					fb.addHash(fr, lo, hi, cl, ks, vs, b)
+				}
+			}
+		}
+	}
+	return l
+}
+
+// readFail records a read of a physical array outside its positions.
+func readFail(fr *frame, v *variant, k int64, n int) {
+	fr.fail(boundsError(v.e, v.arr.name, k, int64(n)))
+}
+
+// sum runs positions lo..hi-1 of a scalar sum and returns s plus the
+// terms, added in order.
+func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float64) float64 {
+	p := &fb.p
+	a, b, cc := p.invariants(fr)
+	if fr.err != nil {
+		return s
+	}
+	var idx []int64
+	if cl != nil {
+		idx = cl.ints
+	}
+	if cl == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg) && ks >= 0 {
+		// Rows: s += a * (sum over row i) * b * (sum over row i) * c.
+		in1, in2 := p.v1.inner, p.v2.inner
+		for q := lo; q < hi; q++ {
+			fr.i[ks] = q
+			x1, ok := in1.sumAll(fr)
+			if !ok {
+				return s
+			}
+			x2 := 1.0
+			if in2 != nil {
+				if x2, ok = in2.sumAll(fr); !ok {
+					return s
+				}
+			}
+			s += (((a * x1) * b) * x2) * cc
+		}
+		return s
+	}
+	// The shapes of SpMV and of a sum of one array read get their own
+	// loops; everything else goes through the general one.
+	if !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2 {
+		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
+		if hi <= int64(len(x1)) && lo >= 0 {
+			seg, vals := idx[lo:hi], x1[lo:hi]
+			for q, j := range seg {
+				if uint64(j) >= uint64(len(x2)) {
+					readFail(fr, &p.v2, j, len(x2))
+					return s
+				}
+				s += (((a * vals[q]) * b) * x2[j]) * cc
+			}
+			return s
+		}
+	}
+	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone {
+		x1 := p.v1.arr.reals
+		if hi <= int64(len(x1)) && lo >= 0 {
+			for _, v := range x1[lo:hi] {
+				s += ((a * v) * b) * cc
+			}
+			return s
+		}
+	}
+	for q := lo; q < hi; q++ {
+		j := q
+		if cl != nil {
+			j = idx[q]
+		}
+		if fb.writeSlots {
+			if ks >= 0 {
+				fr.i[ks] = q
+			}
+			if vs >= 0 {
+				fr.i[vs] = j
+			}
+		}
+		x1, ok := p.v1.read(fr, q, j)
+		if !ok {
+			return s
+		}
+		x2, ok := p.v2.read(fr, q, j)
+		if !ok {
+			return s
+		}
+		s += (((a * x1) * b) * x2) * cc
+		if fr.err != nil {
+			return s
+		}
+	}
+	return s
+}
+
+// read evaluates a variant factor at indices (q, j); false after a
+// failed read (recorded in fr).
+func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
+	switch v.at {
+	case atNone:
+		return 1, true
+	case at1:
+		a := v.arr.reals
+		if uint64(q) >= uint64(len(a)) {
+			readFail(fr, v, q, len(a))
+			return 0, false
+		}
+		return a[q], true
+	case at2:
+		a := v.arr.reals
+		if uint64(j) >= uint64(len(a)) {
+			readFail(fr, v, j, len(a))
+			return 0, false
+		}
+		return a[j], true
+	case atSeg:
+		return v.inner.sumAll(fr)
+	}
+	return v.fn(fr), true
+}
+
+// key returns the key of the singleton at indices (q, j).
+func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
+	switch fb.keyAt {
+	case at1:
+		return q
+	case at2:
+		return j
+	}
+	return fb.keyFn(fr)
+}
+
+// addDense runs positions lo..hi-1 adding into a dense builder.
+func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
+	p := &fb.p
+	a, b, cc := p.invariants(fr)
+	if fr.err != nil {
+		return
+	}
+	var idx []int64
+	if cl != nil {
+		idx = cl.ints
+	} else if fb.keyAt == at1 && hi > int64(len(bd.reals)) && hi-1 >= 0 {
+		// A range keyed by its own variable: make room for it at once.
+		bd.reserve(hi)
+	}
+	if cl == nil && fb.keyAt == at1 && p.v1.at == atSeg && p.v2.at == atNone && ks >= 0 && lo >= 0 {
+		// Rows: out[i] += a * (sum over the segment of row i) ...
+		in := p.v1.inner
+		for q := lo; q < hi; q++ {
+			fr.i[ks] = q
+			x, ok := in.sumAll(fr)
+			if !ok {
+				return
+			}
+			v := ((a * x) * b) * cc
+			if out := bd.reals; q < int64(len(out)) {
+				out[q] += v
+			} else {
+				bd.addRealSlow(q, v)
+			}
+		}
+		return
+	}
+	if !fb.writeSlots && cl != nil && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
+		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
+		x1 := p.v1.arr.reals
+		if hi <= int64(len(x1)) && lo >= 0 {
+			seg, vals := idx[lo:hi], x1[lo:hi]
+			for q, j := range seg {
+				v := ((a * vals[q]) * b) * cc
+				if out := bd.reals; uint64(j) < uint64(len(out)) {
+					out[j] += v
+				} else {
+					bd.addRealSlow(j, v)
+				}
+			}
+			return
+		}
+	}
+	for q := lo; q < hi; q++ {
+		j := q
+		if cl != nil {
+			j = idx[q]
+		}
+		if fb.writeSlots {
+			if ks >= 0 {
+				fr.i[ks] = q
+			}
+			if vs >= 0 {
+				fr.i[vs] = j
+			}
+		}
+		k := fb.key(fr, q, j)
+		x1, ok := p.v1.read(fr, q, j)
+		if !ok {
+			return
+		}
+		x2, ok := p.v2.read(fr, q, j)
+		if !ok {
+			return
+		}
+		v := (((a * x1) * b) * x2) * cc
+		if out := bd.reals; uint64(k) < uint64(len(out)) {
+			out[k] += v
+		} else {
+			bd.addRealSlow(k, v)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// addHash runs positions lo..hi-1 adding into a hash builder.
+func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
+	p := &fb.p
+	a, b, cc := p.invariants(fr)
+	if fr.err != nil {
+		return
+	}
+	var idx []int64
+	if cl != nil {
+		idx = cl.ints
+	}
+	m := bd.mreal
+	for q := lo; q < hi; q++ {
+		j := q
+		if cl != nil {
+			j = idx[q]
+		}
+		if fb.writeSlots {
+			if ks >= 0 {
+				fr.i[ks] = q
+			}
+			if vs >= 0 {
+				fr.i[vs] = j
+			}
+		}
+		k := fb.key(fr, q, j)
+		x1, ok := p.v1.read(fr, q, j)
+		if !ok {
+			return
+		}
+		x2, ok := p.v2.read(fr, q, j)
+		if !ok {
+			return
+		}
+		m[k] += (((a * x1) * b) * x2) * cc
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// segBounds are the bounds of a segment A(P(x + c1):Q(y + c2)) of a
+// physical array A, read in place from the physical int arrays P and Q;
+// any irregularity goes through the general window closure, which reports
+// the exact error.
+type segBounds struct {
+	arr            *cell
+	lo, hi         *cell
+	loSlot, hiSlot int
+	loOff, hiOff   int64
+	win            func(fr *frame) (int64, int64, bool)
+}
+
+func (s *segBounds) bounds(fr *frame) (int64, int64, bool) {
+	kl, kh := fr.i[s.loSlot]+s.loOff, fr.i[s.hiSlot]+s.hiOff
+	pa, pb := s.lo.ints, s.hi.ints
+	if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
+		l, h := pa[kl], pb[kh]
+		n := int64(len(s.arr.ints))
+		if s.arr.info.Elem == ir.Real {
+			n = int64(len(s.arr.reals))
+		}
+		if 0 <= l && l <= h && h <= n {
+			return l, h, true
+		}
+	}
+	return s.win(fr)
+}
+
+// segment compiles the bounds of sub = A(lo:hi) as window does, and
+// returns segBounds too when they have the form P(x + c) (CSR segments).
+func (c *compiler) segment(sub *ir.Expr, cl *cell) (func(fr *frame) (int64, int64, bool), *segBounds) {
+	win := c.window(sub, cl)
+	bound := func(e *ir.Expr) (*cell, int, int64, bool) {
+		if e.Op != ir.OpLookup || e.Args[0].Op != ir.OpGlobal {
+			return nil, 0, 0, false
+		}
+		pc := c.cell(e.Args[0])
+		if pc.info.Kind != ir.ObjArray || pc.info.Elem != ir.Int {
+			return nil, 0, 0, false
+		}
+		k := c.keyFn(e.Args[1])
+		if !k.aff {
+			return nil, 0, 0, false
+		}
+		return pc, k.affSlot, k.affOff, true
+	}
+	pl, sl, ol, ok1 := bound(sub.Args[1])
+	ph, sh, oh, ok2 := bound(sub.Args[2])
+	if !ok1 || !ok2 {
+		return win, nil
+	}
+	sb := &segBounds{arr: cl, lo: pl, hi: ph, loSlot: sl, hiSlot: sh, loOff: ol, hiOff: oh, win: win}
+	return sb.bounds, sb
+}

@@ -25,10 +25,16 @@ type loop struct {
 	count func(st srcState) int64
 	run   func(fr *frame, st srcState, from, to int64, b *builder)
 	// fused is set when the body is fused into the loop (see fused.go).
-	fused bool
+	fused *fusedLoop
+	// direct, if set, runs the whole loop (open, count, run) in one call.
+	direct func(fr *frame, b *builder)
 }
 
 func (l *loop) all(fr *frame, b *builder) {
+	if l.direct != nil {
+		l.direct(fr, b)
+		return
+	}
 	st, ok := l.open(fr)
 	if !ok {
 		return
@@ -62,10 +68,47 @@ func (c *compiler) varSlots(e *ir.Expr, body *ir.Expr, vt ir.Type) (ks, vs int) 
 	return ks, vs
 }
 
-// compileLoop compiles sum e with the body produced by mkBody (called with
-// the sum's variables in scope).
-func (c *compiler) compileLoop(e *ir.Expr, mkBody func() bodyFn) *loop {
+// loopBody says what the body of a sum or merge adds into: a real or int
+// accumulator slot (scalar sums) or a builder of the given spec.
+type loopBody struct {
+	accF, accI int // scalar sums: the accumulator slot, else -1
+	spec       *bspec
+	neg        bool
+}
+
+func scalarBody(t ir.Type, slot int) loopBody {
+	if t.Base == ir.Real {
+		return loopBody{accF: slot, accI: -1}
+	}
+	return loopBody{accF: -1, accI: slot}
+}
+
+func accumBody(spec *bspec, neg bool) loopBody {
+	return loopBody{accF: -1, accI: -1, spec: spec, neg: neg}
+}
+
+// bodyOf compiles the body of a loop (with the loop's variables in scope).
+func (c *compiler) bodyOf(body *ir.Expr, lb loopBody) bodyFn {
+	switch {
+	case lb.spec != nil:
+		return bodyFn(c.accum(body, lb.spec, lb.neg))
+	case lb.accF >= 0:
+		f := asReal(c.expr(body))
+		acc := lb.accF
+		return func(fr *frame, _ *builder) { fr.f[acc] += f(fr) }
+	}
+	x := c.expr(body)
+	if x.t.Depth != 0 || x.t.Base != ir.Int {
+		c.bail(body, "internal: int sum of %s", x.t)
+	}
+	f, acc := x.i, lb.accI
+	return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
+}
+
+// compileLoop compiles sum e whose body adds as lb says.
+func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 	src, bodyExpr := e.Args[0], e.Args[1]
+	mkBody := func() bodyFn { return c.bodyOf(bodyExpr, lb) }
 	st := c.typeOf(src)
 	if st.Depth == 0 {
 		c.bail(e, "sum iterates %s, which is not a dictionary", describe(src))
@@ -78,17 +121,18 @@ func (c *compiler) compileLoop(e *ir.Expr, mkBody func() bodyFn) *loop {
 	case ir.OpRange:
 		lo, hi := c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
 		ks, vs := c.varSlots(e, bodyExpr, vt)
-		if l := c.fuseRange(e, lo, hi, ks, vs); l != nil {
+		open := func(fr *frame) (srcState, bool) {
+			l, h := lo(fr), hi(fr)
+			return srcState{lo: l, hi: h}, true
+		}
+		if l := c.fuse(e, lb, open, nil, nil, ks, vs); l != nil {
 			c.unbind(2)
 			return l
 		}
 		body := mkBody()
 		c.unbind(2)
 		return &loop{
-			open: func(fr *frame) (srcState, bool) {
-				l, h := lo(fr), hi(fr)
-				return srcState{lo: l, hi: h}, true
-			},
+			open:  open,
 			count: windowCount,
 			run: func(fr *frame, st srcState, from, to int64, b *builder) {
 				for k := st.lo + from; k < st.lo+to; k++ {
@@ -117,8 +161,10 @@ func (c *compiler) compileLoop(e *ir.Expr, mkBody func() bodyFn) *loop {
 		switch {
 		case cl.info.Kind == ir.ObjArray:
 			var open func(fr *frame) (srcState, bool)
+			var seg *segBounds
 			if src.Op == ir.OpSubArray {
-				win := c.window(src, cl)
+				var win func(fr *frame) (int64, int64, bool)
+				win, seg = c.segment(src, cl)
 				open = func(fr *frame) (srcState, bool) {
 					l, h, ok := win(fr)
 					return srcState{lo: l, hi: h}, ok
@@ -133,7 +179,7 @@ func (c *compiler) compileLoop(e *ir.Expr, mkBody func() bodyFn) *loop {
 				}
 			}
 			ks, vs := c.varSlots(e, bodyExpr, vt)
-			if l := c.fuseArray(e, cl, open, ks, vs); l != nil {
+			if l := c.fuse(e, lb, open, cl, seg, ks, vs); l != nil {
 				c.unbind(2)
 				return l
 			}
@@ -331,45 +377,26 @@ func (c *compiler) keyFilterLoop(e, o *ir.Expr, vt ir.Type, mkBody func() bodyFn
 // sumScalar compiles a sum whose value is a scalar.
 func (c *compiler) sumScalar(e *ir.Expr) cx {
 	t := c.typeOf(e)
-	switch t.Base {
-	case ir.Real:
-		acc := c.newSlot(ir.RealType)
-		l := c.compileLoop(e, func() bodyFn {
-			if f := c.fuseScalarBody(e, acc); f != nil {
-				return f
-			}
-			body := asReal(c.expr(e.Args[1]))
-			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
-		})
-		return realCx(func(fr *frame) float64 {
-			fr.f[acc] = 0
-			l.all(fr, nil)
-			return fr.f[acc]
-		})
-	case ir.Int:
-		acc := c.newSlot(ir.IntType)
-		l := c.compileLoop(e, func() bodyFn {
-			body := c.expr(e.Args[1])
-			if body.t.Base != ir.Int {
-				c.bail(e.Args[1], "internal: int sum of %s", body.t)
-			}
-			f := body.i
-			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
-		})
-		return intCx(func(fr *frame) int64 {
-			fr.i[acc] = 0
-			l.all(fr, nil)
-			return fr.i[acc]
-		})
+	if t.Base != ir.Real && t.Base != ir.Int {
+		c.bail(e, "cannot sum %s values", t)
 	}
-	c.bail(e, "cannot sum %s values", t)
-	return cx{}
+	acc := c.newSlot(ir.Type{Base: t.Base})
+	l := c.compileLoop(e, scalarBody(t, acc))
+	if t.Base == ir.Real {
+		return realCx(sumOfLoop(l, acc))
+	}
+	return intCx(func(fr *frame) int64 {
+		fr.i[acc] = 0
+		l.all(fr, nil)
+		return fr.i[acc]
+	})
 }
 
 // sumAccum compiles a dictionary-valued sum accumulating into a builder.
 func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
-	l := c.compileLoop(e, func() bodyFn {
-		return bodyFn(c.accum(e.Args[1], spec, neg))
-	})
+	l := c.compileLoop(e, accumBody(spec, neg))
+	if l.direct != nil {
+		return l.direct
+	}
 	return l.all
 }

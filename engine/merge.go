@@ -66,7 +66,7 @@ func sortedInts(a []int64) bool {
 // index segments) are intersected with two pointers, which visits the
 // same pairs in the same order as the nested loops; anything else runs the
 // nested loops.
-func (c *compiler) compileMerge(e *ir.Expr, mkBody func() bodyFn) func(*frame, *builder) {
+func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) {
 	op1, op2 := c.vecOperand(e.Args[0]), c.vecOperand(e.Args[1])
 	t1, t2 := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
 	if t1.Depth != 1 || t2.Depth != 1 {
@@ -86,7 +86,7 @@ func (c *compiler) compileMerge(e *ir.Expr, mkBody func() bodyFn) func(*frame, *
 	if !fv[e.Vars[2]] {
 		vs = -1
 	}
-	body := mkBody()
+	body := c.bodyOf(e.Args[2], lb)
 	c.unbind(3)
 	ints := t1.Base == ir.Int && t2.Base == ir.Int
 	realV := vt.Base == ir.Real
@@ -227,36 +227,25 @@ func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, v
 
 func (c *compiler) mergeScalar(e *ir.Expr) cx {
 	t := c.typeOf(e)
-	switch t.Base {
-	case ir.Real:
-		acc := c.newSlot(ir.RealType)
-		run := c.compileMerge(e, func() bodyFn {
-			body := asReal(c.expr(e.Args[2]))
-			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
-		})
+	if t.Base != ir.Real && t.Base != ir.Int {
+		c.bail(e, "cannot sum %s values", t)
+	}
+	acc := c.newSlot(ir.Type{Base: t.Base})
+	run := c.compileMerge(e, scalarBody(t, acc))
+	if t.Base == ir.Real {
 		return realCx(func(fr *frame) float64 {
 			fr.f[acc] = 0
 			run(fr, nil)
 			return fr.f[acc]
 		})
-	case ir.Int:
-		acc := c.newSlot(ir.IntType)
-		run := c.compileMerge(e, func() bodyFn {
-			f := c.expr(e.Args[2]).i
-			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
-		})
-		return intCx(func(fr *frame) int64 {
-			fr.i[acc] = 0
-			run(fr, nil)
-			return fr.i[acc]
-		})
 	}
-	c.bail(e, "cannot sum %s values", t)
-	return cx{}
+	return intCx(func(fr *frame) int64 {
+		fr.i[acc] = 0
+		run(fr, nil)
+		return fr.i[acc]
+	})
 }
 
 func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
-	return c.compileMerge(e, func() bodyFn {
-		return bodyFn(c.accum(e.Args[2], spec, neg))
-	})
+	return c.compileMerge(e, accumBody(spec, neg))
 }

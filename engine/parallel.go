@@ -135,7 +135,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	threads := c.threads
 	if t.Depth > 0 {
 		spec := c.specFor(e, t)
-		l := c.compileLoop(e, func() bodyFn { return bodyFn(c.accum(e.Args[1], spec, false)) })
+		l := c.compileLoop(e, accumBody(spec, false))
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {
@@ -163,27 +163,11 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			return bs[0].freeze()
 		})
 	}
-	var acc int
-	var l *loop
-	switch t.Base {
-	case ir.Real:
-		acc = c.newSlot(ir.RealType)
-		l = c.compileLoop(e, func() bodyFn {
-			if f := c.fuseScalarBody(e, acc); f != nil {
-				return f
-			}
-			body := asReal(c.expr(e.Args[1]))
-			return func(fr *frame, _ *builder) { fr.f[acc] += body(fr) }
-		})
-	case ir.Int:
-		acc = c.newSlot(ir.IntType)
-		l = c.compileLoop(e, func() bodyFn {
-			f := c.expr(e.Args[1]).i
-			return func(fr *frame, _ *builder) { fr.i[acc] += f(fr) }
-		})
-	default:
+	if t.Base != ir.Real && t.Base != ir.Int {
 		c.bail(e, "cannot sum %s values", t)
 	}
+	acc := c.newSlot(ir.Type{Base: t.Base})
+	l := c.compileLoop(e, scalarBody(t, acc))
 	real := t.Base == ir.Real
 	// More chunks than workers balance uneven iterations; partial sums
 	// are still added in chunk order.

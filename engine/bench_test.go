@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"flag"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storel/storel/storage"
+)
+
+// Benchmarks: each paper kernel compiled from its physical plan beside a
+// hand-written Go loop over the same arrays doing the same work (a fresh
+// output per run, as the engine returns one). Run with
+//
+//	go test ./engine -run '^$' -bench . -benchtime 20x
+//
+// and compare the storel and hand lines of each kernel.
+
+type benchData struct {
+	spmvA, mmmA, mmmB, sumA, sumB, bataxA *sparseCSR
+	x                                     []float64
+	ttmA, mttB                            *sparseCSF
+	ttmB, mttC, mttD                      *sparseCSR
+}
+
+var (
+	benchOnce sync.Once
+	bench     benchData
+)
+
+func benchInputs() *benchData {
+	benchOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(11, 12))
+		const n = 100_000
+		bench.spmvA = randCSR(n, n, 1_000_000, rng)
+		bench.x = randVec(n, rng)
+		bench.mmmA = randCSR(n, n, 1_000_000, rng)
+		bench.mmmB = randCSR(n, 250, n*250/32, rng)
+		bench.sumA = bench.mmmA
+		bench.sumB = bench.mmmB
+		bench.bataxA = bench.spmvA
+		bench.ttmA = randCSF(100, 100, 1000, 500_000, rng)
+		bench.ttmB = randCSR(1000, 64, 1000*16, rng) // CSC of B(k, l): level 1 is l
+		bench.mttB = randCSF(100, 1000, 1000, 500_000, rng)
+		bench.mttC = randCSR(1000, 32, 1000*8, rng)
+		bench.mttD = randCSR(32, 1000, 32*250, rng)
+	})
+	return &bench
+}
+
+func csrBytes(a *sparseCSR) int64 { return int64(8 * (len(a.pos) + len(a.idx) + len(a.val))) }
+func csfBytes(t *sparseCSF) int64 {
+	return int64(8 * (len(t.pos2) + len(t.idx1) + len(t.idx2) + len(t.pos3) + len(t.idx3) + len(t.val)))
+}
+
+// runKernel benchmarks the engine on plan over st.
+func runKernel(b *testing.B, plan string, st storage.Store, threads int, bytes int64) {
+	e := parse(b, plan, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := k.Exec(st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSpMV(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{"x": storage.RealArray(d.x)}
+	d.spmvA.store(st, "A")
+	bytes := csrBytes(d.spmvA) + int64(16*len(d.x))
+	b.Run("storel", func(b *testing.B) { runKernel(b, planSpMV, st, 1, bytes) })
+	b.Run("hand", func(b *testing.B) {
+		b.SetBytes(bytes)
+		b.ReportAllocs()
+		for range b.N {
+			y := make([]float64, d.spmvA.n)
+			refSpMV(d.spmvA, d.x, y)
+		}
+	})
+	b.Run("storel-2threads", func(b *testing.B) { runKernel(b, planSpMV, st, 2, bytes) })
+}
+
+func BenchmarkBATAX(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{"x": storage.RealArray(d.x), "beta": storage.RealScalar(0.5)}
+	d.bataxA.store(st, "A")
+	bytes := 2*csrBytes(d.bataxA) + int64(16*len(d.x))
+	b.Run("storel", func(b *testing.B) { runKernel(b, planBATAX, st, 1, bytes) })
+	b.Run("hand", func(b *testing.B) {
+		b.SetBytes(bytes)
+		b.ReportAllocs()
+		for range b.N {
+			y := make([]float64, d.bataxA.m)
+			refBATAX(d.bataxA, 0.5, d.x, y)
+		}
+	})
+}
+
+func BenchmarkSumMMM(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{}
+	d.sumA.store(st, "A")
+	d.sumB.store(st, "B")
+	bytes := csrBytes(d.sumA) + csrBytes(d.sumB)
+	b.Run("storel", func(b *testing.B) { runKernel(b, planSumMMM, st, 1, bytes) })
+	b.Run("hand", func(b *testing.B) {
+		b.SetBytes(bytes)
+		b.ReportAllocs()
+		for range b.N {
+			refSumMMM(d.sumA, d.sumB)
+		}
+	})
+}
+
+func BenchmarkMMM(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{}
+	d.mmmA.store(st, "A")
+	d.mmmB.store(st, "B")
+	b.Run("storel", func(b *testing.B) { runKernel(b, planMMM, st, 1, 0) })
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			refMMM(d.mmmA, d.mmmB)
+		}
+	})
+}
+
+func BenchmarkTTM(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{}
+	d.ttmA.store(st, "A")
+	d.ttmB.store(st, "B")
+	b.Run("storel", func(b *testing.B) { runKernel(b, planTTM, st, 1, 0) })
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			refTTM(d.ttmA, d.ttmB)
+		}
+	})
+}
+
+func BenchmarkMTTKRP(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{}
+	d.mttB.store(st, "B")
+	d.mttC.store(st, "C")
+	d.mttD.store(st, "D")
+	bytes := csfBytes(d.mttB)
+	b.Run("storel", func(b *testing.B) { runKernel(b, planMTTKRP, st, 1, bytes) })
+	b.Run("hand", func(b *testing.B) {
+		b.SetBytes(bytes)
+		b.ReportAllocs()
+		for range b.N {
+			refMTTKRP(d.mttB, d.mttC, d.mttD)
+		}
+	})
+}
+
+var ratios = flag.Int("engine.ratios", 0, "TestKernelRatios: alternate this many runs of each kernel and its hand-written loop and print the ratios")
+
+// TestKernelRatios measures storel against the hand-written loops by
+// alternating runs, which resists the load of a shared machine better than
+// separate benchmarks: go test ./engine -run KernelRatios -engine.ratios 15 -v
+func TestKernelRatios(t *testing.T) {
+	if *ratios == 0 {
+		t.Skip("set -engine.ratios N")
+	}
+	d := benchInputs()
+	type kernel struct {
+		name string
+		plan string
+		st   storage.Store
+		hand func()
+	}
+	stSpMV := storage.Store{"x": storage.RealArray(d.x)}
+	d.spmvA.store(stSpMV, "A")
+	stBATAX := storage.Store{"x": storage.RealArray(d.x), "beta": storage.RealScalar(0.5)}
+	d.bataxA.store(stBATAX, "A")
+	stMMM := storage.Store{}
+	d.mmmA.store(stMMM, "A")
+	d.mmmB.store(stMMM, "B")
+	stTTM := storage.Store{}
+	d.ttmA.store(stTTM, "A")
+	d.ttmB.store(stTTM, "B")
+	stMTT := storage.Store{}
+	d.mttB.store(stMTT, "B")
+	d.mttC.store(stMTT, "C")
+	d.mttD.store(stMTT, "D")
+	kernels := []kernel{
+		{"SpMV", planSpMV, stSpMV, func() { refSpMV(d.spmvA, d.x, make([]float64, d.spmvA.n)) }},
+		{"BATAX", planBATAX, stBATAX, func() { refBATAX(d.bataxA, 0.5, d.x, make([]float64, d.bataxA.m)) }},
+		{"SumMMM", planSumMMM, stMMM, func() { refSumMMM(d.sumA, d.sumB) }},
+		{"MMM", planMMM, stMMM, func() { refMMM(d.mmmA, d.mmmB) }},
+		{"TTM", planTTM, stTTM, func() { refTTM(d.ttmA, d.ttmB) }},
+		{"MTTKRP", planMTTKRP, stMTT, func() { refMTTKRP(d.mttB, d.mttC, d.mttD) }},
+	}
+	for _, kn := range kernels {
+		if *kernelFilter != "" && !strings.Contains(kn.name, *kernelFilter) {
+			continue
+		}
+		k, err := Compile(parse(t, kn.plan, kn.st), SchemaOf(kn.st), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Wall time and process CPU time (which a loaded machine's
+		// scheduling does not inflate) of each run.
+		var ts, th, cs, ch []time.Duration
+		for r := 0; r < *ratios; r++ {
+			start, cpu := time.Now(), cpuTime()
+			if _, err := k.Exec(kn.st); err != nil {
+				t.Fatal(err)
+			}
+			ts, cs = append(ts, time.Since(start)), append(cs, cpuTime()-cpu)
+			start, cpu = time.Now(), cpuTime()
+			kn.hand()
+			th, ch = append(th, time.Since(start)), append(ch, cpuTime()-cpu)
+		}
+		for _, s := range [][]time.Duration{ts, th, cs, ch} {
+			slices.Sort(s)
+		}
+		t.Logf("%-7s wall min: storel %8.2fms hand %8.2fms ratio %.2f | cpu min: storel %8.2fms hand %8.2fms ratio %.2f | cpu median ratio %.2f",
+			kn.name, ms(ts[0]), ms(th[0]), float64(ts[0])/float64(th[0]),
+			ms(cs[0]), ms(ch[0]), float64(cs[0])/float64(ch[0]), float64(cs[len(cs)/2])/float64(ch[len(ch)/2]))
+	}
+}
+
+var kernelFilter = flag.String("engine.kernel", "", "TestKernelRatios: only kernels whose name contains this")
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
