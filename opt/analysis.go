@@ -27,11 +27,23 @@ type Data struct {
 	Sel float64
 	// Zero and One: the class holds the constant 0 (of any type) or 1.
 	Zero, One bool
+	// Zeroful: a term of the class may be a dictionary that stores
+	// explicit zeros, which a sum over it visits: a physical array, range,
+	// subarray, hash map or trie, or what passes one through unchanged (a
+	// variable bound to one, a lookup into one, a branch, a sum whose body
+	// is one). A computed dictionary (a singleton, a scaled or multiplied
+	// one) holds no zeros. Rules that equate the two kinds (T1) need the
+	// class to be zero-free: a sum with a non-strict body tells them apart.
+	Zeroful bool
+	// Range bounds an int class's value; Safe: no term of the class can
+	// fail (see safety.go).
+	Range interval
+	Safe  bool
 }
 
 func (d *Data) equal(o *Data) bool {
 	return d.Type == o.Type && d.FV.equal(o.FV) && d.Card.equal(o.Card) && d.Known == o.Known &&
-		d.Value == o.Value && d.Sel == o.Sel && d.Zero == o.Zero && d.One == o.One
+		d.Value == o.Value && d.Sel == o.Sel && d.Zero == o.Zero && d.One == o.One && d.Zeroful == o.Zeroful && d.Range == o.Range && d.Safe == o.Safe
 }
 
 type graph = egraph.EGraph[Data]
@@ -73,7 +85,36 @@ func (a analysis) Make(g *graph, n egraph.Node) Data {
 	}
 	d.Zero = isZeroNode(n)
 	d.One = isOneNode(n)
+	d.Zeroful = d.Type.Depth > 0 && s.nodeZeroful(g, n)
+	d.Range = s.nodeInterval(g, n, &d)
+	d.Safe = s.nodeSafe(g, n)
 	return d
+}
+
+// nodeZeroful computes Data.Zeroful for one dictionary-typed node.
+func (s *session) nodeZeroful(g *graph, n egraph.Node) bool {
+	kid := func(i int) bool { return g.Data(n.Children[i]).Zeroful }
+	switch n.Op {
+	case opGlobal, opRange, opSubArray:
+		return true
+	case opVar:
+		return s.vars[n.Payload].zeroful
+	case opLookup, opNeg:
+		return kid(0)
+	case opAdd, opSub:
+		return kid(0) || kid(1)
+	case opSingle, opIf:
+		return kid(1)
+	case opIfElse:
+		return kid(1) || kid(2)
+	case opLet:
+		return kid(2)
+	case opSum:
+		return kid(3)
+	case opMerge:
+		return kid(5)
+	}
+	return false
 }
 
 // Merge joins two data of one class.
@@ -93,6 +134,9 @@ func (analysis) Merge(into *Data, from Data) egraph.MergeResult {
 	}
 	m.Zero = m.Zero || from.Zero
 	m.One = m.One || from.One
+	m.Zeroful = m.Zeroful || from.Zeroful
+	m.Range = old.Range.meet(from.Range)
+	m.Safe = old.Safe && from.Safe
 	*into = m
 	return egraph.MergeResult{IntoChanged: !m.equal(&old), FromChanged: !m.equal(&from)}
 }

@@ -33,12 +33,14 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		x, ok2 := s.metaSym(m, args[1])
 		return ok1 && ok2 && s.conds.linear(e, x)
 	},
-	"scalar":  typeCond(func(t ir.Type) bool { return t.Depth == 0 }),
-	"dict":    typeCond(func(t ir.Type) bool { return t.Depth > 0 }),
-	"int":     typeCond(func(t ir.Type) bool { return t == ir.IntType }),
-	"zero":    dataCond(func(d *Data) bool { return d.Zero }),
-	"one":     dataCond(func(d *Data) bool { return d.One }),
-	"logical": dataCond(func(d *Data) bool { return d.Card.Layout() != LayoutArray }),
+	"scalar":   typeCond(func(t ir.Type) bool { return t.Depth == 0 }),
+	"dict":     typeCond(func(t ir.Type) bool { return t.Depth > 0 }),
+	"int":      typeCond(func(t ir.Type) bool { return t == ir.IntType }),
+	"zero":     dataCond(func(d *Data) bool { return d.Zero }),
+	"one":      dataCond(func(d *Data) bool { return d.One }),
+	"logical":  dataCond(func(d *Data) bool { return d.Card.Layout() != LayoutArray }),
+	"zerofree": dataCond(func(d *Data) bool { return !d.Zeroful }),
+	"safe":     dataCond(func(d *Data) bool { return d.Safe }),
 	"nontrivial": classCond(func(s *session, c egraph.ClassID) bool {
 		return !s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),

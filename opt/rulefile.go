@@ -22,6 +22,9 @@ import (
 //	linear(e, x)        e is additive in x (e(a+b) = e(a)+e(b), e(0) = 0)
 //	scalar(e), dict(e), int(e)   the type of e
 //	logical(e)          e is not a physical array, range or subarray
+//	zerofree(e)         e stores no explicit zeros (see Data.Zeroful)
+//	safe(e)             e cannot fail (a rule that evaluates e where it was
+//	                    not evaluated before needs it; see safety.go)
 //	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
 //	nontrivial(e)       e is not a variable or a constant
 //	dropunique          (not a test) an unannotated singleton of the

@@ -546,13 +546,26 @@ func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []
 			continue
 		}
 		var card Card
+		zeroful := false
 		switch p.op {
 		case opLet:
-			card = s.g.Data(kids[1]).Card
+			card, zeroful = s.g.Data(kids[1]).Card, s.g.Data(kids[1]).Zeroful
 		case opSum:
-			card = s.g.Data(kids[2]).Card
+			card, zeroful = s.g.Data(kids[2]).Card, s.g.Data(kids[2]).Zeroful && i == 1
 		}
 		t, c := binderInfo(p.op, i, types, card)
+		var rng interval
+		switch p.op {
+		case opLet:
+			rng = s.g.Data(kids[1]).Range
+		case opSum:
+			kr, vr := s.sourceRanges(s.g, kids[2])
+			rng = [2]interval{kr, vr}[i]
+		case opMerge:
+			k1, v1 := s.sourceRanges(s.g, kids[3])
+			k2, v2 := s.sourceRanges(s.g, kids[4])
+			rng = [3]interval{k1, k2, v1.meet(v2)}[i]
+		}
 		key := freshKey{rule: env.cr.name, class: s.g.Find(env.class), meta: name}
 		sym, ok := s.freshNames[key]
 		if !ok {
@@ -563,7 +576,7 @@ func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []
 			sym = s.sym(s.namer.Fresh(base))
 			s.freshNames[key] = sym
 		}
-		s.vars[sym] = varInfo{typ: t, card: c}
+		s.vars[sym] = varInfo{typ: t, card: c, zeroful: zeroful && t.Depth > 0, rng: rng}
 		env.fresh[name] = sym
 	}
 	return true

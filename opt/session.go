@@ -14,8 +14,10 @@ import (
 // is fresh, so a name has one binding site and its type and cardinality
 // can be kept per name rather than per scope.
 type varInfo struct {
-	typ  ir.Type
-	card Card
+	typ     ir.Type
+	card    Card
+	zeroful bool     // bound to a dictionary that may store explicit zeros (Data.Zeroful)
+	rng     interval // bounds of an int variable's values
 }
 
 // session is one optimization: an e-graph and what its analysis and rules
@@ -79,11 +81,17 @@ func (s *session) symName(sym uint64) string { return s.lang.syms.Name(sym) }
 func (s *session) sym(name string) uint64 { return s.lang.syms.Intern(name) }
 
 // declareVar records a binder's type and cardinality.
-func (s *session) declareVar(name string, t ir.Type, c Card) uint64 {
+func (s *session) declareVar(name string, t ir.Type, c Card, zeroful bool) uint64 {
 	sym := s.sym(name)
 	s.namer.Reserve(name)
-	s.vars[sym] = varInfo{typ: t, card: c}
+	s.vars[sym] = varInfo{typ: t, card: c, zeroful: zeroful && t.Depth > 0}
 	return sym
+}
+
+func (s *session) setRange(sym uint64, r interval) {
+	v := s.vars[sym]
+	v.rng = r
+	s.vars[sym] = v
 }
 
 // freshVar returns a new variable like sym (same type and cardinality).
@@ -137,7 +145,9 @@ func (s *session) addExpr(e *ir.Expr) (egraph.ClassID, error) {
 		if err != nil {
 			return 0, err
 		}
-		x := s.declareVar(e.Vars[0], e.Args[0].Type, s.g.Data(val).Card)
+		vd := s.g.Data(val)
+		x := s.declareVar(e.Vars[0], e.Args[0].Type, vd.Card, vd.Zeroful)
+		s.setRange(x, vd.Range)
 		body, err := s.addExpr(e.Args[1])
 		if err != nil {
 			return 0, err
@@ -149,8 +159,11 @@ func (s *session) addExpr(e *ir.Expr) (egraph.ClassID, error) {
 			return 0, err
 		}
 		sd := s.g.Data(src)
-		k := s.declareVar(e.Vars[0], ir.IntType, nil)
-		v := s.declareVar(e.Vars[1], e.Args[0].Type.Elem(), sd.Card.Elem())
+		k := s.declareVar(e.Vars[0], ir.IntType, nil, false)
+		v := s.declareVar(e.Vars[1], e.Args[0].Type.Elem(), sd.Card.Elem(), sd.Zeroful)
+		kr, vr := s.sourceRanges(s.g, src)
+		s.setRange(k, kr)
+		s.setRange(v, vr)
 		body, err := s.addExpr(e.Args[1])
 		if err != nil {
 			return 0, err
@@ -166,8 +179,12 @@ func (s *session) addExpr(e *ir.Expr) (egraph.ClassID, error) {
 			return 0, err
 		}
 		var binds [3]egraph.ClassID
+		k1, v1 := s.sourceRanges(s.g, e1)
+		k2, v2 := s.sourceRanges(s.g, e2)
 		for i, v := range e.Vars {
-			binds[i] = s.varClass(s.declareVar(v, ir.IntType, nil))
+			sym := s.declareVar(v, ir.IntType, nil, false)
+			s.setRange(sym, [3]interval{k1, k2, v1.meet(v2)}[i])
+			binds[i] = s.varClass(sym)
 		}
 		body, err := s.addExpr(e.Args[2])
 		if err != nil {

@@ -36,6 +36,10 @@ type ArrayStats struct {
 	// AvgSegment is (a[n-1]-a[0])/(n-1) for a non-decreasing int array of
 	// n >= 2 elements, 0 otherwise.
 	AvgSegment float64
+	// Min and Max bound the values of a non-empty int array (HasRange):
+	// the optimizer proves reads indexed by them in bounds.
+	Min, Max int64
+	HasRange bool
 }
 
 // GatherStats computes statistics from the physical objects of st.
@@ -51,6 +55,9 @@ func GatherStats(st storage.Store) *Stats {
 			as := ArrayStats{Len: int64(x.Len())}
 			if x.Elem == ir.Int && len(x.I) >= 2 && slices.IsSorted(x.I) {
 				as.AvgSegment = float64(x.I[len(x.I)-1]-x.I[0]) / float64(len(x.I)-1)
+			}
+			if x.Elem == ir.Int && len(x.I) > 0 {
+				as.Min, as.Max, as.HasRange = slices.Min(x.I), slices.Max(x.I), true
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:

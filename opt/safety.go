@@ -1,0 +1,179 @@
+package opt
+
+import (
+	"math"
+
+	"github.com/storel/storel/egraph"
+	"github.com/storel/storel/ir"
+)
+
+// Reading a physical array past its end is an error, and the plans the
+// fusion rules build guard their reads (if lo <= e && e < hi then x(e)). A
+// rule that moves an expression where it is evaluated more often (out of
+// an if, out of a loop that may not run) must not move a read that may
+// fail out of its guard. The optimizer therefore bounds int expressions by
+// intervals (from constants, int scalars, and the extreme values and
+// lengths of the data's int arrays) and calls a class safe when none of
+// its terms can fail: every read of a physical array is provably within
+// it, and no int division can be by zero.
+
+// interval is an inclusive range of int values; ok false means unbounded.
+type interval struct {
+	lo, hi int64
+	ok     bool
+}
+
+func point(v int64) interval { return interval{v, v, true} }
+
+func (a interval) meet(b interval) interval {
+	switch {
+	case !a.ok:
+		return b
+	case !b.ok:
+		return a
+	}
+	return interval{max(a.lo, b.lo), min(a.hi, b.hi), true}
+}
+
+// within reports whether a lies in [lo, hi].
+func (a interval) within(lo, hi int64) bool { return a.ok && a.lo >= lo && a.hi <= hi }
+
+// bounded keeps an interval only while its ends are far from overflow.
+func bounded(lo, hi float64) interval {
+	const limit = 1 << 60
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo < -limit || hi > limit {
+		return interval{}
+	}
+	return interval{int64(lo), int64(hi), true}
+}
+
+// nodeInterval bounds the value of an int node.
+func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
+	if d.Type != ir.IntType {
+		return interval{}
+	}
+	if d.Known {
+		return point(d.Value)
+	}
+	kid := func(i int) interval { return g.Data(n.Children[i]).Range }
+	switch n.Op {
+	case opVar:
+		return s.vars[n.Payload].rng
+	case opAdd, opSub, opMul:
+		a, b := kid(0), kid(1)
+		if !a.ok || !b.ok {
+			return interval{}
+		}
+		al, ah, bl, bh := float64(a.lo), float64(a.hi), float64(b.lo), float64(b.hi)
+		switch n.Op {
+		case opAdd:
+			return bounded(al+bl, ah+bh)
+		case opSub:
+			return bounded(al-bh, ah-bl)
+		}
+		p := []float64{al * bl, al * bh, ah * bl, ah * bh}
+		return bounded(min(p[0], p[1], p[2], p[3]), max(p[0], p[1], p[2], p[3]))
+	case opLookup:
+		if name, ok := s.globalName(g, n.Children[0]); ok {
+			if as, ok := s.stats.Arrays[name]; ok && as.HasRange {
+				return interval{as.Min, as.Max, true}
+			}
+		}
+	case opIf:
+		// if c then e is e or 0.
+		e := kid(1)
+		if e.ok {
+			return interval{min(e.lo, 0), max(e.hi, 0), true}
+		}
+	case opIfElse:
+		a, b := kid(1), kid(2)
+		if a.ok && b.ok {
+			return interval{min(a.lo, b.lo), max(a.hi, b.hi), true}
+		}
+	case opLet:
+		return kid(2)
+	}
+	return interval{}
+}
+
+// arrayLen returns the length of a physical array class.
+func (s *session) arrayLen(g *graph, c egraph.ClassID) (int64, bool) {
+	name, ok := s.globalName(g, c)
+	if !ok {
+		return 0, false
+	}
+	as, ok := s.stats.Arrays[name]
+	return as.Len, ok
+}
+
+// nodeSafe reports whether node n cannot fail, given its children's
+// classes.
+func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
+	for i, c := range n.Children {
+		if i < binderCount(n.Op) {
+			continue
+		}
+		if !g.Data(c).Safe {
+			return false
+		}
+	}
+	switch n.Op {
+	case opLookup:
+		if g.Data(n.Children[0]).Card.Layout() != LayoutArray {
+			return true // a missing key of a dictionary reads as zero
+		}
+		if !s.isGlobalClass(g, n.Children[0]) {
+			return true // a subarray or range: a key outside reads as zero
+		}
+		ln, ok := s.arrayLen(g, n.Children[0])
+		return ok && g.Data(n.Children[1]).Range.within(0, ln-1)
+	case opSubArray:
+		ln, ok := s.arrayLen(g, n.Children[0])
+		return ok && g.Data(n.Children[1]).Range.within(0, ln) && g.Data(n.Children[2]).Range.within(0, ln)
+	case opDiv, opMod:
+		if g.Data(n.Children[0]).Type.Base == ir.Int && g.Data(n.Children[1]).Type.Base == ir.Int {
+			r := g.Data(n.Children[1]).Range
+			return r.ok && (r.lo > 0 || r.hi < 0)
+		}
+	}
+	return true
+}
+
+// sourceRanges bounds the key and the value a sum (or merge) over source
+// class src binds.
+func (s *session) sourceRanges(g *graph, src egraph.ClassID) (key, val interval) {
+	for _, nid := range g.Nodes(src) {
+		n := g.Node(nid)
+		switch n.Op {
+		case opRange:
+			lo, hi := g.Data(n.Children[0]).Range, g.Data(n.Children[1]).Range
+			if lo.ok && hi.ok {
+				r := interval{lo.lo, hi.hi - 1, true}
+				return r, r
+			}
+		case opSubArray:
+			lo, hi := g.Data(n.Children[1]).Range, g.Data(n.Children[2]).Range
+			if lo.ok && hi.ok {
+				key = interval{lo.lo, hi.hi - 1, true}
+			}
+			if ln, ok := s.arrayLen(g, n.Children[0]); ok {
+				key = key.meet(interval{0, ln - 1, true})
+			}
+			return key, s.arrayValues(g, n.Children[0])
+		case opGlobal:
+			if ln, ok := s.arrayLen(g, src); ok {
+				return interval{0, ln - 1, true}, s.arrayValues(g, src)
+			}
+		}
+	}
+	return interval{}, interval{}
+}
+
+func (s *session) arrayValues(g *graph, c egraph.ClassID) interval {
+	if name, ok := s.globalName(g, c); ok {
+		if as, ok := s.stats.Arrays[name]; ok && as.HasRange {
+			return interval{as.Min, as.Max, true}
+		}
+	}
+	return interval{}
+}
