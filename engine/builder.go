@@ -186,7 +186,7 @@ func (c *kid) builder(s *bspec) *builder {
 	if c.b == nil {
 		c.b = newBuilder(s)
 		if c.view != nil {
-			c.b.absorb(c.view, 1)
+			c.b.absorb(c.view, 1, false)
 			c.view = nil
 		}
 	}
@@ -201,22 +201,22 @@ func (b *builder) addDict(k int64, d dict) {
 		c.view = d
 		return
 	}
-	c.builder(b.spec.kid).absorb(d, 1)
+	c.builder(b.spec.kid).absorb(d, 1, false)
 }
 
 // absorb adds every entry of d (of the builder's depth) times sign, which
-// is 1 or -1. With sign 1 the children of d are shared as addDict shares
-// them; with -1 they are copied negated.
-func (b *builder) absorb(d dict, sign int) {
+// is 1 or -1. The children of d are shared as addDict shares them unless
+// copy is set or sign is -1; then they are copied (zeros dropped).
+func (b *builder) absorb(d dict, sign int, copy bool) {
 	n := d.size()
 	s := b.spec
 	switch {
 	case s.depth > 1:
 		for p := 0; p < n; p++ {
-			if sign == 1 {
+			if sign == 1 && !copy {
 				b.addDict(d.keyAt(p), d.dictAt(p))
 			} else {
-				b.child(d.keyAt(p)).absorb(d.dictAt(p), sign)
+				b.child(d.keyAt(p)).absorb(d.dictAt(p), sign, true)
 			}
 		}
 	case s.real:
@@ -311,7 +311,7 @@ func (b *builder) merge(o *builder) {
 				return
 			}
 			if c.view != nil {
-				dst.builder(s.kid).absorb(c.view, 1)
+				dst.builder(s.kid).absorb(c.view, 1, false)
 				return
 			}
 			dst.builder(s.kid).merge(c.b)

@@ -69,7 +69,7 @@ func (c *compiler) dictValue(e *ir.Expr, t ir.Type) dictFn {
 	}
 	// A constructive expression: accumulate into a fresh builder.
 	spec := c.specFor(e, t)
-	acc := c.accum(e, spec, false)
+	acc := c.accum(e, spec, plus)
 	return func(fr *frame) dict {
 		b := newBuilder(spec)
 		acc(fr, b)
@@ -183,7 +183,30 @@ func (c *compiler) specFor(e *ir.Expr, t ir.Type) *bspec {
 
 // accum compiles e (a dictionary of the builder's depth) to a closure that
 // adds its value, negated if neg, into a builder of the given spec.
-func (c *compiler) accum(e *ir.Expr, spec *bspec, neg bool) accFn {
+// sgn says how an expression is added into a builder: negated or not,
+// and whether the dictionaries it adds whole are copied (their zero entries
+// dropped) rather than shared. The interpreter copies everything below a
+// negation, even a double one.
+type sgn uint8
+
+const (
+	plus    sgn = 0
+	negBit  sgn = 1
+	copyBit sgn = 2
+)
+
+func (s sgn) isNeg() bool  { return s&negBit != 0 }
+func (s sgn) copies() bool { return s&copyBit != 0 }
+func (s sgn) flip() sgn    { return (s ^ negBit) | copyBit }
+
+func (s sgn) sign() int {
+	if s.isNeg() {
+		return -1
+	}
+	return 1
+}
+
+func (c *compiler) accum(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	t := c.typeOf(e)
 	if t.Depth != spec.depth {
 		c.bail(e, "internal: accumulating %s into a dictionary of depth %d", t, spec.depth)
@@ -197,10 +220,14 @@ func (c *compiler) accum(e *ir.Expr, spec *bspec, neg bool) accFn {
 		return c.mergeAccum(e, spec, neg)
 	case ir.OpAdd, ir.OpSub:
 		a := c.accum(e.Args[0], spec, neg)
-		b := c.accum(e.Args[1], spec, neg != (e.Op == ir.OpSub))
+		nb := neg
+		if e.Op == ir.OpSub {
+			nb = neg.flip()
+		}
+		b := c.accum(e.Args[1], spec, nb)
 		return func(fr *frame, bd *builder) { a(fr, bd); b(fr, bd) }
 	case ir.OpNeg:
-		return c.accum(e.Args[0], spec, !neg)
+		return c.accum(e.Args[0], spec, neg.flip())
 	case ir.OpIf:
 		if constructive(e) {
 			cond := c.boolExpr(e.Args[0])
@@ -235,16 +262,13 @@ func (c *compiler) accum(e *ir.Expr, spec *bspec, neg bool) accFn {
 	}
 	// A whole dictionary value.
 	d := c.dictValue(e, t)
-	sign := 1
-	if neg {
-		sign = -1
-	}
-	return func(fr *frame, bd *builder) { bd.absorb(d(fr), sign) }
+	sign, cp := neg.sign(), neg.copies()
+	return func(fr *frame, bd *builder) { bd.absorb(d(fr), sign, cp) }
 }
 
 // accumMul adds a product involving a dictionary: scalar * dict, dict *
 // scalar (every value scaled) or dict * dict (key-wise).
-func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg bool) accFn {
+func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	ta, tb := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
 	switch {
 	case ta.Depth == 0 || tb.Depth == 0:
@@ -286,7 +310,7 @@ func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg bool) accFn {
 				if !isReal {
 					sf = float64(sint)
 				}
-				if neg {
+				if neg.isNeg() {
 					sf = -sf
 				}
 				bd.absorbScaledReal(m, sf, si == 1)
@@ -294,7 +318,7 @@ func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg bool) accFn {
 		}
 		return func(fr *frame, bd *builder) {
 			_, sint, m := first(fr)
-			if neg {
+			if neg.isNeg() {
 				sint = -sint
 			}
 			bd.absorbScaledInt(m, sint)
@@ -304,7 +328,7 @@ func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg bool) accFn {
 	}
 	x, _ := c.dictExpr(e.Args[0])
 	y, _ := c.dictExpr(e.Args[1])
-	if !neg {
+	if !neg.isNeg() {
 		return func(fr *frame, bd *builder) {
 			a := x(fr)
 			bd.absorbProduct(a, y(fr))
@@ -316,12 +340,12 @@ func (c *compiler) accumMul(e *ir.Expr, spec *bspec, neg bool) accFn {
 		b2 := y(fr)
 		tmp := newBuilder(spec)
 		tmp.absorbProduct(a, b2)
-		bd.absorb(tmp.freeze(), -1)
+		bd.absorb(tmp.freeze(), -1, true)
 	}
 }
 
 // accumSingleton compiles {k -> v} added into a builder.
-func (c *compiler) accumSingleton(e *ir.Expr, spec *bspec, neg bool) accFn {
+func (c *compiler) accumSingleton(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	k := c.keyFn(e.Args[0])
 	vt := c.typeOf(e.Args[1])
 	if vt.Depth == 0 {
@@ -340,10 +364,11 @@ func (c *compiler) accumSingleton(e *ir.Expr, spec *bspec, neg bool) accFn {
 		}
 	}
 	d := c.dictValue(e.Args[1], vt)
-	if neg {
+	if neg.copies() {
+		sign := neg.sign()
 		return func(fr *frame, bd *builder) {
 			kv := kf(fr)
-			bd.child(kv).absorb(d(fr), -1)
+			bd.child(kv).absorb(d(fr), sign, true)
 		}
 	}
 	return func(fr *frame, bd *builder) {
@@ -353,11 +378,11 @@ func (c *compiler) accumSingleton(e *ir.Expr, spec *bspec, neg bool) accFn {
 }
 
 // leafAdd compiles out[k] += v for a builder of scalars.
-func (c *compiler) leafAdd(k, v cx, spec *bspec, neg bool) accFn {
+func (c *compiler) leafAdd(k, v cx, spec *bspec, neg sgn) accFn {
 	kf := k.i
 	if spec.real {
 		vf := asReal(v)
-		if neg {
+		if neg.isNeg() {
 			g := vf
 			vf = func(fr *frame) float64 { return -g(fr) }
 		}
@@ -393,7 +418,7 @@ func (c *compiler) leafAdd(k, v cx, spec *bspec, neg bool) accFn {
 		c.bail(nil, "internal: real value into an int dictionary")
 	}
 	vi := v.i
-	if neg {
+	if neg.isNeg() {
 		g := vi
 		vi = func(fr *frame) int64 { return -g(fr) }
 	}

@@ -54,7 +54,19 @@ type fusedBody struct {
 	// writeSlots: a closure reads the loop variables, so they are stored
 	// in their slots every iteration.
 	writeSlots bool
+	// shape picks a specialized loop (set by fuse); pure: no invariant
+	// factors, so the product needs no multiplication by them.
+	shape int
+	pure  bool
 }
+
+// Loop shapes with their own code.
+const (
+	shapeGeneral = iota
+	shapeRows    // a range whose body is (sums over) segments picked by its variable
+	shapeDot     // a window; A(p) * x(j)
+	shapeOne     // A(p)
+)
 
 // loopVars names the loop's variables for the analysis: idx1 is the
 // key (merge: k1), idx2 the value (merge: k2); same marks a range, where
@@ -62,11 +74,12 @@ type fusedBody struct {
 type loopVars struct {
 	idx1, idx2 string
 	same       bool
+	other      string // merge: the shared value
 }
 
 // index returns at1 or at2 if e is one of the loop's index variables.
 func (lv loopVars) index(e *ir.Expr) int {
-	if e.Op != ir.OpVar {
+	if e.Op != ir.OpVar || (lv.other != "" && e.Name == lv.other) {
 		return atNone
 	}
 	// The value is bound after the key, so it wins if both have the name.
@@ -84,7 +97,7 @@ func (lv loopVars) index(e *ir.Expr) int {
 
 func (lv loopVars) dependsOn(e *ir.Expr) bool {
 	fv := ir.FreeVars(e)
-	return fv[lv.idx1] || fv[lv.idx2]
+	return fv[lv.idx1] || fv[lv.idx2] || (lv.other != "" && fv[lv.other])
 }
 
 // product analyses a real-typed body as a fused product; nil if it does
@@ -180,7 +193,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	if !ok {
 		return nil
 	}
-	if lb.neg {
+	if lb.neg.isNeg() {
 		a := p.a
 		if a == nil {
 			p.a = func(*frame) float64 { return -1 }
@@ -243,7 +256,35 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 	if l >= h {
 		return 0, true
 	}
-	s := fl.fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
+	fb := fl.fb
+	if fb.pure {
+		// The commonest bodies, without the call to sum.
+		switch fb.shape {
+		case shapeOne:
+			if x1 := fb.p.v1.arr.reals; h <= int64(len(x1)) {
+				s := 0.0
+				for _, v := range x1[l:h] {
+					s += v
+				}
+				return s, true
+			}
+		case shapeDot:
+			x1, x2 := fb.p.v1.arr.reals, fb.p.v2.arr.reals
+			if h <= int64(len(x1)) {
+				s := 0.0
+				vals := x1[l:h]
+				for q, j := range fl.cl.ints[l:h] {
+					if uint64(j) >= uint64(len(x2)) {
+						readFail(fr, &fb.p.v2, j, len(x2))
+						return 0, false
+					}
+					s += vals[q] * x2[j]
+				}
+				return s, true
+			}
+		}
+	}
+	s := fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
 	return s, fr.err == nil
 }
 
@@ -275,6 +316,17 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 		return nil
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
+	p := &fb.p
+	fb.pure = p.a == nil && p.b == nil && p.c == nil
+	switch {
+	case cl == nil && ks >= 0 && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
+		// (Accumulating, the key must be the row: addDense checks it.)
+		fb.shape = shapeRows
+	case !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2:
+		fb.shape = shapeDot
+	case !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone:
+		fb.shape = shapeOne
+	}
 	var run func(fr *frame, st srcState, from, to int64, b *builder)
 	switch {
 	case lb.accF >= 0:
@@ -329,16 +381,19 @@ func readFail(fr *frame, v *variant, k int64, n int) {
 // terms, added in order.
 func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float64) float64 {
 	p := &fb.p
-	a, b, cc := p.invariants(fr)
-	if fr.err != nil {
-		return s
+	a, b, cc := 1.0, 1.0, 1.0
+	if !fb.pure {
+		if a, b, cc = p.invariants(fr); fr.err != nil {
+			return s
+		}
 	}
 	var idx []int64
 	if cl != nil {
 		idx = cl.ints
 	}
-	if cl == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg) && ks >= 0 {
-		// Rows: s += a * (sum over row i) * b * (sum over row i) * c.
+	switch fb.shape {
+	case shapeRows:
+		// s += a * (sum over row i) * b * (sum over row i) * c.
 		in1, in2 := p.v1.inner, p.v2.inner
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
@@ -355,31 +410,45 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			s += (((a * x1) * b) * x2) * cc
 		}
 		return s
-	}
-	// The shapes of SpMV and of a sum of one array read get their own
-	// loops; everything else goes through the general one.
-	if !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2 {
+	case shapeDot:
 		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
-		if hi <= int64(len(x1)) && lo >= 0 {
-			seg, vals := idx[lo:hi], x1[lo:hi]
+		if hi > int64(len(x1)) || lo < 0 {
+			break
+		}
+		seg, vals := idx[lo:hi], x1[lo:hi]
+		if fb.pure {
 			for q, j := range seg {
 				if uint64(j) >= uint64(len(x2)) {
 					readFail(fr, &p.v2, j, len(x2))
 					return s
 				}
-				s += (((a * vals[q]) * b) * x2[j]) * cc
+				s += vals[q] * x2[j]
 			}
 			return s
 		}
-	}
-	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone {
+		for q, j := range seg {
+			if uint64(j) >= uint64(len(x2)) {
+				readFail(fr, &p.v2, j, len(x2))
+				return s
+			}
+			s += (((a * vals[q]) * b) * x2[j]) * cc
+		}
+		return s
+	case shapeOne:
 		x1 := p.v1.arr.reals
-		if hi <= int64(len(x1)) && lo >= 0 {
+		if hi > int64(len(x1)) || lo < 0 {
+			break
+		}
+		if fb.pure {
 			for _, v := range x1[lo:hi] {
-				s += ((a * v) * b) * cc
+				s += v
 			}
 			return s
 		}
+		for _, v := range x1[lo:hi] {
+			s += ((a * v) * b) * cc
+		}
+		return s
 	}
 	for q := lo; q < hi; q++ {
 		j := q
@@ -450,9 +519,11 @@ func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
 // addDense runs positions lo..hi-1 adding into a dense builder.
 func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
 	p := &fb.p
-	a, b, cc := p.invariants(fr)
-	if fr.err != nil {
-		return
+	a, b, cc := 1.0, 1.0, 1.0
+	if !fb.pure {
+		if a, b, cc = p.invariants(fr); fr.err != nil {
+			return
+		}
 	}
 	var idx []int64
 	if cl != nil {
@@ -461,7 +532,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		// A range keyed by its own variable: make room for it at once.
 		bd.reserve(hi)
 	}
-	if cl == nil && fb.keyAt == at1 && p.v1.at == atSeg && p.v2.at == atNone && ks >= 0 && lo >= 0 {
+	if fb.shape == shapeRows && fb.keyAt == at1 && lo >= 0 {
 		// Rows: out[i] += a * (sum over the segment of row i) ...
 		in := p.v1.inner
 		for q := lo; q < hi; q++ {
@@ -623,4 +694,81 @@ func (c *compiler) segment(sub *ir.Expr, cl *cell) (func(fr *frame) (int64, int6
 	}
 	sb := &segBounds{arr: cl, lo: pl, hi: ph, loSlot: sl, hiSlot: sh, loOff: ol, hiOff: oh, win: win}
 	return sb.bounds, sb
+}
+
+// mergeSum intersects the sorted segments a (positions lo1...) and b
+// (positions lo2...) of two int arrays, adding the fused product for every
+// pair of positions with equal values, in the nested loops' order.
+func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64) float64 {
+	p := &fb.p
+	// Invariant factors are evaluated at the first pair: a merge may
+	// have none even over non-empty operands, and then the interpreter
+	// evaluates nothing.
+	x, y, z := 1.0, 1.0, 1.0
+	ready := fb.pure
+	i, j := 0, 0
+	if fb.pure && p.v1.at == at1 && p.v2.at == at2 {
+		// B(k1) * D(k2): the merge of MTTKRP.
+		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
+		if lo1 >= 0 && lo2 >= 0 && lo1+int64(len(a)) <= int64(len(x1)) && lo2+int64(len(b)) <= int64(len(x2)) {
+			va, vb := x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))]
+			for i < len(a) && j < len(b) {
+				u, w := a[i], b[j]
+				switch {
+				case u < w:
+					i++
+				case w < u:
+					j++
+				default:
+					j2 := j + 1
+					for j2 < len(b) && b[j2] == u {
+						j2++
+					}
+					for ; i < len(a) && a[i] == u; i++ {
+						for jj := j; jj < j2; jj++ {
+							s += va[i] * vb[jj]
+						}
+					}
+					j = j2
+				}
+			}
+			return s
+		}
+	}
+	for i < len(a) && j < len(b) {
+		u, w := a[i], b[j]
+		switch {
+		case u < w:
+			i++
+		case w < u:
+			j++
+		default:
+			j2 := j + 1
+			for j2 < len(b) && b[j2] == u {
+				j2++
+			}
+			for ; i < len(a) && a[i] == u; i++ {
+				for jj := j; jj < j2; jj++ {
+					if !ready {
+						if x, y, z = p.invariants(fr); fr.err != nil {
+							return s
+						}
+						ready = true
+					}
+					q1, q2 := lo1+int64(i), lo2+int64(jj)
+					v1, ok := p.v1.read(fr, q1, q2)
+					if !ok {
+						return s
+					}
+					v2, ok := p.v2.read(fr, q1, q2)
+					if !ok {
+						return s
+					}
+					s += (((x * v1) * y) * v2) * z
+				}
+			}
+			j = j2
+		}
+	}
+	return s
 }

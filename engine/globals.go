@@ -77,6 +77,12 @@ type cell struct {
 	// run prepares view (and, for a hash map, the sorted groups).
 	needView bool
 
+	// needSorted: the array is a merge operand; descents[p] counts the
+	// positions q <= p with ints[q] < ints[q-1], so a segment's sortedness
+	// is checked in O(1). Counted again at every run (one pass).
+	needSorted bool
+	descents   []int32
+
 	scalarI int64
 	scalarF float64
 	ints    []int64
@@ -107,6 +113,9 @@ func (c *cell) bind(obj storage.Object) error {
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
 		c.ints, c.reals = o.I, o.F
+		if c.needSorted {
+			c.countDescents()
+		}
 		if c.needView {
 			c.view = &arrView{name: c.name, ints: o.I, reals: o.F, real: real, lo: 0, hi: int64(o.Len()), whole: true}
 		}
@@ -221,4 +230,35 @@ func checkTrie(t *storage.Trie) error {
 // unbind drops the cell's references to the store after a run.
 func (c *cell) unbind() {
 	c.ints, c.reals, c.hash, c.trie, c.view = nil, nil, nil, nil, nil
+	if cap(c.descents) > 1<<20 {
+		c.descents = nil
+	}
+}
+
+func (c *cell) countDescents() {
+	a := c.ints
+	d := c.descents[:0]
+	if cap(d) < len(a) {
+		d = make([]int32, len(a))
+	}
+	d = d[:len(a)]
+	if len(d) > 0 {
+		d[0] = 0
+	}
+	var n int32
+	for p := 1; p < len(a); p++ {
+		if a[p] < a[p-1] {
+			n++
+		}
+		d[p] = n
+	}
+	c.descents = d
+}
+
+// sortedSegment reports whether ints[lo:hi] is non-decreasing.
+func (c *cell) sortedSegment(lo, hi int64) bool {
+	if hi-lo < 2 {
+		return true
+	}
+	return c.descents[hi-1] == c.descents[lo]
 }

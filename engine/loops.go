@@ -73,7 +73,7 @@ func (c *compiler) varSlots(e *ir.Expr, body *ir.Expr, vt ir.Type) (ks, vs int) 
 type loopBody struct {
 	accF, accI int // scalar sums: the accumulator slot, else -1
 	spec       *bspec
-	neg        bool
+	neg        sgn
 }
 
 func scalarBody(t ir.Type, slot int) loopBody {
@@ -83,7 +83,7 @@ func scalarBody(t ir.Type, slot int) loopBody {
 	return loopBody{accF: -1, accI: slot}
 }
 
-func accumBody(spec *bspec, neg bool) loopBody {
+func accumBody(spec *bspec, neg sgn) loopBody {
 	return loopBody{accF: -1, accI: -1, spec: spec, neg: neg}
 }
 
@@ -393,7 +393,7 @@ func (c *compiler) sumScalar(e *ir.Expr) cx {
 }
 
 // sumAccum compiles a dictionary-valued sum accumulating into a builder.
-func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
+func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	l := c.compileLoop(e, accumBody(spec, neg))
 	if l.direct != nil {
 		return l.direct

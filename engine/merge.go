@@ -9,6 +9,7 @@ import (
 type vecSrc struct {
 	lo, hi int64
 	ints   []int64 // window case: the whole array
+	cl     *cell   // window case: the array's cell
 	d      dict
 }
 
@@ -21,15 +22,16 @@ func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
 	if g.Op == ir.OpGlobal {
 		cl := c.cell(g)
 		if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
+			cl.needSorted = true
 			if e.Op == ir.OpSubArray {
-				win := c.window(e, cl)
+				win, _ := c.segment(e, cl)
 				return func(fr *frame) (vecSrc, bool) {
 					l, h, ok := win(fr)
-					return vecSrc{lo: l, hi: h, ints: cl.ints}, ok
+					return vecSrc{lo: l, hi: h, ints: cl.ints, cl: cl}, ok
 				}
 			}
 			return func(*frame) (vecSrc, bool) {
-				return vecSrc{lo: 0, hi: int64(len(cl.ints)), ints: cl.ints}, true
+				return vecSrc{lo: 0, hi: int64(len(cl.ints)), ints: cl.ints, cl: cl}, true
 			}
 		}
 	}
@@ -86,6 +88,13 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 	if !fv[e.Vars[2]] {
 		vs = -1
 	}
+	var fb *fusedBody
+	if lb.accF >= 0 {
+		fb = c.analyse(e.Args[2], lb, loopVars{idx1: e.Vars[0], idx2: e.Vars[1], other: e.Vars[2]})
+		if fb != nil && fb.writeSlots {
+			fb = nil
+		}
+	}
 	body := c.bodyOf(e.Args[2], lb)
 	c.unbind(3)
 	ints := t1.Base == ir.Int && t2.Base == ir.Int
@@ -117,7 +126,11 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 		}
 		if s1.d == nil && s2.d == nil {
 			a, bb := s1.ints[s1.lo:s1.hi], s2.ints[s2.lo:s2.hi]
-			if sortedInts(a) && sortedInts(bb) {
+			if s1.cl.sortedSegment(s1.lo, s1.hi) && s2.cl.sortedSegment(s2.lo, s2.hi) {
+				if fb != nil {
+					fr.f[lb.accF] = fb.mergeSum(fr, a, bb, s1.lo, s2.lo, fr.f[lb.accF])
+					return
+				}
 				mergeSorted(fr, b, a, bb, s1.lo, s2.lo, k1, k2, vs, body)
 				return
 			}
@@ -246,6 +259,6 @@ func (c *compiler) mergeScalar(e *ir.Expr) cx {
 	})
 }
 
-func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg bool) accFn {
+func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	return c.compileMerge(e, accumBody(spec, neg))
 }

@@ -135,7 +135,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	threads := c.threads
 	if t.Depth > 0 {
 		spec := c.specFor(e, t)
-		l := c.compileLoop(e, accumBody(spec, false))
+		l := c.compileLoop(e, accumBody(spec, plus))
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {

@@ -128,7 +128,7 @@ func (g *gen) scalar(t gtype, size int) string {
 		return g.leafScalar(t)
 	}
 	s := size - 1
-	switch g.pick(12) {
+	switch g.pick(13) {
 	case 0, 1:
 		ops := []string{"+", "-", "*", "/", "%"}
 		if t.real {
@@ -172,6 +172,21 @@ func (g *gen) scalar(t gtype, size int) string {
 		return fmt.Sprintf(fs[g.pick(len(fs))], g.scalar(t, s))
 	case 10:
 		return fmt.Sprintf("(-%s)", g.scalar(t, s))
+	case 11:
+		if t.real {
+			// A product chain of array reads at variables and
+			// scalars: the shape of fused loop bodies.
+			n := 1 + g.pick(4)
+			fs := make([]string, n)
+			for i := range fs {
+				if v := g.varOf(tInt); v != "" && g.pick(3) > 0 {
+					fs[i] = fmt.Sprintf("%s(%s)", []string{"R", "Q", "R"}[g.pick(3)], v)
+				} else {
+					fs[i] = g.leafScalar(tReal)
+				}
+			}
+			return "(" + strings.Join(fs, " * ") + ")"
+		}
 	}
 	return g.leafScalar(t)
 }
@@ -238,7 +253,7 @@ func (g *gen) merge(t gtype, size int) string {
 		case 1:
 			return fmt.Sprintf("%d:%d", g.pick(3), 2+g.pick(5))
 		}
-		a := []string{"S", "U"}[g.pick(2)]
+		a := []string{"S", "U", "I"}[g.pick(3)]
 		n := arrays[a]
 		lo := g.pick(n)
 		return fmt.Sprintf("%s(%d:%d)", a, lo, lo+g.pick(n-lo+1))
