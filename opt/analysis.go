@@ -204,6 +204,9 @@ func (s *session) nodeSel(g *graph, n egraph.Node) float64 {
 	case opLt, opLe, opGt, opGe:
 		return selCmp
 	case opAnd:
+		if s.isBoundsTest(g, n.Children[0], n.Children[1]) {
+			return 1 // a guard the optimizer wrote: it passes for data that fits its arrays
+		}
 		return kid(0) * kid(1)
 	case opOr:
 		a, b := kid(0), kid(1)
@@ -216,6 +219,24 @@ func (s *session) nodeSel(g *graph, n egraph.Node) float64 {
 		return kid(2)
 	}
 	return selElse
+}
+
+// isBoundsTest recognizes lo <= e && e < hi, the guard F1r, F1s, T4 and
+// LK5 put around a read.
+func (s *session) isBoundsTest(g *graph, a, b egraph.ClassID) bool {
+	for _, an := range g.Nodes(a) {
+		x := g.Node(an)
+		if x.Op != opLe {
+			continue
+		}
+		for _, bn := range g.Nodes(b) {
+			y := g.Node(bn)
+			if y.Op == opLt && g.Find(x.Children[1]) == g.Find(y.Children[0]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nodeCard computes the structured cardinality of n (Fig. 5, extended to
@@ -243,7 +264,11 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		out := make(Card, len(a))
 		for i := range a {
-			out[i] = Level{Size: a[i].Size + b[i].Size, Layout: a[i].Layout}
+			out[i] = Level{Size: a[i].Size + b[i].Size, Layout: a[i].Layout, Max: max(a[i].Max, b[i].Max)}
+			if a[i].Max == 0 || b[i].Max == 0 {
+				out[i].Max = 0
+			}
+			out[i].Size = out[i].capped(out[i].Size)
 			if b[i].Layout.rank() > a[i].Layout.rank() {
 				out[i].Layout = b[i].Layout
 			}
@@ -259,7 +284,11 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		return a.meet(b)
 	case opSingle:
-		return append(Card{{Size: 1, Layout: annLayout(ir.Ann(n.Payload))}}, kid(1)...)
+		l := Level{Size: 1, Layout: annLayout(ir.Ann(n.Payload))}
+		if r := g.Data(n.Children[0]).Range; r.ok {
+			l.Max = float64(r.hi-r.lo) + 1
+		}
+		return append(Card{l}, kid(1)...)
 	case opLookup:
 		return kid(0).Elem()
 	case opRange:

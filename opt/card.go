@@ -44,6 +44,18 @@ func annLayout(a ir.Ann) Layout {
 type Level struct {
 	Size   float64 // estimated number of entries (per parent entry)
 	Layout Layout
+	// Max bounds Size by the number of distinct keys the level can have
+	// (from the range of its keys), 0 if unknown: a sum of singletons
+	// groups by key and cannot outgrow it.
+	Max float64
+}
+
+// capped returns n bounded by the level's key domain.
+func (l Level) capped(n float64) float64 {
+	if l.Max > 0 && n > l.Max {
+		return l.Max
+	}
+	return n
 }
 
 // Card is the structured cardinality of paper §5.5, n1[n2[...[s]]]: one
@@ -92,7 +104,7 @@ func (c Card) scaled(f float64) Card {
 		return c
 	}
 	out := append(Card(nil), c...)
-	out[0].Size *= f
+	out[0].Size = out[0].capped(out[0].Size * f)
 	return out
 }
 
@@ -135,6 +147,10 @@ func (c Card) meet(d Card) Card {
 		}
 		if d[i].Layout.rank() < l.Layout.rank() {
 			l.Layout = d[i].Layout
+		}
+		if d[i].Max > 0 && (l.Max == 0 || d[i].Max < l.Max) {
+			l.Max = d[i].Max
+			l.Size = l.capped(l.Size)
 		}
 		if l != c[i] && out == nil {
 			out = append(Card(nil), c...)

@@ -70,30 +70,53 @@ func (c Cost) String() string {
 	return formatCount(c.Value)
 }
 
+// planCost is the cost of the cheapest term of a class: Fig. 6's number,
+// and whether the term is a temporary dictionary. A sum whose body is a
+// chain of singletons accumulates in place (the engine writes out[i][j] +=
+// v); a body that is any other dictionary (a variable, a lookup, a scaled
+// or added dictionary) is a temporary that must be added into the result
+// entry by entry, which costs its entries times an insert.
+type planCost struct {
+	v    float64
+	temp bool
+}
+
 // nodeCost is cost(e) of Fig. 6 for one node whose children cost kids. It
 // refuses (infinite cost) a logical singleton, and a node that mentions a
 // variable its class need not mention: such a node would be out of scope
 // where the class was moved (see Data.FV).
-func (s *session) nodeCost(g *graph, class egraph.ClassID, n egraph.Node, kids []float64) (float64, bool) {
+func (s *session) nodeCost(g *graph, class egraph.ClassID, n egraph.Node, kids []planCost) (planCost, bool) {
 	if !s.nodeInScope(g, class, n) {
-		return 0, false
+		return planCost{}, false
 	}
 	return s.costFormula(g, class, n, kids)
 }
 
 // costFormula is nodeCost without the scope test.
-func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kids []float64) (float64, bool) {
+func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kids []planCost) (planCost, bool) {
 	d := func(i int) *Data { x := g.Data(n.Children[i]); return &x }
+	k := func(i int) float64 { return kids[i].v }
+	// accumulate is the cost of adding child i's value into a result,
+	// when it is a temporary dictionary.
+	accumulate := func(i int) float64 {
+		if !kids[i].temp || d(i).Type.Depth == 0 {
+			return 0
+		}
+		c := d(i).Card
+		return c.Total() * insertCoef(c)
+	}
 	sum := 0.0
 	maxKid := 0.0
-	for _, k := range kids {
-		sum += k
-		maxKid = max(maxKid, k)
+	for _, x := range kids {
+		sum += x.v
+		maxKid = max(maxKid, x.v)
 	}
+	dict := g.Data(class).Type.Depth > 0
 	var c float64
+	temp := dict
 	switch n.Op {
 	case opVar, opGlobal, opInt, opReal, opBool, opEmpty:
-		return 0, true
+		return planCost{0, dict}, true
 	case opCall:
 		c = costCall + sum
 	case opSingle:
@@ -104,38 +127,45 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c = sum + insertHash
 		default:
 			if !s.logicalAsHash {
-				return 0, false
+				return planCost{}, false
 			}
 			c = sum + insertHash
 		}
+		c += accumulate(1)
+		temp = false
 	case opLookup:
 		c = sum + lookupCoef(d(0).Card.Layout())
 	case opRange, opSubArray:
 		c = sum
 	case opIf:
-		c = kids[0] + d(0).Sel*kids[1]
+		c = k(0) + d(0).Sel*k(1)
+		temp = kids[1].temp
 	case opIfElse:
 		sel := d(0).Sel
-		c = kids[0] + sel*kids[1] + (1-sel)*kids[2]
+		c = k(0) + sel*k(1) + (1-sel)*k(2)
+		temp = kids[1].temp || kids[2].temp
 	case opLet:
-		c = kids[1] + kids[2]
+		c = k(1) + k(2)
+		temp = kids[2].temp
 	case opSum:
 		src := d(2).Card
-		c = kids[2] + iterCoef(src.Layout())*src.Size()*(1+kids[3])
+		c = k(2) + iterCoef(src.Layout())*src.Size()*(1+k(3)+accumulate(3))
+		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
-		c = kids[3] + kids[4] + mergeStep*(n1+n2) + mergeMatches(n1, n2)*(1+kids[5])
+		c = k(3) + k(4) + mergeStep*(n1+n2) + mergeMatches(n1, n2)*(1+k(5)+accumulate(5))
+		temp = kids[5].temp
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
 			c = sum + costScalarOp
-			if t := g.Data(class).Type; t.Depth > 0 {
+			if dict {
 				c = sum + s.dictOpCost(n, d)
 			}
 		} else {
-			return 0, false
+			return planCost{}, false
 		}
 	}
-	return max(c, maxKid) + costEpsilon, true
+	return planCost{max(c, maxKid) + costEpsilon, temp && dict}, true
 }
 
 // dictOpCost is the cost of +, - or * on dictionaries: a pass over the
@@ -195,15 +225,16 @@ func (s *session) nodeInScope(g *graph, class egraph.ClassID, n egraph.Node) boo
 	return true
 }
 
-func lessCost(a, b float64) bool { return a < b }
+func lessCost(a, b planCost) bool { return a.v < b.v }
 
 // extractPlan builds the cheapest term of class root as a typed ir.Expr.
 func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
-	x := egraph.NewExtractor[Data, float64](s.g, s.nodeCost, lessCost)
-	cost, ok := x.Cost(root)
+	x := egraph.NewExtractor[Data, planCost](s.g, s.nodeCost, lessCost)
+	pc, ok := x.Cost(root)
 	if !ok {
 		return nil, math.Inf(1), fmt.Errorf("no plan without logical dictionaries was found")
 	}
+	cost := pc.v
 	onPath := map[egraph.ClassID]bool{}
 	var build func(c egraph.ClassID) (*ir.Expr, error)
 	build = func(c egraph.ClassID) (*ir.Expr, error) {
@@ -247,14 +278,15 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 		return Cost{}, err
 	}
 	s.g.Rebuild()
-	var walk func(e *ir.Expr, c egraph.ClassID) float64
-	walk = func(e *ir.Expr, c egraph.ClassID) float64 {
+	inf := planCost{v: math.Inf(1)}
+	var walk func(e *ir.Expr, c egraph.ClassID) planCost
+	walk = func(e *ir.Expr, c egraph.ClassID) planCost {
 		c = s.g.Find(c)
 		n, ok := s.nodeOfTerm(e, c)
 		if !ok {
-			return math.Inf(1)
+			return inf
 		}
-		kids := make([]float64, len(n.Children))
+		kids := make([]planCost, len(n.Children))
 		ai := 0
 		for i, k := range n.Children {
 			if i < binderCount(n.Op) {
@@ -268,11 +300,11 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 		}
 		v, ok := s.costFormula(s.g, c, n, kids)
 		if !ok {
-			return math.Inf(1)
+			return inf
 		}
 		return v
 	}
-	return Cost{Value: walk(e, id), Card: s.g.Data(id).Card}, nil
+	return Cost{Value: walk(e, id).v, Card: s.g.Data(id).Card}, nil
 }
 
 // nodeOfTerm finds the node of class c that is the top of term e.

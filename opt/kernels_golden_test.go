@@ -111,13 +111,21 @@ func shapeOf(e *ir.Expr) planShape {
 				s.letSums++
 			}
 		case ir.OpMul:
-			if n.Args[0].Op == ir.OpSum && n.Args[1].Op == ir.OpSum {
+			if isSumUnderIfs(n.Args[0]) && isSumUnderIfs(n.Args[1]) {
 				s.hasProductSum = true
 			}
 		}
 		return true
 	})
 	return s
+}
+
+// isSumUnderIfs reports whether e is a sum, possibly guarded by ifs.
+func isSumUnderIfs(e *ir.Expr) bool {
+	for e.Op == ir.OpIf && len(e.Args) == 2 {
+		e = e.Args[1]
+	}
+	return e.Op == ir.OpSum
 }
 
 // TestKernelShapes checks the shapes the paper shows, independently of the

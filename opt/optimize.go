@@ -197,7 +197,12 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 	if err != nil {
 		return nil, 0, rep, nil
 	}
-	best = inlineCheap(cleanup(best))
+	best = cleanup(best)
+	if sd.Name == "fuse" {
+		// The fusion rules leave a let per fused loop; inlining the cheap
+		// ones leaves the exploration no lets to move around loops.
+		best = inlineCheap(best)
+	}
 	rep.Cost = Cost{Value: cost, Card: s.g.Data(root).Card}
 	return best, cost, rep, nil
 }

@@ -23,6 +23,9 @@ type substituter struct {
 	memo   map[substKey]egraph.ClassID
 	active map[substKey]bool
 	budget int
+	// firstOnly substitutes only the first node of each class (a term
+	// rather than the class): a variant kept to measure the design.
+	firstOnly bool
 }
 
 type substKey struct {
@@ -72,6 +75,9 @@ func (t *substituter) walk(c egraph.ClassID, x uint64, r egraph.ClassID) (egraph
 		} else {
 			g.Union(result, id)
 			result = g.Find(result)
+		}
+		if t.firstOnly {
+			break
 		}
 	}
 	if have {
