@@ -215,8 +215,10 @@ func (b *builder) absorb(d dict, sign int, copy bool) {
 		for p := 0; p < n; p++ {
 			if sign == 1 && !copy {
 				b.addDict(d.keyAt(p), d.dictAt(p))
-			} else {
-				b.child(d.keyAt(p)).absorb(d.dictAt(p), sign, true)
+			} else if c := d.dictAt(p); !dictIsZero(c, s.depth-1, s.real) {
+				// The interpreter drops a copied child of zeros before
+				// adding, leaving the key untouched.
+				b.child(d.keyAt(p)).absorb(c, sign, true)
 			}
 		}
 	case s.real:
@@ -241,7 +243,11 @@ func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
 	n := d.size()
 	if b.spec.depth > 1 {
 		for p := 0; p < n; p++ {
-			b.child(d.keyAt(p)).absorbScaledReal(d.dictAt(p), s, right)
+			// A child whose products are all zero is dropped by the
+			// interpreter before adding: leave its key untouched.
+			if c := d.dictAt(p); scaledNonZero(c, b.spec.depth-1, s) {
+				b.child(d.keyAt(p)).absorbScaledReal(c, s, right)
+			}
 		}
 		return
 	}
@@ -260,7 +266,9 @@ func (b *builder) absorbScaledInt(d dict, s int64) {
 	n := d.size()
 	if b.spec.depth > 1 {
 		for p := 0; p < n; p++ {
-			b.child(d.keyAt(p)).absorbScaledInt(d.dictAt(p), s)
+			if c := d.dictAt(p); s != 0 && !dictIsZero(c, b.spec.depth-1, false) {
+				b.child(d.keyAt(p)).absorbScaledInt(c, s)
+			}
 		}
 		return
 	}
@@ -284,7 +292,9 @@ func (b *builder) absorbProduct(x, y dict) {
 		default:
 			switch {
 			case b.spec.depth > 1:
-				b.child(kx).absorbProduct(x.dictAt(i), y.dictAt(j))
+				if cx, cy := x.dictAt(i), y.dictAt(j); productNonZero(cx, cy, b.spec.depth-1) {
+					b.child(kx).absorbProduct(cx, cy)
+				}
 			case b.spec.real:
 				b.addReal(kx, x.realAt(i)*y.realAt(j))
 			default:
@@ -294,6 +304,49 @@ func (b *builder) absorbProduct(x, y dict) {
 			j++
 		}
 	}
+}
+
+// scaledNonZero reports whether s times some scalar of d (of the given
+// depth) is not zero.
+func scaledNonZero(d dict, depth int, s float64) bool {
+	n := d.size()
+	for p := 0; p < n; p++ {
+		if depth > 1 {
+			if scaledNonZero(d.dictAt(p), depth-1, s) {
+				return true
+			}
+		} else if s*d.realAt(p) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// productNonZero reports whether the key-wise product of x and y (of the
+// given depth) has a non-zero scalar.
+func productNonZero(x, y dict, depth int) bool {
+	i, j := 0, 0
+	nx, ny := x.size(), y.size()
+	for i < nx && j < ny {
+		kx, ky := x.keyAt(i), y.keyAt(j)
+		switch {
+		case kx < ky:
+			i++
+		case ky < kx:
+			j++
+		default:
+			if depth > 1 {
+				if productNonZero(x.dictAt(i), y.dictAt(j), depth-1) {
+					return true
+				}
+			} else if x.realAt(i)*y.realAt(j) != 0 {
+				return true
+			}
+			i++
+			j++
+		}
+	}
+	return false
 }
 
 // merge adds o (same spec) into b, in place; o is consumed.

@@ -41,8 +41,98 @@ type variant struct {
 
 // prod is a fused product ((A * V1) * B) * V2) * C.
 type prod struct {
-	a, b, c realFn // invariant factors; nil means 1
+	a, b, c *inv // invariant factors; nil means 1
 	v1, v2  variant
+}
+
+// Kinds of invariant factor: the common ones are read in place.
+const (
+	invFn     = iota // any expression, through its closure
+	invConst         // k
+	invSlotF         // a real variable
+	invSlotI         // an int variable
+	invGlobal        // a physical scalar
+	invArr           // a physical real array at an int variable plus a constant
+)
+
+// inv is an invariant factor of a fused product.
+type inv struct {
+	kind   int
+	k      float64
+	fn     realFn
+	slot   int
+	off    int64
+	cl     *cell
+	e      *ir.Expr
+	negate bool
+}
+
+func (v *inv) eval(fr *frame) float64 {
+	var x float64
+	switch v.kind {
+	case invConst:
+		x = v.k
+	case invSlotF:
+		x = fr.f[v.slot]
+	case invSlotI:
+		x = float64(fr.i[v.slot])
+	case invGlobal:
+		if v.cl.info.Elem == ir.Real {
+			x = v.cl.scalarF
+		} else {
+			x = float64(v.cl.scalarI)
+		}
+	case invArr:
+		k, a := fr.i[v.slot]+v.off, v.cl.reals
+		if uint64(k) >= uint64(len(a)) {
+			fr.fail(boundsError(v.e, v.cl.name, k, int64(len(a))))
+			return 0
+		}
+		x = a[k]
+	default:
+		x = v.fn(fr)
+	}
+	if v.negate {
+		x = -x
+	}
+	return x
+}
+
+// invariant compiles an invariant factor.
+func (c *compiler) invariant(e *ir.Expr) *inv {
+	t := c.typeOf(e)
+	switch e.Op {
+	case ir.OpConst:
+		if t == ir.RealType {
+			return &inv{kind: invConst, k: e.F}
+		}
+		if t == ir.IntType {
+			return &inv{kind: invConst, k: float64(e.I)}
+		}
+	case ir.OpVar:
+		if b, ok := c.lookupVar(e.Name); ok && b.slot >= 0 {
+			switch t {
+			case ir.RealType:
+				return &inv{kind: invSlotF, slot: b.slot}
+			case ir.IntType:
+				return &inv{kind: invSlotI, slot: b.slot}
+			}
+		}
+	case ir.OpGlobal:
+		if cl := c.cell(e); cl.info.Kind == ir.ObjScalar {
+			return &inv{kind: invGlobal, cl: cl}
+		}
+	case ir.OpLookup:
+		if e.Args[0].Op == ir.OpGlobal {
+			cl := c.cell(e.Args[0])
+			if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Real {
+				if k := c.keyFn(e.Args[1]); k.aff {
+					return &inv{kind: invArr, cl: cl, slot: k.affSlot, off: k.affOff, e: e}
+				}
+			}
+		}
+	}
+	return &inv{kind: invFn, fn: asReal(c.expr(e))}
 }
 
 // fusedBody is the analysed body of a loop.
@@ -125,7 +215,7 @@ func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
 	}
 	p := &prod{}
 	if i > 0 {
-		p.a = asReal(c.expr(spine[i-1]))
+		p.a = c.invariant(spine[i-1])
 	}
 	if i == n {
 		return p, true
@@ -147,7 +237,7 @@ func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
 		}
 		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
 	}
-	invariant := func(f *ir.Expr) realFn { return asReal(c.expr(f)) }
+	invariant := c.invariant
 	p.v1 = variantOf(factors[i])
 	i++
 	if i < n && !lv.dependsOn(factors[i]) {
@@ -194,11 +284,10 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		return nil
 	}
 	if lb.neg.isNeg() {
-		a := p.a
-		if a == nil {
-			p.a = func(*frame) float64 { return -1 }
+		if p.a == nil {
+			p.a = &inv{kind: invConst, k: -1}
 		} else {
-			p.a = func(fr *frame) float64 { return -a(fr) }
+			p.a.negate = !p.a.negate
 		}
 	}
 	fb.p = *p
@@ -210,13 +299,13 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 func (p *prod) invariants(fr *frame) (a, b, c float64) {
 	a, b, c = 1, 1, 1
 	if p.a != nil {
-		a = p.a(fr)
+		a = p.a.eval(fr)
 	}
 	if p.b != nil {
-		b = p.b(fr)
+		b = p.b.eval(fr)
 	}
 	if p.c != nil {
-		c = p.c(fr)
+		c = p.c.eval(fr)
 	}
 	return
 }

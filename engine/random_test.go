@@ -415,7 +415,7 @@ func TestRandomPrograms(t *testing.T) {
 				t.Fatalf("case %d threads=%d\n%s\nengine failed: %v\ninterpreter returned %s", i, threads, src, err, value.Format(want))
 			}
 			if !value.Equal(got, want, 1e-9) {
-				t.Fatalf("case %d threads=%d\n%s\nplan: %s\nengine:      %s\ninterpreter: %s", i, threads, src, ir.Format(e), value.Format(got), value.Format(want))
+				t.Fatalf("case %d threads=%d\n%s\nplan: %s\nengine:      %s\ninterpreter: %s\nstore: %s", i, threads, src, ir.Format(e), value.Format(got), value.Format(want), dumpStore(st))
 			}
 		}
 	}
@@ -431,4 +431,23 @@ func firstLine(err error) string {
 		return s[:i]
 	}
 	return s
+}
+
+// dumpStore prints the objects of a store as logical values.
+func dumpStore(st storage.Store) string {
+	var names []string
+	for n := range st {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	for _, n := range names {
+		v, err := eval.Eval(ir.Global(n).At(ir.Pos{}), st)
+		if err != nil {
+			fmt.Fprintf(&sb, "\n  %s: %v", n, err)
+			continue
+		}
+		fmt.Fprintf(&sb, "\n  %s = %s", n, value.Format(v))
+	}
+	return sb.String()
 }
