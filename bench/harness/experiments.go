@@ -1,0 +1,492 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// storelFormats are the paper's Table 3 best formats for storel. MTTKRP's D
+// is the program's (j,l) matrix stored row-major, which is the CSC of the
+// formula's D(l,j).
+var storelFormats = map[string]map[string]string{
+	"mmm":    {"A": "csr", "B": "csr"},
+	"summmm": {"A": "csc", "B": "csr"},
+	"batax":  {"A": "csr"},
+	"ttm":    {"A": "csf", "B": "csc"},
+	"mttkrp": {"B": "csf", "C": "csr", "D": "csr"},
+}
+
+// denseFormats store every matrix dense (the sweep's "storel dense").
+var denseFormats = map[string]map[string]string{
+	"mmm":    {"A": "dense", "B": "dense"},
+	"summmm": {"A": "dense", "B": "dense"},
+	"batax":  {"A": "dense"},
+}
+
+var matrixKernels = []string{"mmm", "summmm", "batax"}
+var tensorKernels = []string{"ttm", "mttkrp"}
+
+func (h *Harness) program(kernel string) string {
+	return filepath.Join(h.cfg.Repo, "examples", kernel+".sdql")
+}
+
+func (h *Harness) benchProgram(name string) string {
+	return filepath.Join(h.cfg.Repo, "bench", "programs", name+".sdql")
+}
+
+func safe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == ':' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// answerPath names where a system writes its answer for a case.
+func (h *Harness) answerPath(k caseKey, system string, threads int) string {
+	return filepath.Join(h.cfg.TmpDir, "answers", safe(fmt.Sprintf("%s-%s-%s-%g-%s-t%d", k.experiment, k.kernel, k.input, k.x, system, threads)))
+}
+
+// storelJob runs storel with the given formats and plan.
+func (h *Harness) storelJob(k caseKey, system string, r StorelRun, in *Inputs, reference bool) job {
+	ans := h.answerPath(k, system, r.Threads) + ".tns"
+	return job{system: system, reference: reference, threads: r.Threads, answer: ans,
+		exec: Exec{Args: h.storelArgs("run", r, in, ans), Timeout: h.cfg.Timeout}}
+}
+
+// oracleJob runs the reference interpreter on the naive plan when the input
+// is small enough; ok is false otherwise.
+func (h *Harness) oracleJob(k caseKey, program string, formats map[string]string, in *Inputs) (job, bool) {
+	if in.NNZ > h.cfg.OracleMaxNNZ {
+		return job{}, false
+	}
+	ans := h.answerPath(k, "oracle", 1) + ".tns"
+	return job{system: "oracle", oracle: true, threads: 1, answer: ans,
+		exec: Exec{Args: h.oracleArgs(program, formats, in, ans), Timeout: h.cfg.OracleTimeout}}, true
+}
+
+// peerJobs are the other systems of a matrix or tensor kernel.
+func (h *Harness) peerJobs(k caseKey, in *Inputs, systems []string) []job {
+	var jobs []job
+	for _, s := range systems {
+		prefix := h.answerPath(k, s, 1)
+		switch s {
+		case "scipy", "numpy", "torch":
+			j := job{system: s, threads: 1, answer: prefix, npy: true,
+				exec: Exec{Args: h.pyArgs(s, k.kernel, in, 1, prefix), Timeout: h.cfg.Timeout}}
+			if why := h.pythonMissing(s); why != "" {
+				j.skip = why
+			}
+			jobs = append(jobs, j)
+		case "duckdb":
+			j := job{system: s, threads: 1, answer: prefix, npy: true}
+			if h.cfg.DuckDB == "" {
+				j.skip = "duckdb-peer not built (run bench/install-peers.sh)"
+			} else {
+				j.exec = Exec{Args: h.duckArgs(k.kernel, in, 1, prefix), Timeout: h.cfg.Timeout}
+			}
+			jobs = append(jobs, j)
+		case "taco":
+			if h.cfg.Taco == "" {
+				continue
+			}
+			j := job{system: s, threads: 1, answer: prefix + ".tns", tacoTimes: true}
+			args, err := h.tacoArgs(k.kernel, in, j.answer)
+			if err != nil {
+				j.skip = err.Error()
+			} else {
+				j.exec = Exec{Args: args, Timeout: h.cfg.Timeout}
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs
+}
+
+// runE2E is §6.1: every kernel on every real input of its order.
+func (h *Harness) runE2E() error {
+	for _, kernel := range append(append([]string(nil), matrixKernels...), tensorKernels...) {
+		order := 2
+		peers := []string{"scipy", "numpy", "torch", "duckdb", "taco"}
+		if kernel == "ttm" || kernel == "mttkrp" {
+			order, peers = 3, []string{"duckdb", "taco"}
+		}
+		for i := range realData {
+			d := &realData[i]
+			if d.order() != order || (h.cfg.Quick && d.QuickLimits == nil) {
+				continue
+			}
+			path, dims, nnz, err := h.datasetFile(d)
+			if err != nil {
+				return err
+			}
+			in, err := h.kernelInputs(kernel, d.Name, path, dims, nnz)
+			if err != nil {
+				return err
+			}
+			k := caseKey{"e2e", kernel, d.Name, 0}
+			jobs := []job{h.storelJob(k, "storel", StorelRun{h.program(kernel), storelFormats[kernel], "optimized", 1}, in, true)}
+			if o, ok := h.oracleJob(k, h.program(kernel), storelFormats[kernel], in); ok {
+				jobs = append(jobs, o)
+			}
+			if kernel == "ttm" {
+				jobs = append(jobs, h.storelJob(k, "storel (CSF, CSR)", StorelRun{h.program(kernel), map[string]string{"A": "csf", "B": "csr"}, "optimized", 1}, in, false))
+			}
+			jobs = append(jobs, h.peerJobs(k, in, peers)...)
+			h.runJobs(k, jobs)
+		}
+	}
+	return nil
+}
+
+// sweepSizes gives the n x n size of the §6.2 matrices per kernel.
+func (h *Harness) sweepSizes() map[string]int64 {
+	if h.cfg.Quick {
+		return map[string]int64{"mmm": 60, "summmm": 120, "batax": 120}
+	}
+	return map[string]int64{"mmm": 1000, "summmm": 2000, "batax": 2000}
+}
+
+func (h *Harness) sweepDensities() []float64 {
+	if h.cfg.Quick {
+		return []float64{1e-2, 1e-1, 1}
+	}
+	return []float64{1e-4, 1e-3, 1e-2, 1e-1, 0.3, 1}
+}
+
+// runSweep is §6.2: sparse and dense storage over densities.
+func (h *Harness) runSweep() error {
+	sizes := h.sweepSizes()
+	for _, kernel := range matrixKernels {
+		n := sizes[kernel]
+		for _, d := range h.sweepDensities() {
+			label := fmt.Sprintf("%dx%d", n, n)
+			a, err := h.genMatrix(n, n, d, 21)
+			if err != nil {
+				return err
+			}
+			nnz := int64(math.Round(d * float64(n) * float64(n)))
+			in := &Inputs{Label: label, Tensors: map[string]string{"A": a}, Dims: map[string][]int64{}, Shapes: map[string][]int64{"A": {n, n}}, NNZ: nnz}
+			if kernel == "batax" {
+				in.Beta = bataxBeta
+				if in.X, err = h.genVector(n, 22); err != nil {
+					return err
+				}
+			} else {
+				b, err := h.genMatrix(n, n, d, 23)
+				if err != nil {
+					return err
+				}
+				in.Tensors["B"], in.Shapes["B"] = b, []int64{n, n}
+			}
+			k := caseKey{"sweep", kernel, label, d}
+			jobs := []job{
+				h.storelJob(k, "storel sparse", StorelRun{h.program(kernel), storelFormats[kernel], "optimized", 1}, in, true),
+				h.storelJob(k, "storel dense", StorelRun{h.program(kernel), denseFormats[kernel], "optimized", 1}, in, false),
+			}
+			if o, ok := h.oracleJob(k, h.program(kernel), storelFormats[kernel], in); ok {
+				jobs = append(jobs, o)
+			}
+			jobs = append(jobs, h.peerJobs(k, in, []string{"scipy", "numpy", "taco"})...)
+			h.runJobs(k, jobs)
+		}
+	}
+	return nil
+}
+
+// ablationVariants are §6.3's BATAX versions: the rewrites applied by hand
+// (bench/programs), run with the naive plan so that no optimizer adds its
+// own rewrites, plus the optimizer's own plan.
+var ablationVariants = []struct {
+	system, program, format, plan string
+}{
+	{"naive (trie)", "", "trie", "naive"},
+	{"factorization 1 (trie)", "batax_f1", "trie", "naive"},
+	{"factorizations 1+2 (trie)", "batax_f2", "trie", "naive"},
+	{"1+2, CSR not fused", "batax_f2", "csr", "naive"},
+	{"1+2, CSR fused", "batax_f2_fused", "csr", "naive"},
+	{"optimizer (CSR)", "", "csr", "optimized"},
+}
+
+func (h *Harness) ablationSetup() (int64, []float64) {
+	if h.cfg.Quick {
+		return 150, []float64{1e-2, 1e-1, 0.5}
+	}
+	return 1000, []float64{1e-4, 1e-3, 1e-2, 1e-1, 0.3, 1}
+}
+
+// runAblation is §6.3 (Fig. 9): BATAX on a 1000 x 1000 matrix.
+func (h *Harness) runAblation() error {
+	n, densities := h.ablationSetup()
+	for _, d := range densities {
+		a, err := h.genMatrix(n, n, d, 31)
+		if err != nil {
+			return err
+		}
+		x, err := h.genVector(n, 32)
+		if err != nil {
+			return err
+		}
+		label := fmt.Sprintf("%dx%d", n, n)
+		in := &Inputs{Label: label, Tensors: map[string]string{"A": a}, Dims: map[string][]int64{}, Shapes: map[string][]int64{"A": {n, n}},
+			X: x, Beta: bataxBeta, NNZ: int64(math.Round(d * float64(n) * float64(n)))}
+		k := caseKey{"ablation", "batax", label, d}
+		// The optimizer's plan is the reference; it runs first.
+		jobs := []job{h.storelJob(k, "optimizer (CSR)", StorelRun{h.program("batax"), map[string]string{"A": "csr"}, "optimized", 1}, in, true)}
+		if o, ok := h.oracleJob(k, h.program("batax"), map[string]string{"A": "csr"}, in); ok {
+			jobs = append(jobs, o)
+		}
+		for _, v := range ablationVariants {
+			if v.plan == "optimized" {
+				continue
+			}
+			prog := h.program("batax")
+			if v.program != "" {
+				prog = h.benchProgram(v.program)
+			}
+			jobs = append(jobs, h.storelJob(k, v.system, StorelRun{prog, map[string]string{"A": v.format}, v.plan, 1}, in, false))
+		}
+		h.runJobs(k, jobs)
+	}
+	return nil
+}
+
+// runOptimizer is §6.4 (Table 4): the optimizer's figures per kernel, from
+// `storel explain` and from the optimize phase of `storel run`.
+func (h *Harness) runOptimizer() error {
+	for _, kernel := range append(append([]string(nil), matrixKernels...), tensorKernels...) {
+		in, err := h.smallestInput(kernel)
+		if err != nil {
+			return err
+		}
+		k := caseKey{"optimizer", kernel, in.Label, 0}
+		m := Measurement{Experiment: "optimizer", Kernel: kernel, Input: in.Label, System: "storel explain", Threads: 1}
+		r := Run(Exec{Args: h.storelArgs("explain", StorelRun{h.program(kernel), storelFormats[kernel], "optimized", 1}, in, ""), Timeout: h.cfg.Timeout})
+		m.Wall = float64(r.Wall.Microseconds()) / 1000
+		m.Status = r.Status
+		if r.Status == StatusOK {
+			m.Figures = ParseExplainFigures(r.Stdout)
+			if err := writeFile(filepath.Join(h.cfg.OutDir, "explain", kernel+".txt"), r.Stdout); err != nil {
+				return err
+			}
+			var missing []string
+			for _, f := range []string{"iterations", "nodes", "classes", "time_ms"} {
+				if _, ok := m.Figures[f]; !ok {
+					missing = append(missing, f)
+				}
+			}
+			if len(missing) > 0 {
+				m.Note = "explain does not report: " + strings.Join(missing, ", ")
+			}
+		} else {
+			m.Note = r.Err
+			h.Failures = append(h.Failures, fmt.Sprintf("optimizer %s: storel explain: %s", kernel, r.Err))
+		}
+		h.Results = append(h.Results, m)
+		h.logf("optimizer %s: explain %s figures %v %s", kernel, m.Status, m.Figures, m.Note)
+		// The optimize phase of a real run, checked like any other run.
+		h.runJobs(k, []job{h.storelJob(k, "storel run", StorelRun{h.program(kernel), storelFormats[kernel], "optimized", 1}, in, true)})
+	}
+	return nil
+}
+
+// smallestInput is the smallest real input of the kernel's order.
+func (h *Harness) smallestInput(kernel string) (*Inputs, error) {
+	order := 2
+	if kernel == "ttm" || kernel == "mttkrp" {
+		order = 3
+	}
+	var best *dataset
+	for i := range realData {
+		d := &realData[i]
+		if d.order() == order && (best == nil || d.NNZ < best.NNZ) {
+			best = d
+		}
+	}
+	path, dims, nnz, err := h.datasetFile(best)
+	if err != nil {
+		return nil, err
+	}
+	return h.kernelInputs(kernel, best.Name, path, dims, nnz)
+}
+
+func (h *Harness) overheadSizes() []int64 {
+	if h.cfg.Quick {
+		return []int64{100, 1000, 4000}
+	}
+	return []int64{100, 1000, 10000, 100000, 1000000}
+}
+
+// runOverhead is §6.5 (Fig. 10): BATAX on a 100 x N matrix, total time
+// including optimization, naive plan against optimized plan.
+func (h *Harness) runOverhead() error {
+	for _, n := range h.overheadSizes() {
+		a, err := h.genMatrix(100, n, h.cfg.FactorDensity, 41)
+		if err != nil {
+			return err
+		}
+		x, err := h.genVector(n, 42)
+		if err != nil {
+			return err
+		}
+		label := fmt.Sprintf("100x%d", n)
+		in := &Inputs{Label: label, Tensors: map[string]string{"A": a}, Dims: map[string][]int64{}, Shapes: map[string][]int64{"A": {100, n}},
+			X: x, Beta: bataxBeta, NNZ: int64(math.Round(h.cfg.FactorDensity * 100 * float64(n)))}
+		k := caseKey{"overhead", "batax", label, float64(n)}
+		f := map[string]string{"A": "csr"}
+		h.runJobs(k, []job{
+			h.storelJob(k, "optimized plan", StorelRun{h.program("batax"), f, "optimized", 1}, in, true),
+			h.storelJob(k, "naive plan", StorelRun{h.program("batax"), f, "naive", 1}, in, false),
+		})
+	}
+	return nil
+}
+
+// runThreads: storel's scaling over thread counts on the two largest matrices.
+func (h *Harness) runThreads() error {
+	type cand struct {
+		d   *dataset
+		nnz int64
+	}
+	var cs []cand
+	for i := range realData {
+		d := &realData[i]
+		if d.order() != 2 || (h.cfg.Quick && d.QuickLimits == nil) {
+			continue
+		}
+		_, _, nnz, err := h.datasetFile(d)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, cand{d, nnz})
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].nnz > cs[j].nnz })
+	if len(cs) > 2 {
+		cs = cs[:2]
+	}
+	for _, c := range cs {
+		for _, kernel := range []string{"mmm", "batax"} {
+			path, dims, nnz, err := h.datasetFile(c.d)
+			if err != nil {
+				return err
+			}
+			in, err := h.kernelInputs(kernel, c.d.Name, path, dims, nnz)
+			if err != nil {
+				return err
+			}
+			k := caseKey{"threads", kernel, c.d.Name, 0}
+			var jobs []job
+			for i, t := range h.cfg.Threads {
+				jobs = append(jobs, h.storelJob(k, fmt.Sprintf("storel %d thread(s)", t), StorelRun{h.program(kernel), storelFormats[kernel], "optimized", t}, in, i == 0))
+			}
+			h.runJobs(k, jobs)
+		}
+	}
+	return nil
+}
+
+var (
+	// "iterations: 21", "time = 3.2 ms", "e-nodes 2316"
+	wordThenNumber = regexp.MustCompile(`([A-Za-z][A-Za-z_-]*(?: [A-Za-z_-]+)?)\s*[:=]?\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(ms|µs|us|s)?\b`)
+	// a figure's name followed by ':' or '=' announces the word-first layout
+	wordFirst = regexp.MustCompile(`(?i)(iter[a-z]*|e-?nodes?|nodes|e-?classes|classes|memo[a-z]*|time)\s*[:=]`)
+	// "21 iterations", "2316 e-nodes", "1.2 ms"
+	numberThenWord = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*(e-?nodes|e-?classes|iterations|iters|nodes|classes|memo[a-z]*|ms|µs|us)\b`)
+)
+
+// figureKey names the figure a word stands for ("" if none).
+func figureKey(word, unit string) string {
+	switch {
+	case strings.Contains(word, "iter"):
+		return "iterations"
+	case strings.Contains(word, "class"):
+		return "classes"
+	case strings.Contains(word, "node"):
+		return "nodes"
+	case strings.Contains(word, "memo"):
+		return "memo"
+	case strings.Contains(word, "time") || unit != "" || word == "ms" || word == "us" || word == "µs":
+		return "time_ms"
+	}
+	return ""
+}
+
+func toMS(v float64, unit string) float64 {
+	switch unit {
+	case "s":
+		return v * 1000
+	case "µs", "us":
+		return v / 1000
+	}
+	return v
+}
+
+// ParseExplainFigures reads optimizer figures from `storel explain` output,
+// whatever its exact layout: in sections whose heading ("== ..." or
+// "# ...") speaks of the optimizer, the e-graph or its stages, and on lines
+// naming e-graph figures anywhere, it takes numbers next to words naming
+// iterations, e-nodes, e-classes, memo entries and time. Plan listings
+// ("27 nodes" of a printed plan) are outside such sections and lines. A
+// figure reported more than once (one per optimizer stage) is summed, and
+// each occurrence is also kept as "name#1", "name#2", ...
+func ParseExplainFigures(text string) map[string]float64 {
+	figs := map[string]float64{}
+	count := map[string]int{}
+	add := func(key string, v float64) {
+		count[key]++
+		figs[fmt.Sprintf("%s#%d", key, count[key])] = v
+		figs[key] += v
+	}
+	inSection := false
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.ToLower(strings.TrimSpace(line))
+		if strings.HasPrefix(l, "==") || strings.HasPrefix(l, "#") {
+			inSection = strings.Contains(l, "optimi") || strings.Contains(l, "graph") || strings.Contains(l, "stage") ||
+				strings.Contains(l, "figure") || strings.Contains(l, "statistic") || strings.Contains(l, "saturat")
+			if !strings.Contains(l, "e-graph") && !strings.Contains(l, "egraph") && !strings.Contains(l, "iteration") {
+				continue // a heading's own numbers ("27 nodes" of a plan) are not figures
+			}
+		}
+		named := strings.Contains(l, "e-graph") || strings.Contains(l, "egraph") || strings.Contains(l, "e-node") ||
+			strings.Contains(l, "enode") || strings.Contains(l, "e-class") || strings.Contains(l, "eclass") ||
+			strings.Contains(l, "iteration") || strings.Contains(l, "memo")
+		if !inSection && !named {
+			continue
+		}
+		// "iterations: 59  e-nodes: 46456" reads word first; "31 iterations,
+		// 47441 e-nodes" number first. Reading both ways would pair 59 with
+		// e-nodes.
+		seen := map[string]bool{}
+		if wordFirst.MatchString(line) {
+			seen["number-first"] = true
+		}
+		for _, m := range numberThenWord.FindAllStringSubmatch(line, -1) {
+			if seen["number-first"] {
+				break
+			}
+			v, err := strconv.ParseFloat(m[1], 64)
+			key := figureKey(m[2], "")
+			if err != nil || key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			add(key, toMS(v, m[2]))
+		}
+		for _, m := range wordThenNumber.FindAllStringSubmatch(line, -1) {
+			v, err := strconv.ParseFloat(m[2], 64)
+			key := figureKey(strings.ToLower(m[1]), m[3])
+			if err != nil || key == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			add(key, toMS(v, m[3]))
+		}
+	}
+	return figs
+}

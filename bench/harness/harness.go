@@ -1,0 +1,301 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config says what to run and with which tools.
+type Config struct {
+	Quick   bool
+	Repo    string // storel's repository (examples/ lives there)
+	DataDir string // the real matrices and tensors (shared/data)
+	OutDir  string // REPORT.md, results.json and the plots go here
+	TmpDir  string // generated inputs and answers
+
+	Storel string // the storel binary
+	Self   string // this harness's binary (for the oracle subcommand)
+	Python string // the python with SciPy, NumPy, PyTorch
+	PyPeer string // bench/peers/pypeer.py
+	DuckDB string // the duckdb-peer binary ("" = not available)
+	Taco   string // a taco binary on PATH ("" = none)
+
+	Experiments []string // which experiments, in order (see AllExperiments)
+	Repeat      int      // runs per measurement; the median is reported
+	Timeout     time.Duration
+	// OracleTimeout bounds a reference-interpreter run; when it runs out
+	// the check against the oracle is skipped (storel's answer is still the
+	// reference for the peers).
+	OracleTimeout time.Duration
+	// OracleMaxNNZ: the oracle runs only on inputs with at most this many
+	// non-zeros in the main tensor.
+	OracleMaxNNZ  int64
+	Threads       []int   // thread counts of the scaling experiment
+	FactorDensity float64 // density of the generated right-hand factors
+	Machine       string  // one-line description of the machine (for the report)
+	Log           io.Writer
+}
+
+// AllExperiments lists the experiments in the order of the paper's §6.
+var AllExperiments = []string{"e2e", "sweep", "ablation", "optimizer", "overhead", "threads"}
+
+// Measurement is one system's run on one input.
+type Measurement struct {
+	Experiment string  `json:"experiment"`
+	Kernel     string  `json:"kernel"`
+	Input      string  `json:"input"`
+	X          float64 `json:"x,omitempty"` // density (sweep, ablation) or N (overhead)
+	System     string  `json:"system"`
+	Threads    int     `json:"threads"`
+	Status     Status  `json:"status"`
+	// Phases in milliseconds, NaN (null in JSON) when the system did not
+	// report them. Execute is the median of Repeat runs.
+	Load     *float64 `json:"load_ms,omitempty"`
+	Build    *float64 `json:"build_ms,omitempty"`
+	Optimize *float64 `json:"optimize_ms,omitempty"`
+	Compile  *float64 `json:"compile_ms,omitempty"`
+	Execute  *float64 `json:"execute_ms,omitempty"`
+	Wall     float64  `json:"wall_ms"`
+	// CheckedAgainst names the reference its answer was compared with.
+	CheckedAgainst string `json:"checked_against,omitempty"`
+	Note           string `json:"note,omitempty"`
+	// Figures holds optimizer metrics parsed from `storel explain`.
+	Figures map[string]float64 `json:"figures,omitempty"`
+}
+
+func ms(t map[string]float64, phase string) *float64 {
+	if v, ok := t[phase]; ok && !math.IsNaN(v) {
+		return &v
+	}
+	return nil
+}
+
+// Harness runs experiments and collects measurements.
+type Harness struct {
+	cfg      Config
+	Results  []Measurement
+	Failures []string // mismatches and broken runs that make the run fail
+	// pyMissing caches why each Python peer cannot run ("" = it can).
+	pyMissing map[string]string
+}
+
+// New returns a harness for cfg.
+func New(cfg Config) *Harness {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return &Harness{cfg: cfg}
+}
+
+func (h *Harness) logf(format string, args ...any) {
+	fmt.Fprintf(h.cfg.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// RunAll runs the configured experiments.
+func (h *Harness) RunAll() error {
+	for _, e := range h.cfg.Experiments {
+		start := time.Now()
+		h.logf("== experiment %s", e)
+		var err error
+		switch e {
+		case "e2e":
+			err = h.runE2E()
+		case "sweep":
+			err = h.runSweep()
+		case "ablation":
+			err = h.runAblation()
+		case "optimizer":
+			err = h.runOptimizer()
+		case "overhead":
+			err = h.runOverhead()
+		case "threads":
+			err = h.runThreads()
+		default:
+			err = fmt.Errorf("unknown experiment %q (have %s)", e, strings.Join(AllExperiments, ", "))
+		}
+		if err != nil {
+			return fmt.Errorf("experiment %s: %v", e, err)
+		}
+		h.logf("== experiment %s done in %s", e, time.Since(start).Round(time.Second))
+		if err := h.SaveJSON(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveJSON writes every measurement to OutDir/results.json.
+func (h *Harness) SaveJSON() error {
+	if err := os.MkdirAll(h.cfg.OutDir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(struct {
+		Machine  string        `json:"machine"`
+		Quick    bool          `json:"quick"`
+		Results  []Measurement `json:"results"`
+		Failures []string      `json:"failures"`
+	}{h.cfg.Machine, h.cfg.Quick, h.Results, h.Failures}, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(h.cfg.OutDir, "results.json"), b, 0o644)
+}
+
+// job is one system to run on a case and how to read its answer.
+type job struct {
+	system string
+	exec   Exec
+	// answer: path of a .tns (storel, oracle, taco) or the prefix of a
+	// .idx.npy/.val.npy pair (peers).
+	answer string
+	npy    bool
+	// reference marks storel's own run: its answer checks the others.
+	reference bool
+	oracle    bool
+	threads   int
+	// tacoTimes: parse TACO's -time output instead of timing lines.
+	tacoTimes bool
+	skip      string // non-empty: do not run, record why
+}
+
+// caseKey identifies a case in the results.
+type caseKey struct {
+	experiment, kernel, input string
+	x                         float64
+}
+
+// runJobs runs a case's jobs in order: the reference (storel) first, the
+// oracle next, then the others, each answer checked before its time is
+// recorded.
+func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
+	var ref *Answer
+	refName := ""
+	// Without storel's or the oracle's answer, the peers are still
+	// compared with each other (their times stay marked unchecked).
+	var cross *Answer
+	crossName := ""
+	var out []Measurement
+	for _, j := range jobs {
+		m := Measurement{Experiment: k.experiment, Kernel: k.kernel, Input: k.input, X: k.x, System: j.system, Threads: j.threads}
+		if j.skip != "" {
+			m.Status, m.Note = StatusSkip, j.skip
+			h.logf("%s %s %s %s: skip (%s)", k.experiment, k.kernel, k.input, j.system, j.skip)
+			out = append(out, m)
+			continue
+		}
+		if err := ensureDir(j.answer); err != nil {
+			m.Status, m.Note = StatusError, err.Error()
+			out = append(out, m)
+			continue
+		}
+		removeAnswer(j.answer, j.npy)
+		r := Run(j.exec)
+		m.Wall = float64(r.Wall.Microseconds()) / 1000
+		t := r.Timings
+		if j.tacoTimes {
+			t = parseTacoTimes(r.Stdout + "\n" + r.Stderr)
+		}
+		m.Load, m.Build, m.Optimize, m.Compile, m.Execute = ms(t, "load"), ms(t, "build"), ms(t, "optimize"), ms(t, "compile"), ms(t, "execute")
+		m.Status = r.Status
+		if r.Status == StatusError && r.Code == 3 {
+			m.Status = StatusSkip // the peer says it cannot run this input
+		}
+		if r.Status != StatusOK {
+			m.Note = r.Err
+			if j.oracle {
+				m.Note = "oracle: " + m.Note
+			}
+			if m.Status == StatusError && j.reference {
+				h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, r.Err))
+			}
+			h.logf("%s %s %s %s: %s %s", k.experiment, k.kernel, k.input, j.system, m.Status, m.Note)
+			out = append(out, m)
+			continue
+		}
+		if m.Execute == nil {
+			m.Status, m.Note = StatusError, "no execute timing in its output"
+			out = append(out, m)
+			continue
+		}
+		ans, err := readAnswer(j.answer, j.npy)
+		switch {
+		case err != nil:
+			m.Status, m.Note = StatusError, "reading its answer: "+err.Error()
+			h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, m.Note))
+		case j.reference && ref == nil:
+			ref, refName = ans, j.system
+			m.CheckedAgainst = "(reference)"
+		case ref == nil:
+			if j.oracle {
+				ref, refName = ans, "oracle"
+				m.CheckedAgainst = "(reference)"
+			} else {
+				m.Status, m.Note = StatusNoCheck, "storel gave no answer to check against"
+				if cross == nil {
+					cross, crossName = ans, j.system
+				} else if cerr := Compare(cross, ans, DefaultTolerance); cerr != nil {
+					m.Note += "; disagrees with " + crossName + ": " + cerr.Error()
+				} else {
+					m.Note += "; agrees with " + crossName
+				}
+			}
+		default:
+			if cerr := Compare(ref, ans, DefaultTolerance); cerr != nil {
+				m.Status, m.Note = StatusWrong, "against "+refName+": "+cerr.Error()
+				h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, m.Note))
+				if j.oracle {
+					// The oracle is the ground truth: the reference run is
+					// the one that is wrong.
+					for i := range out {
+						if out[i].CheckedAgainst == "(reference)" {
+							out[i].Status = StatusWrong
+							out[i].Note = "disagrees with the reference interpreter: " + cerr.Error()
+						}
+					}
+					m.Status, m.Note = StatusOK, "reference interpreter; storel's answer disagrees"
+					ref, refName = ans, "oracle"
+				}
+			} else {
+				m.CheckedAgainst = refName
+			}
+		}
+		h.logf("%s %s %s %s: %s execute %s ms (wall %.0f ms) %s", k.experiment, k.kernel, k.input, j.system, m.Status, fmtMS(m.Execute), m.Wall, m.Note)
+		out = append(out, m)
+		// Only the reference's answer is kept, in memory; the files are large.
+		removeAnswer(j.answer, j.npy)
+	}
+	h.Results = append(h.Results, out...)
+	if err := h.SaveJSON(); err != nil {
+		h.logf("saving results: %v", err)
+	}
+	return out
+}
+
+func fmtMS(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
+}
+
+func readAnswer(path string, npy bool) (*Answer, error) {
+	if npy {
+		return ReadNPYAnswer(path)
+	}
+	return ReadTNSAnswer(path)
+}
+
+func removeAnswer(path string, npy bool) {
+	if npy {
+		os.Remove(path + ".idx.npy")
+		os.Remove(path + ".val.npy")
+		return
+	}
+	os.Remove(path)
+}

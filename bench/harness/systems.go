@@ -1,0 +1,210 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Inputs are the files of one kernel run, shared by every system.
+type Inputs struct {
+	Label string
+	// Tensors maps a program's tensor name to its file (.mtx/.tns, maybe .gz).
+	Tensors map[string]string
+	// Dims gives the sizes of a tensor's modes when its file understates them.
+	Dims map[string][]int64
+	// Shapes are the sizes of every tensor (for dense-memory estimates).
+	Shapes map[string][]int64
+	X      string // BATAX's dense vector (.npy)
+	Beta   string // BATAX's scalar
+	NNZ    int64  // non-zeros of the main input, for choosing what the oracle can run
+}
+
+// names returns the tensor names in a stable order.
+func (in *Inputs) names() []string {
+	var ns []string
+	for _, n := range []string{"A", "B", "C", "D"} {
+		if _, ok := in.Tensors[n]; ok {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
+func dimsFlag(name string, d []int64) string {
+	s := make([]string, len(d))
+	for i, v := range d {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return name + "=" + strings.Join(s, ",")
+}
+
+// StorelRun is one storel invocation.
+type StorelRun struct {
+	Program string            // .sdql path
+	Formats map[string]string // tensor -> format
+	Plan    string            // naive or optimized
+	Threads int
+}
+
+// storelArgs builds `storel run|explain ...` for in.
+func (h *Harness) storelArgs(cmd string, r StorelRun, in *Inputs, output string) []string {
+	args := []string{h.cfg.Storel, cmd, r.Program}
+	for _, n := range in.names() {
+		args = append(args, "--tensor", n+"="+in.Tensors[n]+":"+r.Formats[n])
+		if d, ok := in.Dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
+	}
+	if in.X != "" {
+		args = append(args, "--data", "x="+in.X)
+	}
+	if in.Beta != "" {
+		args = append(args, "--data", "beta="+in.Beta)
+	}
+	if cmd == "run" {
+		args = append(args, "--timings", "--repeat", strconv.Itoa(h.cfg.Repeat),
+			"--threads", strconv.Itoa(r.Threads), "--plan", r.Plan, "--output", output)
+	}
+	return args
+}
+
+// oracleArgs builds the reference-interpreter run of the naive plan.
+func (h *Harness) oracleArgs(program string, formats map[string]string, in *Inputs, output string) []string {
+	args := []string{h.cfg.Self, "oracle", program}
+	for _, n := range in.names() {
+		args = append(args, "--tensor", n+"="+in.Tensors[n]+":"+formats[n])
+		if d, ok := in.Dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
+	}
+	if in.X != "" {
+		args = append(args, "--data", "x="+in.X)
+	}
+	if in.Beta != "" {
+		args = append(args, "--data", "beta="+in.Beta)
+	}
+	return append(args, "--output", output)
+}
+
+// pyArgs builds a SciPy/NumPy/PyTorch run of pypeer.py.
+func (h *Harness) pyArgs(system, kernel string, in *Inputs, threads int, prefix string) []string {
+	args := []string{h.cfg.Python, h.cfg.PyPeer, "--system", system, "--kernel", kernel}
+	for _, n := range in.names() {
+		args = append(args, "--tensor", n+"="+in.Tensors[n])
+	}
+	if in.X != "" {
+		args = append(args, "--data", "x="+in.X)
+	}
+	if in.Beta != "" {
+		args = append(args, "--data", "beta="+in.Beta)
+	}
+	return append(args, "--repeat", strconv.Itoa(h.cfg.Repeat), "--threads", strconv.Itoa(threads), "--output", prefix)
+}
+
+// duckArgs builds a DuckDB run.
+func (h *Harness) duckArgs(kernel string, in *Inputs, threads int, prefix string) []string {
+	args := []string{h.cfg.DuckDB, "--kernel", kernel}
+	for _, n := range in.names() {
+		args = append(args, "--tensor", n+"="+in.Tensors[n])
+		if d, ok := in.Dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
+	}
+	if in.X != "" {
+		args = append(args, "--data", "x="+in.X)
+	}
+	if in.Beta != "" {
+		args = append(args, "--data", "beta="+in.Beta)
+	}
+	return append(args, "--repeat", strconv.Itoa(h.cfg.Repeat), "--threads", strconv.Itoa(threads), "--output", prefix)
+}
+
+// tacoKernel is a kernel in TACO's command-line notation with its formats
+// (TACO's own level letters; CSC is "ds:1,0").
+type tacoKernel struct {
+	expr    string
+	formats map[string]string
+}
+
+var tacoKernels = map[string]tacoKernel{
+	"mmm":    {"Q(i,j)=A(i,k)*B(k,j)", map[string]string{"Q": "ds", "A": "ds", "B": "ds"}},
+	"summmm": {"Q=A(i,k)*B(k,j)", map[string]string{"A": "ds:1,0", "B": "ds"}},
+	// beta is folded into the vector (xb = beta*x): the CLI reads tensors, not scalars.
+	"batax": {"Q(j)=A(i,j)*A(i,k)*xb(k)", map[string]string{"Q": "d", "A": "ds", "xb": "d"}},
+	// TACO fails on the CSC factor (paper §6.1), so B is CSR here.
+	"ttm":    {"Q(i,j,k)=A(i,j,l)*B(k,l)", map[string]string{"Q": "sss", "A": "sss", "B": "ds"}},
+	"mttkrp": {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)", map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}},
+}
+
+// tacoArgs builds a taco run; TACO cannot read .gz files or .npy vectors,
+// so those are converted into plain files under tmp first.
+func (h *Harness) tacoArgs(kernel string, in *Inputs, output string) ([]string, error) {
+	k, ok := tacoKernels[kernel]
+	if !ok {
+		return nil, fmt.Errorf("no TACO expression for %s", kernel)
+	}
+	args := []string{h.cfg.Taco, k.expr}
+	for n, f := range k.formats {
+		args = append(args, "-f="+n+":"+f)
+	}
+	for _, n := range in.names() {
+		p, err := h.plainCopy(in.Tensors[n])
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-i="+n+":"+p)
+	}
+	if in.X != "" {
+		p, err := h.scaledVectorTNS(in.X, in.Beta)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-i=xb:"+p)
+	}
+	return append(args, "-o=Q:"+output, "-time="+strconv.Itoa(h.cfg.Repeat)), nil
+}
+
+// plainCopy returns an uncompressed copy of a (maybe .gz) tensor file.
+func (h *Harness) plainCopy(path string) (string, error) {
+	if !strings.HasSuffix(path, ".gz") {
+		return path, nil
+	}
+	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(path), ".gz"))
+	err := cached(out, func() error {
+		c, err := readTensor(path, nil)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(out, ".mtx") {
+			return WriteMTX(out, c)
+		}
+		return WriteTNS(out, c)
+	})
+	return out, err
+}
+
+func (h *Harness) scaledVectorTNS(npy, beta string) (string, error) {
+	b, err := strconv.ParseFloat(beta, 64)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(npy), ".npy")+"-beta"+beta+".tns")
+	err = cached(out, func() error {
+		a, err := readNPYFile(npy)
+		if err != nil {
+			return err
+		}
+		c := vectorCOO(a.F)
+		for p := range c.Vals {
+			c.Vals[p] *= b
+		}
+		return WriteTNS(out, c)
+	})
+	return out, err
+}
+
+// ensureDir makes the parent directory of path.
+func ensureDir(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
