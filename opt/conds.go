@@ -41,6 +41,7 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"logical":  dataCond(func(d *Data) bool { return d.Card.Layout() != LayoutArray }),
 	"zerofree": dataCond(func(d *Data) bool { return !d.Zeroful }),
 	"safe":     dataCond(func(d *Data) bool { return d.Safe }),
+	"densekey": dataCond(func(d *Data) bool { return d.Range.within(0, maxDenseKey) }),
 	"nontrivial": classCond(func(s *session, c egraph.ClassID) bool {
 		return !s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),
@@ -68,6 +69,10 @@ func classCond(f func(*session, egraph.ClassID) bool) func(*session, match, []st
 		return ok && f(s, c)
 	}
 }
+
+// maxDenseKey bounds the keys of a dictionary built as a dense array: an
+// array indexed by larger keys would be mostly empty.
+const maxDenseKey = 1 << 26
 
 // metaSym returns the variable a binder metavariable is bound to.
 func (s *session) metaSym(m match, name string) (uint64, bool) {

@@ -27,6 +27,8 @@ import (
 //	                    not evaluated before needs it; see safety.go)
 //	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
 //	nontrivial(e)       e is not a variable or a constant
+//	densekey(k)         k is an int known to lie in [0, 2^26): it can index
+//	                    a dense array
 //	dropunique          (not a test) an unannotated singleton of the
 //	                    right-hand side loses @unique: the rule puts it
 //	                    under a different sum
