@@ -264,10 +264,7 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		out := make(Card, len(a))
 		for i := range a {
-			out[i] = Level{Size: a[i].Size + b[i].Size, Layout: a[i].Layout, Max: max(a[i].Max, b[i].Max)}
-			if a[i].Max == 0 || b[i].Max == 0 {
-				out[i].Max = 0
-			}
+			out[i] = Level{Size: a[i].Size + b[i].Size, Layout: a[i].Layout, Keys: a[i].Keys.hull(b[i].Keys)}
 			out[i].Size = out[i].capped(out[i].Size)
 			if b[i].Layout.rank() > a[i].Layout.rank() {
 				out[i].Layout = b[i].Layout
@@ -284,18 +281,28 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		return a.meet(b)
 	case opSingle:
-		l := Level{Size: 1, Layout: annLayout(ir.Ann(n.Payload))}
-		if r := g.Data(n.Children[0]).Range; r.ok {
-			l.Max = float64(r.hi-r.lo) + 1
-		}
+		l := Level{Size: 1, Layout: annLayout(ir.Ann(n.Payload)), Keys: g.Data(n.Children[0]).Range}
 		return append(Card{l}, kid(1)...)
 	case opLookup:
 		return kid(0).Elem()
 	case opRange:
-		return Card{{Size: s.boundsSize(g, n.Children[0], n.Children[1], -1), Layout: LayoutArray}}
+		lo, hi := g.Data(n.Children[0]).Range, g.Data(n.Children[1]).Range
+		l := Level{Size: s.boundsSize(g, n.Children[0], n.Children[1], -1), Layout: LayoutArray}
+		if lo.ok && hi.ok {
+			l.Keys = interval{lo.lo, hi.hi - 1, true}
+		}
+		return Card{l}
 	case opSubArray:
-		whole := kid(0).Size()
-		return Card{{Size: s.boundsSize(g, n.Children[1], n.Children[2], whole), Layout: LayoutArray}}
+		whole := kid(0)
+		lo, hi := g.Data(n.Children[1]).Range, g.Data(n.Children[2]).Range
+		l := Level{Size: s.boundsSize(g, n.Children[1], n.Children[2], whole.Size()), Layout: LayoutArray}
+		if lo.ok && hi.ok {
+			l.Keys = interval{lo.lo, hi.hi - 1, true}
+		}
+		if len(whole) > 0 {
+			l.Keys = l.Keys.meet(whole[0].Keys)
+		}
+		return Card{l}
 	case opIf:
 		return kid(1).scaled(g.Data(n.Children[0]).Sel)
 	case opIfElse:
@@ -410,12 +417,16 @@ func (s *session) globalName(g *graph, c egraph.ClassID) (string, bool) {
 func (s *session) globalCard(sym uint64) Card {
 	name := s.lang.syms.Name(sym)
 	if as, ok := s.stats.Arrays[name]; ok {
-		return Card{{Size: float64(as.Len), Layout: LayoutArray}}
+		return Card{{Size: float64(as.Len), Layout: LayoutArray, Keys: interval{0, as.Len - 1, true}}}
 	}
 	if fo, ok := s.stats.Maps[name]; ok {
 		c := make(Card, len(fo))
+		keys := s.stats.MapKeys[name]
 		for i, x := range fo {
 			c[i] = Level{Size: x, Layout: LayoutHash}
+			if i < len(keys) {
+				c[i].Keys = interval{0, keys[i], true}
+			}
 		}
 		return c
 	}

@@ -44,16 +44,18 @@ func annLayout(a ir.Ann) Layout {
 type Level struct {
 	Size   float64 // estimated number of entries (per parent entry)
 	Layout Layout
-	// Max bounds Size by the number of distinct keys the level can have
-	// (from the range of its keys), 0 if unknown: a sum of singletons
-	// groups by key and cannot outgrow it.
-	Max float64
+	// Keys bounds the level's keys when known: it caps Size (a sum of
+	// singletons groups by key and cannot outgrow the key domain) and
+	// proves reads indexed by the keys in bounds (safety.go).
+	Keys interval
 }
 
 // capped returns n bounded by the level's key domain.
 func (l Level) capped(n float64) float64 {
-	if l.Max > 0 && n > l.Max {
-		return l.Max
+	if l.Keys.ok {
+		if m := float64(l.Keys.hi-l.Keys.lo) + 1; n > m {
+			return max(m, 0)
+		}
 	}
 	return n
 }
@@ -108,16 +110,6 @@ func (c Card) scaled(f float64) Card {
 	return out
 }
 
-// withLayout returns c with the outer layout set to l.
-func (c Card) withLayout(l Layout) Card {
-	if len(c) == 0 || c[0].Layout == l {
-		return c
-	}
-	out := append(Card(nil), c...)
-	out[0].Layout = l
-	return out
-}
-
 func (c Card) equal(d Card) bool {
 	if len(c) != len(d) {
 		return false
@@ -148,8 +140,8 @@ func (c Card) meet(d Card) Card {
 		if d[i].Layout.rank() < l.Layout.rank() {
 			l.Layout = d[i].Layout
 		}
-		if d[i].Max > 0 && (l.Max == 0 || d[i].Max < l.Max) {
-			l.Max = d[i].Max
+		if k := l.Keys.meet(d[i].Keys); k != l.Keys {
+			l.Keys = k
 			l.Size = l.capped(l.Size)
 		}
 		if l != c[i] && out == nil {

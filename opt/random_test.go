@@ -277,9 +277,7 @@ func (g *progGen) leaf(d int, s scope) string {
 	}
 	if d == 0 {
 		cands = append(cands, "2.0", "0.5", "-1.0")
-		for _, k := range s.keys {
-			cands = append(cands, k)
-		}
+		cands = append(cands, s.keys...)
 	}
 	if len(cands) == 0 {
 		// A singleton chain of constants.

@@ -25,6 +25,14 @@ type interval struct {
 
 func point(v int64) interval { return interval{v, v, true} }
 
+// hull is the smallest interval holding a and b (unbounded if either is).
+func (a interval) hull(b interval) interval {
+	if !a.ok || !b.ok {
+		return interval{}
+	}
+	return interval{min(a.lo, b.lo), max(a.hi, b.hi), true}
+}
+
 func (a interval) meet(b interval) interval {
 	switch {
 	case !a.ok:
@@ -142,6 +150,14 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 // sourceRanges bounds the key and the value a sum (or merge) over source
 // class src binds.
 func (s *session) sourceRanges(g *graph, src egraph.ClassID) (key, val interval) {
+	key, val = s.structuralRanges(g, src)
+	if c := g.Data(src).Card; len(c) > 0 {
+		key = key.meet(c[0].Keys)
+	}
+	return key, val
+}
+
+func (s *session) structuralRanges(g *graph, src egraph.ClassID) (key, val interval) {
 	for _, nid := range g.Nodes(src) {
 		n := g.Node(nid)
 		switch n.Op {

@@ -28,6 +28,9 @@ type Stats struct {
 	// at each level: for a matrix, [non-empty rows, non-zeros per
 	// non-empty row].
 	Maps map[string][]float64
+	// MapKeys holds, for every hash map and trie, the largest key at each
+	// level (keys are never negative).
+	MapKeys map[string][]int64
 }
 
 // ArrayStats describes one physical array.
@@ -44,7 +47,7 @@ type ArrayStats struct {
 
 // GatherStats computes statistics from the physical objects of st.
 func GatherStats(st storage.Store) *Stats {
-	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}}
+	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}, MapKeys: map[string][]int64{}}
 	for name, o := range st {
 		switch x := o.(type) {
 		case *storage.Scalar:
@@ -62,8 +65,16 @@ func GatherStats(st storage.Store) *Stats {
 			s.Arrays[name] = as
 		case *storage.HashMap:
 			s.Maps[name] = hashFanout(x)
+			keys := make([]int64, x.Arity)
+			for _, k := range x.Keys {
+				for l := range keys {
+					keys[l] = max(keys[l], k[l])
+				}
+			}
+			s.MapKeys[name] = keys
 		case *storage.Trie:
 			s.Maps[name] = trieFanout(x)
+			s.MapKeys[name] = trieKeys(x)
 		}
 	}
 	return s
@@ -101,6 +112,25 @@ func trieFanout(t *storage.Trie) []float64 {
 	return fanout(counts)
 }
 
+// trieKeys returns the largest key of each level of a trie.
+func trieKeys(t *storage.Trie) []int64 {
+	keys := make([]int64, t.Depth)
+	var walk func(n *storage.TrieNode, level int)
+	walk = func(n *storage.TrieNode, level int) {
+		if n == nil || level >= t.Depth {
+			return
+		}
+		for _, k := range n.Keys {
+			keys[level] = max(keys[level], k)
+		}
+		for _, c := range n.Children {
+			walk(c, level+1)
+		}
+	}
+	walk(t.Root, 0)
+	return keys
+}
+
 // fanout turns the number of keys at each level into keys per parent key.
 func fanout(counts []float64) []float64 {
 	out := make([]float64, len(counts))
@@ -117,7 +147,7 @@ func fanout(counts []float64) []float64 {
 // Override returns a copy of s in which every entry given in o replaces
 // the gathered one.
 func (s *Stats) Override(o *Stats) *Stats {
-	out := &Stats{Ints: maps.Clone(s.Ints), Arrays: maps.Clone(s.Arrays), Maps: maps.Clone(s.Maps)}
+	out := &Stats{Ints: maps.Clone(s.Ints), Arrays: maps.Clone(s.Arrays), Maps: maps.Clone(s.Maps), MapKeys: maps.Clone(s.MapKeys)}
 	if o == nil {
 		return out
 	}
@@ -133,6 +163,10 @@ func (s *Stats) Override(o *Stats) *Stats {
 	maps.Copy(out.Ints, o.Ints)
 	maps.Copy(out.Arrays, o.Arrays)
 	maps.Copy(out.Maps, o.Maps)
+	if out.MapKeys == nil {
+		out.MapKeys = map[string][]int64{}
+	}
+	maps.Copy(out.MapKeys, o.MapKeys)
 	return out
 }
 

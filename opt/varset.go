@@ -106,15 +106,6 @@ func (s varSet) minus(vs ...uint32) varSet {
 	return out
 }
 
-func (s varSet) subsetOf(t varSet) bool {
-	for _, x := range s {
-		if !t.has(x) {
-			return false
-		}
-	}
-	return true
-}
-
 func (s varSet) equal(t varSet) bool {
 	if len(s) != len(t) {
 		return false
