@@ -72,18 +72,26 @@ func runProgram(t *testing.T, w *storel.Workspace, src string) value.Value {
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	var got []value.Value
-	for _, e := range []storel.Engine{storel.EngineInterp, storel.EngineCompiled} {
-		res, err := p.Run(storel.RunOptions{Plan: storel.PlanNaive, Engine: e, Threads: 1})
-		if err != nil {
-			t.Fatalf("run (%s): %v", e, err)
+	// The reference interpreter on the naive plan is the oracle; every
+	// other plan and engine must agree with it.
+	var oracle value.Value
+	for _, pl := range []storel.Plan{storel.PlanNaive, storel.PlanOptimized} {
+		for _, e := range []storel.Engine{storel.EngineInterp, storel.EngineCompiled} {
+			for _, threads := range []int{1, 2} {
+				res, err := p.Run(storel.RunOptions{Plan: pl, Engine: e, Threads: threads})
+				if err != nil {
+					t.Fatalf("run (%s plan, %s, %d threads): %v", pl, e, threads, err)
+				}
+				if oracle == nil {
+					oracle = res.Value
+				} else if !value.Equal(oracle, res.Value, 1e-9) {
+					t.Fatalf("%s plan on %s with %d threads disagrees with the interpreter on\n%s\nplan:\n%s\ninterp:   %s\ngot:      %s",
+						pl, e, threads, src, res.Plan, value.Format(oracle), value.Format(res.Value))
+				}
+			}
 		}
-		got = append(got, res.Value)
 	}
-	if !value.Equal(got[0], got[1], 1e-12) {
-		t.Fatalf("engines disagree on\n%s\ninterp:   %s\ncompiled: %s", src, value.Format(got[0]), value.Format(got[1]))
-	}
-	return got[1]
+	return oracle
 }
 
 func TestTransposeAndSpMV(t *testing.T) {

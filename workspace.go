@@ -2,28 +2,37 @@ package storel
 
 import (
 	"fmt"
-	"runtime"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/storel/storel/engine"
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
-	"github.com/storel/storel/value"
 )
 
-// Workspace collects what a program runs on: physical objects, storage
-// mappings (SDQLite sources with CREATE statements) and data specs that
-// fill declared objects once their declarations are known.
+// Workspace collects what a program runs on: tensors given as coordinates
+// with one or more storage formats each, storage mappings (SDQLite sources
+// with CREATE statements), physical objects, and data specs that fill
+// declared objects once their declarations are known.
 type Workspace struct {
-	store   storage.Store
+	store   storage.Store // objects given directly or by --data
+	tensors []*tensorSpec
 	sources []sdql.Source
 	data    []dataSpec
 	// Timings accumulates the time spent loading data (phase "load").
 	Timings Timings
+}
+
+// tensorSpec is a tensor given as coordinates, to be stored in each of
+// its formats (one storage alternative per format).
+type tensorSpec struct {
+	name    string
+	coo     *storage.COO
+	formats []storage.Format
+	names   []string        // the formats as the user wrote them
+	built   []storage.Store // per format, built on first use
+	mapping []sdql.Source   // per format, the standard mapping
 }
 
 type dataSpec struct{ name, spec string }
@@ -33,34 +42,72 @@ func NewWorkspace() *Workspace {
 	return &Workspace{store: storage.Store{}}
 }
 
-// Store returns the physical objects loaded so far.
-func (w *Workspace) Store() storage.Store { return w.store }
+// MaxAlternatives bounds the storage combinations one program is
+// optimized for.
+const MaxAlternatives = 64
 
 // AddTensor stores the coordinates c as tensor name in the given format
 // (a name such as "csr" or a level string such as "ss:1,0") and adds the
 // format's standard storage mapping, so programs can refer to name.
+// Several formats separated by '|' ("csr|csc|hash") make alternatives:
+// the optimizer plans for every combination of the tensors' formats and
+// runs the cheapest.
 func (w *Workspace) AddTensor(name string, c *storage.COO, format string) error {
-	f, err := storage.ParseFormat(format)
-	if err != nil {
+	if err := c.Check(); err != nil {
 		return fmt.Errorf("tensor %s: %v", name, err)
 	}
-	objs, err := storage.Build(name, c, f)
-	if err != nil {
-		return fmt.Errorf("tensor %s: %v", name, err)
-	}
-	for k, o := range objs {
-		if _, dup := w.store[k]; dup {
-			return fmt.Errorf("tensor %s: physical object %s is defined twice", name, k)
+	for _, t := range w.tensors {
+		if t.name == name {
+			return fmt.Errorf("tensor %s is given twice", name)
 		}
-		w.store[k] = o
 	}
-	text := storage.Mapping(name, f, c.Order(), c.Elem())
-	w.sources = append(w.sources, sdql.Source{Name: "<" + format + " mapping of " + name + ">", Text: []byte(text)})
+	t := &tensorSpec{name: name, coo: c}
+	for _, fs := range strings.Split(format, "|") {
+		fs = strings.TrimSpace(fs)
+		f, err := storage.ParseFormat(fs)
+		if err == nil {
+			f, err = f.ForOrder(c.Order())
+		}
+		if err != nil {
+			return fmt.Errorf("tensor %s: %v", name, err)
+		}
+		t.formats = append(t.formats, f)
+		t.names = append(t.names, fs)
+	}
+	t.built = make([]storage.Store, len(t.formats))
+	t.mapping = make([]sdql.Source, len(t.formats))
+	w.tensors = append(w.tensors, t)
+	if n := w.combinations(); n > MaxAlternatives {
+		return fmt.Errorf("tensor %s: %d storage combinations; at most %d are optimized", name, n, MaxAlternatives)
+	}
 	return nil
 }
 
+// build returns the physical objects and mapping of t in its i-th format.
+func (t *tensorSpec) build(i int) (storage.Store, sdql.Source, error) {
+	if t.built[i] == nil {
+		objs, err := storage.Build(t.name, t.coo, t.formats[i])
+		if err != nil {
+			return nil, sdql.Source{}, fmt.Errorf("tensor %s: %v", t.name, err)
+		}
+		t.built[i] = objs
+		text := storage.Mapping(t.name, t.formats[i], t.coo.Order(), t.coo.Elem())
+		t.mapping[i] = sdql.Source{Name: "<" + t.names[i] + " mapping of " + t.name + ">", Text: []byte(text)}
+	}
+	return t.built[i], t.mapping[i], nil
+}
+
+func (w *Workspace) combinations() int {
+	n := 1
+	for _, t := range w.tensors {
+		n *= len(t.formats)
+	}
+	return n
+}
+
 // LoadTensor reads a .mtx or .tns file (optionally .gz) and adds it as
-// tensor name in the given format (see AddTensor).
+// tensor name in the given format(s) (see AddTensor); "" picks
+// DefaultFormat for the tensor's order.
 func (w *Workspace) LoadTensor(name, path, format string, opt storage.ReadOptions) error {
 	start := time.Now()
 	if opt.Progress == nil {
@@ -71,7 +118,7 @@ func (w *Workspace) LoadTensor(name, path, format string, opt storage.ReadOption
 		return err
 	}
 	if format == "" {
-		format = DefaultFormat(len(c.Dims))
+		format = DefaultFormat(c.Order())
 	}
 	err = w.AddTensor(name, c, format)
 	w.Timings.Add("load", time.Since(start))
@@ -106,39 +153,75 @@ func (w *Workspace) SetData(name, spec string) {
 	w.data = append(w.data, dataSpec{name, spec})
 }
 
-// Program is a compiled SDQLite program bound to a workspace's data.
-type Program struct {
+// Variant is the program composed with one choice of storage format per
+// tensor: its own mappings, physical objects and naive plan.
+type Variant struct {
+	Label string      // e.g. "A=csr B=csc"; empty when there is no choice
 	IR    *ir.Program // desugared and type-checked declarations and tensors
 	Naive *ir.Expr    // the composed naive plan (paper §5.1)
-	Query string      // the tensor computed, or "" for the final expression
-	store storage.Store
-	// Timings holds the phases run so far (parse, load, ...).
-	Timings Timings
+	Store storage.Store
 }
 
 // Compile parses, checks and composes program (named name, for messages)
-// with the workspace's storage mappings, loads the --data objects it
-// declares, and checks every declared object against its declaration.
-// query selects the result tensor ("" = the final bare expression, else
-// the last tensor defined).
+// with the workspace's storage mappings, once per storage alternative,
+// loads the --data objects it declares, and checks every declared object
+// against its declaration. query selects the result tensor ("" = the
+// final bare expression, else the last tensor defined).
 func (w *Workspace) Compile(name string, program []byte, query string) (*Program, error) {
-	p := &Program{Query: query, store: w.store}
+	p := &Program{Query: query}
 	p.Timings = append(p.Timings, w.Timings...)
+	n := w.combinations()
+	for c := 0; c < n; c++ {
+		v, err := w.variant(c, name, program, query, &p.Timings)
+		if err != nil {
+			return nil, err
+		}
+		p.Variants = append(p.Variants, v)
+	}
+	return p, nil
+}
+
+// variant compiles combination c (a mixed-radix number over the tensors'
+// format lists).
+func (w *Workspace) variant(c int, name string, program []byte, query string, tm *Timings) (*Variant, error) {
 	start := time.Now()
-	srcs := append(append([]sdql.Source(nil), w.sources...), sdql.Source{Name: name, Text: program})
+	v := &Variant{Store: storage.Store{}}
+	var srcs []sdql.Source
+	var label []string
+	for _, t := range w.tensors {
+		i := c % len(t.formats)
+		c /= len(t.formats)
+		objs, src, err := t.build(i)
+		if err != nil {
+			return nil, err
+		}
+		for k, o := range objs {
+			v.Store[k] = o
+		}
+		srcs = append(srcs, src)
+		label = append(label, t.name+"="+t.names[i])
+	}
+	if w.combinations() > 1 {
+		v.Label = strings.Join(label, " ")
+	}
+	tm.Add("load", time.Since(start))
+
+	start = time.Now()
+	srcs = append(srcs, w.sources...)
+	srcs = append(srcs, sdql.Source{Name: name, Text: program})
 	prog, err := sdql.Compile(srcs...)
 	if err != nil {
 		return nil, err
 	}
-	p.IR = prog
+	v.IR = prog
 	if query != "" && prog.Tensor(query) == nil {
 		return nil, fmt.Errorf("%s: --query %s: no tensor of that name is defined", name, query)
 	}
-	p.Naive = prog.Compose(query)
-	if p.Naive == nil {
+	v.Naive = prog.Compose(query)
+	if v.Naive == nil {
 		return nil, fmt.Errorf("%s: the program defines no tensor and has no final expression to compute", name)
 	}
-	p.Timings.Add("parse", time.Since(start))
+	tm.Add("parse", time.Since(start))
 
 	start = time.Now()
 	for _, d := range w.data {
@@ -153,11 +236,17 @@ func (w *Workspace) Compile(name string, program []byte, query string) (*Program
 		w.store[d.name] = o
 	}
 	w.data = nil
-	if err := checkDecls(prog, w.store); err != nil {
+	for k, o := range w.store {
+		if _, clash := v.Store[k]; clash {
+			return nil, fmt.Errorf("physical object %s is given twice (by a --tensor and directly)", k)
+		}
+		v.Store[k] = o
+	}
+	if err := checkDecls(prog, v.Store); err != nil {
 		return nil, err
 	}
-	p.Timings.Add("load", time.Since(start))
-	return p, nil
+	tm.Add("load", time.Since(start))
+	return v, nil
 }
 
 // checkDecls verifies that every declared object has data of the declared
@@ -224,134 +313,4 @@ func toReal(o storage.Object) storage.Object {
 		return storage.RealArray(f)
 	}
 	return o
-}
-
-// Plan names which plan Run executes.
-type Plan string
-
-const (
-	PlanNaive     Plan = "naive"
-	PlanOptimized Plan = "optimized"
-)
-
-// Engine names what executes a plan.
-type Engine string
-
-const (
-	// EngineCompiled compiles the plan into a kernel (package engine).
-	EngineCompiled Engine = "compiled"
-	// EngineInterp runs the reference interpreter (package eval): slow,
-	// obviously correct, the oracle the compiled engine is tested against.
-	EngineInterp Engine = "interp"
-)
-
-// RunOptions control Run.
-type RunOptions struct {
-	Plan    Plan   // default PlanOptimized
-	Engine  Engine // default EngineCompiled
-	Repeat  int    // execute this many times; the timing is the median
-	Threads int    // worker threads (0 = all cores)
-}
-
-// Result is the value a program computed.
-type Result struct {
-	Value   value.Value
-	Type    ir.Type
-	Timings Timings
-	// PeakHeap is the highest live heap sampled while the compiled kernel
-	// ran (0 for the interpreter).
-	PeakHeap uint64
-}
-
-// Run executes the program.
-func (p *Program) Run(opt RunOptions) (*Result, error) {
-	plan := p.Naive
-	res := &Result{Type: plan.Type}
-	res.Timings = append(res.Timings, p.Timings...)
-	reps := opt.Repeat
-	if reps < 1 {
-		reps = 1
-	}
-	// exec runs the plan once and reports the execution time proper.
-	var exec func() (value.Value, time.Duration, error)
-	switch opt.Engine {
-	case EngineInterp:
-		exec = func() (value.Value, time.Duration, error) {
-			start := time.Now()
-			v, err := eval.Eval(plan, p.store)
-			return v, time.Since(start), err
-		}
-	case EngineCompiled, "":
-		threads := opt.Threads
-		if threads == 0 {
-			threads = runtime.NumCPU()
-		}
-		k, err := engine.Compile(plan, engine.SchemaOf(p.store), engine.Options{Threads: threads})
-		if err != nil {
-			return nil, err
-		}
-		res.Timings.Add("compile", k.CompileTime())
-		exec = func() (value.Value, time.Duration, error) {
-			r, err := k.Exec(p.store)
-			if err != nil {
-				return nil, 0, err
-			}
-			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
-			// Converting the kernel's result to a logical value is part
-			// of producing output, not of execution.
-			start := time.Now()
-			v := r.Value()
-			res.Timings.Add("write", time.Since(start))
-			return v, r.Stats.Execute, nil
-		}
-	default:
-		return nil, fmt.Errorf("unknown engine %q (want %s or %s)", opt.Engine, EngineCompiled, EngineInterp)
-	}
-	var times []time.Duration
-	for r := 0; r < reps; r++ {
-		v, d, err := exec()
-		if err != nil {
-			return nil, err
-		}
-		times = append(times, d)
-		res.Value = v
-	}
-	res.Timings.Add("execute", median(times))
-	return res, nil
-}
-
-func median(ts []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ts...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-// Timing is the duration of one phase.
-type Timing struct {
-	Phase string
-	D     time.Duration
-}
-
-// Timings lists phases in the order they ran.
-type Timings []Timing
-
-// Add adds d to phase (creating it at the end if new).
-func (t *Timings) Add(phase string, d time.Duration) {
-	for i := range *t {
-		if (*t)[i].Phase == phase {
-			(*t)[i].D += d
-			return
-		}
-	}
-	*t = append(*t, Timing{phase, d})
-}
-
-// Get returns the duration of phase.
-func (t Timings) Get(phase string) time.Duration {
-	for _, x := range t {
-		if x.Phase == phase {
-			return x.D
-		}
-	}
-	return 0
 }

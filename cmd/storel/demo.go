@@ -208,7 +208,11 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.Run(o.runOptions())
+	ro, err := o.runOptions()
+	if err != nil {
+		return err
+	}
+	res, err := p.Run(ro)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/storel/storel"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/opt"
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
@@ -22,7 +24,7 @@ func main() {
 
 const usage = `usage:
   storel run PROGRAM.sdql [flags]      compute the program's result
-  storel explain PROGRAM.sdql [flags]  show the parsed, desugared and composed plans
+  storel explain PROGRAM.sdql [flags]  show the parsed, desugared, composed and optimized plans
   storel demo [KERNEL] [flags]         run a paper kernel on built-in data (kernels: %s)
 
 flags of run and explain:
@@ -41,6 +43,12 @@ flags of run and explain:
   --repeat N                   run the execute phase N times and report the median
   --threads N                  worker threads (default: all cores)
   --engine compiled|interp     run the compiled kernel (default) or the reference interpreter
+  --stats FILE                 override the statistics gathered from the data (see opt.ParseStats)
+  --node-limit N, --time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+  --dot FILE                   explain: write the chosen plan as a Graphviz picture
+
+A --tensor may list several formats, --tensor A=a.mtx:csr|csc|hash: the optimizer plans for every
+combination and runs the cheapest; explain shows their costs side by side.
 `
 
 // exitError carries an exit status: 1 for bad input, 2 for misuse.
@@ -102,20 +110,24 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 
 // options are the parsed flags of one command.
 type options struct {
-	cmd      string
-	program  string // path, or kernel name for demo
-	tensors  []string
-	dims     map[string][]int64
-	storages []string
-	data     []string
-	query    string
-	output   string
-	plan     string
-	engine   string
-	timings  bool
-	repeat   int
-	threads  int
-	size     int // demo: scale of the built-in data
+	cmd       string
+	program   string // path, or kernel name for demo
+	tensors   []string
+	dims      map[string][]int64
+	storages  []string
+	data      []string
+	query     string
+	output    string
+	plan      string
+	engine    string
+	timings   bool
+	repeat    int
+	threads   int
+	size      int // demo: scale of the built-in data
+	dot       string
+	stats     string
+	nodeLimit int
+	timeLimit time.Duration
 }
 
 type multiFlag []string
@@ -140,6 +152,10 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	fs.IntVar(&o.repeat, "repeat", 1, "")
 	fs.IntVar(&o.threads, "threads", 0, "")
 	fs.IntVar(&o.size, "size", 1, "")
+	fs.StringVar(&o.dot, "dot", "", "")
+	fs.StringVar(&o.stats, "stats", "", "")
+	fs.IntVar(&o.nodeLimit, "node-limit", 0, "")
+	fs.DurationVar(&o.timeLimit, "time-limit", 0, "")
 	// Flags may come before or after the program argument.
 	var positional []string
 	for {
@@ -255,8 +271,9 @@ func hasTensorExt(p string) bool {
 	return ext == ".mtx" || ext == ".tns"
 }
 
-func (o *options) runOptions() storel.RunOptions {
-	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads}
+func (o *options) runOptions() (storel.RunOptions, error) {
+	oo, err := o.optimizeOptions()
+	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo}, err
 }
 
 func (o *options) compile() (*storel.Program, error) {
@@ -276,7 +293,11 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.Run(o.runOptions())
+	ro, err := o.runOptions()
+	if err != nil {
+		return err
+	}
+	res, err := p.Run(ro)
 	if err != nil {
 		return err
 	}
@@ -351,19 +372,67 @@ func cmdExplain(o *options, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "== parsed %s\n%s\n\n", o.program, strings.TrimSpace(sdql.Format(f)))
 		}
 	}
+	prog := p.IR()
 	fmt.Fprintln(stdout, "== declarations")
-	for _, d := range p.IR.Decls {
+	for _, d := range prog.Decls {
 		fmt.Fprintf(stdout, "CREATE %s %s %s%s;\n", d.Elem, d.Kind, d.Name, dimsString(d))
 	}
 	fmt.Fprintln(stdout, "\n== desugared tensors")
-	for _, t := range p.IR.Tensors {
+	for _, t := range prog.Tensors {
 		fmt.Fprintf(stdout, "CREATE TENSOR %s AS  // %s\n%s;\n", t.Name, t.Def.Type, indent(ir.Format(t.Def)))
 	}
-	if p.IR.Result != nil {
-		fmt.Fprintf(stdout, "\n== final expression  // %s\n%s\n", p.IR.Result.Type, ir.Format(p.IR.Result))
+	if prog.Result != nil {
+		fmt.Fprintf(stdout, "\n== final expression  // %s\n%s\n", prog.Result.Type, ir.Format(prog.Result))
 	}
-	fmt.Fprintf(stdout, "\n== naive plan (paper §5.1)  // %s, %d nodes\n%s\n", p.Naive.Type, ir.Size(p.Naive), ir.Format(p.Naive))
+	naive := p.Naive()
+	fmt.Fprintf(stdout, "\n== naive plan (paper §5.1)  // %s, %d nodes\n%s\n", naive.Type, ir.Size(naive), ir.Format(naive))
+	if o.plan == string(storel.PlanNaive) {
+		return nil
+	}
+	oo, err := o.optimizeOptions()
+	if err != nil {
+		return err
+	}
+	alts, err := p.Optimize(oo)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\n== optimizer (paper §5)")
+	if len(p.Variants) > 1 {
+		alts.Explain(stdout)
+	} else {
+		alts.Chosen().Explain(stdout)
+	}
+	if o.dot != "" {
+		f, err := os.Create(o.dot)
+		if err != nil {
+			return err
+		}
+		err = alts.Chosen().Dot(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %v", o.dot, err)
+		}
+	}
 	return nil
+}
+
+// optimizeOptions reads --stats and the limits.
+func (o *options) optimizeOptions() (opt.Options, error) {
+	oo := opt.Options{NodeLimit: o.nodeLimit, TimeLimit: o.timeLimit}
+	if o.stats != "" {
+		f, err := os.Open(o.stats)
+		if err != nil {
+			return oo, err
+		}
+		defer f.Close()
+		if oo.Stats, err = opt.ParseStats(o.stats, f); err != nil {
+			return oo, err
+		}
+	}
+	return oo, nil
 }
 
 func dimsString(d *ir.Decl) string {

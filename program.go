@@ -1,0 +1,194 @@
+package storel
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/storel/storel/engine"
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/opt"
+	"github.com/storel/storel/value"
+)
+
+// Program is a compiled SDQLite program bound to a workspace's data, in
+// one Variant per storage alternative.
+type Program struct {
+	Variants []*Variant
+	Query    string // the tensor computed, or "" for the final expression
+	// Timings holds the phases run so far (parse, load, optimize, ...).
+	Timings Timings
+	// Optimized is set by Optimize: one result per variant and the choice.
+	Optimized *opt.Alternatives
+}
+
+// Naive returns the naive plan of the first variant.
+func (p *Program) Naive() *ir.Expr { return p.Variants[0].Naive }
+
+// IR returns the checked program of the first variant.
+func (p *Program) IR() *ir.Program { return p.Variants[0].IR }
+
+// Optimize runs the cost-based optimizer on every variant (once; later
+// calls return the first result) and picks the cheapest plan.
+func (p *Program) Optimize(o opt.Options) (*opt.Alternatives, error) {
+	if p.Optimized != nil {
+		return p.Optimized, nil
+	}
+	start := time.Now()
+	alts := make([]opt.Alternative, len(p.Variants))
+	for i, v := range p.Variants {
+		alts[i] = opt.Alternative{Label: v.Label, Naive: v.Naive, Store: v.Store}
+	}
+	res, err := opt.OptimizeAlternatives(alts, o)
+	p.Timings.Add("optimize", time.Since(start))
+	if err != nil {
+		return nil, err
+	}
+	p.Optimized = res
+	return res, nil
+}
+
+// Plan names which plan Run executes.
+type Plan string
+
+const (
+	PlanNaive     Plan = "naive"
+	PlanOptimized Plan = "optimized"
+)
+
+// Engine names what executes a plan.
+type Engine string
+
+const (
+	// EngineCompiled compiles the plan into a kernel (package engine).
+	EngineCompiled Engine = "compiled"
+	// EngineInterp runs the reference interpreter (package eval): slow,
+	// obviously correct, the oracle the compiled engine is tested against.
+	EngineInterp Engine = "interp"
+)
+
+// RunOptions control Run.
+type RunOptions struct {
+	Plan     Plan   // default PlanOptimized
+	Engine   Engine // default EngineCompiled
+	Repeat   int    // execute this many times; the timing is the median
+	Threads  int    // worker threads (0 = all cores)
+	Optimize opt.Options
+}
+
+// Result is the value a program computed.
+type Result struct {
+	Value   value.Value
+	Type    ir.Type
+	Timings Timings
+	// Plan is the plan that ran and Variant the storage it ran on.
+	Plan    *ir.Expr
+	Variant *Variant
+	// PeakHeap is the highest live heap sampled while the compiled kernel
+	// ran (0 for the interpreter).
+	PeakHeap uint64
+}
+
+// Run executes the program: by default the optimized plan of the cheapest
+// storage alternative, compiled into a kernel.
+func (p *Program) Run(o RunOptions) (*Result, error) {
+	v, plan := p.Variants[0], p.Variants[0].Naive
+	switch o.Plan {
+	case PlanOptimized, "":
+		alts, err := p.Optimize(o.Optimize)
+		if err != nil {
+			return nil, err
+		}
+		v, plan = p.Variants[alts.Best], alts.Chosen().Plan
+	case PlanNaive:
+	default:
+		return nil, fmt.Errorf("unknown plan %q (want %s or %s)", o.Plan, PlanNaive, PlanOptimized)
+	}
+	res := &Result{Type: plan.Type, Plan: plan, Variant: v}
+	res.Timings = append(res.Timings, p.Timings...)
+	reps := max(o.Repeat, 1)
+	// exec runs the plan once and reports the execution time proper.
+	var exec func() (value.Value, time.Duration, error)
+	switch o.Engine {
+	case EngineInterp:
+		exec = func() (value.Value, time.Duration, error) {
+			start := time.Now()
+			val, err := eval.Eval(plan, v.Store)
+			return val, time.Since(start), err
+		}
+	case EngineCompiled, "":
+		threads := o.Threads
+		if threads == 0 {
+			threads = runtime.NumCPU()
+		}
+		k, err := engine.Compile(plan, engine.SchemaOf(v.Store), engine.Options{Threads: threads})
+		if err != nil {
+			return nil, err
+		}
+		res.Timings.Add("compile", k.CompileTime())
+		exec = func() (value.Value, time.Duration, error) {
+			r, err := k.Exec(v.Store)
+			if err != nil {
+				return nil, 0, err
+			}
+			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
+			// Converting the kernel's result to a logical value is part
+			// of producing output, not of execution.
+			start := time.Now()
+			val := r.Value()
+			res.Timings.Add("write", time.Since(start))
+			return val, r.Stats.Execute, nil
+		}
+	default:
+		return nil, fmt.Errorf("unknown engine %q (want %s or %s)", o.Engine, EngineCompiled, EngineInterp)
+	}
+	var times []time.Duration
+	for r := 0; r < reps; r++ {
+		val, d, err := exec()
+		if err != nil {
+			return nil, err
+		}
+		times = append(times, d)
+		res.Value = val
+	}
+	res.Timings.Add("execute", median(times))
+	return res, nil
+}
+
+func median(ts []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ts...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// Timing is the duration of one phase.
+type Timing struct {
+	Phase string
+	D     time.Duration
+}
+
+// Timings lists phases in the order they ran.
+type Timings []Timing
+
+// Add adds d to phase (creating it at the end if new).
+func (t *Timings) Add(phase string, d time.Duration) {
+	for i := range *t {
+		if (*t)[i].Phase == phase {
+			(*t)[i].D += d
+			return
+		}
+	}
+	*t = append(*t, Timing{phase, d})
+}
+
+// Get returns the duration of phase.
+func (t Timings) Get(phase string) time.Duration {
+	for _, x := range t {
+		if x.Phase == phase {
+			return x.D
+		}
+	}
+	return 0
+}
