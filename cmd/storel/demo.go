@@ -11,6 +11,7 @@ import (
 
 	"github.com/storel/storel"
 	"github.com/storel/storel/examples"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -37,12 +38,12 @@ type demoTensor struct {
 	format  string
 }
 
-// demoCases are sized so the naive plan finishes in about a second in the
-// reference interpreter; --size N multiplies every dimension by N.
+// demoCases use the paper's formats (Table 3) and its density 2^-5 for
+// the right-hand factors; --size N multiplies every dimension by N.
 var demoCases = map[string]demoCase{
 	"spmv": {
-		tensors: []demoTensor{{"A", []int64{400, 300}, 0.02, "csr"}},
-		vector:  300,
+		tensors: []demoTensor{{"A", []int64{4000, 3000}, 0.002, "csr"}},
+		vector:  3000,
 		direct: func(in map[string]*storage.COO, x []float64, _ float64) map[string]float64 {
 			out := map[string]float64{}
 			a := in["A"]
@@ -53,45 +54,43 @@ var demoCases = map[string]demoCase{
 		},
 	},
 	"mmm": {
-		tensors: []demoTensor{{"A", []int64{40, 30}, 1.0 / 32 * 4, "csr"}, {"B", []int64{30, 25}, 1.0 / 32 * 4, "csr"}},
+		tensors: []demoTensor{{"A", []int64{800, 600}, 0.005, "csr"}, {"B", []int64{600, 250}, 1.0 / 32, "csr"}},
 		direct: func(in map[string]*storage.COO, _ []float64, _ float64) map[string]float64 {
 			out := map[string]float64{}
 			a, b := in["A"], in["B"]
+			brows := groupBy(b, 0)
 			for p := range a.Vals {
-				for q := range b.Vals {
-					if a.Coords[1][p] == b.Coords[0][q] {
-						out[key(a.Coords[0][p], b.Coords[1][q])] += a.Vals[p] * b.Vals[q]
-					}
+				for _, q := range brows[a.Coords[1][p]] {
+					out[key(a.Coords[0][p], b.Coords[1][q])] += a.Vals[p] * b.Vals[q]
 				}
 			}
 			return out
 		},
 	},
 	"summmm": {
-		tensors: []demoTensor{{"A", []int64{40, 30}, 0.1, "csc"}, {"B", []int64{30, 25}, 0.1, "csr"}},
+		tensors: []demoTensor{{"A", []int64{800, 600}, 0.005, "csc"}, {"B", []int64{600, 250}, 1.0 / 32, "csr"}},
 		direct: func(in map[string]*storage.COO, _ []float64, _ float64) map[string]float64 {
 			s := 0.0
 			a, b := in["A"], in["B"]
+			brows := groupBy(b, 0)
 			for p := range a.Vals {
-				for q := range b.Vals {
-					if a.Coords[1][p] == b.Coords[0][q] {
-						s += a.Vals[p] * b.Vals[q]
-					}
+				for _, q := range brows[a.Coords[1][p]] {
+					s += a.Vals[p] * b.Vals[q]
 				}
 			}
 			return map[string]float64{key(): s}
 		},
 	},
 	"batax": {
-		tensors: []demoTensor{{"A", []int64{60, 50}, 0.1, "csr"}},
-		vector:  50,
+		tensors: []demoTensor{{"A", []int64{2000, 1500}, 0.005, "csr"}},
+		vector:  1500,
 		beta:    true,
 		direct: func(in map[string]*storage.COO, x []float64, beta float64) map[string]float64 {
 			out := map[string]float64{}
 			a := in["A"]
-			for p := range a.Vals {
-				for q := range a.Vals {
-					if a.Coords[0][p] == a.Coords[0][q] {
+			for _, row := range groupBy(a, 0) {
+				for _, p := range row {
+					for _, q := range row {
 						out[key(a.Coords[1][p])] += beta * a.Vals[p] * a.Vals[q] * x[a.Coords[1][q]]
 					}
 				}
@@ -100,34 +99,34 @@ var demoCases = map[string]demoCase{
 		},
 	},
 	"ttm": {
-		tensors: []demoTensor{{"A", []int64{12, 10, 8}, 0.1, "csf"}, {"B", []int64{6, 8}, 0.5, "csc"}},
+		tensors: []demoTensor{{"A", []int64{120, 100, 80}, 0.005, "csf"}, {"B", []int64{25, 80}, 1.0 / 32, "csc"}},
 		direct: func(in map[string]*storage.COO, _ []float64, _ float64) map[string]float64 {
 			out := map[string]float64{}
 			a, b := in["A"], in["B"]
+			bcols := groupBy(b, 1)
 			for p := range a.Vals {
-				for q := range b.Vals {
-					if a.Coords[2][p] == b.Coords[1][q] {
-						out[key(a.Coords[0][p], a.Coords[1][p], b.Coords[0][q])] += a.Vals[p] * b.Vals[q]
-					}
+				for _, q := range bcols[a.Coords[2][p]] {
+					out[key(a.Coords[0][p], a.Coords[1][p], b.Coords[0][q])] += a.Vals[p] * b.Vals[q]
 				}
 			}
 			return out
 		},
 	},
 	"mttkrp": {
-		tensors: []demoTensor{{"B", []int64{20, 10, 10}, 0.1, "csf"}, {"C", []int64{10, 8}, 0.5, "csr"}, {"D", []int64{8, 10}, 0.5, "csr"}},
+		tensors: []demoTensor{{"B", []int64{200, 150, 100}, 0.005, "csf"}, {"C", []int64{150, 25}, 1.0 / 32, "csr"}, {"D", []int64{25, 100}, 1.0 / 32, "csr"}},
 		direct: func(in map[string]*storage.COO, _ []float64, _ float64) map[string]float64 {
 			out := map[string]float64{}
 			b, c, d := in["B"], in["C"], in["D"]
+			crows := groupBy(c, 0)
+			dval := map[[2]int64]float64{}
+			for r := range d.Vals {
+				dval[[2]int64{d.Coords[0][r], d.Coords[1][r]}] += d.Vals[r]
+			}
 			for p := range b.Vals {
-				for q := range c.Vals {
-					if b.Coords[1][p] != c.Coords[0][q] {
-						continue
-					}
-					for r := range d.Vals {
-						if c.Coords[1][q] == d.Coords[0][r] && b.Coords[2][p] == d.Coords[1][r] {
-							out[key(b.Coords[0][p], c.Coords[1][q])] += b.Vals[p] * c.Vals[q] * d.Vals[r]
-						}
+				for _, q := range crows[b.Coords[1][p]] {
+					j := c.Coords[1][q]
+					if dv, ok := dval[[2]int64{j, b.Coords[2][p]}]; ok {
+						out[key(b.Coords[0][p], j)] += b.Vals[p] * c.Vals[q] * dv
 					}
 				}
 			}
@@ -136,20 +135,32 @@ var demoCases = map[string]demoCase{
 	},
 }
 
+// groupBy indexes c's entries by their coordinate in mode m.
+func groupBy(c *storage.COO, m int) map[int64][]int {
+	g := map[int64][]int{}
+	for p, x := range c.Coords[m] {
+		g[x] = append(g[x], p)
+	}
+	return g
+}
+
 func key(c ...int64) string { return fmt.Sprint(c) }
 
-// randomCOO draws a tensor with about density*prod(dims) distinct entries
-// with values in (0, 1], from a fixed seed.
+// randomCOO draws about density*prod(dims) distinct entries with values
+// in (0, 9/8], from r.
 func randomCOO(r *rand.Rand, dims []int64, density float64) *storage.COO {
 	total := int64(1)
 	for _, d := range dims {
 		total *= d
 	}
 	c := &storage.COO{Dims: dims, Coords: make([][]int64, len(dims)), Field: "real"}
-	for lin := int64(0); lin < total; lin++ {
-		if r.Float64() >= density {
+	seen := map[int64]bool{}
+	for n := int64(float64(total) * density); int64(len(seen)) < n; {
+		lin := r.Int63n(total)
+		if seen[lin] {
 			continue
 		}
+		seen[lin] = true
 		rest := lin
 		for m := len(dims) - 1; m >= 0; m-- {
 			c.Coords[m] = append(c.Coords[m], rest%dims[m])
@@ -216,22 +227,34 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	entries := value.Entries(res.Value)
-	fmt.Fprintf(stdout, "\nresult: %s with %d non-zeros", res.Type, len(entries))
-	if len(entries) > 0 {
-		fmt.Fprintf(stdout, "; first: %s", entryString(entries[0]))
+	if res.Plan != p.Naive() {
+		fmt.Fprintf(stdout, "\noptimized plan (%s; storel explain shows why):\n%s\n", durationString(res.Timings.Get("optimize")), indent(ir.Format(res.Plan)))
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "\nexecuted in %s (%s plan, %s engine)\n", durationString(res.Timings.Get("execute")), ro.Plan, ro.Engine)
+	entries := value.Entries(res.Value)
+	if res.Type.IsScalar() {
+		fmt.Fprintf(stdout, "result: %s = %s\n", res.Type, value.Format(res.Value))
+	} else {
+		fmt.Fprintf(stdout, "result: %s with %d non-zeros", res.Type, len(entries))
+		if len(entries) > 0 {
+			fmt.Fprintf(stdout, "; first: %s", entryString(entries[0]))
+		}
+		fmt.Fprintln(stdout)
+	}
 
 	want := dc.direct(in, x, beta)
 	if err := compareDirect(entries, want); err != nil {
 		return fmt.Errorf("demo %s: result differs from a direct computation: %v", name, err)
 	}
-	fmt.Fprintf(stdout, "checked against a direct Go computation over the coordinates: %d entries agree\n", len(want))
+	fmt.Fprintf(stdout, "checked against a direct Go computation over the coordinates: all %d entries agree\n", len(entries))
 	if o.timings {
 		printTimings(stderr, res)
 	}
 	return nil
+}
+
+func durationString(d time.Duration) string {
+	return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000)
 }
 
 func dimString(d []int64) string {
