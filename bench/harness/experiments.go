@@ -148,7 +148,7 @@ func (h *Harness) runE2E() error {
 // sweepSizes gives the n x n size of the §6.2 matrices per kernel.
 func (h *Harness) sweepSizes() map[string]int64 {
 	if h.cfg.Quick {
-		return map[string]int64{"mmm": 60, "summmm": 120, "batax": 120}
+		return map[string]int64{"mmm": 100, "summmm": 200, "batax": 200}
 	}
 	return map[string]int64{"mmm": 1000, "summmm": 2000, "batax": 2000}
 }
@@ -216,7 +216,7 @@ var ablationVariants = []struct {
 
 func (h *Harness) ablationSetup() (int64, []float64) {
 	if h.cfg.Quick {
-		return 150, []float64{1e-2, 1e-1, 0.5}
+		return 300, []float64{1e-3, 1e-2, 1e-1, 0.5}
 	}
 	return 1000, []float64{1e-4, 1e-3, 1e-2, 1e-1, 0.3, 1}
 }
@@ -318,7 +318,7 @@ func (h *Harness) smallestInput(kernel string) (*Inputs, error) {
 
 func (h *Harness) overheadSizes() []int64 {
 	if h.cfg.Quick {
-		return []int64{100, 1000, 4000}
+		return []int64{100, 1000, 10000}
 	}
 	return []int64{100, 1000, 10000, 100000, 1000000}
 }
@@ -436,6 +436,9 @@ func toMS(v float64, unit string) float64 {
 // figure reported more than once (one per optimizer stage) is summed, and
 // each occurrence is also kept as "name#1", "name#2", ...
 func ParseExplainFigures(text string) map[string]float64 {
+	if figs, ok := parseStageTable(text); ok {
+		return figs
+	}
 	figs := map[string]float64{}
 	count := map[string]int{}
 	add := func(key string, v float64) {
@@ -489,4 +492,98 @@ func ParseExplainFigures(text string) map[string]float64 {
 		}
 	}
 	return figs
+}
+
+// stageColumns maps a figure table's column headings to figure names.
+var stageColumns = map[string]string{
+	"iters": "iterations", "iterations": "iterations", "nodes": "nodes", "e-nodes": "nodes",
+	"classes": "classes", "e-classes": "classes", "time": "time_ms", "memo": "memo",
+}
+
+// parseStageTable reads a table of figures, one row per optimizer stage:
+//
+//	stage      rounds  iters   nodes  classes       time  stop
+//	fuse            1      7     128       91    0.52 ms  saturated
+//	total                                        1.20 ms  saturated
+//
+// A "total" row gives the total time. Each stage's figures are kept as
+// "name#k" (k-th stage) and summed into "name"; the stage names go into
+// "stage:NAME" = k.
+func parseStageTable(text string) (map[string]float64, bool) {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		head := strings.Fields(strings.ToLower(line))
+		known := 0
+		for _, h := range head {
+			if stageColumns[h] != "" {
+				known++
+			}
+		}
+		if known < 3 {
+			continue
+		}
+		figs := map[string]float64{}
+		stages := 0
+		for _, row := range lines[i+1:] {
+			f := strings.Fields(row)
+			if len(f) == 0 {
+				break
+			}
+			if strings.EqualFold(f[0], "total") {
+				for j := 1; j < len(f); j++ {
+					if v, err := strconv.ParseFloat(f[j], 64); err == nil && j+1 < len(f) && isTimeUnit(f[j+1]) {
+						figs["time_ms"] = toMS(v, f[j+1])
+						break
+					}
+				}
+				continue
+			}
+			stages++
+			figs[fmt.Sprintf("stage:%s", f[0])] = float64(stages)
+			tok := 1
+			for _, h := range head[1:] {
+				if tok >= len(f) {
+					break
+				}
+				v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(f[tok], "ms"), "s"), 64)
+				tok++
+				if err != nil {
+					continue
+				}
+				name := stageColumns[h]
+				if name == "time_ms" {
+					unit := "ms"
+					if tok < len(f) && isTimeUnit(f[tok]) {
+						unit = f[tok]
+						tok++
+					}
+					v = toMS(v, unit)
+				}
+				if name == "" {
+					continue
+				}
+				figs[fmt.Sprintf("%s#%d", name, stages)] = v
+				if name != "time_ms" || !hasTotal(lines[i+1:]) {
+					figs[name] += v
+				}
+			}
+		}
+		return figs, stages > 0
+	}
+	return nil, false
+}
+
+func isTimeUnit(s string) bool { return s == "ms" || s == "s" || s == "µs" || s == "us" }
+
+func hasTotal(rows []string) bool {
+	for _, r := range rows {
+		f := strings.Fields(r)
+		if len(f) == 0 {
+			return false
+		}
+		if strings.EqualFold(f[0], "total") {
+			return true
+		}
+	}
+	return false
 }

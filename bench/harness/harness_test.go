@@ -160,3 +160,24 @@ func TestRunTimesOutAndReportsErrors(t *testing.T) {
 		t.Errorf("failing command: %+v", r)
 	}
 }
+
+func TestParseExplainStageTable(t *testing.T) {
+	text := `estimated result cardinality: 30 dense[9.28 dense[s]]
+
+stage      rounds  iters   nodes  classes       time  stop
+fuse            1      7     128       91    0.52 ms  saturated
+explore         2     12     110       62    12.5 ms  saturated
+physical        1      2      43       39    1.00 ms  stopped: node limit
+total                                        14.1 ms  saturated
+
+rules applied most (unions that changed the e-graph):
+  C3       16  products commute
+`
+	got := ParseExplainFigures(text)
+	for k, v := range map[string]float64{"iterations": 21, "nodes": 281, "classes": 192, "time_ms": 14.1,
+		"nodes#2": 110, "time_ms#2": 12.5, "stage:explore": 2, "classes#3": 39} {
+		if got[k] != v {
+			t.Errorf("%s = %g, want %g (all: %v)", k, got[k], v, got)
+		}
+	}
+}

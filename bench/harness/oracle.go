@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/storel/storel"
-	"github.com/storel/storel/eval"
 	"github.com/storel/storel/storage"
 )
 
 // Oracle runs a program's naive plan in the reference interpreter
-// (package eval), whatever `storel run` uses, and writes its answer as
+// (package eval, through storel's Go API: PlanNaive on EngineInterp),
+// whatever `storel run` does by default, and writes its answer as
 // .tns. Flags are storel run's --tensor, --dims, --data and --output. The
 // harness checks storel's answer against it on small inputs.
 func Oracle(args []string) error {
@@ -85,7 +85,7 @@ func Oracle(args []string) error {
 	if err != nil {
 		return err
 	}
-	v, err := eval.Eval(p.Naive, w.Store())
+	res, err := p.Run(storel.RunOptions{Plan: storel.PlanNaive, Engine: storel.EngineInterp})
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func Oracle(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := storage.WriteValue(f, "tns", v, p.Naive.Type); err != nil {
+	if err := storage.WriteValue(f, "tns", res.Value, res.Type); err != nil {
 		f.Close()
 		return err
 	}

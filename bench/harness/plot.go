@@ -115,6 +115,18 @@ func categoryPlot(path, title, ylabel string, categories []string, ss []series) 
 	if drawn == 0 {
 		return nil
 	}
-	p.Add(plotter.NewGrid())
+	// Head room above the highest point for the legend.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for _, y := range s.ys {
+			if !math.IsNaN(y) {
+				lo, hi = math.Min(lo, clampLog(y)), math.Max(hi, clampLog(y))
+			}
+		}
+	}
+	p.Y.Min, p.Y.Max = lo/2, hi*math.Pow(10, 0.35*float64(drawn))
+	g := plotter.NewGrid()
+	g.Vertical.Color = nil
+	p.Add(g)
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }
