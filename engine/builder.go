@@ -31,6 +31,11 @@ type builder struct {
 	// Children (depth > 1).
 	kids  []kid // dense: by key
 	mkids map[int64]*kid
+	// last is the most recent dense child created; hint, which follows
+	// the widths of the children (up at once, down slowly), sizes the next
+	// one, so rows of similar width do not regrow each time.
+	last *builder
+	hint int
 }
 
 // kid is one child of a builder. Until two values meet at its key it may
@@ -57,8 +62,8 @@ func newBuilder(s *bspec) *builder {
 	return b
 }
 
-// denseGrowth returns the new length of a dense level of length n that
-// must hold key k, or 0 if k belongs in the spill map.
+// denseGrowth returns the new length (k+1) of a dense level of length n
+// that must hold key k, or 0 if k belongs in the spill map.
 func denseGrowth(n int, k int64) int {
 	if k < 0 {
 		return 0
@@ -71,14 +76,16 @@ func denseGrowth(n int, k int64) int {
 	if need > limit {
 		return 0
 	}
-	m := int64(2 * n)
-	if m < 8 {
-		m = 8
+	return int(need)
+}
+
+// growTo lengthens s to n, growing its capacity as append does. Elements
+// past the length are zero: nothing is ever written there.
+func growTo[T any](s []T, n int) []T {
+	if n > cap(s) {
+		s = slices.Grow(s, n-len(s))
 	}
-	if m < need {
-		m = need
-	}
-	return int(m)
+	return s[:n]
 }
 
 // reserve makes a dense level hold keys up to n-1 without growing.
@@ -114,7 +121,7 @@ func (b *builder) addReal(k int64, v float64) {
 
 func (b *builder) addRealSlow(k int64, v float64) {
 	if n := denseGrowth(len(b.reals), k); n > 0 {
-		b.reals = slices.Grow(b.reals, n-len(b.reals))[:n]
+		b.reals = growTo(b.reals, n)
 		b.reals[k] += v
 		return
 	}
@@ -139,7 +146,7 @@ func (b *builder) addInt(k int64, v int64) {
 
 func (b *builder) addIntSlow(k int64, v int64) {
 	if n := denseGrowth(len(b.ints), k); n > 0 {
-		b.ints = slices.Grow(b.ints, n-len(b.ints))[:n]
+		b.ints = growTo(b.ints, n)
 		b.ints[k] += v
 		return
 	}
@@ -156,7 +163,7 @@ func (b *builder) slot(k int64) *kid {
 			return &b.kids[k]
 		}
 		if n := denseGrowth(len(b.kids), k); n > 0 {
-			b.kids = slices.Grow(b.kids, n-len(b.kids))[:n]
+			b.kids = growTo(b.kids, n)
 			return &b.kids[k]
 		}
 		if b.mkids == nil {
@@ -179,18 +186,39 @@ func (b *builder) child(k int64) *builder {
 			return c
 		}
 	}
-	return b.slot(k).builder(b.spec.kid)
+	return b.slot(k).builder(b)
 }
 
-func (c *kid) builder(s *bspec) *builder {
+// builder returns the child's builder, creating it (from the view it holds,
+// if any) in parent.
+func (c *kid) builder(parent *builder) *builder {
 	if c.b == nil {
-		c.b = newBuilder(s)
+		c.b = parent.newKid()
 		if c.view != nil {
 			c.b.absorb(c.view, 1, false)
 			c.view = nil
 		}
 	}
 	return c.b
+}
+
+func (b *builder) newKid() *builder {
+	s := b.spec.kid
+	nb := newBuilder(s)
+	if s.dense && s.depth == 1 {
+		if l := b.last; l != nil {
+			b.hint = max(len(l.reals), len(l.ints), b.hint-b.hint/1024)
+		}
+		if n := b.hint + b.hint/16; n > 0 {
+			if s.real {
+				nb.reals = make([]float64, 0, n)
+			} else {
+				nb.ints = make([]int64, 0, n)
+			}
+		}
+		b.last = nb
+	}
+	return nb
 }
 
 // addDict adds dictionary d at key k (d's depth is the builder's depth
@@ -201,7 +229,7 @@ func (b *builder) addDict(k int64, d dict) {
 		c.view = d
 		return
 	}
-	c.builder(b.spec.kid).absorb(d, 1, false)
+	c.builder(b).absorb(d, 1, false)
 }
 
 // absorb adds every entry of d (of the builder's depth) times sign, which
@@ -364,10 +392,10 @@ func (b *builder) merge(o *builder) {
 				return
 			}
 			if c.view != nil {
-				dst.builder(s.kid).absorb(c.view, 1, false)
+				dst.builder(b).absorb(c.view, 1, false)
 				return
 			}
-			dst.builder(s.kid).merge(c.b)
+			dst.builder(b).merge(c.b)
 		}
 		for k := range o.kids {
 			visit(int64(k), &o.kids[k])
@@ -435,54 +463,61 @@ func (c *kid) done(s *bspec) dict {
 	default:
 		return nil
 	}
-	if d == empty || d.size() == 0 {
+	if isEmpty(d) {
 		return nil
 	}
 	return d
 }
 
+// isEmpty reports whether d has no entries, without listing the keys of a
+// built leaf.
+func isEmpty(d dict) bool {
+	switch x := d.(type) {
+	case *denseLeaf:
+		for _, v := range x.reals {
+			if v != 0 {
+				return false
+			}
+		}
+		for _, v := range x.ints {
+			if v != 0 {
+				return false
+			}
+		}
+		for _, v := range x.spillF {
+			if v != 0 {
+				return false
+			}
+		}
+		for _, v := range x.spillI {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	case *hashLeaf:
+		for _, v := range x.reals {
+			if v != 0 {
+				return false
+			}
+		}
+		for _, v := range x.ints {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return d.size() == 0
+}
+
+// freezeNode returns the finished dictionary of dictionaries. Its
+// children are frozen, and the empty ones dropped, on first use (see
+// denseNode.init): a result that is only converted at the end costs
+// nothing more here.
 func (b *builder) freezeNode() dict {
-	s := b.spec
-	if s.dense {
-		d := &denseNode{kids: make([]dict, len(b.kids))}
-		var hi []int64
-		for _, k := range sortedKeys(b.mkids) {
-			c := b.mkids[k].done(s.kid)
-			if c == nil {
-				continue
-			}
-			if d.spill == nil {
-				d.spill = map[int64]dict{}
-			}
-			d.spill[k] = c
-			if k < 0 {
-				d.keys = append(d.keys, k)
-			} else {
-				hi = append(hi, k)
-			}
-		}
-		for k := range b.kids {
-			if c := b.kids[k].done(s.kid); c != nil {
-				d.kids[k] = c
-				d.keys = append(d.keys, int64(k))
-			}
-		}
-		d.keys = append(d.keys, hi...)
-		if len(d.keys) == 0 {
-			return empty
-		}
-		return d
+	if b.spec.dense {
+		return &denseNode{b: b}
 	}
-	h := &hashNode{kids: make(map[int64]dict, len(b.mkids))}
-	for k, c := range b.mkids {
-		if d := c.done(s.kid); d != nil {
-			h.kids[k] = d
-			h.keys = append(h.keys, k)
-		}
-	}
-	if len(h.keys) == 0 {
-		return empty
-	}
-	slices.Sort(h.keys)
-	return h
+	return &hashNode{b: b}
 }

@@ -431,23 +431,59 @@ func (h *hashLeaf) getReal(k int64) (float64, bool) {
 }
 func (h *hashLeaf) getDict(int64) dict { return empty }
 
-// denseNode is a built dictionary of non-empty dictionaries stored by key
-// in a slice (nil: absent) plus a map for keys outside it.
+// denseNode is a built dictionary of dictionaries, by key in a slice plus
+// a map for keys outside it. On first use (init) its children are frozen
+// and the empty ones dropped.
 type denseNode struct {
-	kids  []dict
+	b     *builder
+	once  sync.Once
+	kids  []dict // nil: absent
 	spill map[int64]dict
 	keys  []int64
 }
 
-func (d *denseNode) size() int                     { return len(d.keys) }
-func (d *denseNode) keyAt(p int) int64             { return d.keys[p] }
+func (d *denseNode) init() {
+	d.once.Do(func() {
+		b := d.b
+		s := b.spec
+		d.kids = make([]dict, len(b.kids))
+		var hi []int64
+		for _, k := range sortedKeys(b.mkids) {
+			c := b.mkids[k].done(s.kid)
+			if c == nil {
+				continue
+			}
+			if d.spill == nil {
+				d.spill = map[int64]dict{}
+			}
+			d.spill[k] = c
+			if k < 0 {
+				d.keys = append(d.keys, k)
+			} else {
+				hi = append(hi, k)
+			}
+		}
+		for k := range b.kids {
+			if c := b.kids[k].done(s.kid); c != nil {
+				d.kids[k] = c
+				d.keys = append(d.keys, int64(k))
+			}
+		}
+		d.keys = append(d.keys, hi...)
+		d.b = nil
+	})
+}
+
+func (d *denseNode) size() int                     { d.init(); return len(d.keys) }
+func (d *denseNode) keyAt(p int) int64             { d.init(); return d.keys[p] }
 func (d *denseNode) intAt(int) int64               { return 0 }
 func (d *denseNode) realAt(int) float64            { return 0 }
-func (d *denseNode) dictAt(p int) dict             { return d.getDict(d.keys[p]) }
+func (d *denseNode) dictAt(p int) dict             { d.init(); return d.getDict(d.keys[p]) }
 func (d *denseNode) has(k int64) bool              { return d.getDict(k) != empty }
 func (d *denseNode) getInt(int64) (int64, bool)    { return 0, true }
 func (d *denseNode) getReal(int64) (float64, bool) { return 0, true }
 func (d *denseNode) getDict(k int64) dict {
+	d.init()
 	if uint64(k) < uint64(len(d.kids)) {
 		if c := d.kids[k]; c != nil {
 			return c
@@ -460,21 +496,40 @@ func (d *denseNode) getDict(k int64) dict {
 	return empty
 }
 
-// hashNode is a built dictionary of non-empty dictionaries in a Go map.
+// hashNode is a built dictionary of dictionaries in a Go map, frozen on
+// first use like denseNode.
 type hashNode struct {
+	b    *builder
+	once sync.Once
 	kids map[int64]dict
 	keys []int64
 }
 
-func (h *hashNode) size() int                     { return len(h.keys) }
-func (h *hashNode) keyAt(p int) int64             { return h.keys[p] }
+func (h *hashNode) init() {
+	h.once.Do(func() {
+		b := h.b
+		h.kids = make(map[int64]dict, len(b.mkids))
+		for k, c := range b.mkids {
+			if d := c.done(b.spec.kid); d != nil {
+				h.kids[k] = d
+				h.keys = append(h.keys, k)
+			}
+		}
+		slices.Sort(h.keys)
+		h.b = nil
+	})
+}
+
+func (h *hashNode) size() int                     { h.init(); return len(h.keys) }
+func (h *hashNode) keyAt(p int) int64             { h.init(); return h.keys[p] }
 func (h *hashNode) intAt(int) int64               { return 0 }
 func (h *hashNode) realAt(int) float64            { return 0 }
-func (h *hashNode) dictAt(p int) dict             { return h.kids[h.keys[p]] }
-func (h *hashNode) has(k int64) bool              { _, ok := h.kids[k]; return ok }
+func (h *hashNode) dictAt(p int) dict             { h.init(); return h.kids[h.keys[p]] }
+func (h *hashNode) has(k int64) bool              { h.init(); _, ok := h.kids[k]; return ok }
 func (h *hashNode) getInt(int64) (int64, bool)    { return 0, true }
 func (h *hashNode) getReal(int64) (float64, bool) { return 0, true }
 func (h *hashNode) getDict(k int64) dict {
+	h.init()
 	if c, ok := h.kids[k]; ok {
 		return c
 	}

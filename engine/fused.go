@@ -148,6 +148,7 @@ type fusedBody struct {
 	// factors, so the product needs no multiplication by them.
 	shape int
 	pure  bool
+	onlyA bool // only A: the product is A * V1 (* V2)
 }
 
 // Loop shapes with their own code.
@@ -407,6 +408,7 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	p := &fb.p
 	fb.pure = p.a == nil && p.b == nil && p.c == nil
+	fb.onlyA = p.b == nil && p.c == nil
 	switch {
 	case cl == nil && ks >= 0 && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
@@ -644,14 +646,25 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		x1 := p.v1.arr.reals
 		if hi <= int64(len(x1)) && lo >= 0 {
 			seg, vals := idx[lo:hi], x1[lo:hi]
+			out := bd.reals
 			for q, j := range seg {
-				v := ((a * vals[q]) * b) * cc
-				if out := bd.reals; uint64(j) < uint64(len(out)) {
+				v := a * vals[q]
+				if !fb.onlyA {
+					v = (v * b) * cc
+				}
+				switch {
+				case uint64(j) < uint64(len(out)):
 					out[j] += v
-				} else {
+				case uint64(j) < uint64(cap(out)):
+					out = out[:j+1]
+					out[j] += v
+				default:
+					bd.reals = out
 					bd.addRealSlow(j, v)
+					out = bd.reals
 				}
 			}
+			bd.reals = out
 			return
 		}
 	}
@@ -860,4 +873,110 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 		}
 	}
 	return s
+}
+
+// nestedRun runs, for every position p of a window of the int array cl
+// (k = cl(p)), an inner fused loop out[j] += a * V(q) over the segment
+// I(P(k + c1):P(k + c2)): the inner pair of loops of a sparse product
+// (MMM, TTM), in one function. It returns nil when inner is not of that
+// shape.
+func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcState, int64, int64, *builder) {
+	fl := inner.fused
+	if fl == nil || fl.seg == nil || !lb.spec.dense || vs < 0 {
+		return nil
+	}
+	fb, sb := fl.fb, fl.seg
+	if sb.loSlot != vs || sb.hiSlot != vs || fb.writeSlots || fb.keyAt != at2 || fb.p.v1.at != at1 || fb.p.v2.at != atNone {
+		return nil
+	}
+	// A is usually A_val(p), p the outer position: read it in place.
+	var direct *inv
+	if a := fb.p.a; fb.onlyA && a != nil && a.kind == invArr && a.slot == ks && ks >= 0 && !a.negate {
+		direct = a
+	}
+	return func(fr *frame, st srcState, from, to int64, bd *builder) {
+		outer, innerIdx, vals := cl.ints, fl.cl.ints, fb.p.v1.arr.reals
+		pa, pb := sb.lo.ints, sb.hi.ints
+		var avals []float64
+		if direct != nil {
+			avals = direct.cl.reals
+		}
+		for p := st.lo + from; p < st.lo+to; p++ {
+			k := outer[p]
+			if ks >= 0 {
+				fr.i[ks] = p
+			}
+			fr.i[vs] = k
+			kl, kh := k+sb.loOff, k+sb.hiOff
+			l, h := int64(-1), int64(0)
+			if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
+				l, h = pa[kl], pb[kh]
+				if l < 0 || l > h || h > int64(len(innerIdx)) || h > int64(len(vals)) {
+					l = -1
+				}
+			}
+			if l < 0 {
+				// Something is off: the general path finds the exact error.
+				lo2, hi2, ok := sb.win(fr)
+				if !ok {
+					return
+				}
+				if lo2 < hi2 {
+					fb.addDense(fr, lo2, hi2, fl.cl, fl.ks, fl.vs, bd)
+				}
+				if fr.err != nil {
+					return
+				}
+				continue
+			}
+			if l == h {
+				continue
+			}
+			a, b, c := 1.0, 1.0, 1.0
+			switch {
+			case direct != nil && uint64(p+direct.off) < uint64(len(avals)):
+				a = avals[p+direct.off]
+			case !fb.pure:
+				if a, b, c = fb.p.invariants(fr); fr.err != nil {
+					return
+				}
+			}
+			seg, vs := innerIdx[l:h], vals[l:h]
+			if fb.onlyA {
+				out := bd.reals
+				for q, j := range seg {
+					v := a * vs[q]
+					switch {
+					case uint64(j) < uint64(len(out)):
+						out[j] += v
+					case uint64(j) < uint64(cap(out)):
+						out = out[:j+1]
+						out[j] += v
+					default:
+						bd.reals = out
+						bd.addRealSlow(j, v)
+						out = bd.reals
+					}
+				}
+				bd.reals = out
+				continue
+			}
+			out := bd.reals
+			for q, j := range seg {
+				v := ((a * vs[q]) * b) * c
+				switch {
+				case uint64(j) < uint64(len(out)):
+					out[j] += v
+				case uint64(j) < uint64(cap(out)):
+					out = out[:j+1]
+					out[j] += v
+				default:
+					bd.reals = out
+					bd.addRealSlow(j, v)
+					out = bd.reals
+				}
+			}
+			bd.reals = out
+		}
+	}
 }

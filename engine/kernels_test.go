@@ -184,37 +184,23 @@ func refSpMV(a *sparseCSR, x, y []float64) {
 	}
 }
 
-// refMMM computes A*B row by row into a dense workspace (Gustavson) and
-// returns the rows as sorted (column, value) lists.
-func refMMM(a, b *sparseCSR) (rows [][]int64, vals [][]float64) {
-	w := make([]float64, b.m)
-	used := make([]bool, b.m)
-	var touched []int64
-	rows = make([][]int64, a.n)
-	vals = make([][]float64, a.n)
+// refMMM computes A*B as the plan says: dense rows of dense columns.
+func refMMM(a, b *sparseCSR) [][]float64 {
+	rows := make([][]float64, a.n)
 	for i := 0; i < a.n; i++ {
-		touched = touched[:0]
+		if a.pos[i] == a.pos[i+1] {
+			continue
+		}
+		w := make([]float64, b.m)
 		for p := a.pos[i]; p < a.pos[i+1]; p++ {
 			k, av := a.idx[p], a.val[p]
 			for q := b.pos[k]; q < b.pos[k+1]; q++ {
-				j := b.idx[q]
-				if !used[j] {
-					used[j] = true
-					touched = append(touched, j)
-				}
-				w[j] += av * b.val[q]
+				w[b.idx[q]] += av * b.val[q]
 			}
 		}
-		slices.Sort(touched)
-		for _, j := range touched {
-			if w[j] != 0 {
-				rows[i] = append(rows[i], j)
-				vals[i] = append(vals[i], w[j])
-			}
-			w[j], used[j] = 0, false
-		}
+		rows[i] = w
 	}
-	return rows, vals
+	return rows
 }
 
 func refSumMMM(a, b *sparseCSR) float64 {
@@ -310,18 +296,13 @@ func vecValue(v []float64) value.Value {
 	return d
 }
 
-func rowsValue(rows [][]int64, vals [][]float64) value.Value {
+func rowsValue(rows [][]float64) value.Value {
 	d := &value.Dict{}
-	for i := range rows {
-		if len(rows[i]) == 0 {
-			continue
+	for i, r := range rows {
+		if v := vecValue(r).(*value.Dict); len(v.Keys) > 0 {
+			d.Keys = append(d.Keys, int64(i))
+			d.Vals = append(d.Vals, v)
 		}
-		r := &value.Dict{Keys: rows[i]}
-		for _, v := range vals[i] {
-			r.Vals = append(r.Vals, v)
-		}
-		d.Keys = append(d.Keys, int64(i))
-		d.Vals = append(d.Vals, r)
 	}
 	return d
 }

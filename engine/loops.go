@@ -183,6 +183,20 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				c.unbind(2)
 				return l
 			}
+			if lb.spec != nil && bodyExpr.Op == ir.OpSum && cl.info.Elem == ir.Int {
+				// A sum accumulating into the same builder: compile its
+				// loop here, to run the pair as one when it fits.
+				inner := c.compileLoop(bodyExpr, lb)
+				c.unbind(2)
+				if run := nestedRun(cl, ks, vs, inner, lb); run != nil {
+					return &loop{open: open, count: windowCount, run: run}
+				}
+				body := inner.all
+				if inner.direct != nil {
+					body = inner.direct
+				}
+				return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
+			}
 			body := mkBody()
 			c.unbind(2)
 			return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
@@ -383,7 +397,11 @@ func (c *compiler) sumScalar(e *ir.Expr) cx {
 	acc := c.newSlot(ir.Type{Base: t.Base})
 	l := c.compileLoop(e, scalarBody(t, acc))
 	if t.Base == ir.Real {
-		return realCx(sumOfLoop(l, acc))
+		x := realCx(sumOfLoop(l, acc))
+		if l.fused != nil && l.fused.seg != nil {
+			x.fused = l.fused
+		}
+		return x
 	}
 	return intCx(func(fr *frame) int64 {
 		fr.i[acc] = 0

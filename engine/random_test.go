@@ -225,6 +225,10 @@ func (g *gen) source(size int) (string, gtype) {
 			// a bound computed from another array, as in CSR
 			return fmt.Sprintf("%s(S(%d):S(%d))", a, g.pick(4), 4+g.pick(3)), gtype{depth: 1, real: a == "R" || a == "Q"}
 		}
+		if v := g.varOf(tInt); v != "" && g.pick(2) == 0 {
+			// a segment picked by a variable: S is sorted, so mostly valid
+			return fmt.Sprintf("%s(S(%s):S(%s + 1))", a, v, v), gtype{depth: 1, real: a == "R" || a == "Q"}
+		}
 		return fmt.Sprintf("%s(%d:%d)", a, lo, hi), gtype{depth: 1, real: a == "R" || a == "Q"}
 	}
 	ts := []gtype{{depth: 1}, {depth: 1, real: true}, {depth: 2, real: true}, {depth: 2}}
