@@ -110,3 +110,18 @@ func setupKernel(t testing.TB, kernel string, seed uint64, tensors []tensorSpec)
 	}
 	return p.Compose(""), st
 }
+
+// BenchmarkOptimizeKernels measures the optimization of each of the
+// paper's kernels (go test ./opt -run ^$ -bench OptimizeKernels).
+func BenchmarkOptimizeKernels(b *testing.B) {
+	for _, k := range paperKernels {
+		b.Run(k.name, func(b *testing.B) {
+			naive, st := setupKernel(b, k.name, 1, k.tensors)
+			for b.Loop() {
+				if _, err := Optimize(naive, st, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -172,14 +172,17 @@ func (s *Stats) Override(o *Stats) *Stats {
 
 // ParseStats reads statistics written one object a line:
 //
-//	A_dim1 = 1000            an int scalar
-//	A_pos2 len=1001 avg=4.5  an array: length and average segment
-//	H_hash fanout=100,3.2    a hash map or trie: keys per level
+//	A_dim1 = 1000                    an int scalar
+//	A_pos2 len=1001 avg=4.5          an array: length, average segment
+//	A_idx2 len=4500 min=0 max=999    an int array's extreme values
+//	H_hash fanout=100,3.2 maxkey=999,999
+//	                                 a hash map or trie: keys per parent key
+//	                                 and the largest key, at each level
 //
 // Blank lines and lines starting with # or // are ignored. name is used
 // in error messages (name:line).
 func ParseStats(name string, r io.Reader) (*Stats, error) {
-	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}}
+	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}, MapKeys: map[string][]int64{}}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -221,6 +224,17 @@ func ParseStats(name string, r io.Reader) (*Stats, error) {
 					return nil, bad("avg must be a non-negative number, not %q", val)
 				}
 				as.AvgSegment, isArray = x, true
+			case "min", "max":
+				n, err := strconv.ParseInt(val, 10, 64)
+				if err != nil {
+					return nil, bad("%s must be an integer, not %q", key, val)
+				}
+				if key == "min" {
+					as.Min = n
+				} else {
+					as.Max = n
+				}
+				as.HasRange, isArray = true, true
 			case "fanout":
 				var fo []float64
 				for _, p := range strings.Split(val, ",") {
@@ -231,8 +245,18 @@ func ParseStats(name string, r io.Reader) (*Stats, error) {
 					fo = append(fo, x)
 				}
 				s.Maps[obj] = fo
+			case "maxkey":
+				var ks []int64
+				for _, p := range strings.Split(val, ",") {
+					x, err := strconv.ParseInt(p, 10, 64)
+					if err != nil || x < 0 {
+						return nil, bad("maxkey must be non-negative integers separated by commas, not %q", val)
+					}
+					ks = append(ks, x)
+				}
+				s.MapKeys[obj] = ks
 			default:
-				return nil, bad("unknown statistic %q (known: len, avg, fanout)", key)
+				return nil, bad("unknown statistic %q (known: len, avg, min, max, fanout, maxkey)", key)
 			}
 		}
 		if isArray {
@@ -253,6 +277,9 @@ func (s *Stats) Format(w io.Writer) {
 		if a.AvgSegment > 0 {
 			fmt.Fprintf(w, " avg=%s", strconv.FormatFloat(a.AvgSegment, 'g', 4, 64))
 		}
+		if a.HasRange {
+			fmt.Fprintf(w, " min=%d max=%d", a.Min, a.Max)
+		}
 		fmt.Fprintln(w)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Maps)) {
@@ -260,6 +287,14 @@ func (s *Stats) Format(w io.Writer) {
 		for i, x := range s.Maps[k] {
 			parts[i] = strconv.FormatFloat(x, 'g', 4, 64)
 		}
-		fmt.Fprintf(w, "%s fanout=%s\n", k, strings.Join(parts, ","))
+		fmt.Fprintf(w, "%s fanout=%s", k, strings.Join(parts, ","))
+		if ks := s.MapKeys[k]; len(ks) > 0 {
+			parts = parts[:0]
+			for _, x := range ks {
+				parts = append(parts, strconv.FormatInt(x, 10))
+			}
+			fmt.Fprintf(w, " maxkey=%s", strings.Join(parts, ","))
+		}
+		fmt.Fprintln(w)
 	}
 }
