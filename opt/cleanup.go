@@ -69,6 +69,28 @@ func cheapScalar(e *ir.Expr, depth int) bool {
 	return false
 }
 
+// unusedAsUnderscore writes _ for the loop variables a body does not
+// read, as a person would. Only for the final plan: the optimizer's
+// stages need every binder named uniquely.
+func unusedAsUnderscore(e *ir.Expr) *ir.Expr {
+	if e == nil || len(e.Args) == 0 {
+		return e
+	}
+	c := e.Shallow()
+	for i, a := range e.Args {
+		c.Args[i] = unusedAsUnderscore(a)
+	}
+	if c.Op == ir.OpSum || c.Op == ir.OpMerge {
+		fv := ir.FreeVars(c.Args[len(c.Args)-1])
+		for i, v := range c.Vars {
+			if !fv[v] {
+				c.Vars[i] = "_"
+			}
+		}
+	}
+	return c
+}
+
 // occurrences counts the free occurrences of x in e and reports whether
 // one is inside a sum or merge body of e.
 func occurrences(e *ir.Expr, x string, inLoop bool) (int, bool) {

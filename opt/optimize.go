@@ -137,10 +137,6 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		res.Stages = append(res.Stages, rep)
 	}
 	plan = physicalize(plan)
-	if err := checkTyped(plan); err != nil {
-		return nil, fmt.Errorf("opt: the optimized plan is malformed: %v", err)
-	}
-	res.Plan = plan
 	s := newSession(st, stats)
 	s.reserveNames(plan)
 	c, err := s.termCost(plan, false)
@@ -148,6 +144,11 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		return nil, err
 	}
 	res.Cost = c
+	plan = unusedAsUnderscore(plan)
+	if err := checkTyped(plan); err != nil {
+		return nil, fmt.Errorf("opt: the optimized plan is malformed: %v", err)
+	}
+	res.Plan = plan
 	res.Saturated, res.StopReason = true, egraph.Saturated.String()
 	for _, st := range res.Stages {
 		if !st.Saturated {
@@ -271,13 +272,19 @@ func (s *session) run(name string, root egraph.ClassID, rws []*egraph.Rewrite[Da
 }
 
 // inlineTensors replaces the tensor definitions the naive plan binds at
-// its top (let T = mapping in ...) by the mappings themselves, so that the
-// optimizer can fuse each use of a tensor with its storage mapping.
+// its top (let A = mapping in ...) by the mappings themselves, so that the
+// optimizer can fuse each use of a tensor with its storage mapping. Scalar
+// definitions stay bound: inlining them could repeat their work in a loop.
 func inlineTensors(e *ir.Expr) *ir.Expr {
-	if e.Op != ir.OpLet || e.Args[0].Type.Depth == 0 {
+	if e.Op != ir.OpLet {
 		return e
 	}
 	body := inlineTensors(e.Args[1])
+	if e.Args[0].Type.Depth == 0 {
+		c := e.Shallow()
+		c.Args[1] = body
+		return c
+	}
 	return ir.Subst(body, map[string]*ir.Expr{e.Vars[0]: e.Args[0]})
 }
 
