@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/metrics"
 	"sort"
 	"sync"
@@ -297,5 +296,3 @@ func (h *heapSampler) stop() uint64 {
 	h.wg.Wait()
 	return max(h.peak, v)
 }
-
-var _ = runtime.NumCPU

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/storel/storel/ir"
 )
 
@@ -363,5 +361,3 @@ func (c *compiler) dictExpr(e *ir.Expr) (dictFn, ir.Type) {
 	}
 	return c.dictValue(e, t), t
 }
-
-func opName(op ir.Op) string { return fmt.Sprint(op) }

@@ -212,70 +212,6 @@ func (t *trieView) getDict(k int64) dict {
 	return empty
 }
 
-// sparseLeaf is a built dictionary of scalars as sorted keys and values,
-// without zeros.
-type sparseLeaf struct {
-	keys  []int64
-	ints  []int64
-	reals []float64
-	real  bool
-}
-
-func (s *sparseLeaf) size() int         { return len(s.keys) }
-func (s *sparseLeaf) keyAt(p int) int64 { return s.keys[p] }
-func (s *sparseLeaf) intAt(p int) int64 {
-	if s.real {
-		return int64(s.reals[p])
-	}
-	return s.ints[p]
-}
-func (s *sparseLeaf) realAt(p int) float64 {
-	if s.real {
-		return s.reals[p]
-	}
-	return float64(s.ints[p])
-}
-func (s *sparseLeaf) dictAt(int) dict { return empty }
-func (s *sparseLeaf) find(k int64) (int, bool) {
-	return slices.BinarySearch(s.keys, k)
-}
-func (s *sparseLeaf) has(k int64) bool { _, ok := s.find(k); return ok }
-func (s *sparseLeaf) getInt(k int64) (int64, bool) {
-	if p, ok := s.find(k); ok {
-		return s.intAt(p), true
-	}
-	return 0, true
-}
-func (s *sparseLeaf) getReal(k int64) (float64, bool) {
-	if p, ok := s.find(k); ok {
-		return s.realAt(p), true
-	}
-	return 0, true
-}
-func (s *sparseLeaf) getDict(int64) dict { return empty }
-
-// sparseNode is a built dictionary of dictionaries as sorted keys and
-// non-empty children.
-type sparseNode struct {
-	keys []int64
-	kids []dict
-}
-
-func (s *sparseNode) size() int                     { return len(s.keys) }
-func (s *sparseNode) keyAt(p int) int64             { return s.keys[p] }
-func (s *sparseNode) intAt(int) int64               { return 0 }
-func (s *sparseNode) realAt(int) float64            { return 0 }
-func (s *sparseNode) dictAt(p int) dict             { return s.kids[p] }
-func (s *sparseNode) has(k int64) bool              { _, ok := slices.BinarySearch(s.keys, k); return ok }
-func (s *sparseNode) getInt(int64) (int64, bool)    { return 0, true }
-func (s *sparseNode) getReal(int64) (float64, bool) { return 0, true }
-func (s *sparseNode) getDict(k int64) dict {
-	if p, ok := slices.BinarySearch(s.keys, k); ok {
-		return s.kids[p]
-	}
-	return empty
-}
-
 // denseLeaf is a built dictionary of scalars stored by key in a slice
 // (keys 0..len-1) plus a map for the keys outside it. The list of its
 // non-zero keys, which iteration needs, is made on first use.
@@ -567,7 +503,6 @@ func newGroupView(g *hashGroups, level, lo, hi int) *groupView {
 }
 
 func (v *groupView) comp(i int) int64  { return v.g.h.Keys[v.g.order[i]][v.level] }
-func (v *groupView) last() bool        { return v.level == v.g.h.Arity-1 }
 func (v *groupView) size() int         { return len(v.starts) - 1 }
 func (v *groupView) keyAt(p int) int64 { return v.comp(v.starts[p]) }
 func (v *groupView) intAt(p int) int64 {

@@ -2,9 +2,13 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 func TestBasics(t *testing.T) {
@@ -97,5 +101,64 @@ func TestSpMVShapes(t *testing.T) {
 		 sum(<i, row> in A) sum(<j, a> in row) { i -> a * x(j) }`,
 	} {
 		agree(t, parse(t, s, st), st)
+	}
+}
+
+func TestStatsAndEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	st := storage.Store{}
+	a := randCSR(200, 150, 2000, rng)
+	b := randCSR(150, 40, 1000, rng)
+	a.store(st, "A")
+	b.store(st, "B")
+	k, err := Compile(parse(t, planMMM, st), SchemaOf(st), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := k.Exec(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stats.Compile <= 0 || r.Stats.Compile != k.CompileTime() || r.Stats.Execute <= 0 || r.Stats.PeakHeap == 0 {
+		t.Fatalf("implausible stats %+v", r.Stats)
+	}
+	want := value.Entries(r.Value())
+	var got []value.Entry
+	r.Entries(func(coords []int64, v float64) {
+		got = append(got, value.Entry{Coords: append([]int64(nil), coords...), Val: v})
+	})
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("Entries gave %d entries, Value %d", len(got), len(want))
+	}
+	for i := range got {
+		if !slices.Equal(got[i].Coords, want[i].Coords) || !value.Equal(got[i].Val, want[i].Val, 0) {
+			t.Fatalf("entry %d: %v vs %v", i, got[i], want[i])
+		}
+	}
+	// A kernel runs again on another store of the same schema.
+	st2 := storage.Store{}
+	randCSR(200, 150, 500, rng).store(st2, "A")
+	b.store(st2, "B")
+	v2, err := k.Run(st2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeValue(t, parse(t, planMMM, st2), st2, v2)
+	// A store whose objects do not match the schema is refused.
+	st2["B_val"] = storage.IntArray([]int64{1})
+	if _, err := k.Run(st2); err == nil {
+		t.Fatal("no error for a store that does not match the kernel")
+	}
+}
+
+// agreeValue checks v against the interpreter.
+func agreeValue(t *testing.T, e *ir.Expr, st storage.Store, v value.Value) {
+	t.Helper()
+	want, err := eval.Eval(e, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !value.Equal(v, want, 1e-9) {
+		t.Fatalf("engine %s\ninterpreter %s", value.Format(v), value.Format(want))
 	}
 }

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
@@ -284,5 +282,3 @@ func (c *compiler) trieRead(cl *cell, keys []*ir.Expr) cx {
 		return 0
 	})
 }
-
-var _ = fmt.Sprint

@@ -53,15 +53,6 @@ func (v *vecSrc) asDict() dict {
 	return &arrView{ints: v.ints, lo: v.lo, hi: v.hi}
 }
 
-func sortedInts(a []int64) bool {
-	for i := 1; i < len(a); i++ {
-		if a[i] < a[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
 // compileMerge compiles merge(<k1, k2, v> in <e1, e2>) body: for every
 // entry (k1, v) of e1 in key order and every entry (k2, u) of e2 in key
 // order with u == v, the body. Sorted int operands (the physical plans'

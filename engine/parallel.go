@@ -136,6 +136,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	if t.Depth > 0 {
 		spec := c.specFor(e, t)
 		l := c.compileLoop(e, accumBody(spec, plus))
+		shared := l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {
@@ -146,6 +147,20 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			if len(parts) < 2 {
 				b := newBuilder(spec)
 				l.run(fr, st, 0, n, b)
+				return b.freeze()
+			}
+			if shared && st.lo >= 0 && st.hi > st.lo {
+				// out[i] += ... over a range keyed by its own variable:
+				// workers write disjoint positions of one result.
+				b := newBuilder(spec)
+				b.reserve(st.hi)
+				err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
+					l.run(wfr, st, from, to, b)
+				})
+				if err != nil {
+					fr.fail(err)
+					return empty
+				}
 				return b.freeze()
 			}
 			bs := make([]*builder, len(parts))

@@ -29,7 +29,6 @@ type gtype struct {
 var (
 	tInt  = gtype{}
 	tReal = gtype{real: true}
-	tBool = gtype{bool: true}
 )
 
 func (t gtype) elem() gtype { return gtype{depth: t.depth - 1, real: t.real} }

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// TestDeterminism: with one thread a kernel gives bit-identical results
+// run after run; with several it gives the same results up to the
+// reassociation of floating-point sums (and is itself deterministic for a
+// given thread count).
+func TestDeterminism(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	a := randCSR(300, 300, 3000, rng)
+	for i := range a.val {
+		a.val[i] = rng.Float64()*2 - 1 // not exactly summable
+	}
+	x := make([]float64, 300)
+	for i := range x {
+		x[i] = rng.Float64()
+	}
+	st := storage.Store{"x": storage.RealArray(x), "beta": storage.RealScalar(math.Pi)}
+	a.store(st, "A")
+	plans := []string{planSpMV, planBATAX, planBATAXNaive,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j)`}
+	for _, plan := range plans {
+		e := parse(t, plan, st)
+		var first value.Value
+		for _, threads := range []int{1, 1, 3, 3} {
+			got, err := runEngine(e, st, threads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case first == nil:
+				first = got
+			case threads == 1 && !value.Equal(got, first, 0):
+				t.Fatalf("%s: two one-thread runs differ", plan)
+			case !value.Equal(got, first, 1e-12):
+				t.Fatalf("%s: %d threads differ beyond reassociation", plan, threads)
+			}
+		}
+		three1, _ := runEngine(e, st, 3)
+		three2, _ := runEngine(e, st, 3)
+		if !value.Equal(three1, three2, 0) {
+			t.Fatalf("%s: two three-thread runs differ", plan)
+		}
+	}
+}
