@@ -181,3 +181,31 @@ rules applied most (unions that changed the e-graph):
 		}
 	}
 }
+
+func TestReportShowsFailuresAndRatios(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	d := &reportData{Machine: "test machine", Quick: true, Failures: []string{"e2e mmm x duckdb: 3 entries differ"}, Results: []Measurement{
+		{Experiment: "e2e", Kernel: "mmm", Input: "x", System: "storel", Status: StatusOK, Execute: f(10), Optimize: f(1)},
+		{Experiment: "e2e", Kernel: "mmm", Input: "x", System: "scipy", Status: StatusOK, Execute: f(5)},
+		{Experiment: "e2e", Kernel: "mmm", Input: "x", System: "duckdb", Status: StatusWrong, Execute: f(1), Note: "3 entries differ"},
+		{Experiment: "e2e", Kernel: "mmm", Input: "x", System: "numpy", Status: StatusSkip, Note: "dense storage needs 9 GB"},
+		{Experiment: "e2e", Kernel: "mmm", Input: "y", System: "storel", Status: StatusTimeout},
+	}}
+	dir := t.TempDir()
+	if err := writeReport(dir, d); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(b)
+	for _, want := range []string{"QUICK run", "## FAILURES", "3 entries differ", "**WRONG**", "| MMM | scipy | 0.5× |", "dense storage needs 9 GB", "timeout", "**MMM vs scipy** (x 0.5×)"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(r, "| MMM | duckdb | 0.1×") {
+		t.Error("a wrong answer's time counted in the ratios")
+	}
+}

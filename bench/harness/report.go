@@ -596,6 +596,12 @@ func writeOptimizer(w *mdWriter, ms []*Measurement) {
 	for _, k := range byKernel.keys {
 		e := find(byKernel.by[k], "storel explain")
 		r := find(byKernel.by[k], "storel run")
+		num := func(v float64) string {
+			if v == math.Trunc(v) && v < 1e15 {
+				return fmt.Sprintf("%d", int64(v))
+			}
+			return fmtNum(v)
+		}
 		fig := func(name string) string {
 			if e == nil || e.Figures == nil {
 				return "—"
@@ -611,11 +617,11 @@ func writeOptimizer(w *mdWriter, ms []*Measurement) {
 					if !ok {
 						break
 					}
-					parts = append(parts, fmtNum(x))
+					parts = append(parts, num(x))
 				}
-				return fmtNum(v) + " (" + strings.Join(parts, " + ") + ")"
+				return num(v) + " (" + strings.Join(parts, " + ") + ")"
 			}
-			return fmtNum(v)
+			return num(v)
 		}
 		opt := "—"
 		if r != nil {
