@@ -347,6 +347,11 @@ func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []e
 	if !ok {
 		return nil
 	}
+	if s.g.Data(class).Safe && !s.g.Data(id).Safe {
+		// A rewrite must not turn an expression that cannot fail into
+		// one that might (a read moved out of its guard).
+		return nil
+	}
 	s.applied[cr.name]++
 	return []egraph.ClassID{id}
 }

@@ -125,6 +125,9 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 			return false
 		}
 	}
+	if !s.bindingsConsistent(g, n) {
+		return false
+	}
 	switch n.Op {
 	case opLookup:
 		if g.Data(n.Children[0]).Card.Layout() != LayoutArray {
@@ -142,6 +145,36 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 		if g.Data(n.Children[0]).Type.Base == ir.Int && g.Data(n.Children[1]).Type.Base == ir.Int {
 			r := g.Data(n.Children[1]).Range
 			return r.ok && (r.lo > 0 || r.hi < 0)
+		}
+	}
+	return true
+}
+
+// bindingsConsistent checks that each variable n binds gets values within
+// the range recorded for it. Rules rebind variables (F1r turns the loop
+// variable k of sum(<k, v> in 0:n) into let k = e, under a guard that
+// keeps e in 0:n); the classes of the body were judged with the recorded
+// range, so a binding that may exceed it (the let moved out of its guard)
+// makes the node unsafe.
+func (s *session) bindingsConsistent(g *graph, n egraph.Node) bool {
+	var got [3]interval
+	switch n.Op {
+	case opLet:
+		got[0] = g.Data(n.Children[1]).Range
+	case opSum:
+		got[0], got[1] = s.sourceRanges(g, n.Children[2])
+	case opMerge:
+		k1, v1 := s.sourceRanges(g, n.Children[3])
+		k2, v2 := s.sourceRanges(g, n.Children[4])
+		got = [3]interval{k1, k2, v1.meet(v2)}
+	default:
+		return true
+	}
+	for i := 0; i < binderCount(n.Op); i++ {
+		sym, _ := bindSym(g, n.Children[i])
+		want := s.vars[sym].rng
+		if want.ok && !got[i].within(want.lo, want.hi) {
+			return false
 		}
 	}
 	return true
