@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/examples"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
 
@@ -248,4 +252,49 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// naiveSpMV composes examples/spmv.sdql with the CSR mapping: the naive
+// plan builds A as a dictionary, then multiplies.
+func naiveSpMV(b *testing.B, n, nnz int) (*ir.Expr, storage.Store) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	c := randCOO([]int64{int64(n), int64(n)}, nnz, rng)
+	f, _ := storage.ParseFormat("csr")
+	st, err := storage.Build("A", c, f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st["x"] = storage.RealArray(randVec(n, rng))
+	text, _ := examples.Source("spmv")
+	prog, err := sdql.Compile(sdql.Source{Name: "A.sdql", Text: []byte(storage.Mapping("A", f, 2, ir.Real))}, sdql.Source{Name: "spmv.sdql", Text: text})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return prog.Compose(""), st
+}
+
+// BenchmarkNaiveSpMV runs the naive plan of SpMV (a 20k x 20k matrix with
+// 200k entries) on the engine and on the interpreter.
+func BenchmarkNaiveSpMV(b *testing.B) {
+	plan, st := naiveSpMV(b, 20_000, 200_000)
+	b.Run("storel", func(b *testing.B) {
+		k, err := Compile(plan, SchemaOf(st), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := k.Exec(st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("interpreter", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := eval.Eval(plan, st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -5,12 +5,15 @@ import (
 )
 
 // bspec says how a dictionary under construction is represented, level by
-// level: dense (a slice indexed by key, for @dense singletons) or hash (a
-// Go map, for @hash and unannotated ones).
+// level: dense (a slice indexed by key, for @dense singletons), hash (a Go
+// map, for @hash ones) or list (for unannotated and @unique ones: a sorted
+// list while keys arrive in increasing order, as they do when a storage
+// mapping is walked, turning into a Go map at the first key out of order).
 type bspec struct {
 	depth int // levels of keys; 1: the values are scalars
 	real  bool
 	dense bool
+	list  bool
 	kid   *bspec // depth > 1: the spec of the values
 }
 
@@ -31,6 +34,11 @@ type builder struct {
 	// Children (depth > 1).
 	kids  []kid // dense: by key
 	mkids map[int64]*kid
+	// List mode: keys in increasing order, with reals, ints or lkids
+	// aligned to them.
+	listed bool
+	lkeys  []int64
+	lkids  []*kid
 	// last is the most recent dense child created; hint, which follows
 	// the widths of the children (up at once, down slowly), sizes the next
 	// one, so rows of similar width do not regrow each time.
@@ -49,6 +57,10 @@ type kid struct {
 
 func newBuilder(s *bspec) *builder {
 	b := &builder{spec: s}
+	if s.list {
+		b.listed = true
+		return b
+	}
 	if !s.dense {
 		switch {
 		case s.depth > 1:
@@ -116,7 +128,59 @@ func (b *builder) addReal(k int64, v float64) {
 		b.addRealSlow(k, v)
 		return
 	}
+	if b.listed {
+		n := len(b.lkeys)
+		switch {
+		case n == 0 || k > b.lkeys[n-1]:
+			b.lkeys = append(b.lkeys, k)
+			b.reals = append(b.reals, v)
+			return
+		case k == b.lkeys[n-1]:
+			b.reals[n-1] += v
+			return
+		}
+		b.unlist()
+	}
 	b.mreal[k] += v
+}
+
+// growList makes room for n more entries in a list-mode leaf builder.
+func (b *builder) growList(n int) {
+	if !b.listed || n <= 0 {
+		return
+	}
+	b.lkeys = slices.Grow(b.lkeys, n)
+	if b.spec.real {
+		b.reals = slices.Grow(b.reals, n)
+	} else {
+		b.ints = slices.Grow(b.ints, n)
+	}
+}
+
+// unlist turns a list-mode builder into a hash one.
+func (b *builder) unlist() {
+	b.listed = false
+	switch {
+	case b.spec.depth > 1:
+		b.mkids = make(map[int64]*kid, 2*len(b.lkeys))
+		for i, k := range b.lkeys {
+			b.mkids[k] = b.lkids[i]
+		}
+		b.lkids = nil
+	case b.spec.real:
+		b.mreal = make(map[int64]float64, 2*len(b.lkeys))
+		for i, k := range b.lkeys {
+			b.mreal[k] = b.reals[i]
+		}
+		b.reals = nil
+	default:
+		b.mint = make(map[int64]int64, 2*len(b.lkeys))
+		for i, k := range b.lkeys {
+			b.mint[k] = b.ints[i]
+		}
+		b.ints = nil
+	}
+	b.lkeys = nil
 }
 
 func (b *builder) addRealSlow(k int64, v float64) {
@@ -140,6 +204,19 @@ func (b *builder) addInt(k int64, v int64) {
 		}
 		b.addIntSlow(k, v)
 		return
+	}
+	if b.listed {
+		n := len(b.lkeys)
+		switch {
+		case n == 0 || k > b.lkeys[n-1]:
+			b.lkeys = append(b.lkeys, k)
+			b.ints = append(b.ints, v)
+			return
+		case k == b.lkeys[n-1]:
+			b.ints[n-1] += v
+			return
+		}
+		b.unlist()
 	}
 	b.mint[k] += v
 }
@@ -169,6 +246,19 @@ func (b *builder) slot(k int64) *kid {
 		if b.mkids == nil {
 			b.mkids = map[int64]*kid{}
 		}
+	}
+	if b.listed {
+		n := len(b.lkeys)
+		switch {
+		case n == 0 || k > b.lkeys[n-1]:
+			c := &kid{}
+			b.lkeys = append(b.lkeys, k)
+			b.lkids = append(b.lkids, c)
+			return c
+		case k == b.lkeys[n-1]:
+			return b.lkids[n-1]
+		}
+		b.unlist()
 	}
 	c := b.mkids[k]
 	if c == nil {
@@ -400,8 +490,19 @@ func (b *builder) merge(o *builder) {
 		for k := range o.kids {
 			visit(int64(k), &o.kids[k])
 		}
+		for i, k := range o.lkeys {
+			visit(k, o.lkids[i])
+		}
 		for _, k := range sortedKeys(o.mkids) {
 			visit(k, o.mkids[k])
+		}
+	case o.listed && s.real:
+		for i, k := range o.lkeys {
+			b.addReal(k, o.reals[i])
+		}
+	case o.listed:
+		for i, k := range o.lkeys {
+			b.addInt(k, o.ints[i])
 		}
 	case s.real:
 		for k, v := range o.reals {
@@ -440,6 +541,8 @@ func (b *builder) freeze() dict {
 	switch {
 	case s.depth > 1:
 		return b.freezeNode()
+	case b.listed:
+		return &listLeaf{keys: b.lkeys, ints: b.ints, reals: b.reals, real: s.real}
 	case s.dense:
 		return &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: b.mint, spillF: b.mreal}
 	case s.real:
@@ -495,6 +598,18 @@ func isEmpty(d dict) bool {
 			}
 		}
 		return true
+	case *listLeaf:
+		for _, v := range x.reals {
+			if v != 0 {
+				return false
+			}
+		}
+		for _, v := range x.ints {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
 	case *hashLeaf:
 		for _, v := range x.reals {
 			if v != 0 {
@@ -516,7 +631,10 @@ func isEmpty(d dict) bool {
 // denseNode.init): a result that is only converted at the end costs
 // nothing more here.
 func (b *builder) freezeNode() dict {
-	if b.spec.dense {
+	switch {
+	case b.listed:
+		return &listNode{b: b}
+	case b.spec.dense:
 		return &denseNode{b: b}
 	}
 	return &hashNode{b: b}

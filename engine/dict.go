@@ -472,6 +472,113 @@ func (h *hashNode) getDict(k int64) dict {
 	return empty
 }
 
+// listLeaf is a built dictionary of scalars as sorted keys with values
+// alongside; on first use the zero entries are dropped from the list.
+type listLeaf struct {
+	keys  []int64
+	ints  []int64
+	reals []float64
+	real  bool
+	once  sync.Once
+}
+
+func (l *listLeaf) init() {
+	l.once.Do(func() {
+		n := 0
+		for i := range l.keys {
+			if (l.real && l.reals[i] != 0) || (!l.real && l.ints[i] != 0) {
+				l.keys[n] = l.keys[i]
+				if l.real {
+					l.reals[n] = l.reals[i]
+				} else {
+					l.ints[n] = l.ints[i]
+				}
+				n++
+			}
+		}
+		l.keys = l.keys[:n]
+		if l.real {
+			l.reals = l.reals[:n]
+		} else {
+			l.ints = l.ints[:n]
+		}
+	})
+}
+
+func (l *listLeaf) size() int         { l.init(); return len(l.keys) }
+func (l *listLeaf) keyAt(p int) int64 { l.init(); return l.keys[p] }
+func (l *listLeaf) intAt(p int) int64 {
+	l.init()
+	if l.real {
+		return int64(l.reals[p])
+	}
+	return l.ints[p]
+}
+func (l *listLeaf) realAt(p int) float64 {
+	l.init()
+	if l.real {
+		return l.reals[p]
+	}
+	return float64(l.ints[p])
+}
+func (l *listLeaf) dictAt(int) dict { return empty }
+func (l *listLeaf) find(k int64) (int, bool) {
+	l.init()
+	return slices.BinarySearch(l.keys, k)
+}
+func (l *listLeaf) has(k int64) bool { _, ok := l.find(k); return ok }
+func (l *listLeaf) getInt(k int64) (int64, bool) {
+	if p, ok := l.find(k); ok {
+		return l.intAt(p), true
+	}
+	return 0, true
+}
+func (l *listLeaf) getReal(k int64) (float64, bool) {
+	if p, ok := l.find(k); ok {
+		return l.realAt(p), true
+	}
+	return 0, true
+}
+func (l *listLeaf) getDict(int64) dict { return empty }
+
+// listNode is a built dictionary of dictionaries as sorted keys with
+// children alongside, frozen on first use like denseNode.
+type listNode struct {
+	b    *builder
+	once sync.Once
+	keys []int64
+	kids []dict
+}
+
+func (l *listNode) init() {
+	l.once.Do(func() {
+		b := l.b
+		for i, k := range b.lkeys {
+			if d := b.lkids[i].done(b.spec.kid); d != nil {
+				l.keys = append(l.keys, k)
+				l.kids = append(l.kids, d)
+			}
+		}
+		l.b = nil
+	})
+}
+
+func (l *listNode) size() int                     { l.init(); return len(l.keys) }
+func (l *listNode) keyAt(p int) int64             { l.init(); return l.keys[p] }
+func (l *listNode) intAt(int) int64               { return 0 }
+func (l *listNode) realAt(int) float64            { return 0 }
+func (l *listNode) dictAt(p int) dict             { l.init(); return l.kids[p] }
+func (l *listNode) has(k int64) bool              { l.init(); _, ok := slices.BinarySearch(l.keys, k); return ok }
+func (l *listNode) getInt(int64) (int64, bool)    { return 0, true }
+func (l *listNode) getReal(int64) (float64, bool) { return 0, true }
+func (l *listNode) getDict(k int64) dict {
+	l.init()
+	if p, ok := slices.BinarySearch(l.keys, k); ok {
+		return l.kids[p]
+	}
+	return empty
+}
+
 // hashGroups is a physical HASHMAP seen as a nested dictionary: its
 // entries sorted by key tuple, grouped level by level. groupView is the
 // entries lo..hi-1 of order, which agree on the components before level.

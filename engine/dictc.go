@@ -132,10 +132,10 @@ func (c *compiler) lookupDict(e *ir.Expr) dictFn {
 }
 
 // specFor chooses the representation of every level of the dictionary e
-// builds: dense when every singleton feeding the level is @dense, hash
-// otherwise.
+// builds: dense when every singleton feeding the level is @dense, hash when
+// they are @dense or @hash with at least one @hash, list otherwise.
 func (c *compiler) specFor(e *ir.Expr, t ir.Type) *bspec {
-	type count struct{ dense, other int }
+	type count struct{ dense, hash, other int }
 	levels := make([]count, t.Depth)
 	var collect func(e *ir.Expr, level int)
 	collect = func(e *ir.Expr, level int) {
@@ -144,9 +144,12 @@ func (c *compiler) specFor(e *ir.Expr, t ir.Type) *bspec {
 		}
 		switch e.Op {
 		case ir.OpSingleton:
-			if e.Ann == ir.AnnDense {
+			switch e.Ann {
+			case ir.AnnDense:
 				levels[level].dense++
-			} else {
+			case ir.AnnHash:
+				levels[level].hash++
+			default:
 				levels[level].other++
 			}
 			if constructive(e.Args[1]) {
@@ -171,10 +174,14 @@ func (c *compiler) specFor(e *ir.Expr, t ir.Type) *bspec {
 	collect(e, 0)
 	var spec *bspec
 	for l := t.Depth - 1; l >= 0; l-- {
+		lv := levels[l]
+		dense := lv.dense > 0 && lv.hash == 0 && lv.other == 0
+		hash := lv.hash > 0 && lv.other == 0
 		spec = &bspec{
 			depth: t.Depth - l,
 			real:  t.Base == ir.Real,
-			dense: levels[l].dense > 0 && levels[l].other == 0,
+			dense: dense,
+			list:  !dense && !hash,
 			kid:   spec,
 		}
 	}
@@ -411,7 +418,7 @@ func (c *compiler) leafAdd(k, v cx, spec *bspec, neg sgn) accFn {
 		}
 		return func(fr *frame, b *builder) {
 			kv := kf(fr)
-			b.mreal[kv] += vf(fr)
+			b.addReal(kv, vf(fr))
 		}
 	}
 	if v.t.Base != ir.Int {
@@ -435,6 +442,6 @@ func (c *compiler) leafAdd(k, v cx, spec *bspec, neg sgn) accFn {
 	}
 	return func(fr *frame, b *builder) {
 		kv := kf(fr)
-		b.mint[kv] += vi(fr)
+		b.addInt(kv, vi(fr))
 	}
 }

@@ -713,7 +713,10 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 	if cl != nil {
 		idx = cl.ints
 	}
-	m := bd.mreal
+	if fb.keyAt != atFn {
+		// Keys from the loop are distinct: room for all of them.
+		bd.growList(int(hi - lo))
+	}
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -736,7 +739,7 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 		if !ok {
 			return
 		}
-		m[k] += (((a * x1) * b) * x2) * cc
+		bd.addReal(k, (((a*x1)*b)*x2)*cc)
 		if fr.err != nil {
 			return
 		}
