@@ -147,7 +147,7 @@ func (g *gen) scalar(t gtype, size int) string {
 	case 3:
 		return fmt.Sprintf("(if %s then %s)", g.boolExpr(s/2), g.scalar(t, s/2))
 	case 4:
-		vt := []gtype{tInt, tReal, {depth: 1}, {depth: 1, real: true}}[g.pick(4)]
+		vt := []gtype{tInt, tReal, {depth: 1}, {depth: 1, real: true}, {bool: true}}[g.pick(5)]
 		x := g.fresh()
 		val := g.expr(vt, s/2)
 		return fmt.Sprintf("(let %s = %s in %s)", x, val, g.withVars([]gvar{{x, vt}}, func() string { return g.scalar(t, s/2) }))
@@ -262,8 +262,10 @@ func (g *gen) merge(t gtype, size int) string {
 		return fmt.Sprintf("%s(%d:%d)", a, lo, lo+g.pick(n-lo+1))
 	}
 	k1, k2, v := g.fresh(), g.fresh(), g.fresh()
+	// The front end accepts only int vectors in merge.
+	e1, e2 := vec(), vec()
 	body := g.withVars([]gvar{{k1, tInt}, {k2, tInt}, {v, tInt}}, func() string { return g.expr(t, size) })
-	return fmt.Sprintf("(merge(<%s, %s, %s> in <%s, %s>) %s)", k1, k2, v, vec(), vec(), body)
+	return fmt.Sprintf("(merge(<%s, %s, %s> in <%s, %s>) %s)", k1, k2, v, e1, e2, body)
 }
 
 func (g *gen) ann() string {
