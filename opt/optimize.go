@@ -28,8 +28,6 @@ type Options struct {
 	Rules func(name string) bool
 }
 
-var debugIterations = false
-
 // Default limits.
 const (
 	DefaultNodeLimit = 20000
@@ -250,23 +248,6 @@ func (s *session) run(name string, root egraph.ClassID, rws []*egraph.Rewrite[Da
 		for k, v := range it.Applied {
 			rep.Applied[k] += v
 		}
-		if debugIterations {
-			fmt.Printf("  iter %d: nodes %d classes %d search %v apply %v rebuild %v\n", it.Index, it.Nodes, it.Classes, it.SearchTime, it.ApplyTime, it.RebuildTime)
-		}
-	}
-	if debugIterations {
-		for k, v := range ruleTime {
-			if v > 200*time.Microsecond {
-				fmt.Println("  apply", k, v)
-			}
-		}
-		for k, v := range condTime {
-			if v > 200*time.Microsecond {
-				fmt.Println("  cond", k, v)
-			}
-		}
-		clear(ruleTime)
-		clear(condTime)
 	}
 	return rep
 }

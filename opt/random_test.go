@@ -50,7 +50,8 @@ func checkRandomProgram(seed uint64) (bool, error) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	g := &progGen{r: r}
 	st, srcs := g.tensors()
-	prog := g.program()
+	g.vector(st)
+	prog := vectorDecl + g.program()
 	srcs = append(srcs, sdql.Source{Name: "random.sdql", Text: []byte(prog)})
 	p, err := sdql.Compile(srcs...)
 	if err != nil {
@@ -140,6 +141,22 @@ func (g *progGen) tensors() (storage.Store, []sdql.Source) {
 		g.tens = append(g.tens, genTensor{name, order})
 	}
 	return st, srcs
+}
+
+// vectorDecl declares the physical vector X of XN reals that programs
+// may read directly (X(k), X(a:b), 0:XN), as BATAX reads its x: reads past
+// its end make the naive plan fail, and such programs are skipped.
+const vectorDecl = "CREATE int SCALAR XN;\nCREATE real ARRAY X(XN);\n"
+
+// vector stores X and XN.
+func (g *progGen) vector(st storage.Store) {
+	n := 2 + g.r.IntN(5)
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(g.r.IntN(5) - 1)
+	}
+	st["X"] = storage.RealArray(x)
+	st["XN"] = storage.IntScalar(int64(n))
 }
 
 // scope lists the variables in reach: int keys and values of some depth.
@@ -245,6 +262,14 @@ func (g *progGen) source(s scope) (string, int) {
 		v := dicts[g.pick(len(dicts))]
 		return v.name, v.depth
 	}
+	switch g.pick(8) {
+	case 0:
+		return "0:XN", 1
+	case 1:
+		return "X", 1
+	case 2:
+		return "X(" + g.index(s) + ":" + g.index(s) + ")", 1
+	}
 	t := g.tens[g.pick(len(g.tens))]
 	if t.order >= 2 && len(s.keys) > 0 && g.pick(4) == 0 {
 		return t.name + "(" + g.index(s) + ")", t.order - 1
@@ -276,7 +301,7 @@ func (g *progGen) leaf(d int, s scope) string {
 		}
 	}
 	if d == 0 {
-		cands = append(cands, "2.0", "0.5", "-1.0")
+		cands = append(cands, "2.0", "0.5", "-1.0", "X("+g.index(s)+")")
 		cands = append(cands, s.keys...)
 	}
 	if len(cands) == 0 {

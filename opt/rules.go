@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/storel/storel/egraph"
 	"github.com/storel/storel/ir"
@@ -293,10 +292,6 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 		conds := cr.def.Conds
 		ruleID := len(out)
 		rw.If(func(g *graph, class egraph.ClassID, sub egraph.Subst) bool {
-			if debugIterations {
-				t0 := time.Now()
-				defer func() { condTime[cr.name] += time.Since(t0) }()
-			}
 			// The runner finds every match again in each iteration; one
 			// applied before with the same classes would build nothing new.
 			if s.seen[s.matchKey(ruleID, class, sub)] {
@@ -312,10 +307,6 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 		})
 		rw.Applier = egraph.ApplierFunc[Data](func(g *graph, class egraph.ClassID, sub egraph.Subst) []egraph.ClassID {
 			s.seen[s.matchKey(ruleID, class, sub)] = true
-			if debugIterations {
-				t0 := time.Now()
-				defer func() { ruleTime[cr.name] += time.Since(t0) }()
-			}
 			return s.applyRule(cr, class, match{sub, idx})
 		})
 		out = append(out, rw)
@@ -352,11 +343,8 @@ func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []e
 		// one that might (a read moved out of its guard).
 		return nil
 	}
-	s.applied[cr.name]++
 	return []egraph.ClassID{id}
 }
-
-var ruleTime, condTime = map[string]time.Duration{}, map[string]time.Duration{}
 
 // match is one substitution found for a rule, with the positions of the
 // rule's metavariables in it.

@@ -32,8 +32,6 @@ type session struct {
 	namer   *ir.Namer
 	conds   *condCache
 	subst   *substituter
-	// applied counts, per rewrite, the right-hand sides built.
-	applied map[string]int
 	// freshNames remembers the variables rules invented (see bindFresh).
 	freshNames map[freshKey]uint64
 
@@ -55,7 +53,6 @@ func newSession(store storage.Store, stats *Stats) *session {
 		stats:      stats,
 		store:      store,
 		namer:      ir.NewNamer(nil),
-		applied:    map[string]int{},
 		freshNames: map[freshKey]uint64{},
 		seen:       map[uint64]bool{},
 	}
