@@ -46,10 +46,17 @@ type Kernel struct {
 // floating-point sums are reassociated:
 //   - a dictionary sum accumulates in place: when the same key receives
 //     terms from several iterations of an outer sum and several of an
-//     inner one, (a+b)+(c+d) becomes ((a+b)+c)+d; with distinct keys per
-//     iteration (every @unique plan) nothing changes;
+//     inner one, (a+b)+(c+d) becomes ((a+b)+c)+d; likewise e1 + e2 and
+//     e1 - e2 of dictionaries add e2's terms one by one into e1's. With
+//     distinct keys per iteration (every @unique plan) nothing changes;
 //   - with Options.Threads > 1 the outermost sum adds per-worker partial
-//     results in worker order (deterministic for a given thread count).
+//     results in worker order (deterministic for a given thread count;
+//     rows with distinct keys are not reassociated).
+//
+// Scalar sums, products and everything else are evaluated in the
+// interpreter's order. When a run fails, the error may name a different
+// expression than the interpreter's would: a fused loop evaluates the
+// factors that do not depend on it before the others, once.
 func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) {
 	start := time.Now()
 	if plan == nil {

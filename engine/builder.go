@@ -100,8 +100,15 @@ func growTo[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// maxReserve bounds the up-front sizing of a level from a loop's bounds;
+// beyond it the level grows as keys arrive.
+const maxReserve = 1 << 27
+
 // reserve makes a dense level hold keys up to n-1 without growing.
 func (b *builder) reserve(n int64) {
+	if n > maxReserve {
+		return
+	}
 	switch {
 	case b.spec.depth > 1:
 		if n > int64(len(b.kids)) {
@@ -146,7 +153,7 @@ func (b *builder) addReal(k int64, v float64) {
 
 // growList makes room for n more entries in a list-mode leaf builder.
 func (b *builder) growList(n int) {
-	if !b.listed || n <= 0 {
+	if !b.listed || n <= 0 || n > maxReserve {
 		return
 	}
 	b.lkeys = slices.Grow(b.lkeys, n)

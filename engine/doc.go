@@ -1,22 +1,45 @@
 // Package engine owns the execution of SDQLite plans: it compiles a typed
 // ir.Expr (closed except for physical objects, ir.OpGlobal) into a Kernel,
 // a tree of Go closures over a frame of typed slots, and runs the kernel on
-// a storage.Store.
+// a storage.Store. No Go toolchain is needed at run time.
 //
 // Any plan runs, naive or physical: logical singletons, lets that bind
-// whole tensors, lookups into constructed dictionaries, @dense and @hash
-// singletons, merge, subarray iteration. The result equals the reference
-// interpreter's (package eval) up to the floating-point reassociation
-// documented on Compile.
+// whole tensors, joins through repeated variables (a sum filtered on its
+// key is a lookup, as in the interpreter), lookups into built
+// dictionaries, @dense and @hash singletons, merge, subarray iteration.
+// The result equals the reference interpreter's (package eval), including
+// which entries a dictionary lists (views of physical data keep explicit
+// zeros, built dictionaries drop them), up to the floating-point
+// reassociation documented on Compile.
 //
-// What makes kernels fast: int64, float64 and bool values live in typed
-// slots, never boxed; sums over ranges, arrays and subarrays of physical
-// arrays are plain for loops, with the hottest body shapes (products of
-// array reads, accumulation of a singleton into a dense or hash result)
-// fused into the loop itself; merge is a two-pointer intersection; a sum of
-// singletons accumulates in place into the enclosing result (out[i][k] +=
-// e) instead of adding up freshly built dictionaries; @dense results live
-// in flat growable slices and @hash (and unannotated) results in Go maps.
-// With Options.Threads > 1 the outermost sum of the plan is split across
-// workers with private accumulators.
+// What makes kernels fast:
+//   - int64, float64 and bool values live in typed frame slots, never
+//     boxed; every binder has its own slot;
+//   - a sum over a range, a physical array or a segment of one, A(P(i):P(i+1)),
+//     is a plain for loop; bodies of the common shapes (a product of array
+//     reads at the loop's key or value times loop-invariant factors, added
+//     to a scalar or to a singleton of a dense, hash or list result) are
+//     fused into the loop, segment bounds are read in place, bounds checks
+//     are hoisted where Go allows, and two levels of a sparse product (MMM,
+//     TTM) run as one function;
+//   - a sum of singletons accumulates in place into the enclosing result
+//     (out[i][k] += e), never adding up freshly built dictionaries;
+//   - results are built per level as the plan's annotations say: @dense in
+//     flat growable slices (rows sized from the previous ones), @hash in Go
+//     maps, unannotated and @unique levels in a sorted list while keys
+//     arrive in increasing order (as they do when a storage mapping is
+//     walked), turning into a Go map otherwise;
+//   - merge is a two-pointer intersection when both segments are sorted,
+//     checked in O(1) from per-array descent counts made when a run starts;
+//     otherwise it runs the nested loops of its definition;
+//   - a let computes its value once where it is bound;
+//   - with Options.Threads > 1 the outermost sum of the plan (at the top,
+//     under lets, or as a top let's value) is split across workers with
+//     private accumulators merged in order; rows keyed by a range variable
+//     are written in place by all workers.
+//
+// Runtime errors (an array read past its end, an integer division by zero,
+// a segment whose bounds are out of order) are *Error values with the
+// position of the expression; the engine records the first one and stops
+// the loops, it never panics on bad data.
 package engine

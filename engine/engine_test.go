@@ -162,3 +162,16 @@ func agreeValue(t *testing.T, e *ir.Expr, st storage.Store, v value.Value) {
 		t.Fatalf("engine %s\ninterpreter %s", value.Format(v), value.Format(want))
 	}
 }
+
+// TestHugeBounds: absurd bounds fail or run, but never crash the process.
+func TestHugeBounds(t *testing.T) {
+	st := storage.Store{"A": storage.RealArray([]float64{1, 2}), "n": storage.IntScalar(1 << 40)}
+	for _, s := range []string{
+		"sum(<i, _> in n:n + 3) { @dense i -> 1.0 }",
+		"sum(<i, _> in (-n):(-n) + 3) { @dense i -> 1.0 }",
+		"{ @dense n -> 1.0 } + { @dense 3 -> 2.0 }",
+		"sum(<i, v> in A) { @dense i * n -> v }",
+	} {
+		agree(t, parse(t, s, st), st)
+	}
+}

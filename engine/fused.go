@@ -760,14 +760,8 @@ type segBounds struct {
 
 func (s *segBounds) bounds(fr *frame) (int64, int64, bool) {
 	kl, kh := fr.i[s.loSlot]+s.loOff, fr.i[s.hiSlot]+s.hiOff
-	pa, pb := s.lo.ints, s.hi.ints
-	if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
-		l, h := pa[kl], pb[kh]
-		n := int64(len(s.arr.ints))
-		if s.arr.info.Elem == ir.Real {
-			n = int64(len(s.arr.reals))
-		}
-		if 0 <= l && l <= h && h <= n {
+	if pa, pb := s.lo.ints, s.hi.ints; uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
+		if l, h := pa[kl], pb[kh]; 0 <= l && l <= h && h <= s.arr.n {
 			return l, h, true
 		}
 	}

@@ -85,6 +85,7 @@ type cell struct {
 
 	scalarI int64
 	scalarF float64
+	n       int64 // an array's length
 	ints    []int64
 	reals   []float64
 	hash    *storage.HashMap
@@ -112,7 +113,7 @@ func (c *cell) bind(obj storage.Object) error {
 	case *storage.Scalar:
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
-		c.ints, c.reals = o.I, o.F
+		c.ints, c.reals, c.n = o.I, o.F, int64(o.Len())
 		if c.needSorted {
 			c.countDescents()
 		}
