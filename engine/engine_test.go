@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/storel/storel/eval"
@@ -174,4 +176,18 @@ func TestHugeBounds(t *testing.T) {
 	} {
 		agree(t, parse(t, s, st), st)
 	}
+}
+
+// TestDeepNesting runs sums nested ten deep whose bodies do not fit the
+// fused shapes (each level compiles once, not twice).
+func TestDeepNesting(t *testing.T) {
+	st := storage.Store{"R": storage.RealArray([]float64{1, 2, 3}), "I": storage.IntArray([]int64{0, 1, 2})}
+	var sb strings.Builder
+	const depth = 10
+	for d := 0; d < depth; d++ {
+		fmt.Fprintf(&sb, "sum(<k%d, v%d> in I(0:2)) R(k%d) * R(v%d) * R(k%d) * R(v%d) * (", d, d, d, d, d, d)
+	}
+	sb.WriteString("1.5")
+	sb.WriteString(strings.Repeat(")", depth))
+	agree(t, parse(t, sb.String(), st), st)
 }

@@ -193,7 +193,7 @@ func (lv loopVars) dependsOn(e *ir.Expr) bool {
 
 // product analyses a real-typed body as a fused product; nil if it does
 // not fit the shape.
-func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
+func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bool) {
 	// Flatten the left spine of real multiplications.
 	var spine []*ir.Expr // spine[k] multiplies the factors 0..k
 	var factors []*ir.Expr
@@ -210,9 +210,34 @@ func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
 	}
 	walk(body)
 	n := len(factors)
+	// Check the shape before compiling anything: a body that does not fit
+	// is compiled by the general loop instead, and compiling it twice
+	// would double the work at every level of nesting.
+	dep := make([]bool, n)
+	for k, f := range factors {
+		dep[k] = lv.dependsOn(f)
+	}
 	i := 0
-	for i < n && !lv.dependsOn(factors[i]) {
+	for i < n && !dep[i] {
 		i++
+	}
+	if i < n {
+		j := i + 1
+		if j < n && !dep[j] {
+			j++
+		}
+		if j < n && dep[j] {
+			j++
+		}
+		if j < n && !dep[j] {
+			j++
+		}
+		if j != n {
+			return nil, false
+		}
+	}
+	if before != nil {
+		before()
 	}
 	p := &prod{}
 	if i > 0 {
@@ -260,6 +285,7 @@ func (c *compiler) product(body *ir.Expr, lv loopVars) (*prod, bool) {
 // lb says, can be fused; it compiles the pieces (in the loop's scope).
 func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb := &fusedBody{}
+	var key *ir.Expr
 	switch {
 	case lb.accF >= 0:
 		if c.typeOf(body) != ir.RealType {
@@ -269,18 +295,22 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		if c.typeOf(body.Args[1]).Depth != 0 {
 			return nil
 		}
-		k := body.Args[0]
-		fb.keyAt = lv.index(k)
+		key = body.Args[0]
+		fb.keyAt = lv.index(key)
 		if fb.keyAt == atNone {
 			fb.keyAt = atFn
-			fb.keyFn = c.keyFn(k).i
 			fb.writeSlots = true
 		}
 		body = body.Args[1]
 	default:
 		return nil
 	}
-	p, ok := c.product(body, lv)
+	p, ok := c.product(body, lv, func() {
+		if fb.keyAt == atFn {
+			// Compiled first: the interpreter evaluates the key first.
+			fb.keyFn = c.keyFn(key).i
+		}
+	})
 	if !ok {
 		return nil
 	}
@@ -976,4 +1006,25 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcS
 			bd.reals = out
 		}
 	}
+}
+
+// term evaluates the fused product at indices (q1, q2); false after an
+// error (recorded in fr).
+func (fb *fusedBody) term(fr *frame, q1, q2 int64) (float64, bool) {
+	p := &fb.p
+	a, b, c := 1.0, 1.0, 1.0
+	if !fb.pure {
+		if a, b, c = p.invariants(fr); fr.err != nil {
+			return 0, false
+		}
+	}
+	x1, ok := p.v1.read(fr, q1, q2)
+	if !ok {
+		return 0, false
+	}
+	x2, ok := p.v2.read(fr, q1, q2)
+	if !ok {
+		return 0, false
+	}
+	return (((a * x1) * b) * x2) * c, fr.err == nil
 }

@@ -86,11 +86,22 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 			fb = nil
 		}
 	}
-	body := c.bodyOf(e.Args[2], lb)
+	// With a fused body, the general paths evaluate it too: compiling the
+	// body a second time would double the work at every nested merge.
+	var body bodyFn
+	if fb == nil {
+		body = c.bodyOf(e.Args[2], lb)
+	}
 	c.unbind(3)
 	ints := t1.Base == ir.Int && t2.Base == ir.Int
 	realV := vt.Base == ir.Real
 	emit := func(fr *frame, b *builder, key1, key2 int64, vi int64, vf float64) {
+		if fb != nil {
+			if x, ok := fb.term(fr, key1, key2); ok {
+				fr.f[lb.accF] += x
+			}
+			return
+		}
 		if k1 >= 0 {
 			fr.i[k1] = key1
 		}
