@@ -139,8 +139,17 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 		ln, ok := s.arrayLen(g, n.Children[0])
 		return ok && g.Data(n.Children[1]).Range.within(0, ln-1)
 	case opSubArray:
+		// In bounds, and not backwards (lo > hi is an error too).
 		ln, ok := s.arrayLen(g, n.Children[0])
-		return ok && g.Data(n.Children[1]).Range.within(0, ln) && g.Data(n.Children[2]).Range.within(0, ln)
+		lo, hi := g.Data(n.Children[1]).Range, g.Data(n.Children[2]).Range
+		if !ok || !lo.within(0, ln) || !hi.within(0, ln) {
+			return false
+		}
+		if lo.hi <= hi.lo {
+			return true
+		}
+		p, isSeg := s.segmentArray(g, n.Children[1], n.Children[2])
+		return isSeg && s.stats.Arrays[p].Sorted
 	case opDiv, opMod:
 		if g.Data(n.Children[0]).Type.Base == ir.Int && g.Data(n.Children[1]).Type.Base == ir.Int {
 			r := g.Data(n.Children[1]).Range

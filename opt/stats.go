@@ -43,6 +43,9 @@ type ArrayStats struct {
 	// the optimizer proves reads indexed by them in bounds.
 	Min, Max int64
 	HasRange bool
+	// Sorted: an int array that never decreases (segment bounds), so
+	// that P(x) <= P(x+1).
+	Sorted bool
 }
 
 // GatherStats computes statistics from the physical objects of st.
@@ -56,8 +59,11 @@ func GatherStats(st storage.Store) *Stats {
 			}
 		case *storage.Array:
 			as := ArrayStats{Len: int64(x.Len())}
-			if x.Elem == ir.Int && len(x.I) >= 2 && slices.IsSorted(x.I) {
-				as.AvgSegment = float64(x.I[len(x.I)-1]-x.I[0]) / float64(len(x.I)-1)
+			if x.Elem == ir.Int && slices.IsSorted(x.I) {
+				as.Sorted = true
+				if len(x.I) >= 2 {
+					as.AvgSegment = float64(x.I[len(x.I)-1]-x.I[0]) / float64(len(x.I)-1)
+				}
 			}
 			if x.Elem == ir.Int && len(x.I) > 0 {
 				as.Min, as.Max, as.HasRange = slices.Min(x.I), slices.Max(x.I), true
