@@ -96,9 +96,12 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	res := &Result{Naive: naive, Stats: stats}
 	plan := uniquify(inlineTensors(naive))
 	{
+		// The naive plan builds each tensor once (as a hash map, for a
+		// number) and runs the program over the built tensors.
 		s := newSession(st, stats)
-		s.reserveNames(plan)
-		nc, err := s.termCost(plan, true)
+		mat := uniquify(naive)
+		s.reserveNames(mat)
+		nc, err := s.termCost(mat, true)
 		if err != nil {
 			return nil, err
 		}
