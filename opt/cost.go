@@ -10,11 +10,12 @@ import (
 
 // Cost coefficients of Fig. 6, in units of one scalar operation (~1 ns).
 // The dense-array versus hash-map ratios come from BenchmarkLayouts
-// (coef_test.go): on the development machine, over 65,536 float64 entries,
-// iterating a slice cost ~7 ns an element and a map ~35 ns (ratio 5); a
-// random read ~4.6 ns versus ~100-200 ns (we use 20, the ratio for maps
-// that fit in cache); a random accumulate ~2 ns versus ~100 ns for a map
-// insert (20). Only the ratios matter: plans are compared with one another.
+// (coef_test.go: a []float64 against a map[int64]float64 of 65,536
+// entries, run on the shared 2-core development machine): iterating a map
+// took 4-5 times as long as a slice; a random read 10-50 times (10 when
+// the map stays in cache); accumulating into a map, 20-120 times (the high
+// end includes growing a fresh map). We use 5, 20 and 20: only the ratios
+// matter, since plans are compared with one another.
 const (
 	costScalarOp = 1.0 // +, *, comparisons, ... on scalars
 	costCall     = 5.0 // exp, log, sqrt, ... (a few scalar operations)
