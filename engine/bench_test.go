@@ -13,6 +13,7 @@ import (
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/opt"
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
@@ -184,10 +185,12 @@ func TestKernelRatios(t *testing.T) {
 	}
 	d := benchInputs()
 	type kernel struct {
-		name string
-		plan string
-		st   storage.Store
-		hand func()
+		name    string
+		plan    string
+		st      storage.Store
+		hand    func()
+		program string            // examples/<program>.sdql
+		formats map[string]string // tensor formats, for the optimizer's plan
 	}
 	stSpMV := storage.Store{"x": storage.RealArray(d.x)}
 	d.spmvA.store(stSpMV, "A")
@@ -196,26 +199,34 @@ func TestKernelRatios(t *testing.T) {
 	stMMM := storage.Store{}
 	d.mmmA.store(stMMM, "A")
 	d.mmmB.store(stMMM, "B")
+	stSum := storage.Store{}
+	d.sumA.storeCSC(stSum, "A")
+	d.sumB.store(stSum, "B")
 	stTTM := storage.Store{}
 	d.ttmA.store(stTTM, "A")
-	d.ttmB.store(stTTM, "B")
+	d.ttmB.storeCSC(stTTM, "B")
 	stMTT := storage.Store{}
 	d.mttB.store(stMTT, "B")
 	d.mttC.store(stMTT, "C")
 	d.mttD.store(stMTT, "D")
 	kernels := []kernel{
-		{"SpMV", planSpMV, stSpMV, func() { refSpMV(d.spmvA, d.x, make([]float64, d.spmvA.n)) }},
-		{"BATAX", planBATAX, stBATAX, func() { refBATAX(d.bataxA, 0.5, d.x, make([]float64, d.bataxA.m)) }},
-		{"SumMMM", planSumMMM, stMMM, func() { refSumMMM(d.sumA, d.sumB) }},
-		{"MMM", planMMM, stMMM, func() { refMMM(d.mmmA, d.mmmB) }},
-		{"TTM", planTTM, stTTM, func() { refTTM(d.ttmA, d.ttmB) }},
-		{"MTTKRP", planMTTKRP, stMTT, func() { refMTTKRP(d.mttB, d.mttC, d.mttD) }},
+		{"SpMV", planSpMV, stSpMV, func() { refSpMV(d.spmvA, d.x, make([]float64, d.spmvA.n)) }, "spmv", map[string]string{"A": "csr"}},
+		{"BATAX", planBATAX, stBATAX, func() { refBATAX(d.bataxA, 0.5, d.x, make([]float64, d.bataxA.m)) }, "batax", map[string]string{"A": "csr"}},
+		{"SumMMM", planSumMMM, stSum, func() { refSumMMM(d.sumA, d.sumB) }, "summmm", map[string]string{"A": "csc", "B": "csr"}},
+		{"MMM", planMMM, stMMM, func() { refMMM(d.mmmA, d.mmmB) }, "mmm", map[string]string{"A": "csr", "B": "csr"}},
+		{"TTM", planTTM, stTTM, func() { refTTM(d.ttmA, d.ttmB) }, "ttm", map[string]string{"A": "csf", "B": "csc"}},
+		{"MTTKRP", planMTTKRP, stMTT, func() { refMTTKRP(d.mttB, d.mttC, d.mttD) }, "mttkrp", map[string]string{"B": "csf", "C": "csr", "D": "csr"}},
 	}
 	for _, kn := range kernels {
 		if *kernelFilter != "" && !strings.Contains(kn.name, *kernelFilter) {
 			continue
 		}
-		k, err := Compile(parse(t, kn.plan, kn.st), SchemaOf(kn.st), Options{})
+		plan := parse(t, kn.plan, kn.st)
+		if *useOptimizer {
+			plan = optimizedPlan(t, kn.program, kn.formats, kn.st)
+			t.Logf("%s: the optimizer's plan:\n%s", kn.name, ir.Format(plan))
+		}
+		k, err := Compile(plan, SchemaOf(kn.st), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,6 +250,40 @@ func TestKernelRatios(t *testing.T) {
 			kn.name, ms(ts[0]), ms(th[0]), float64(ts[0])/float64(th[0]),
 			ms(cs[0]), ms(ch[0]), float64(cs[0])/float64(ch[0]), float64(cs[len(cs)/2])/float64(ch[len(ch)/2]))
 	}
+}
+
+var useOptimizer = flag.Bool("engine.optimizer", false, "TestKernelRatios: run the optimizer's plans instead of the hand-written physical plans")
+
+// optimizedPlan composes examples/<program>.sdql with the standard mappings
+// of its tensors in the given formats and optimizes it over st.
+func optimizedPlan(t testing.TB, program string, formats map[string]string, st storage.Store) *ir.Expr {
+	var srcs []sdql.Source
+	for _, name := range []string{"A", "B", "C", "D"} {
+		fname, ok := formats[name]
+		if !ok {
+			continue
+		}
+		f, err := storage.ParseFormat(fname)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := 2
+		if _, ok := st[name+"_dim3"]; ok {
+			order = 3
+		}
+		srcs = append(srcs, sdql.Source{Name: name + ".sdql", Text: []byte(storage.Mapping(name, f, order, ir.Real))})
+	}
+	text, _ := examples.Source(program)
+	srcs = append(srcs, sdql.Source{Name: program + ".sdql", Text: text})
+	prog, err := sdql.Compile(srcs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Plan
 }
 
 var kernelFilter = flag.String("engine.kernel", "", "TestKernelRatios: only kernels whose name contains this")

@@ -28,6 +28,7 @@ const (
 	at2           // a real array read at the second (value j; merge: k2)
 	atFn          // any expression, through its closure (loop slots written)
 	atSeg         // a fused scalar sum over a segment, run in place
+	atDict        // a lookup, at a loop index, into a dictionary computed once per loop run
 )
 
 // variant is a factor of the product that depends on the loop.
@@ -37,12 +38,29 @@ type variant struct {
 	fn    realFn
 	e     *ir.Expr
 	inner *fusedLoop // atSeg
+	steps []step     // atSeg: a guard in front of the sum (else 0)
+	// atDict: the dictionary's closure, the frame slot it is kept in
+	// during a loop run, and which index looks it up (at1 or at2).
+	dict  dictFn
+	dslot int
+	dat   int
+}
+
+// segValue evaluates an atSeg variant.
+func (v *variant) segValue(fr *frame) (float64, bool) {
+	if v.steps != nil && !runSteps(fr, v.steps) {
+		return 0, fr.err == nil
+	}
+	return v.inner.sumAll(fr)
 }
 
 // prod is a fused product ((A * V1) * B) * V2) * C.
 type prod struct {
 	a, b, c *inv // invariant factors; nil means 1
 	v1, v2  variant
+	// dicts: atDict variants, whose dictionaries are evaluated with the
+	// invariants.
+	dicts []*variant
 }
 
 // Kinds of invariant factor: the common ones are read in place.
@@ -144,6 +162,9 @@ type fusedBody struct {
 	// writeSlots: a closure reads the loop variables, so they are stored
 	// in their slots every iteration.
 	writeSlots bool
+	// steps is the prelude of the body (guards and lets), run every
+	// iteration before the core.
+	steps []step
 	// shape picks a specialized loop (set by fuse); pure: no invariant
 	// factors, so the product needs no multiplication by them.
 	shape int
@@ -165,7 +186,8 @@ const (
 type loopVars struct {
 	idx1, idx2 string
 	same       bool
-	other      string // merge: the shared value
+	other      string   // merge: the shared value
+	lets       []string // variables bound in the body's prelude
 }
 
 // index returns at1 or at2 if e is one of the loop's index variables.
@@ -188,7 +210,15 @@ func (lv loopVars) index(e *ir.Expr) int {
 
 func (lv loopVars) dependsOn(e *ir.Expr) bool {
 	fv := ir.FreeVars(e)
-	return fv[lv.idx1] || fv[lv.idx2] || (lv.other != "" && fv[lv.other])
+	if fv[lv.idx1] || fv[lv.idx2] || (lv.other != "" && fv[lv.other]) {
+		return true
+	}
+	for _, x := range lv.lets {
+		if fv[x] {
+			return true
+		}
+	}
+	return false
 }
 
 // product analyses a real-typed body as a fused product; nil if it does
@@ -253,6 +283,12 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: at, arr: cl, e: f}
 			}
 		}
+		if f.Op == ir.OpLookup && c.typeOf(f.Args[0]) == (ir.Type{Depth: 1, Base: ir.Real}) && !lv.dependsOn(f.Args[0]) {
+			if at := lv.index(f.Args[1]); at != atNone {
+				d, _ := c.dictExpr(f.Args[0])
+				return variant{at: atDict, dict: d, dslot: c.newSlot(ir.Type{Depth: 1, Base: ir.Real}), dat: at, e: f}
+			}
+		}
 		if f.Op == ir.OpSum && c.typeOf(f) == ir.RealType {
 			acc := c.newSlot(ir.RealType)
 			l := c.compileLoop(f, scalarBody(ir.RealType, acc))
@@ -261,9 +297,32 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 			}
 			return variant{at: atFn, fn: sumOfLoop(l, acc), e: f}
 		}
+		if f.Op == ir.OpIf && len(f.Args) == 2 && f.Args[1].Op == ir.OpSum && c.typeOf(f.Args[1]) == ir.RealType {
+			// if c then sum(...): a guarded sum, zero when c fails.
+			steps := []step{c.guardStep(f.Args[0])}
+			acc := c.newSlot(ir.RealType)
+			l := c.compileLoop(f.Args[1], scalarBody(ir.RealType, acc))
+			if l.fused != nil && l.fused.seg != nil {
+				return variant{at: atSeg, inner: l.fused, steps: steps, e: f}
+			}
+			sum := sumOfLoop(l, acc)
+			return variant{at: atFn, e: f, fn: func(fr *frame) float64 {
+				if !runSteps(fr, steps) {
+					return 0
+				}
+				return sum(fr)
+			}}
+		}
 		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
 	}
 	invariant := c.invariant
+	defer func() {
+		for _, v := range []*variant{&p.v1, &p.v2} {
+			if v.at == atDict {
+				p.dicts = append(p.dicts, v)
+			}
+		}
+	}()
 	p.v1 = variantOf(factors[i])
 	i++
 	if i < n && !lv.dependsOn(factors[i]) {
@@ -285,32 +344,41 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 // lb says, can be fused; it compiles the pieces (in the loop's scope).
 func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb := &fusedBody{}
+	pre, core := stripPrelude(body)
+	decl := c.declarePrelude(pre)
+	lv.lets = letNames(pre)
 	var key *ir.Expr
 	switch {
 	case lb.accF >= 0:
-		if c.typeOf(body) != ir.RealType {
+		if c.typeOf(core) != ir.RealType {
+			c.unbind(decl)
 			return nil
 		}
-	case lb.spec != nil && lb.spec.depth == 1 && lb.spec.real && body.Op == ir.OpSingleton:
-		if c.typeOf(body.Args[1]).Depth != 0 {
+	case lb.spec != nil && lb.spec.depth == 1 && lb.spec.real && core.Op == ir.OpSingleton:
+		if c.typeOf(core.Args[1]).Depth != 0 {
+			c.unbind(decl)
 			return nil
 		}
-		key = body.Args[0]
+		key = core.Args[0]
 		fb.keyAt = lv.index(key)
 		if fb.keyAt == atNone {
 			fb.keyAt = atFn
 			fb.writeSlots = true
 		}
-		body = body.Args[1]
+		core = core.Args[1]
 	default:
+		c.unbind(decl)
 		return nil
 	}
-	p, ok := c.product(body, lv, func() {
+	lets := 0
+	p, ok := c.product(core, lv, func() {
+		fb.steps, lets = c.compileSteps(pre)
 		if fb.keyAt == atFn {
 			// Compiled first: the interpreter evaluates the key first.
 			fb.keyFn = c.keyFn(key).i
 		}
 	})
+	c.unbind(lets + decl)
 	if !ok {
 		return nil
 	}
@@ -322,13 +390,17 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		}
 	}
 	fb.p = *p
-	fb.writeSlots = fb.writeSlots || p.v1.at >= atFn || p.v2.at >= atFn
+	needSlots := func(at int) bool { return at == atFn || at == atSeg }
+	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(p.v1.at) || needSlots(p.v2.at)
 	return fb
 }
 
 // invariants evaluates A, B, C (1 when absent).
 func (p *prod) invariants(fr *frame) (a, b, c float64) {
 	a, b, c = 1, 1, 1
+	for _, v := range p.dicts {
+		fr.d[v.dslot] = v.dict(fr)
+	}
 	if p.a != nil {
 		a = p.a.eval(fr)
 	}
@@ -437,10 +509,10 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	p := &fb.p
-	fb.pure = p.a == nil && p.b == nil && p.c == nil
+	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
 	fb.onlyA = p.b == nil && p.c == nil
 	switch {
-	case cl == nil && ks >= 0 && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
+	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
 		fb.shape = shapeRows
 	case !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2:
@@ -503,7 +575,7 @@ func readFail(fr *frame, v *variant, k int64, n int) {
 func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float64) float64 {
 	p := &fb.p
 	a, b, cc := 1.0, 1.0, 1.0
-	if !fb.pure {
+	if !fb.pure && fb.steps == nil {
 		if a, b, cc = p.invariants(fr); fr.err != nil {
 			return s
 		}
@@ -515,16 +587,16 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	switch fb.shape {
 	case shapeRows:
 		// s += a * (sum over row i) * b * (sum over row i) * c.
-		in1, in2 := p.v1.inner, p.v2.inner
+		v1, v2 := &p.v1, &p.v2
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
-			x1, ok := in1.sumAll(fr)
+			x1, ok := v1.segValue(fr)
 			if !ok {
 				return s
 			}
 			x2 := 1.0
-			if in2 != nil {
-				if x2, ok = in2.sumAll(fr); !ok {
+			if v2.inner != nil {
+				if x2, ok = v2.segValue(fr); !ok {
 					return s
 				}
 			}
@@ -571,6 +643,24 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 		}
 		return s
 	}
+	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
+		// A(p) * w(j) for a built dense vector w: the dictionary is
+		// read in place.
+		if dl, ok := fr.d[p.v2.dslot].(*denseLeaf); ok && dl.real && lo >= 0 && hi <= int64(len(p.v1.arr.reals)) {
+			x1, x2 := p.v1.arr.reals[lo:hi], dl.reals
+			for q, j := range idx[lo:hi] {
+				var y float64
+				if uint64(j) < uint64(len(x2)) {
+					y = x2[j]
+				} else {
+					y = dl.spillF[j]
+				}
+				s += (((a * x1[q]) * b) * y) * cc
+			}
+			return s
+		}
+	}
+	ready := fb.pure || fb.steps == nil
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -582,6 +672,20 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			}
 			if vs >= 0 {
 				fr.i[vs] = j
+			}
+			if fb.steps != nil {
+				if !runSteps(fr, fb.steps) {
+					if fr.err != nil {
+						return s
+					}
+					continue
+				}
+				if !ready {
+					if a, b, cc = p.invariants(fr); fr.err != nil {
+						return s
+					}
+					ready = true
+				}
 			}
 		}
 		x1, ok := p.v1.read(fr, q, j)
@@ -621,7 +725,25 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 		}
 		return a[j], true
 	case atSeg:
-		return v.inner.sumAll(fr)
+		return v.segValue(fr)
+	case atDict:
+		k := q
+		if v.dat == at2 {
+			k = j
+		}
+		d := fr.d[v.dslot]
+		if dl, ok := d.(*denseLeaf); ok && dl.real {
+			if uint64(k) < uint64(len(dl.reals)) {
+				return dl.reals[k], true
+			}
+			return dl.spillF[k], true
+		}
+		x, ok := d.getReal(k)
+		if !ok {
+			fr.fail(viewBoundsError(v.e, d, k))
+			return 0, false
+		}
+		return x, true
 	}
 	return v.fn(fr), true
 }
@@ -641,7 +763,7 @@ func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
 func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
 	p := &fb.p
 	a, b, cc := 1.0, 1.0, 1.0
-	if !fb.pure {
+	if !fb.pure && fb.steps == nil {
 		if a, b, cc = p.invariants(fr); fr.err != nil {
 			return
 		}
@@ -655,10 +777,10 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	if fb.shape == shapeRows && fb.keyAt == at1 && lo >= 0 {
 		// Rows: out[i] += a * (sum over the segment of row i) ...
-		in := p.v1.inner
+		v1 := &p.v1
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
-			x, ok := in.sumAll(fr)
+			x, ok := v1.segValue(fr)
 			if !ok {
 				return
 			}
@@ -698,6 +820,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			return
 		}
 	}
+	ready := fb.pure || fb.steps == nil
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -709,6 +832,20 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			}
 			if vs >= 0 {
 				fr.i[vs] = j
+			}
+			if fb.steps != nil {
+				if !runSteps(fr, fb.steps) {
+					if fr.err != nil {
+						return
+					}
+					continue
+				}
+				if !ready {
+					if a, b, cc = p.invariants(fr); fr.err != nil {
+						return
+					}
+					ready = true
+				}
 			}
 		}
 		k := fb.key(fr, q, j)
@@ -735,9 +872,11 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 // addHash runs positions lo..hi-1 adding into a hash builder.
 func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
 	p := &fb.p
-	a, b, cc := p.invariants(fr)
-	if fr.err != nil {
-		return
+	a, b, cc := 1.0, 1.0, 1.0
+	if !fb.pure && fb.steps == nil {
+		if a, b, cc = p.invariants(fr); fr.err != nil {
+			return
+		}
 	}
 	var idx []int64
 	if cl != nil {
@@ -747,6 +886,7 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 		// Keys from the loop are distinct: room for all of them.
 		bd.growList(int(hi - lo))
 	}
+	ready := fb.pure || fb.steps == nil
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -758,6 +898,20 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 			}
 			if vs >= 0 {
 				fr.i[vs] = j
+			}
+			if fb.steps != nil {
+				if !runSteps(fr, fb.steps) {
+					if fr.err != nil {
+						return
+					}
+					continue
+				}
+				if !ready {
+					if a, b, cc = p.invariants(fr); fr.err != nil {
+						return
+					}
+					ready = true
+				}
 			}
 		}
 		k := fb.key(fr, q, j)
@@ -907,7 +1061,7 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 // I(P(k + c1):P(k + c2)): the inner pair of loops of a sparse product
 // (MMM, TTM), in one function. It returns nil when inner is not of that
 // shape.
-func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcState, int64, int64, *builder) {
+func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) func(*frame, srcState, int64, int64, *builder) {
 	fl := inner.fused
 	if fl == nil || fl.seg == nil || !lb.spec.dense || vs < 0 {
 		return nil
@@ -916,10 +1070,17 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcS
 	if sb.loSlot != vs || sb.hiSlot != vs || fb.writeSlots || fb.keyAt != at2 || fb.p.v1.at != at1 || fb.p.v2.at != atNone {
 		return nil
 	}
-	// A is usually A_val(p), p the outer position: read it in place.
+	// A is usually A_val(p), p the outer position, or a variable a let
+	// of the prelude set to it: read it in place.
 	var direct *inv
-	if a := fb.p.a; fb.onlyA && a != nil && a.kind == invArr && a.slot == ks && ks >= 0 && !a.negate {
-		direct = a
+	slotA := -1
+	if a := fb.p.a; fb.onlyA && a != nil && !a.negate {
+		switch {
+		case a.kind == invArr && a.slot == ks && ks >= 0:
+			direct = a
+		case a.kind == invSlotF:
+			slotA = a.slot
+		}
 	}
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
 		outer, innerIdx, vals := cl.ints, fl.cl.ints, fb.p.v1.arr.reals
@@ -934,6 +1095,12 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcS
 				fr.i[ks] = p
 			}
 			fr.i[vs] = k
+			if steps != nil && !runSteps(fr, steps) {
+				if fr.err != nil {
+					return
+				}
+				continue
+			}
 			kl, kh := k+sb.loOff, k+sb.hiOff
 			l, h := int64(-1), int64(0)
 			if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
@@ -963,6 +1130,8 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody) func(*frame, srcS
 			switch {
 			case direct != nil && uint64(p+direct.off) < uint64(len(avals)):
 				a = avals[p+direct.off]
+			case slotA >= 0:
+				a = fr.f[slotA]
 			case !fb.pure:
 				if a, b, c = fb.p.invariants(fr); fr.err != nil {
 					return

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -54,14 +55,24 @@ func randCSR(n, m, nnz int, rng *rand.Rand) *sparseCSR {
 // dense first level P_len1 and a sparse second level P_pos2, P_idx2.
 func (a *sparseCSR) store(st storage.Store, p string) {
 	st[p+"_len1"] = storage.IntScalar(int64(a.n))
+	st[p+"_dim1"] = storage.IntScalar(int64(a.n))
 	st[p+"_dim2"] = storage.IntScalar(int64(a.m))
 	st[p+"_pos2"] = storage.IntArray(a.pos)
 	st[p+"_idx2"] = storage.IntArray(a.idx)
 	st[p+"_val"] = storage.RealArray(a.val)
 }
 
+// storeCSC adds the arrays read as a CSC matrix: level 1 is a.n columns
+// of a.m rows.
+func (a *sparseCSR) storeCSC(st storage.Store, p string) {
+	a.store(st, p)
+	st[p+"_dim1"] = storage.IntScalar(int64(a.m))
+	st[p+"_dim2"] = storage.IntScalar(int64(a.n))
+}
+
 // sparseCSF holds a 3-level compressed (sss) tensor.
 type sparseCSF struct {
+	dims                               [3]int64
 	pos1, idx1, pos2, idx2, pos3, idx3 []int64
 	val                                []float64
 }
@@ -88,7 +99,7 @@ func randCSF(d1, d2, d3, nnz int, rng *rand.Rand) *sparseCSF {
 		}
 		return 0
 	})
-	t := &sparseCSF{pos1: []int64{0}, pos2: []int64{0}, pos3: []int64{0}}
+	t := &sparseCSF{dims: [3]int64{int64(d1), int64(d2), int64(d3)}, pos1: []int64{0}, pos2: []int64{0}, pos3: []int64{0}}
 	for i, c := range cs {
 		newI := i == 0 || c[0] != cs[i-1][0]
 		newJ := newI || c[1] != cs[i-1][1]
@@ -114,6 +125,9 @@ func randCSF(d1, d2, d3, nnz int, rng *rand.Rand) *sparseCSF {
 }
 
 func (t *sparseCSF) store(st storage.Store, p string) {
+	for k, d := range t.dims {
+		st[fmt.Sprintf("%s_dim%d", p, k+1)] = storage.IntScalar(d)
+	}
 	st[p+"_pos1"] = storage.IntArray(t.pos1)
 	st[p+"_idx1"] = storage.IntArray(t.idx1)
 	st[p+"_pos2"] = storage.IntArray(t.pos2)

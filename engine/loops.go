@@ -183,17 +183,27 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				c.unbind(2)
 				return l
 			}
-			if lb.spec != nil && bodyExpr.Op == ir.OpSum && cl.info.Elem == ir.Int {
-				// A sum accumulating into the same builder: compile its
-				// loop here, to run the pair as one when it fits.
-				inner := c.compileLoop(bodyExpr, lb)
-				c.unbind(2)
-				if run := nestedRun(cl, ks, vs, inner, lb); run != nil {
+			if pre, core := stripPrelude(bodyExpr); lb.spec != nil && core.Op == ir.OpSum && cl.info.Elem == ir.Int {
+				// A sum accumulating into the same builder, maybe behind
+				// guards and lets: compile its loop here, to run the
+				// pair as one when it fits.
+				steps, lets := c.compileSteps(pre)
+				inner := c.compileLoop(core, lb)
+				c.unbind(lets + 2)
+				if run := nestedRun(cl, ks, vs, inner, lb, steps); run != nil {
 					return &loop{open: open, count: windowCount, run: run}
 				}
-				body := inner.all
+				innerAll := inner.all
 				if inner.direct != nil {
-					body = inner.direct
+					innerAll = inner.direct
+				}
+				body := innerAll
+				if steps != nil {
+					body = func(fr *frame, b *builder) {
+						if runSteps(fr, steps) {
+							innerAll(fr, b)
+						}
+					}
 				}
 				return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
 			}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// Optimized plans wrap loop bodies in guards and lets:
+//
+//	sum(<p, k> in A_idx2(...))
+//	  if 0 <= k && k < B_len1 then
+//	    let t = A_val(p) in
+//	      sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> B_val(q) * t }
+//
+// A prelude is that sequence of guards (if without else) and lets in
+// front of a body's core; fused loops run it every iteration, guards made
+// of comparisons of int variables tested in place.
+
+// step is one piece of a prelude.
+type step struct {
+	set   func(*frame) // a let: store the value in its slot
+	cond  boolFn       // a guard tested through its closure
+	tests []rangeTest  // a guard of simple comparisons (cond nil)
+}
+
+// rangeTest is x op bound for an int variable x.
+type rangeTest struct {
+	slot  int
+	op    ir.Op
+	bound operand
+}
+
+// operand is an int constant, variable or physical scalar.
+type operand struct {
+	slot int // >= 0: a variable
+	cl   *cell
+	k    int64
+}
+
+func (o *operand) value(fr *frame) int64 {
+	switch {
+	case o.slot >= 0:
+		return fr.i[o.slot]
+	case o.cl != nil:
+		return o.cl.scalarI
+	}
+	return o.k
+}
+
+func (t *rangeTest) holds(fr *frame) bool {
+	x, b := fr.i[t.slot], t.bound.value(fr)
+	switch t.op {
+	case ir.OpLt:
+		return x < b
+	case ir.OpLe:
+		return x <= b
+	case ir.OpGt:
+		return x > b
+	case ir.OpGe:
+		return x >= b
+	case ir.OpEq:
+		return x == b
+	}
+	return x != b
+}
+
+// runSteps runs a prelude; false when a guard fails or an error occurs
+// (then the core must not run).
+func runSteps(fr *frame, steps []step) bool {
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case s.set != nil:
+			s.set(fr)
+			if fr.err != nil {
+				return false
+			}
+		case s.cond != nil:
+			if !s.cond(fr) {
+				return false
+			}
+		default:
+			for j := range s.tests {
+				if !s.tests[j].holds(fr) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// stripPrelude splits body into its prelude (guards and lets, outermost
+// first) and its core.
+func stripPrelude(body *ir.Expr) ([]*ir.Expr, *ir.Expr) {
+	var pre []*ir.Expr
+	for {
+		switch {
+		case body.Op == ir.OpIf && len(body.Args) == 2:
+			pre = append(pre, body)
+			body = body.Args[1]
+		case body.Op == ir.OpLet:
+			pre = append(pre, body)
+			body = body.Args[1]
+		default:
+			return pre, body
+		}
+	}
+}
+
+// letNames lists the variables the lets of a prelude bind.
+func letNames(pre []*ir.Expr) []string {
+	var names []string
+	for _, p := range pre {
+		if p.Op == ir.OpLet {
+			names = append(names, p.Vars[0])
+		}
+	}
+	return names
+}
+
+// declarePrelude declares the variables of a prelude's lets for type
+// inference (no slots) and returns how many it declared.
+func (c *compiler) declarePrelude(pre []*ir.Expr) int {
+	n := 0
+	for _, p := range pre {
+		if p.Op == ir.OpLet {
+			c.declare(p.Vars[0], c.typeOf(p.Args[0]))
+			n++
+		}
+	}
+	return n
+}
+
+// compileSteps compiles a prelude, binding the lets' variables (the caller
+// unbinds the returned count once the core is compiled).
+func (c *compiler) compileSteps(pre []*ir.Expr) ([]step, int) {
+	var steps []step
+	lets := 0
+	for _, p := range pre {
+		if p.Op == ir.OpLet {
+			steps = append(steps, step{set: c.letValue(p)})
+			lets++
+			continue
+		}
+		steps = append(steps, c.guardStep(p.Args[0]))
+	}
+	return steps, lets
+}
+
+// guardStep compiles a condition, in place when it is a conjunction of
+// comparisons between an int variable and an int constant, variable or
+// physical scalar.
+func (c *compiler) guardStep(cond *ir.Expr) step {
+	var conj []*ir.Expr
+	var flatten func(e *ir.Expr)
+	flatten = func(e *ir.Expr) {
+		if e.Op == ir.OpAnd {
+			flatten(e.Args[0])
+			flatten(e.Args[1])
+			return
+		}
+		conj = append(conj, e)
+	}
+	flatten(cond)
+	var tests []rangeTest
+	for _, e := range conj {
+		t, ok := c.rangeTest(e)
+		if !ok {
+			return step{cond: c.boolExpr(cond)}
+		}
+		tests = append(tests, t)
+	}
+	return step{tests: tests}
+}
+
+var flipped = map[ir.Op]ir.Op{ir.OpLt: ir.OpGt, ir.OpLe: ir.OpGe, ir.OpGt: ir.OpLt, ir.OpGe: ir.OpLe, ir.OpEq: ir.OpEq, ir.OpNe: ir.OpNe}
+
+func (c *compiler) rangeTest(e *ir.Expr) (rangeTest, bool) {
+	op, ok := flipped[e.Op]
+	if !ok {
+		return rangeTest{}, false
+	}
+	x, y := e.Args[0], e.Args[1]
+	if sx, ok := c.intSlot(x); ok {
+		if b, ok := c.intOperand(y); ok {
+			return rangeTest{slot: sx, op: e.Op, bound: b}, true
+		}
+	}
+	if sy, ok := c.intSlot(y); ok {
+		if b, ok := c.intOperand(x); ok {
+			return rangeTest{slot: sy, op: op, bound: b}, true
+		}
+	}
+	return rangeTest{}, false
+}
+
+// intSlot returns the slot of an int variable.
+func (c *compiler) intSlot(e *ir.Expr) (int, bool) {
+	if e.Op != ir.OpVar {
+		return 0, false
+	}
+	b, ok := c.lookupVar(e.Name)
+	if !ok || b.slot < 0 || b.t != ir.IntType {
+		return 0, false
+	}
+	return b.slot, true
+}
+
+func (c *compiler) intOperand(e *ir.Expr) (operand, bool) {
+	if s, ok := c.intSlot(e); ok {
+		return operand{slot: s}, true
+	}
+	switch e.Op {
+	case ir.OpConst:
+		if c.typeOf(e) == ir.IntType {
+			return operand{slot: -1, k: e.I}, true
+		}
+	case ir.OpGlobal:
+		if cl := c.cell(e); cl.info.Kind == ir.ObjScalar && cl.info.Elem == ir.Int {
+			return operand{slot: -1, cl: cl}, true
+		}
+	}
+	return operand{}, false
+}
