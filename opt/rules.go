@@ -16,6 +16,7 @@ type compiledRule struct {
 	name     string // rewrite name: the rule's, with "<" for right-to-left
 	lhs, rhs *pat
 	sexpr    string // the left-hand side as an egraph pattern
+	pattern  *egraph.Pattern
 	anns     map[int]ir.Ann
 	lits     []string        // the constant each literal 0 or 1 of the left-hand side matches
 	binders  map[string]bool // metavariables the left-hand side binds as variables
@@ -72,6 +73,10 @@ func compileRuleFile(name, text string) (*ruleSet, error) {
 	return rs, nil
 }
 
+// patternLang parses left-hand sides; it interns no name (see
+// compileDirection).
+var patternLang = &lang{}
+
 // annotation slots: every singleton written without annotation shares the
 // slot annAny; every @unphysical one shares annLogicalOrUnique.
 var slotValues = map[int][]ir.Ann{
@@ -103,6 +108,9 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 		case pNode:
 			if p.op == opSingle && p.ann < 0 && side == "lhs" {
 				slots[p.ann] = true
+			}
+			if p.op == opCall && side == "lhs" {
+				return fmt.Errorf("a left-hand side cannot match a function call")
 			}
 			for i := 0; i < binderCount(p.op); i++ {
 				if side == "lhs" {
@@ -217,6 +225,15 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 			cr := &compiledRule{def: d, name: name, lhs: lhs, rhs: rhs, anns: anns, lits: l, binders: binders, dropUniq: d.DropUnique}
 			zn := 0
 			cr.sexpr = cr.lhsSexpr(lhs, &zn)
+			// Left-hand sides name no variable, global or function, so
+			// their operators and payloads are the same in every
+			// session's language: parse once, share (patterns are
+			// read-only).
+			p, err := egraph.ParsePattern(patternLang, cr.sexpr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", cr.sexpr, err)
+			}
+			cr.pattern = p
 			out = append(out, cr)
 		}
 	}
@@ -273,10 +290,7 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 		if enabled != nil && !enabled(cr.name) {
 			continue
 		}
-		p, err := egraph.ParsePattern(s.lang, cr.sexpr)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %s: %v", cr.name, cr.sexpr, err)
-		}
+		p := cr.pattern
 		cr := cr
 		idx := map[string]int{}
 		for i, v := range p.Vars() {
