@@ -23,6 +23,17 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		}
 		return true
 	},
+	"distinct": func(s *session, m match, args []string) bool {
+		seen := map[uint64]bool{}
+		for _, a := range args {
+			sym, ok := s.metaSym(m, a)
+			if !ok || seen[sym] {
+				return false
+			}
+			seen[sym] = true
+		}
+		return true
+	},
 	"strict": func(s *session, m match, args []string) bool {
 		e, ok1 := metaClass(m, args[0])
 		x, ok2 := s.metaSym(m, args[1])

@@ -18,6 +18,10 @@ import (
 // own. Conditions are predicates on metavariables, defined in conds.go:
 //
 //	notfree(e, x, ...)  none of the variables x occurs in e
+//	distinct(x, y, ...) the binders are different variables: a rule that
+//	                    swaps two binders would otherwise change which one
+//	                    an occurrence refers to (rules reuse binder names,
+//	                    so two binders in a term may share one)
 //	strict(e, x)        e is zero whenever x is zero
 //	linear(e, x)        e is additive in x (e(a+b) = e(a)+e(b), e(0) = 0)
 //	scalar(e), dict(e), int(e)   the type of e
