@@ -68,20 +68,21 @@
 //
 // Measured with TestMeasureDesign (go test ./opt -run MeasureDesign
 // -opt.measure -v), on the kernel tests' data, on a loaded 2-core machine
-// (nodes: the largest e-graph of any stage; all saturated unless noted):
+// (nodes: the largest e-graph of any stage; plan costs are the estimates):
 //
-//	kernel   staged (the design)     one e-graph with every rule
-//	MMM       128 nodes,  21 iters     853 nodes, saturated
-//	SumMMM    115 nodes,  21 iters     619 nodes, saturated (plan 1.6x dearer)
-//	BATAX    1564 nodes,  19 iters    1231 nodes, saturated (plan 2.7x dearer)
-//	TTM       603 nodes,  25 iters    1495 nodes, saturated (plan 23x dearer)
-//	MTTKRP   1046 nodes,  22 iters   65,405 nodes after 100 iterations, not
-//	                                  saturated, 13.6 s (plan 1.9x dearer)
+//	kernel   staged (the design)           one e-graph with every rule
+//	MMM       128 nodes, 21 iters,  6 ms     886 nodes, 39 ms (plan 5% cheaper)
+//	SumMMM    115 nodes, 21 iters,  6 ms     743 nodes, 18 ms (plan 1.6x dearer)
+//	BATAX    1564 nodes, 19 iters, 23 ms   13,496 nodes, 838 ms (plan 3% dearer)
+//	TTM       603 nodes, 25 iters, 15 ms    1495 nodes, 53 ms (plan 7x dearer)
+//	MTTKRP   1051 nodes, 22 iters, 22 ms   37,530 nodes after 100 iterations,
+//	                                        not saturated, 6.9 s (plan 1.9x dearer)
 //
-// The one-graph variant keeps the lets the fusion rules write, which block
-// the hoisting rules; substituting a single term per class instead of the
-// whole class changed little (54,275 nodes for MTTKRP). Every kernel is
-// optimized in a few to 25 milliseconds (TestKernelGoldens logs the times).
+// Every staged run saturated. The one-graph variant keeps the lets the
+// fusion rules write, which stand in the way of the hoisting rules, and
+// explores every arrangement of every let and test; substituting a single
+// term per class instead of the whole class cut BATAX to 2,466 nodes but
+// left MTTKRP unsaturated (37,059 nodes).
 //
 // # Soundness
 //
