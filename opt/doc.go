@@ -48,7 +48,10 @@
 //     bound variable in the body (F1's if k == e);
 //   - every binder of the initial plan gets a unique name, and rules that
 //     invent a binder take a fresh one, remembered per rule and match so
-//     that re-applying a match builds nothing new;
+//     that re-applying a match builds nothing new. Rules that rebind an
+//     existing variable (F1's let k = e) may leave two binders of one name
+//     in a term; the rules that swap two binders (SW, LT4, F4) check they
+//     are distinct, and free-variable tests see shadowing;
 //   - the free-variable analysis (Data.FV) keeps, per class, the variables
 //     every term of the class needs (an intersection): a rule that moves a
 //     class out of a binder checks the binder is not needed, and
