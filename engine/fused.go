@@ -1070,16 +1070,26 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 	if sb.loSlot != vs || sb.hiSlot != vs || fb.writeSlots || fb.keyAt != at2 || fb.p.v1.at != at1 || fb.p.v2.at != atNone {
 		return nil
 	}
-	// A is usually A_val(p), p the outer position, or a variable a let
-	// of the prelude set to it: read it in place.
+	// The product is usually one invariant factor s times V(q) (A*V or
+	// V*B: multiplication commutes exactly), s being A_val(p) for the
+	// outer position p or a variable a let of the prelude set to it: read
+	// it in place.
+	var single *inv
+	switch p := &fb.p; {
+	case p.dicts != nil || p.c != nil:
+	case p.a != nil && p.b == nil:
+		single = p.a
+	case p.a == nil && p.b != nil:
+		single = p.b
+	}
 	var direct *inv
 	slotA := -1
-	if a := fb.p.a; fb.onlyA && a != nil && !a.negate {
+	if single != nil && !single.negate {
 		switch {
-		case a.kind == invArr && a.slot == ks && ks >= 0:
-			direct = a
-		case a.kind == invSlotF:
-			slotA = a.slot
+		case single.kind == invArr && single.slot == ks && ks >= 0 && single.cl.info.Elem == ir.Real:
+			direct = single
+		case single.kind == invSlotF:
+			slotA = single.slot
 		}
 	}
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
@@ -1132,13 +1142,17 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 				a = avals[p+direct.off]
 			case slotA >= 0:
 				a = fr.f[slotA]
+			case single != nil:
+				if a = single.eval(fr); fr.err != nil {
+					return
+				}
 			case !fb.pure:
 				if a, b, c = fb.p.invariants(fr); fr.err != nil {
 					return
 				}
 			}
 			seg, vs := innerIdx[l:h], vals[l:h]
-			if fb.onlyA {
+			if single != nil || fb.pure {
 				out := bd.reals
 				for q, j := range seg {
 					v := a * vs[q]

@@ -20,6 +20,37 @@ type step struct {
 	set   func(*frame) // a let: store the value in its slot
 	cond  boolFn       // a guard tested through its closure
 	tests []rangeTest  // a guard of simple comparisons (cond nil)
+	read  *arrayLet    // a let of a physical array read, done in place
+}
+
+// arrayLet is let x = A(i + c) for a physical array A and an int variable
+// i.
+type arrayLet struct {
+	arr  *cell
+	slot int // of i
+	off  int64
+	dst  int // x's slot (real or int by A's elements)
+	e    *ir.Expr
+}
+
+func (l *arrayLet) run(fr *frame) bool {
+	k := fr.i[l.slot] + l.off
+	if l.arr.info.Elem == ir.Real {
+		a := l.arr.reals
+		if uint64(k) >= uint64(len(a)) {
+			fr.fail(boundsError(l.e, l.arr.name, k, int64(len(a))))
+			return false
+		}
+		fr.f[l.dst] = a[k]
+		return true
+	}
+	a := l.arr.ints
+	if uint64(k) >= uint64(len(a)) {
+		fr.fail(boundsError(l.e, l.arr.name, k, int64(len(a))))
+		return false
+	}
+	fr.i[l.dst] = a[k]
+	return true
 }
 
 // rangeTest is x op bound for an int variable x.
@@ -69,6 +100,10 @@ func runSteps(fr *frame, steps []step) bool {
 	for i := range steps {
 		s := &steps[i]
 		switch {
+		case s.read != nil:
+			if !s.read.run(fr) {
+				return false
+			}
 		case s.set != nil:
 			s.set(fr)
 			if fr.err != nil {
@@ -138,6 +173,16 @@ func (c *compiler) compileSteps(pre []*ir.Expr) ([]step, int) {
 	lets := 0
 	for _, p := range pre {
 		if p.Op == ir.OpLet {
+			if v := p.Args[0]; v.Op == ir.OpLookup && v.Args[0].Op == ir.OpGlobal {
+				if cl := c.cell(v.Args[0]); cl.info.Kind == ir.ObjArray {
+					if k := c.keyFn(v.Args[1]); k.aff {
+						dst := c.bind(p.Vars[0], ir.Type{Base: cl.info.Elem})
+						steps = append(steps, step{read: &arrayLet{arr: cl, slot: k.affSlot, off: k.affOff, dst: dst, e: v}})
+						lets++
+						continue
+					}
+				}
+			}
 			steps = append(steps, step{set: c.letValue(p)})
 			lets++
 			continue
