@@ -141,6 +141,9 @@ func TestKernelShapes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", k.name, err)
 		}
+		if err := checkPrintedPlan(res.Plan, st); err != nil {
+			t.Errorf("%s: %v", k.name, err)
+		}
 		s := shapeOf(res.Plan)
 		fail := func(format string, args ...any) {
 			t.Errorf("%s: %s\n%s", k.name, fmt.Sprintf(format, args...), ir.Format(res.Plan))

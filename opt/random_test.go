@@ -66,6 +66,9 @@ func checkRandomProgram(seed uint64) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("optimize: %v\n%s", err, prog)
 	}
+	if err := checkPrintedPlan(res.Plan, st); err != nil {
+		return true, fmt.Errorf("%v\nprogram:\n%s", err, prog)
+	}
 	got, err := eval.Eval(res.Plan, st)
 	if err != nil {
 		return true, fmt.Errorf("the optimized plan fails: %v\nprogram:\n%s\nplan:\n%s", err, prog, ir.Format(res.Plan))
