@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -80,4 +83,32 @@ func (a *Alternatives) Explain(w io.Writer) {
 	fmt.Fprintf(bw, "chosen: %s\n\n", a.Labels[a.Best])
 	bw.Flush()
 	a.Chosen().Explain(w)
+}
+
+// Cross returns every combination of one choice per tensor, each as a
+// label ("A=csr B=csc", tensors in name order) and the chosen format per
+// tensor: what a command line that accepts --tensor A=FILE:csr|csc needs to
+// build the alternatives.
+func Cross(choices map[string][]string) (labels []string, combos []map[string]string) {
+	names := slices.Sorted(maps.Keys(choices))
+	combos = []map[string]string{{}}
+	for _, n := range names {
+		var next []map[string]string
+		for _, c := range combos {
+			for _, f := range choices[n] {
+				m := maps.Clone(c)
+				m[n] = f
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	for _, c := range combos {
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = n + "=" + c[n]
+		}
+		labels = append(labels, strings.Join(parts, " "))
+	}
+	return labels, combos
 }

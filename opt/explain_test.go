@@ -83,3 +83,14 @@ func TestDotDrawsThePlan(t *testing.T) {
 		}
 	}
 }
+
+func TestCrossListsEveryCombination(t *testing.T) {
+	labels, combos := Cross(map[string][]string{"B": {"csr", "csc"}, "A": {"csf"}, "C": {"dense", "hash"}})
+	want := []string{"A=csf B=csr C=dense", "A=csf B=csr C=hash", "A=csf B=csc C=dense", "A=csf B=csc C=hash"}
+	if strings.Join(labels, "|") != strings.Join(want, "|") {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+	if len(combos) != 4 || combos[3]["B"] != "csc" || combos[3]["C"] != "hash" {
+		t.Errorf("combinations %v", combos)
+	}
+}
