@@ -51,3 +51,30 @@ func TestDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocationsDoNotGrowWithWork: the fused kernels allocate per run
+// (and per output row), never per inner iteration: ten times the
+// non-zeros per row cost no more allocations.
+func TestAllocationsDoNotGrowWithWork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	allocs := func(plan string, nnzPerRow int) float64 {
+		st := storage.Store{"x": storage.RealArray(randVec(500, rng)), "beta": storage.RealScalar(2)}
+		randCSR(500, 500, 500*nnzPerRow, rng).store(st, "A")
+		randCSR(500, 500, 500*nnzPerRow, rng).store(st, "B")
+		k, err := Compile(parse(t, plan, st), SchemaOf(st), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(5, func() {
+			if _, err := k.Exec(st); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, plan := range []string{planSpMV, planBATAX, planSumMMM, planMMM} {
+		few, many := allocs(plan, 4), allocs(plan, 40)
+		if many > few*1.1+8 {
+			t.Errorf("%s: %v allocations with 4 non-zeros a row, %v with 40", plan, few, many)
+		}
+	}
+}
