@@ -204,3 +204,14 @@ func keyLess(a, b [maxOrder]int64) bool {
 	}
 	return false
 }
+
+// Duplicate returns the first coordinate the answer lists more than once
+// ("" if none): a well-formed answer has one entry per coordinate.
+func (a *Answer) Duplicate() string {
+	for i := 1; i < len(a.Entries); i++ {
+		if a.Entries[i].Key == a.Entries[i-1].Key {
+			return fmt.Sprint(a.Entries[i].Key[:a.Order])
+		}
+	}
+	return ""
+}

@@ -119,7 +119,7 @@ func (h *Harness) runE2E() error {
 		}
 		for i := range realData {
 			d := &realData[i]
-			if d.order() != order || (h.cfg.Quick && d.QuickLimits == nil) {
+			if d.order() != order || (h.cfg.Quick && d.QuickLimits == nil) || !h.selected(kernel, d.Name) {
 				continue
 			}
 			path, dims, nnz, err := h.datasetFile(d)
@@ -164,6 +164,9 @@ func (h *Harness) sweepDensities() []float64 {
 func (h *Harness) runSweep() error {
 	sizes := h.sweepSizes()
 	for _, kernel := range matrixKernels {
+		if !h.selected(kernel, "") {
+			continue
+		}
 		n := sizes[kernel]
 		for _, d := range h.sweepDensities() {
 			label := fmt.Sprintf("%dx%d", n, n)
@@ -223,6 +226,9 @@ func (h *Harness) ablationSetup() (int64, []float64) {
 
 // runAblation is §6.3 (Fig. 9): BATAX on a 1000 x 1000 matrix.
 func (h *Harness) runAblation() error {
+	if !h.selected("batax", "") {
+		return nil
+	}
 	n, densities := h.ablationSetup()
 	for _, d := range densities {
 		a, err := h.genMatrix(n, n, d, 31)
@@ -261,6 +267,9 @@ func (h *Harness) runAblation() error {
 // `storel explain` and from the optimize phase of `storel run`.
 func (h *Harness) runOptimizer() error {
 	for _, kernel := range append(append([]string(nil), matrixKernels...), tensorKernels...) {
+		if !h.selected(kernel, "") {
+			continue
+		}
 		in, err := h.smallestInput(kernel)
 		if err != nil {
 			return err
@@ -326,6 +335,9 @@ func (h *Harness) overheadSizes() []int64 {
 // runOverhead is §6.5 (Fig. 10): BATAX on a 100 x N matrix, total time
 // including optimization, naive plan against optimized plan.
 func (h *Harness) runOverhead() error {
+	if !h.selected("batax", "") {
+		return nil
+	}
 	for _, n := range h.overheadSizes() {
 		a, err := h.genMatrix(100, n, h.cfg.FactorDensity, 41)
 		if err != nil {
@@ -372,6 +384,9 @@ func (h *Harness) runThreads() error {
 	}
 	for _, c := range cs {
 		for _, kernel := range []string{"mmm", "batax"} {
+			if !h.selected(kernel, c.d.Name) {
+				continue
+			}
 			path, dims, nnz, err := h.datasetFile(c.d)
 			if err != nil {
 				return err

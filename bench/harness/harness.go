@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,13 +30,22 @@ type Config struct {
 	Experiments []string // which experiments, in order (see AllExperiments)
 	Repeat      int      // runs per measurement; the median is reported
 	Timeout     time.Duration
+	// MaxRSS bounds one run's resident memory in bytes (0: no bound).
+	MaxRSS int64
 	// OracleTimeout bounds a reference-interpreter run; when it runs out
 	// the check against the oracle is skipped (storel's answer is still the
 	// reference for the peers).
 	OracleTimeout time.Duration
 	// OracleMaxNNZ: the oracle runs only on inputs with at most this many
 	// non-zeros in the main tensor.
-	OracleMaxNNZ  int64
+	OracleMaxNNZ int64
+	// Kernels and Inputs, when not empty, restrict the runs to these
+	// kernels and (for e2e and threads) these real inputs.
+	Kernels []string
+	Inputs  []string
+	// Merge keeps the measurements of an earlier results.json in OutDir,
+	// replacing only the cases this run measures again.
+	Merge         bool
 	Threads       []int   // thread counts of the scaling experiment
 	FactorDensity float64 // density of the generated right-hand factors
 	Machine       string  // one-line description of the machine (for the report)
@@ -83,6 +93,7 @@ type Harness struct {
 	Failures []string // mismatches and broken runs that make the run fail
 	// pyMissing caches why each Python peer cannot run ("" = it can).
 	pyMissing map[string]string
+	previous  *reportData // --merge: the earlier results
 }
 
 // New returns a harness for cfg.
@@ -97,8 +108,90 @@ func (h *Harness) logf(format string, args ...any) {
 	fmt.Fprintf(h.cfg.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
+// selected says whether kernel and input (real data; "" for generated)
+// are among those asked for.
+func (h *Harness) selected(kernel, input string) bool {
+	if len(h.cfg.Kernels) > 0 && !slices.Contains(h.cfg.Kernels, kernel) {
+		return false
+	}
+	return input == "" || len(h.cfg.Inputs) == 0 || slices.Contains(h.cfg.Inputs, input)
+}
+
+// loadPrevious reads OutDir/results.json for --merge.
+func (h *Harness) loadPrevious() error {
+	b, err := os.ReadFile(filepath.Join(h.cfg.OutDir, "results.json"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var d reportData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return fmt.Errorf("--merge: %s: %v", filepath.Join(h.cfg.OutDir, "results.json"), err)
+	}
+	h.previous = &d
+	return nil
+}
+
+// merged returns the previous run's measurements and failures with the
+// cases measured again by this run replaced by the new ones.
+func (h *Harness) merged() ([]Measurement, []string) {
+	if h.previous == nil {
+		return h.Results, h.Failures
+	}
+	type key struct {
+		e, k, i string
+		x       float64
+	}
+	redone := map[key]bool{}
+	for _, m := range h.Results {
+		redone[key{m.Experiment, m.Kernel, m.Input, m.X}] = true
+	}
+	var ms []Measurement
+	done := map[key]bool{}
+	for _, m := range h.previous.Results {
+		kk := key{m.Experiment, m.Kernel, m.Input, m.X}
+		if !redone[kk] {
+			ms = append(ms, m)
+			continue
+		}
+		if !done[kk] {
+			done[kk] = true
+			for _, n := range h.Results {
+				if (key{n.Experiment, n.Kernel, n.Input, n.X}) == kk {
+					ms = append(ms, n)
+				}
+			}
+		}
+	}
+	for _, n := range h.Results {
+		if !done[key{n.Experiment, n.Kernel, n.Input, n.X}] {
+			ms = append(ms, n)
+		}
+	}
+	var fs []string
+	for _, f := range h.previous.Failures {
+		stale := false
+		for kk := range redone {
+			if strings.HasPrefix(f, kk.e+" "+kk.k+" "+kk.i+" ") {
+				stale = true
+			}
+		}
+		if !stale {
+			fs = append(fs, f)
+		}
+	}
+	return ms, append(fs, h.Failures...)
+}
+
 // RunAll runs the configured experiments.
 func (h *Harness) RunAll() error {
+	if h.cfg.Merge {
+		if err := h.loadPrevious(); err != nil {
+			return err
+		}
+	}
 	for _, e := range h.cfg.Experiments {
 		start := time.Now()
 		h.logf("== experiment %s", e)
@@ -135,12 +228,13 @@ func (h *Harness) SaveJSON() error {
 	if err := os.MkdirAll(h.cfg.OutDir, 0o755); err != nil {
 		return err
 	}
+	results, failures := h.merged()
 	b, err := json.MarshalIndent(struct {
 		Machine  string        `json:"machine"`
 		Quick    bool          `json:"quick"`
 		Results  []Measurement `json:"results"`
 		Failures []string      `json:"failures"`
-	}{h.cfg.Machine, h.cfg.Quick, h.Results, h.Failures}, "", " ")
+	}{h.cfg.Machine, h.cfg.Quick, results, failures}, "", " ")
 	if err != nil {
 		return err
 	}
@@ -180,6 +274,16 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 	// compared with each other (their times stay marked unchecked).
 	var cross *Answer
 	crossName := ""
+	// Failures are collected per case, since a later run (the oracle, or
+	// peers agreeing with each other) can show which side was wrong.
+	type caseFailure struct {
+		idx int
+		msg string
+	}
+	var caseFailures []caseFailure
+	var dissent *Answer
+	var dissenters []int
+	oracleConfirmed := false
 	var out []Measurement
 	for _, j := range jobs {
 		m := Measurement{Experiment: k.experiment, Kernel: k.kernel, Input: k.input, X: k.x, System: j.system, Threads: j.threads}
@@ -195,6 +299,9 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 			continue
 		}
 		removeAnswer(j.answer, j.npy)
+		if j.exec.MaxRSS == 0 {
+			j.exec.MaxRSS = h.cfg.MaxRSS
+		}
 		r := Run(j.exec)
 		m.Wall = float64(r.Wall.Microseconds()) / 1000
 		t := r.Timings
@@ -212,7 +319,7 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 				m.Note = "oracle: " + m.Note
 			}
 			if m.Status == StatusError && j.reference {
-				h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, r.Err))
+				caseFailures = append(caseFailures, caseFailure{len(out), fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, r.Err)})
 			}
 			h.logf("%s %s %s %s: %s %s", k.experiment, k.kernel, k.input, j.system, m.Status, m.Note)
 			out = append(out, m)
@@ -224,10 +331,21 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 			continue
 		}
 		ans, err := readAnswer(j.answer, j.npy)
+		dup := ""
+		if err == nil {
+			dup = ans.Duplicate()
+		}
+		fail := func() {
+			caseFailures = append(caseFailures, caseFailure{len(out), fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, m.Note)})
+		}
 		switch {
 		case err != nil:
 			m.Status, m.Note = StatusError, "reading its answer: "+err.Error()
-			h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, m.Note))
+			fail()
+		case dup != "":
+			// A coordinate listed twice is not an answer; it checks nothing.
+			m.Status, m.Note = StatusWrong, "its answer lists "+dup+" more than once"
+			fail()
 		case j.reference && ref == nil:
 			ref, refName = ans, j.system
 			m.CheckedAgainst = "(reference)"
@@ -246,29 +364,70 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 				}
 			}
 		default:
-			if cerr := Compare(ref, ans, DefaultTolerance); cerr != nil {
-				m.Status, m.Note = StatusWrong, "against "+refName+": "+cerr.Error()
-				h.Failures = append(h.Failures, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, j.system, m.Note))
-				if j.oracle {
-					// The oracle is the ground truth: the reference run is
-					// the one that is wrong.
-					for i := range out {
-						if out[i].CheckedAgainst == "(reference)" {
-							out[i].Status = StatusWrong
-							out[i].Note = "disagrees with the reference interpreter: " + cerr.Error()
-						}
-					}
-					m.Status, m.Note = StatusOK, "reference interpreter; storel's answer disagrees"
-					ref, refName = ans, "oracle"
-				}
-			} else {
+			cerr := Compare(ref, ans, DefaultTolerance)
+			switch {
+			case cerr == nil:
 				m.CheckedAgainst = refName
+				if j.oracle {
+					oracleConfirmed = true
+				}
+			case j.oracle:
+				// The oracle is the ground truth: the reference run is
+				// the one that is wrong.
+				for i := range out {
+					if out[i].CheckedAgainst == "(reference)" {
+						out[i].Status = StatusWrong
+						out[i].Note = "disagrees with the reference interpreter: " + cerr.Error()
+						caseFailures = append(caseFailures, caseFailure{i, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, out[i].System, out[i].Note)})
+					}
+				}
+				m.Note = "reference interpreter; storel's answer disagrees"
+				ref, refName, oracleConfirmed = ans, "oracle", true
+			default:
+				m.Status, m.Note = StatusWrong, "against "+refName+": "+cerr.Error()
+				fail()
+				// Peers that disagree with storel but agree with each
+				// other point at storel (unless the oracle vouched for it).
+				if dissent == nil {
+					dissent, dissenters = ans, []int{len(out)}
+				} else if Compare(dissent, ans, DefaultTolerance) == nil {
+					dissenters = append(dissenters, len(out))
+				}
 			}
 		}
 		h.logf("%s %s %s %s: %s execute %s ms (wall %.0f ms) %s", k.experiment, k.kernel, k.input, j.system, m.Status, fmtMS(m.Execute), m.Wall, m.Note)
 		out = append(out, m)
 		// Only the reference's answer is kept, in memory; the files are large.
 		removeAnswer(j.answer, j.npy)
+	}
+	if len(dissenters) >= 2 && !oracleConfirmed {
+		var names []string
+		for _, i := range dissenters {
+			names = append(names, out[i].System)
+		}
+		agree := strings.Join(names, ", ")
+		for i := range out {
+			if out[i].CheckedAgainst == "(reference)" && out[i].System != "oracle" {
+				out[i].Status = StatusWrong
+				out[i].CheckedAgainst = ""
+				out[i].Note = "disagrees with " + agree + ", which agree with each other: " + strings.TrimPrefix(out[dissenters[0]].Note, "against "+refName+": ")
+				caseFailures = append(caseFailures, caseFailure{i, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, out[i].System, out[i].Note)})
+			}
+		}
+		keep := caseFailures[:0]
+		for _, f := range caseFailures {
+			if !slices.Contains(dissenters, f.idx) {
+				keep = append(keep, f)
+			}
+		}
+		caseFailures = keep
+		for _, i := range dissenters {
+			out[i].Status = StatusNoCheck
+			out[i].Note = "agrees with " + agree + "; storel's answer differs, so it is not checked against storel"
+		}
+	}
+	for _, f := range caseFailures {
+		h.Failures = append(h.Failures, f.msg)
 	}
 	h.Results = append(h.Results, out...)
 	if err := h.SaveJSON(); err != nil {

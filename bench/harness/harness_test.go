@@ -209,3 +209,70 @@ func TestReportShowsFailuresAndRatios(t *testing.T) {
 		t.Error("a wrong answer's time counted in the ratios")
 	}
 }
+
+// fakeJob is a system that writes the given .tns text as its answer.
+func fakeJob(dir, system, tns string, reference bool) job {
+	ans := filepath.Join(dir, system+".tns")
+	return job{system: system, reference: reference, answer: ans, threads: 1,
+		exec: Exec{Args: []string{"sh", "-c", "printf '" + tns + "' > " + ans + "; echo 'timing: execute 1 ms' >&2"}, Timeout: 10 * time.Second}}
+}
+
+func TestRunJobsBlamesTheOddOneOut(t *testing.T) {
+	dir := t.TempDir()
+	k := caseKey{"e2e", "mmm", "x", 0}
+
+	h := New(Config{})
+	out := h.runJobs(k, []job{fakeJob(dir, "storel", `1 2\n`, true), fakeJob(dir, "scipy", `1 2\n`, false), fakeJob(dir, "duckdb", `1 5\n`, false)})
+	if out[0].Status != StatusOK || out[1].Status != StatusOK || out[2].Status != StatusWrong || len(h.Failures) != 1 {
+		t.Errorf("one wrong peer: %+v, failures %v", out, h.Failures)
+	}
+
+	h = New(Config{})
+	out = h.runJobs(k, []job{fakeJob(dir, "storel", `1 2\n`, true), fakeJob(dir, "scipy", `1 3\n`, false), fakeJob(dir, "duckdb", `1 3\n`, false)})
+	if out[0].Status != StatusWrong || out[1].Status != StatusNoCheck || out[2].Status != StatusNoCheck ||
+		len(h.Failures) != 1 || !strings.Contains(h.Failures[0], "storel") {
+		t.Errorf("two peers agreeing against storel: %+v, failures %v", out, h.Failures)
+	}
+
+	h = New(Config{})
+	oracle := fakeJob(dir, "oracle", `1 2\n`, false)
+	oracle.oracle = true
+	out = h.runJobs(k, []job{fakeJob(dir, "storel", `1 2\n`, true), oracle, fakeJob(dir, "scipy", `1 3\n`, false), fakeJob(dir, "duckdb", `1 3\n`, false)})
+	if out[0].Status != StatusOK || out[2].Status != StatusWrong || out[3].Status != StatusWrong || len(h.Failures) != 2 {
+		t.Errorf("the oracle vouches for storel: %+v, failures %v", out, h.Failures)
+	}
+
+	h = New(Config{})
+	out = h.runJobs(k, []job{fakeJob(dir, "storel", `1 1\n1 1\n`, true), fakeJob(dir, "scipy", `1 2\n`, false)})
+	if out[0].Status != StatusWrong || !strings.Contains(out[0].Note, "more than once") || out[1].Status != StatusNoCheck {
+		t.Errorf("duplicate coordinates: %+v", out)
+	}
+}
+
+func TestMergeReplacesOnlyTheCasesRunAgain(t *testing.T) {
+	h := New(Config{})
+	h.previous = &reportData{
+		Results: []Measurement{
+			{Experiment: "e2e", Kernel: "mmm", Input: "a", System: "storel", Status: StatusOK},
+			{Experiment: "e2e", Kernel: "batax", Input: "b", System: "storel", Status: StatusWrong},
+			{Experiment: "e2e", Kernel: "batax", Input: "b", System: "scipy", Status: StatusWrong},
+		},
+		Failures: []string{"e2e batax b scipy: differs", "e2e ttm c storel: killed"},
+	}
+	h.Results = []Measurement{{Experiment: "e2e", Kernel: "batax", Input: "b", System: "storel", Status: StatusOK}}
+	ms, fs := h.merged()
+	if len(ms) != 2 || ms[0].Input != "a" || ms[1].Status != StatusOK {
+		t.Errorf("merged measurements: %+v", ms)
+	}
+	if !reflect.DeepEqual(fs, []string{"e2e ttm c storel: killed"}) {
+		t.Errorf("merged failures: %v", fs)
+	}
+}
+
+func TestRunKillsARunawayProcess(t *testing.T) {
+	// A shell that doubles a string until it passes 50 MB.
+	r := Run(Exec{Args: []string{"sh", "-c", `s=x; while true; do s="$s$s"; done`}, Timeout: 20 * time.Second, MaxRSS: 50 << 20})
+	if r.Status != StatusError || !strings.Contains(r.Err, "resident memory") {
+		t.Fatalf("got %s: %s", r.Status, r.Err)
+	}
+}

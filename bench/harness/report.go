@@ -24,7 +24,8 @@ type reportData struct {
 
 // WriteReport writes REPORT.md and the plots into OutDir.
 func (h *Harness) WriteReport(elapsed time.Duration) error {
-	d := reportData{Machine: h.cfg.Machine, Quick: h.cfg.Quick, Results: h.Results, Failures: h.Failures,
+	results, failures := h.merged()
+	d := reportData{Machine: h.cfg.Machine, Quick: h.cfg.Quick, Results: results, Failures: failures,
 		Versions: h.Versions(), Duration: elapsed.Round(time.Second).String(),
 		Config: map[string]string{
 			"repeat":          fmt.Sprint(h.cfg.Repeat),

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,10 @@ type Exec struct {
 	Args    []string // program and arguments
 	Env     []string // added to the environment
 	Timeout time.Duration
+	// MaxRSS, when positive, kills the process once its resident memory
+	// passes this many bytes, before the kernel's OOM killer picks a
+	// victim on a machine others share.
+	MaxRSS int64
 }
 
 // ExecResult is what a process reported.
@@ -72,10 +77,22 @@ func Run(e Exec) ExecResult {
 	cmd.Stdout = &limitedBuffer{buf: &stdout, max: 1 << 20}
 	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 1 << 20}
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return ExecResult{Status: StatusError, Err: err.Error()}
+	}
+	var overMemory atomic.Int64
+	done := make(chan struct{})
+	if e.MaxRSS > 0 {
+		go watchMemory(cmd.Process.Pid, e.MaxRSS, &overMemory, done)
+	}
+	err := cmd.Wait()
+	close(done)
 	r := ExecResult{Wall: time.Since(start), Stdout: stdout.String(), Stderr: stderr.String()}
 	r.Timings = ParseTimings(r.Stderr + "\n" + r.Stdout)
 	switch {
+	case overMemory.Load() > 0:
+		r.Status = StatusError
+		r.Err = fmt.Sprintf("killed: resident memory reached %.1f GB, over the limit of %.1f GB", float64(overMemory.Load())/1e9, float64(e.MaxRSS)/1e9)
 	case ctx.Err() == context.DeadlineExceeded:
 		r.Status = StatusTimeout
 		r.Err = fmt.Sprintf("no answer within %s", e.Timeout)
@@ -128,4 +145,57 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// watchMemory polls the resident memory of pid and kills its process
+// group when it passes limit, recording the size it reached in over.
+func watchMemory(pid int, limit int64, over *atomic.Int64, done <-chan struct{}) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f := strings.Fields(rest)
+				if len(f) == 0 {
+					break
+				}
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil && kb*1024 > limit {
+					over.Store(kb * 1024)
+					syscall.Kill(-pid, syscall.SIGKILL)
+					return
+				}
+			}
+		}
+	}
+}
+
+// DefaultMaxRSS is the memory limit of one run: 60% of the machine's
+// memory (0 when unknown).
+func DefaultMaxRSS() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb * 1024 * 6 / 10
+				}
+			}
+		}
+	}
+	return 0
 }

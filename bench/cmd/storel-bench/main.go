@@ -56,6 +56,10 @@ func run(args []string) error {
 	oracleTimeout := fs.Duration("oracle-timeout", 0, "time limit of a reference-interpreter run (default 2m, 30s with --quick)")
 	oracleMax := fs.Int64("oracle-max-nnz", 0, "run the reference interpreter on inputs with at most this many non-zeros (default 50000, 100000 with --quick)")
 	threads := fs.String("threads", "1,2", "thread counts of the scaling experiment")
+	maxMem := fs.Float64("max-mem-gb", float64(harness.DefaultMaxRSS())/1e9, "kill a run whose resident memory passes this many GB (0: no limit)")
+	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,ttm,mttkrp), comma-separated")
+	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e and threads, comma-separated")
+	merge := fs.Bool("merge", false, "keep OUT/results.json's other measurements; replace only the cases run again")
 	factorDensity := fs.Float64("factor-density", 1.0/32, "density of generated right-hand factors (paper: 2^-5)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -150,6 +154,7 @@ func run(args []string) error {
 		Storel: abs(*storel), Self: self, Python: *python, PyPeer: filepath.Join(abs(*repo), "bench", "peers", "pypeer.py"),
 		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Timeout: *timeout,
 		OracleTimeout: *oracleTimeout, OracleMaxNNZ: *oracleMax, Threads: ts, FactorDensity: *factorDensity,
+		Kernels: splitList(*kernels), Inputs: splitList(*inputs), Merge: *merge, MaxRSS: int64(*maxMem * 1e9),
 		Machine: harness.Describe(), Log: os.Stderr,
 	}
 	h := harness.New(cfg)
@@ -204,4 +209,14 @@ func findRepo() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
