@@ -191,3 +191,30 @@ func TestDeepNesting(t *testing.T) {
 	sb.WriteString(strings.Repeat(")", depth))
 	agree(t, parse(t, sb.String(), st), st)
 }
+
+// TestCorruptSegments: plans over CSR arrays whose segment bounds are
+// wrong fail with an error, as in the interpreter, through every fused
+// path.
+func TestCorruptSegments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, plan := range []string{planSpMV, planSumMMM, planMMM, planBATAX, planBATAXNaive} {
+		for _, corrupt := range []func(a *sparseCSR){
+			func(a *sparseCSR) { a.pos[len(a.pos)/2] = int64(len(a.idx)) + 5 }, // past the end
+			func(a *sparseCSR) { a.pos[3] = a.pos[4] + 1 },                      // decreasing
+			func(a *sparseCSR) { a.idx[len(a.idx)/3] = 1 << 40 },                // column out of range
+		} {
+			st := storage.Store{"x": storage.RealArray(randVec(40, rng)), "beta": storage.RealScalar(2)}
+			a := randCSR(40, 40, 300, rng)
+			corrupt(a)
+			a.store(st, "A")
+			randCSR(40, 40, 300, rng).store(st, "B")
+			e := parse(t, plan, st)
+			agree(t, e, st)
+			if _, err := runEngine(e, st, 1); err == nil {
+				if _, ierr := eval.Eval(e, st); ierr != nil {
+					t.Fatalf("%s: no error", plan)
+				}
+			}
+		}
+	}
+}

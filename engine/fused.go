@@ -588,6 +588,34 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	case shapeRows:
 		// s += a * (sum over row i) * b * (sum over row i) * c.
 		v1, v2 := &p.v1, &p.v2
+		if r1, r2 := rowSum(v1, ks), rowSum(v2, ks); fb.pure && r1 != nil && r2 != nil && lo >= 0 {
+			// Both factors sum a real array over a segment of row i
+			// (SumMMM): the whole thing in one loop.
+			p1l, p1h, p2l, p2h := r1.seg.lo.ints, r1.seg.hi.ints, r2.seg.lo.ints, r2.seg.hi.ints
+			a1, a2 := r1.fb.p.v1.arr.reals, r2.fb.p.v1.arr.reals
+			n1, n2 := min(int64(len(a1)), r1.seg.arr.n), min(int64(len(a2)), r2.seg.arr.n)
+			o1l, o1h, o2l, o2h := r1.seg.loOff, r1.seg.hiOff, r2.seg.loOff, r2.seg.hiOff
+			for q := lo; q < hi; q++ {
+				k1l, k1h, k2l, k2h := q+o1l, q+o1h, q+o2l, q+o2h
+				if uint64(k1l) >= uint64(len(p1l)) || uint64(k1h) >= uint64(len(p1h)) ||
+					uint64(k2l) >= uint64(len(p2l)) || uint64(k2h) >= uint64(len(p2h)) {
+					return fb.sumRows(fr, q, hi, ks, s)
+				}
+				l1, h1, l2, h2 := p1l[k1l], p1h[k1h], p2l[k2l], p2h[k2h]
+				if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
+					return fb.sumRows(fr, q, hi, ks, s)
+				}
+				x1, x2 := 0.0, 0.0
+				for _, v := range a1[l1:h1] {
+					x1 += v
+				}
+				for _, v := range a2[l2:h2] {
+					x2 += v
+				}
+				s += x1 * x2
+			}
+			return s
+		}
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
 			x1, ok := v1.segValue(fr)
@@ -1210,4 +1238,40 @@ func (fb *fusedBody) term(fr *frame, q1, q2 int64) (float64, bool) {
 		return 0, false
 	}
 	return (((a * x1) * b) * x2) * c, fr.err == nil
+}
+
+// rowSum returns the inner loop of an atSeg variant that sums one real
+// array over a segment whose bounds are read at the row variable (slot
+// ks), with nothing else to do; nil otherwise.
+func rowSum(v *variant, ks int) *fusedLoop {
+	if v.at != atSeg || v.steps != nil {
+		return nil
+	}
+	in := v.inner
+	sb := in.seg
+	if !in.fb.pure || in.fb.shape != shapeOne || sb.loSlot != ks || sb.hiSlot != ks {
+		return nil
+	}
+	return in
+}
+
+// sumRows runs rows lo..hi-1 of a shapeRows sum the general way (for the
+// exact error when the fast loop meets bad bounds).
+func (fb *fusedBody) sumRows(fr *frame, lo, hi int64, ks int, s float64) float64 {
+	v1, v2 := &fb.p.v1, &fb.p.v2
+	for q := lo; q < hi; q++ {
+		fr.i[ks] = q
+		x1, ok := v1.segValue(fr)
+		if !ok {
+			return s
+		}
+		x2 := 1.0
+		if v2.inner != nil {
+			if x2, ok = v2.segValue(fr); !ok {
+				return s
+			}
+		}
+		s += x1 * x2
+	}
+	return s
 }
