@@ -200,8 +200,8 @@ func TestCorruptSegments(t *testing.T) {
 	for _, plan := range []string{planSpMV, planSumMMM, planMMM, planBATAX, planBATAXNaive} {
 		for _, corrupt := range []func(a *sparseCSR){
 			func(a *sparseCSR) { a.pos[len(a.pos)/2] = int64(len(a.idx)) + 5 }, // past the end
-			func(a *sparseCSR) { a.pos[3] = a.pos[4] + 1 },                      // decreasing
-			func(a *sparseCSR) { a.idx[len(a.idx)/3] = 1 << 40 },                // column out of range
+			func(a *sparseCSR) { a.pos[3] = a.pos[4] + 1 },                     // decreasing
+			func(a *sparseCSR) { a.idx[len(a.idx)/3] = 1 << 40 },               // column out of range
 		} {
 			st := storage.Store{"x": storage.RealArray(randVec(40, rng)), "beta": storage.RealScalar(2)}
 			a := randCSR(40, 40, 300, rng)
@@ -216,5 +216,22 @@ func TestCorruptSegments(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGuardedRowSums: the optimizer's SumMMM shape, with a guard that
+// fails for the last rows.
+func TestGuardedRowSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	st := storage.Store{}
+	randCSR(40, 30, 300, rng).store(st, "A")
+	randCSR(30, 20, 200, rng).store(st, "B")
+	for _, plan := range []string{
+		`sum(<i2, _> in 0:A_len1) (sum(<p1, _> in A_idx2(A_pos2(i2):A_pos2(i2 + 1))) A_val(p1)) *
+		   (if 0 <= i2 && i2 < B_len1 then sum(<p2, _> in B_idx2(B_pos2(i2):B_pos2(i2 + 1))) B_val(p2))`,
+		`sum(<i2, _> in 0:A_len1) (if i2 < B_len1 then sum(<p1, _> in A_idx2(A_pos2(i2):A_pos2(i2 + 1))) A_val(p1)) *
+		   (if 0 <= i2 && i2 < B_len1 then sum(<p2, _> in B_idx2(B_pos2(i2):B_pos2(i2 + 1))) B_val(p2))`,
+	} {
+		agree(t, parse(t, plan, st), st)
 	}
 }

@@ -588,7 +588,7 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	case shapeRows:
 		// s += a * (sum over row i) * b * (sum over row i) * c.
 		v1, v2 := &p.v1, &p.v2
-		if r1, r2 := rowSum(v1, ks), rowSum(v2, ks); fb.pure && r1 != nil && r2 != nil && lo >= 0 {
+		if r1, r2 := rowSum(v1, ks), rowSum(v2, ks); fb.pure && r1 != nil && r2 != nil && v1.steps == nil && lo >= 0 {
 			// Both factors sum a real array over a segment of row i
 			// (SumMMM): the whole thing in one loop.
 			p1l, p1h, p2l, p2h := r1.seg.lo.ints, r1.seg.hi.ints, r2.seg.lo.ints, r2.seg.hi.ints
@@ -608,6 +608,18 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 				x1, x2 := 0.0, 0.0
 				for _, v := range a1[l1:h1] {
 					x1 += v
+				}
+				if v2.steps != nil {
+					// A guard in front of the second sum (if 0 <= i &&
+					// i < B_len1 then ...): zero when it fails.
+					fr.i[ks] = q
+					if !runSteps(fr, v2.steps) {
+						if fr.err != nil {
+							return s
+						}
+						s += x1 * 0
+						continue
+					}
 				}
 				for _, v := range a2[l2:h2] {
 					x2 += v
@@ -1244,8 +1256,13 @@ func (fb *fusedBody) term(fr *frame, q1, q2 int64) (float64, bool) {
 // array over a segment whose bounds are read at the row variable (slot
 // ks), with nothing else to do; nil otherwise.
 func rowSum(v *variant, ks int) *fusedLoop {
-	if v.at != atSeg || v.steps != nil {
+	if v.at != atSeg {
 		return nil
+	}
+	for _, st := range v.steps {
+		if st.tests == nil {
+			return nil // only in-place guards
+		}
 	}
 	in := v.inner
 	sb := in.seg
