@@ -149,7 +149,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				l.run(fr, st, 0, n, b)
 				return b.freeze()
 			}
-			if shared && st.lo >= 0 && st.hi > st.lo {
+			if shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve {
 				// out[i] += ... over a range keyed by its own variable:
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
