@@ -39,11 +39,15 @@ type builder struct {
 	listed bool
 	lkeys  []int64
 	lkids  []*kid
-	// last is the most recent dense child created; hint, which follows
-	// the widths of the children (up at once, down slowly), sizes the next
-	// one, so rows of similar width do not regrow each time.
-	last *builder
-	hint int
+	// Workspace mode, for the dense levels below the outermost (see
+	// workspace.go): while open, reals, ints or kids are the workspace's
+	// slice and touched lists the keys written; closed, the entries are in
+	// list mode.
+	ws      *workspace
+	open    bool
+	touched []int64
+	moved   int   // entries copied back into the workspace by reopenings
+	tree    *tree // the workspaces of the dictionary b belongs to
 }
 
 // kid is one child of a builder. Until two values meet at its key it may
@@ -55,11 +59,22 @@ type kid struct {
 	view dict
 }
 
+// newBuilder returns the builder of a whole dictionary (the outermost
+// level); its dense levels below are in workspace mode.
 func newBuilder(s *bspec) *builder {
 	b := &builder{spec: s}
+	if s.depth > 1 {
+		b.tree = &tree{root: b}
+	}
+	b.init()
+	return b
+}
+
+func (b *builder) init() {
+	s := b.spec
 	if s.list {
 		b.listed = true
-		return b
+		return
 	}
 	if !s.dense {
 		switch {
@@ -71,7 +86,6 @@ func newBuilder(s *bspec) *builder {
 			b.mint = map[int64]int64{}
 		}
 	}
-	return b
 }
 
 // denseGrowth returns the new length (k+1) of a dense level of length n
@@ -92,7 +106,10 @@ func denseGrowth(n int, k int64) int {
 }
 
 // growTo lengthens s to n, growing its capacity as append does. Elements
-// past the length are zero: nothing is ever written there.
+// past the length are zero: nothing is ever written there (a workspace
+// zeroes what it lent). Keys spilled to a map are never below the
+// capacity of the dense slice (see unspill), so extending the length
+// within the capacity cannot cover one.
 func growTo[T any](s []T, n int) []T {
 	if n > cap(s) {
 		s = slices.Grow(s, n-len(s))
@@ -106,22 +123,83 @@ const maxReserve = 1 << 27
 
 // reserve makes a dense level hold keys up to n-1 without growing.
 func (b *builder) reserve(n int64) {
-	if n > maxReserve {
+	if n > maxReserve || n <= 0 {
 		return
 	}
 	switch {
 	case b.spec.depth > 1:
 		if n > int64(len(b.kids)) {
-			b.kids = slices.Grow(b.kids, int(n)-len(b.kids))[:n]
+			b.growKids(int(n))
 		}
 	case b.spec.real:
 		if n > int64(len(b.reals)) {
-			b.reals = slices.Grow(b.reals, int(n)-len(b.reals))[:n]
+			b.growReals(int(n))
 		}
 	default:
 		if n > int64(len(b.ints)) {
-			b.ints = slices.Grow(b.ints, int(n)-len(b.ints))[:n]
+			b.growInts(int(n))
 		}
+	}
+}
+
+// growReals lengthens the dense slice to n, moving into it the spilled
+// entries its new capacity covers.
+func (b *builder) growReals(n int) {
+	c := cap(b.reals)
+	b.reals = growTo(b.reals, n)
+	if cap(b.reals) > c && len(b.mreal) > 0 {
+		b.reals = unspill(b, b.reals, b.mreal)
+	}
+}
+
+func (b *builder) growInts(n int) {
+	c := cap(b.ints)
+	b.ints = growTo(b.ints, n)
+	if cap(b.ints) > c && len(b.mint) > 0 {
+		b.ints = unspill(b, b.ints, b.mint)
+	}
+}
+
+func (b *builder) growKids(n int) {
+	c := cap(b.kids)
+	b.kids = growTo(b.kids, n)
+	if cap(b.kids) > c && len(b.mkids) > 0 {
+		for k, v := range b.mkids {
+			if k >= 0 && k < int64(cap(b.kids)) {
+				if k >= int64(len(b.kids)) {
+					b.kids = b.kids[:k+1]
+				}
+				b.track(k)
+				b.kids[k] = *v
+				delete(b.mkids, k)
+			}
+		}
+	}
+}
+
+// unspill moves the spilled entries that the capacity of the dense slice
+// s now covers into it (keeping every spilled key at or above the
+// capacity, so no key is ever both in the slice and in the map).
+func unspill[V int64 | float64](b *builder, s []V, spill map[int64]V) []V {
+	for k, v := range spill {
+		if k >= 0 && k < int64(cap(s)) {
+			if k >= int64(len(s)) {
+				s = s[:k+1]
+			}
+			if s[k] == 0 {
+				b.track(k)
+			}
+			s[k] += v
+			delete(spill, k)
+		}
+	}
+	return s
+}
+
+// track records that key k of a workspace-mode builder is written.
+func (b *builder) track(k int64) {
+	if b.ws != nil {
+		b.touched = append(b.touched, k)
 	}
 }
 
@@ -129,6 +207,9 @@ func (b *builder) reserve(n int64) {
 func (b *builder) addReal(k int64, v float64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.reals)) {
+			if b.ws != nil && b.reals[k] == 0 {
+				b.touched = append(b.touched, k)
+			}
 			b.reals[k] += v
 			return
 		}
@@ -153,7 +234,7 @@ func (b *builder) addReal(k int64, v float64) {
 
 // growList makes room for n more entries in a list-mode leaf builder.
 func (b *builder) growList(n int) {
-	if !b.listed || n <= 0 || n > maxReserve {
+	if !b.listed || b.spec.dense || n <= 0 || n > maxReserve {
 		return
 	}
 	b.lkeys = slices.Grow(b.lkeys, n)
@@ -190,9 +271,24 @@ func (b *builder) unlist() {
 	b.lkeys = nil
 }
 
+// addRealSlow adds v at a key k of a dense level outside its slice: the
+// slice grows to hold k, or k goes to the spill map.
 func (b *builder) addRealSlow(k int64, v float64) {
-	if n := denseGrowth(len(b.reals), k); n > 0 {
-		b.reals = growTo(b.reals, n)
+	switch {
+	case uint64(k) < uint64(len(b.reals)):
+	case uint64(k) < uint64(cap(b.reals)):
+		b.reals = b.reals[:k+1]
+	default:
+		n := denseGrowth(len(b.reals), k)
+		if n == 0 {
+			break
+		}
+		b.growReals(n)
+	}
+	if uint64(k) < uint64(len(b.reals)) {
+		if b.ws != nil && b.reals[k] == 0 {
+			b.touched = append(b.touched, k)
+		}
 		b.reals[k] += v
 		return
 	}
@@ -206,6 +302,9 @@ func (b *builder) addRealSlow(k int64, v float64) {
 func (b *builder) addInt(k int64, v int64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.ints)) {
+			if b.ws != nil && b.ints[k] == 0 {
+				b.touched = append(b.touched, k)
+			}
 			b.ints[k] += v
 			return
 		}
@@ -229,8 +328,21 @@ func (b *builder) addInt(k int64, v int64) {
 }
 
 func (b *builder) addIntSlow(k int64, v int64) {
-	if n := denseGrowth(len(b.ints), k); n > 0 {
-		b.ints = growTo(b.ints, n)
+	switch {
+	case uint64(k) < uint64(len(b.ints)):
+	case uint64(k) < uint64(cap(b.ints)):
+		b.ints = b.ints[:k+1]
+	default:
+		n := denseGrowth(len(b.ints), k)
+		if n == 0 {
+			break
+		}
+		b.growInts(n)
+	}
+	if uint64(k) < uint64(len(b.ints)) {
+		if b.ws != nil && b.ints[k] == 0 {
+			b.touched = append(b.touched, k)
+		}
 		b.ints[k] += v
 		return
 	}
@@ -243,12 +355,22 @@ func (b *builder) addIntSlow(k int64, v int64) {
 // slot returns the child at key k, creating it empty.
 func (b *builder) slot(k int64) *kid {
 	if b.spec.dense {
-		if uint64(k) < uint64(len(b.kids)) {
-			return &b.kids[k]
+		if uint64(k) >= uint64(len(b.kids)) {
+			switch {
+			case uint64(k) < uint64(cap(b.kids)):
+				b.kids = b.kids[:k+1]
+			default:
+				if n := denseGrowth(len(b.kids), k); n > 0 {
+					b.growKids(n)
+				}
+			}
 		}
-		if n := denseGrowth(len(b.kids), k); n > 0 {
-			b.kids = growTo(b.kids, n)
-			return &b.kids[k]
+		if uint64(k) < uint64(len(b.kids)) {
+			c := &b.kids[k]
+			if b.ws != nil && c.b == nil && c.view == nil {
+				b.touched = append(b.touched, k)
+			}
+			return c
 		}
 		if b.mkids == nil {
 			b.mkids = map[int64]*kid{}
@@ -280,41 +402,42 @@ func (b *builder) slot(k int64) *kid {
 func (b *builder) child(k int64) *builder {
 	if b.spec.dense && uint64(k) < uint64(len(b.kids)) {
 		if c := b.kids[k].b; c != nil {
+			c.acquire()
 			return c
 		}
 	}
 	return b.slot(k).builder(b)
 }
 
-// builder returns the child's builder, creating it (from the view it holds,
-// if any) in parent.
+// builder returns the child's builder, open for adding, creating it (from
+// the view it holds, if any) in parent.
 func (c *kid) builder(parent *builder) *builder {
 	if c.b == nil {
-		c.b = parent.newKid()
+		nb := parent.newKid()
+		nb.acquire()
+		c.b = nb
 		if c.view != nil {
-			c.b.absorb(c.view, 1, false)
+			nb.absorb(c.view, 1, false)
 			c.view = nil
 		}
+		return nb
 	}
+	c.b.acquire()
 	return c.b
 }
 
+// newKid returns an empty builder for a child of b. A dense level below
+// the outermost is in workspace mode: the dictionary's workspace for the
+// level holds the entries of the child being built.
 func (b *builder) newKid() *builder {
 	s := b.spec.kid
-	nb := newBuilder(s)
-	if s.dense && s.depth == 1 {
-		if l := b.last; l != nil {
-			b.hint = max(len(l.reals), len(l.ints), b.hint-b.hint/1024)
-		}
-		if n := b.hint + b.hint/16; n > 0 {
-			if s.real {
-				nb.reals = make([]float64, 0, n)
-			} else {
-				nb.ints = make([]int64, 0, n)
-			}
-		}
-		b.last = nb
+	nb := &builder{spec: s, tree: b.tree}
+	if s.dense && b.tree != nil {
+		nb.ws = b.tree.workspace(s.depth)
+		nb.listed = true // closed and empty
+		return nb
 	}
+	nb.init()
 	return nb
 }
 
@@ -474,8 +597,24 @@ func productNonZero(x, y dict, depth int) bool {
 	return false
 }
 
+// mergeRoot adds the dictionary o (same spec, another worker's) into b, in
+// place; o is consumed.
+func (b *builder) mergeRoot(o *builder) {
+	if o.tree != nil {
+		o.tree.closeAll()
+		if b.tree != nil {
+			// Children of o move into b and keep o's workspaces.
+			b.tree.adopted = append(b.tree.adopted, o.tree)
+		}
+	}
+	b.merge(o)
+}
+
 // merge adds o (same spec) into b, in place; o is consumed.
 func (b *builder) merge(o *builder) {
+	if o.open {
+		o.release()
+	}
 	s := b.spec
 	switch {
 	case s.depth > 1:
@@ -545,6 +684,14 @@ func sortedKeys[V any](m map[int64]V) []int64 {
 // are dropped from the list of entries.
 func (b *builder) freeze() dict {
 	s := b.spec
+	switch {
+	case b.tree != nil && b.tree.root == b:
+		// Nothing is added any more: compact what the workspaces hold
+		// and let them go.
+		b.tree.finish()
+	case b.open:
+		b.release()
+	}
 	switch {
 	case s.depth > 1:
 		return b.freezeNode()

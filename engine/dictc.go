@@ -399,21 +399,21 @@ func (c *compiler) leafAdd(k, v cx, spec *bspec, neg sgn) accFn {
 				return func(fr *frame, b *builder) {
 					kv := fr.i[s]
 					x := vf(fr)
-					if uint64(kv) < uint64(len(b.reals)) {
+					if uint64(kv) < uint64(len(b.reals)) && b.ws == nil {
 						b.reals[kv] += x
 						return
 					}
-					b.addRealSlow(kv, x)
+					b.addReal(kv, x)
 				}
 			}
 			return func(fr *frame, b *builder) {
 				kv := kf(fr)
 				x := vf(fr)
-				if uint64(kv) < uint64(len(b.reals)) {
+				if uint64(kv) < uint64(len(b.reals)) && b.ws == nil {
 					b.reals[kv] += x
 					return
 				}
-				b.addRealSlow(kv, x)
+				b.addReal(kv, x)
 			}
 		}
 		return func(fr *frame, b *builder) {
@@ -433,11 +433,11 @@ func (c *compiler) leafAdd(k, v cx, spec *bspec, neg sgn) accFn {
 		return func(fr *frame, b *builder) {
 			kv := kf(fr)
 			x := vi(fr)
-			if uint64(kv) < uint64(len(b.ints)) {
+			if uint64(kv) < uint64(len(b.ints)) && b.ws == nil {
 				b.ints[kv] += x
 				return
 			}
-			b.addIntSlow(kv, x)
+			b.addInt(kv, x)
 		}
 	}
 	return func(fr *frame, b *builder) {

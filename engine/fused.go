@@ -825,10 +825,10 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 				return
 			}
 			v := ((a * x) * b) * cc
-			if out := bd.reals; q < int64(len(out)) {
+			if out := bd.reals; q < int64(len(out)) && bd.ws == nil {
 				out[q] += v
 			} else {
-				bd.addRealSlow(q, v)
+				bd.addReal(q, v)
 			}
 		}
 		return
@@ -837,26 +837,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
 		x1 := p.v1.arr.reals
 		if hi <= int64(len(x1)) && lo >= 0 {
-			seg, vals := idx[lo:hi], x1[lo:hi]
-			out := bd.reals
-			for q, j := range seg {
-				v := a * vals[q]
-				if !fb.onlyA {
-					v = (v * b) * cc
-				}
-				switch {
-				case uint64(j) < uint64(len(out)):
-					out[j] += v
-				case uint64(j) < uint64(cap(out)):
-					out = out[:j+1]
-					out[j] += v
-				default:
-					bd.reals = out
-					bd.addRealSlow(j, v)
-					out = bd.reals
-				}
-			}
-			bd.reals = out
+			scatterAdd(bd, idx[lo:hi], x1[lo:hi], a, b, cc, fb.onlyA)
 			return
 		}
 	}
@@ -898,10 +879,10 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			return
 		}
 		v := (((a * x1) * b) * x2) * cc
-		if out := bd.reals; uint64(k) < uint64(len(out)) {
+		if out := bd.reals; uint64(k) < uint64(len(out)) && bd.ws == nil {
 			out[k] += v
 		} else {
-			bd.addRealSlow(k, v)
+			bd.addReal(k, v)
 		}
 		if fr.err != nil {
 			return
@@ -1191,42 +1172,7 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 					return
 				}
 			}
-			seg, vs := innerIdx[l:h], vals[l:h]
-			if single != nil || fb.pure {
-				out := bd.reals
-				for q, j := range seg {
-					v := a * vs[q]
-					switch {
-					case uint64(j) < uint64(len(out)):
-						out[j] += v
-					case uint64(j) < uint64(cap(out)):
-						out = out[:j+1]
-						out[j] += v
-					default:
-						bd.reals = out
-						bd.addRealSlow(j, v)
-						out = bd.reals
-					}
-				}
-				bd.reals = out
-				continue
-			}
-			out := bd.reals
-			for q, j := range seg {
-				v := ((a * vs[q]) * b) * c
-				switch {
-				case uint64(j) < uint64(len(out)):
-					out[j] += v
-				case uint64(j) < uint64(cap(out)):
-					out = out[:j+1]
-					out[j] += v
-				default:
-					bd.reals = out
-					bd.addRealSlow(j, v)
-					out = bd.reals
-				}
-			}
-			bd.reals = out
+			scatterAdd(bd, innerIdx[l:h], vals[l:h], a, b, c, single != nil || fb.pure)
 		}
 	}
 }
@@ -1291,4 +1237,58 @@ func (fb *fusedBody) sumRows(fr *frame, lo, hi int64, ks int, s float64) float64
 		s += x1 * x2
 	}
 	return s
+}
+
+// scatterAdd adds a*vals[q], times b then c unless only is set, at key
+// idx[q] of the dense builder bd for every q: the inner loop of sparse
+// products. In workspace mode it lists the keys it writes.
+func scatterAdd(bd *builder, idx []int64, vals []float64, a, b, c float64, only bool) {
+	vals = vals[:len(idx)]
+	out := bd.reals
+	if bd.ws != nil {
+		tch := bd.touched
+		for q, j := range idx {
+			v := a * vals[q]
+			if !only {
+				v = (v * b) * c
+			}
+			if uint64(j) < uint64(len(out)) {
+				if out[j] == 0 {
+					tch = append(tch, j)
+				}
+				out[j] += v
+				continue
+			}
+			bd.reals, bd.touched = out, tch
+			bd.addRealSlow(j, v)
+			out, tch = bd.reals, bd.touched
+		}
+		bd.reals, bd.touched = out, tch
+		return
+	}
+	if only {
+		for q, j := range idx {
+			v := a * vals[q]
+			if uint64(j) < uint64(len(out)) {
+				out[j] += v
+				continue
+			}
+			bd.reals = out
+			bd.addRealSlow(j, v)
+			out = bd.reals
+		}
+		bd.reals = out
+		return
+	}
+	for q, j := range idx {
+		v := ((a * vals[q]) * b) * c
+		if uint64(j) < uint64(len(out)) {
+			out[j] += v
+			continue
+		}
+		bd.reals = out
+		bd.addRealSlow(j, v)
+		out = bd.reals
+	}
+	bd.reals = out
 }

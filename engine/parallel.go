@@ -173,7 +173,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				return empty
 			}
 			for _, b := range bs[1:] {
-				bs[0].merge(b)
+				bs[0].mergeRoot(b)
 			}
 			return bs[0].freeze()
 		})

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// Dense levels below the outermost share a workspace (workspace.go).
+// These plans exercise its paths against the interpreter: builders closed
+// and reopened in every order, keys outside the slice, entries that cancel,
+// shared views, lookups into the result, ints, several workers.
+func TestNestedDenseLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	st := storage.Store{}
+	csr(st, "A", 30, 40, 300, rng)
+	csr(st, "B", 40, 300, 4000, rng) // rows of B: up to 300 keys, so reopened rows outgrow the workspace
+	st["R"] = storage.RealArray([]float64{1, 0, -2, 3.5, 0, 4})
+	st["K"] = storage.IntArray([]int64{3, 1, 4, 1, 5, 9, 2, 6})
+	plans := map[string]string{
+		// Row by row (each row opened once).
+		"mmm": `sum(<i, _> in 0:A_len1) { @dense i ->
+			sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+				sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> A_val(p) * B_val(q) } }`,
+		// Outer product order: rows of the result reopened over and over.
+		"mmm by k": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> { @dense i -> A_val(p) * B_val(q) } }`,
+		"mmm by k, three levels": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1)))
+				{ @dense j % 7 -> { @dense i -> { @dense j -> A_val(p) * B_val(q) } } }`,
+		// Keys far beyond the slice and negative keys spill to maps.
+		"spilled keys": `sum(<i, _> in 0:A_len1) { @dense i ->
+			sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+				{ @dense (k - 20) * 70001 -> A_val(p) } + { @dense k * 3000 -> A_val(p) } }`,
+		"spilled kids": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			{ @dense k -> { @dense (i - 10) * 100003 -> { @dense i -> A_val(p) } } }`,
+		// Entries that cancel, then come back.
+		"cancelling": `sum(<i, _> in 0:A_len1) { @dense i ->
+			sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+				({ @dense k -> A_val(p) } - { @dense k -> A_val(p) } + { @dense k % 3 -> A_val(p) }) }`,
+		// Whole views stored as children, then added to.
+		"views": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			{ @dense k % 5 -> { @dense i % 4 -> R } }`,
+		"ints": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			{ @dense k % 6 -> { @dense i -> k * i } }`,
+		// Lookups into a built matrix with workspace rows.
+		"lookup": `let M = sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+				{ @dense k -> { @dense i -> A_val(p) } } in
+			sum(<a, k> in K) sum(<b, i> in K) M(k)(i) * 10 + M(i)(k)`,
+		"negated product": `sum(<i, _> in 0:A_len1) { @dense i % 3 ->
+			-({ @dense i -> { @dense 2 -> 1.5 } } * sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense i -> { @dense 2 -> A_val(p) } }) }`,
+		"under hash": `sum(<i, _> in 0:A_len1) { @hash i % 5 ->
+			sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+				sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> A_val(p) * B_val(q) } }`,
+	}
+	for name, src := range plans {
+		t.Run(name, func(t *testing.T) {
+			agree(t, parse(t, src, st), st)
+		})
+	}
+}
+
+// TestSpillThenCover adds at a key that first spills (too far beyond the
+// slice) and is later covered by the growing slice: one entry, not two.
+func TestSpillThenCover(t *testing.T) {
+	st := storage.Store{"K": storage.IntArray([]int64{10, 200000, 65000, 130000, 190000, 200000, -4, 3})}
+	for _, src := range []string{
+		`sum(<p, k> in K) { @dense k -> 1.5 }`,
+		`sum(<p, k> in K) { @dense k -> 2 }`,
+		`sum(<p, k> in K) { @dense k -> { @dense 1 -> 1.5 } }`,
+		`sum(<p, k> in K) { @dense p % 2 -> { @dense k -> 1.5 } }`,
+	} {
+		got := agree(t, parse(t, src, st), st)
+		if d := got.(*value.Dict); len(d.Keys) != 7 && len(d.Keys) != 2 {
+			t.Errorf("%s: %d keys: %s", src, len(d.Keys), value.Format(got))
+		}
+	}
+}
+
+// TestNestedDenseMemory checks that a dense level below the outermost
+// costs its entries, not its key range, per outer entry: 2000 rows of
+// one entry each over a range of a million keys.
+func TestNestedDenseMemory(t *testing.T) {
+	const rows, width = 2000, 1_000_000
+	pos := make([]int64, rows+1)
+	idx := make([]int64, rows)
+	val := make([]float64, rows)
+	for i := range rows {
+		pos[i+1] = int64(i + 1)
+		idx[i] = int64((i * 7919) % width)
+		val[i] = float64(i%5 + 1)
+	}
+	st := storage.Store{
+		"A_len1": storage.IntScalar(rows),
+		"A_pos2": storage.IntArray(pos),
+		"A_idx2": storage.IntArray(idx),
+		"A_val":  storage.RealArray(val),
+	}
+	e := parse(t, `sum(<i, _> in 0:A_len1) { @dense i ->
+		sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> A_val(p) } }`, st)
+	k, err := Compile(e, SchemaOf(st), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := k.Exec(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	r.Entries(func([]int64, float64) { n++ })
+	runtime.ReadMemStats(&after)
+	if n != rows {
+		t.Fatalf("%d entries, want %d", n, rows)
+	}
+	// One workspace of the range (8 MB) plus the entries; a slice per
+	// row would be 16 GB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("allocated %d MB", got>>20)
+	}
+}
