@@ -24,8 +24,9 @@ type ReadOptions struct {
 	Dims []int64
 }
 
-// progressMinBytes is the on-disk size from which loading reports progress.
-var progressMinBytes int64 = 8 << 20
+// progressMinBytes is the on-disk size from which loading reports progress:
+// a compressed megabyte already holds about half a million entries.
+var progressMinBytes int64 = 1 << 20
 
 // TerminalProgress returns os.Stderr if it is a terminal, else nil: the
 // usual value of ReadOptions.Progress for a command-line tool.
