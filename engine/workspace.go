@@ -172,15 +172,31 @@ func (b *builder) ownDense() {
 }
 
 // release compacts the open builder b: its entries leave the workspace
-// (zeroed behind them) for sorted lists, and b is closed, in list mode.
+// (zeroed behind them) and b is closed. Entries that fill a good part of
+// the keys from 0 go to a dense slice of b's own (b is then a plain dense
+// builder: at most about twice the size of a list, made by one copy, and
+// its keys are listed only if the dictionary is read); sparser ones to
+// sorted lists (list mode). Either way b costs O(its entries).
 func (b *builder) release() {
 	w := b.ws
 	b.open, w.owner = false, nil
 	touched := b.touched
 	b.touched = nil
+	// hi+1 keys as a slice against len(touched) (at least the number
+	// of entries) as a list: 8 (24 for children) bytes per key against
+	// 16 (40) per entry.
+	hi := int64(-1)
+	for _, k := range touched {
+		hi = max(hi, k)
+	}
 	switch s := b.spec; {
 	case s.depth > 1:
 		w.kids, b.kids = b.kids, nil // the slice may have grown
+		if hi+1 <= 3*int64(len(touched)) {
+			b.kids = ownCopy(w.kids[:hi+1])
+			b.ws, w.keys = nil, touched[:0]
+			return
+		}
 		keys := sortKeys(touched, len(w.kids))
 		block := make([]kid, 0, len(keys))
 		for _, k := range keys {
@@ -200,12 +216,22 @@ func (b *builder) release() {
 		w.keys = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
+		if hi+1 <= 4*int64(len(touched)) {
+			b.reals = ownCopy(w.reals[:hi+1])
+			b.ws, w.keys = nil, touched[:0]
+			return
+		}
 		keys, vals := compact(w.reals, touched, w.fvals[:0])
 		b.lkeys, b.reals = withSpill(slices.Clone(keys), slices.Clone(vals), b.mreal)
 		b.mreal = nil
 		w.keys, w.fvals = keys[:0], vals[:0]
 	default:
 		w.ints, b.ints = b.ints, nil
+		if hi+1 <= 4*int64(len(touched)) {
+			b.ints = ownCopy(w.ints[:hi+1])
+			b.ws, w.keys = nil, touched[:0]
+			return
+		}
 		keys, vals := compact(w.ints, touched, w.ivals[:0])
 		b.lkeys, b.ints = withSpill(slices.Clone(keys), slices.Clone(vals), b.mint)
 		b.mint = nil
@@ -308,4 +334,13 @@ func withSpill[V any](keys []int64, vals []V, spill map[int64]V) ([]int64, []V) 
 		outK, outV = append(outK, k), append(outV, spill[k])
 	}
 	return append(outK, keys[i:]...), append(outV, vals[i:]...)
+}
+
+// ownCopy copies s into a slice of capacity len(s) (spilled keys stay
+// above the capacity) and zeroes s.
+func ownCopy[V any](s []V) []V {
+	c := make([]V, len(s))
+	copy(c, s)
+	clear(s)
+	return c
 }
