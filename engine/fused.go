@@ -35,6 +35,7 @@ const (
 type variant struct {
 	at    int
 	arr   *cell
+	ints  bool // at1, at2: arr holds ints
 	fn    realFn
 	e     *ir.Expr
 	inner *fusedLoop // atSeg
@@ -101,7 +102,17 @@ func (v *inv) eval(fr *frame) float64 {
 			x = float64(v.cl.scalarI)
 		}
 	case invArr:
-		k, a := fr.i[v.slot]+v.off, v.cl.reals
+		k := fr.i[v.slot] + v.off
+		if v.cl.info.Elem == ir.Int {
+			a := v.cl.ints
+			if uint64(k) >= uint64(len(a)) {
+				fr.fail(boundsError(v.e, v.cl.name, k, int64(len(a))))
+				return 0
+			}
+			x = float64(a[k])
+			break
+		}
+		a := v.cl.reals
 		if uint64(k) >= uint64(len(a)) {
 			fr.fail(boundsError(v.e, v.cl.name, k, int64(len(a))))
 			return 0
@@ -143,7 +154,7 @@ func (c *compiler) invariant(e *ir.Expr) *inv {
 	case ir.OpLookup:
 		if e.Args[0].Op == ir.OpGlobal {
 			cl := c.cell(e.Args[0])
-			if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Real {
+			if cl.info.Kind == ir.ObjArray {
 				if k := c.keyFn(e.Args[1]); k.aff {
 					return &inv{kind: invArr, cl: cl, slot: k.affSlot, off: k.affOff, e: e}
 				}
@@ -279,8 +290,8 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 	variantOf := func(f *ir.Expr) variant {
 		if f.Op == ir.OpLookup && f.Args[0].Op == ir.OpGlobal {
 			cl := c.cell(f.Args[0])
-			if at := lv.index(f.Args[1]); at != atNone && cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Real {
-				return variant{at: at, arr: cl, e: f}
+			if at := lv.index(f.Args[1]); at != atNone && cl.info.Kind == ir.ObjArray {
+				return variant{at: at, arr: cl, e: f, ints: cl.info.Elem == ir.Int}
 			}
 		}
 		if f.Op == ir.OpLookup && c.typeOf(f.Args[0]) == (ir.Type{Depth: 1, Base: ir.Real}) && !lv.dependsOn(f.Args[0]) {
@@ -451,28 +462,14 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 	fb := fl.fb
 	if fb.pure {
 		// The commonest bodies, without the call to sum.
-		switch fb.shape {
+		switch v1 := &fb.p.v1; fb.shape {
 		case shapeOne:
-			if x1 := fb.p.v1.arr.reals; h <= int64(len(x1)) {
-				s := 0.0
-				for _, v := range x1[l:h] {
-					s += v
-				}
-				return s, true
+			if h <= v1.length() {
+				return v1.sum(l, h, 1, 1, 1, true, 0), true
 			}
 		case shapeDot:
-			x1, x2 := fb.p.v1.arr.reals, fb.p.v2.arr.reals
-			if h <= int64(len(x1)) {
-				s := 0.0
-				vals := x1[l:h]
-				for q, j := range fl.cl.ints[l:h] {
-					if uint64(j) >= uint64(len(x2)) {
-						readFail(fr, &fb.p.v2, j, len(x2))
-						return 0, false
-					}
-					s += vals[q] * x2[j]
-				}
-				return s, true
+			if h <= v1.length() {
+				return dot(fr, v1, &fb.p.v2, fl.cl.ints, l, h, 1, 1, 1, true, 0)
 			}
 		}
 	}
@@ -592,8 +589,8 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			// Both factors sum a real array over a segment of row i
 			// (SumMMM): the whole thing in one loop.
 			p1l, p1h, p2l, p2h := r1.seg.lo.ints, r1.seg.hi.ints, r2.seg.lo.ints, r2.seg.hi.ints
-			a1, a2 := r1.fb.p.v1.arr.reals, r2.fb.p.v1.arr.reals
-			n1, n2 := min(int64(len(a1)), r1.seg.arr.n), min(int64(len(a2)), r2.seg.arr.n)
+			a1, a2 := &r1.fb.p.v1, &r2.fb.p.v1
+			n1, n2 := min(a1.length(), r1.seg.arr.n), min(a2.length(), r2.seg.arr.n)
 			o1l, o1h, o2l, o2h := r1.seg.loOff, r1.seg.hiOff, r2.seg.loOff, r2.seg.hiOff
 			for q := lo; q < hi; q++ {
 				k1l, k1h, k2l, k2h := q+o1l, q+o1h, q+o2l, q+o2h
@@ -605,10 +602,7 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 				if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
 					return fb.sumRows(fr, q, hi, ks, s)
 				}
-				x1, x2 := 0.0, 0.0
-				for _, v := range a1[l1:h1] {
-					x1 += v
-				}
+				x1 := a1.sum(l1, h1, 1, 1, 1, true, 0)
 				if v2.steps != nil {
 					// A guard in front of the second sum (if 0 <= i &&
 					// i < B_len1 then ...): zero when it fails.
@@ -621,10 +615,7 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 						continue
 					}
 				}
-				for _, v := range a2[l2:h2] {
-					x2 += v
-				}
-				s += x1 * x2
+				s += x1 * a2.sum(l2, h2, 1, 1, 1, true, 0)
 			}
 			return s
 		}
@@ -644,49 +635,21 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 		}
 		return s
 	case shapeDot:
-		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
-		if hi > int64(len(x1)) || lo < 0 {
+		if hi > p.v1.length() || lo < 0 {
 			break
 		}
-		seg, vals := idx[lo:hi], x1[lo:hi]
-		if fb.pure {
-			for q, j := range seg {
-				if uint64(j) >= uint64(len(x2)) {
-					readFail(fr, &p.v2, j, len(x2))
-					return s
-				}
-				s += vals[q] * x2[j]
-			}
-			return s
-		}
-		for q, j := range seg {
-			if uint64(j) >= uint64(len(x2)) {
-				readFail(fr, &p.v2, j, len(x2))
-				return s
-			}
-			s += (((a * vals[q]) * b) * x2[j]) * cc
-		}
+		s, _ = dot(fr, &p.v1, &p.v2, idx, lo, hi, a, b, cc, fb.pure, s)
 		return s
 	case shapeOne:
-		x1 := p.v1.arr.reals
-		if hi > int64(len(x1)) || lo < 0 {
+		if hi > p.v1.length() || lo < 0 {
 			break
 		}
-		if fb.pure {
-			for _, v := range x1[lo:hi] {
-				s += v
-			}
-			return s
-		}
-		for _, v := range x1[lo:hi] {
-			s += ((a * v) * b) * cc
-		}
-		return s
+		return p.v1.sum(lo, hi, a, b, cc, fb.pure, s)
 	}
 	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
 		// A(p) * w(j) for a built dense vector w: the dictionary is
 		// read in place.
-		if dl, ok := fr.d[p.v2.dslot].(*denseLeaf); ok && dl.real && lo >= 0 && hi <= int64(len(p.v1.arr.reals)) {
+		if dl, ok := fr.d[p.v2.dslot].(*denseLeaf); ok && dl.real && !p.v1.ints && lo >= 0 && hi <= int64(len(p.v1.arr.reals)) {
 			x1, x2 := p.v1.arr.reals[lo:hi], dl.reals
 			for q, j := range idx[lo:hi] {
 				var y float64
@@ -750,20 +713,16 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 	switch v.at {
 	case atNone:
 		return 1, true
-	case at1:
-		a := v.arr.reals
-		if uint64(q) >= uint64(len(a)) {
-			readFail(fr, v, q, len(a))
+	case at1, at2:
+		k := q
+		if v.at == at2 {
+			k = j
+		}
+		if n := v.length(); uint64(k) >= uint64(n) {
+			readFail(fr, v, k, int(n))
 			return 0, false
 		}
-		return a[q], true
-	case at2:
-		a := v.arr.reals
-		if uint64(j) >= uint64(len(a)) {
-			readFail(fr, v, j, len(a))
-			return 0, false
-		}
-		return a[j], true
+		return v.get(k), true
 	case atSeg:
 		return v.segValue(fr)
 	case atDict:
@@ -818,6 +777,11 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	if fb.shape == shapeRows && fb.keyAt == at1 && lo >= 0 {
 		// Rows: out[i] += a * (sum over the segment of row i) ...
 		v1 := &p.v1
+		if in := rowDot(v1, ks); in != nil && bd.ws == nil && hi <= int64(len(bd.reals)) {
+			// ... of x(p) * y(j), SpMV: all rows in one loop, up to
+			// one that needs the general path below.
+			lo = in.rows(bd.reals, lo, hi, a, b, cc)
+		}
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
 			x, ok := v1.segValue(fr)
@@ -835,9 +799,8 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	if !fb.writeSlots && cl != nil && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
 		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
-		x1 := p.v1.arr.reals
-		if hi <= int64(len(x1)) && lo >= 0 {
-			scatterAdd(bd, idx[lo:hi], x1[lo:hi], a, b, cc, fb.onlyA)
+		if hi <= p.v1.length() && lo >= 0 {
+			p.v1.scatter(bd, idx, lo, hi, a, b, cc, fb.onlyA)
 			return
 		}
 	}
@@ -1011,7 +974,7 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 	x, y, z := 1.0, 1.0, 1.0
 	ready := fb.pure
 	i, j := 0, 0
-	if fb.pure && p.v1.at == at1 && p.v2.at == at2 {
+	if fb.pure && p.v1.at == at1 && p.v2.at == at2 && !p.v1.ints && !p.v2.ints {
 		// B(k1) * D(k2): the merge of MTTKRP.
 		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
 		if lo1 >= 0 && lo2 >= 0 && lo1+int64(len(a)) <= int64(len(x1)) && lo2+int64(len(b)) <= int64(len(x2)) {
@@ -1104,17 +1067,20 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 		single = p.b
 	}
 	var direct *inv
-	slotA := -1
+	slotA, slotAI := -1, -1
 	if single != nil && !single.negate {
 		switch {
 		case single.kind == invArr && single.slot == ks && ks >= 0 && single.cl.info.Elem == ir.Real:
 			direct = single
 		case single.kind == invSlotF:
 			slotA = single.slot
+		case single.kind == invSlotI:
+			slotAI = single.slot
 		}
 	}
+	v1 := &fb.p.v1
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
-		outer, innerIdx, vals := cl.ints, fl.cl.ints, fb.p.v1.arr.reals
+		outer, innerIdx, n := cl.ints, fl.cl.ints, v1.length()
 		pa, pb := sb.lo.ints, sb.hi.ints
 		var avals []float64
 		if direct != nil {
@@ -1136,7 +1102,7 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 			l, h := int64(-1), int64(0)
 			if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
 				l, h = pa[kl], pb[kh]
-				if l < 0 || l > h || h > int64(len(innerIdx)) || h > int64(len(vals)) {
+				if l < 0 || l > h || h > int64(len(innerIdx)) || h > n {
 					l = -1
 				}
 			}
@@ -1163,6 +1129,8 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 				a = avals[p+direct.off]
 			case slotA >= 0:
 				a = fr.f[slotA]
+			case slotAI >= 0:
+				a = float64(fr.i[slotAI])
 			case single != nil:
 				if a = single.eval(fr); fr.err != nil {
 					return
@@ -1172,7 +1140,7 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 					return
 				}
 			}
-			scatterAdd(bd, innerIdx[l:h], vals[l:h], a, b, c, single != nil || fb.pure)
+			v1.scatter(bd, innerIdx, l, h, a, b, c, single != nil || fb.pure)
 		}
 	}
 }
@@ -1237,58 +1205,4 @@ func (fb *fusedBody) sumRows(fr *frame, lo, hi int64, ks int, s float64) float64
 		s += x1 * x2
 	}
 	return s
-}
-
-// scatterAdd adds a*vals[q], times b then c unless only is set, at key
-// idx[q] of the dense builder bd for every q: the inner loop of sparse
-// products. In workspace mode it lists the keys it writes.
-func scatterAdd(bd *builder, idx []int64, vals []float64, a, b, c float64, only bool) {
-	vals = vals[:len(idx)]
-	out := bd.reals
-	if bd.ws != nil {
-		tch := bd.touched
-		for q, j := range idx {
-			v := a * vals[q]
-			if !only {
-				v = (v * b) * c
-			}
-			if uint64(j) < uint64(len(out)) {
-				if out[j] == 0 {
-					tch = append(tch, j)
-				}
-				out[j] += v
-				continue
-			}
-			bd.reals, bd.touched = out, tch
-			bd.addRealSlow(j, v)
-			out, tch = bd.reals, bd.touched
-		}
-		bd.reals, bd.touched = out, tch
-		return
-	}
-	if only {
-		for q, j := range idx {
-			v := a * vals[q]
-			if uint64(j) < uint64(len(out)) {
-				out[j] += v
-				continue
-			}
-			bd.reals = out
-			bd.addRealSlow(j, v)
-			out = bd.reals
-		}
-		bd.reals = out
-		return
-	}
-	for q, j := range idx {
-		v := ((a * vals[q]) * b) * c
-		if uint64(j) < uint64(len(out)) {
-			out[j] += v
-			continue
-		}
-		bd.reals = out
-		bd.addRealSlow(j, v)
-		out = bd.reals
-	}
-	bd.reals = out
 }

@@ -44,6 +44,18 @@ func TestNestedDenseLevels(t *testing.T) {
 		// Whole views stored as children, then added to.
 		"views": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
 			{ @dense k % 5 -> { @dense i % 4 -> R } }`,
+		// Children at keys out of order: sorted, or marked and swept.
+		"scattered kids": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			{ @dense i % 3 -> { @dense (k * 7919) % 1000 -> { @dense 1 -> A_val(p) } } }`,
+		"banded kids": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			{ @dense i % 2 -> { @dense 500 + (k * 37) % 60 -> { @dense i -> A_val(p) } } }`,
+		"reopened kids": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense k -> { @dense j -> { @dense 0 -> A_val(p) * B_val(q) } } }`,
+		// Sparse rows reopened until they get slices of their own.
+		"alternating ints": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j % 2 -> { @dense (i * 300 + j) * 4 -> 1 } }`,
+		"alternating reals": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
+			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j % 2 -> { @dense (i * 300 + j) * 4 -> B_val(q) } }`,
 		"ints": `sum(<i, _> in 0:A_len1) sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))
 			{ @dense k % 6 -> { @dense i -> k * i } }`,
 		// Lookups into a built matrix with workspace rows.

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"flag"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/storel/storel/storage"
+)
+
+var (
+	bandwidthRuns   = flag.Int("engine.bandwidth", 0, "TestBandwidthRatio: alternate this many runs of storel's SpMV and of a streaming loop over as many bytes, and print the ratio")
+	bandwidthMatrix = flag.String("engine.matrix", "/work/shared/data/cnr-2000.mtx.gz", "TestBandwidthRatio: the matrix (.mtx, .tns, optionally .gz)")
+)
+
+// TestBandwidthRatio measures storel's SpMV (the optimizer's plan, CSR) on
+// a real matrix against the memory bandwidth of the machine, in the same
+// process, alternating runs (a shared machine's load hits both alike):
+//
+//	go test ./engine -run BandwidthRatio -engine.bandwidth 31 -v
+//
+// The bound is a streaming loop that reads the bytes a CSR SpMV must read
+// with 32-bit indices: a []float64 as long as the values, x and y, and
+// an []int32 as long as the column indices and the row pointers (12
+// bytes per non-zero). A second loop streams what storel's arrays hold
+// (64-bit indices and values: 16 bytes per non-zero), which separates the
+// cost of the index width from that of the loop. It never fails on
+// timings.
+func TestBandwidthRatio(t *testing.T) {
+	if *bandwidthRuns == 0 {
+		t.Skip("set -engine.bandwidth N")
+	}
+	if _, err := os.Stat(*bandwidthMatrix); err != nil {
+		t.Skipf("no matrix: %v", err)
+	}
+	coo, err := storage.ReadTensorFile(*bandwidthMatrix, storage.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csrFormat, err := storage.ParseFormat("csr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Build("A", coo, csrFormat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, m := coo.Dims[0], coo.Dims[1]
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float64, m)
+	for i := range x {
+		x[i] = rng.Float64()
+	}
+	st["x"] = storage.RealArray(x)
+	plan := optimizedPlan(t, "spmv", map[string]string{"A": "csr"}, st)
+	k, err := Compile(plan, SchemaOf(st), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nnz := int64(st["A_idx2"].(*storage.Array).Len())
+	// Bound: 8-byte values, x and y; 4-byte indices and row pointers.
+	bound := newStream(nnz+m+n, nnz+n+1)
+	// What storel reads: 8-byte values, indices, row pointers, x and y.
+	actual := newStream(2*nnz+n+1+m+n, 0)
+	var ts, tb, ta []time.Duration
+	for r := 0; r < *bandwidthRuns; r++ {
+		start := time.Now()
+		if _, err := k.Exec(st); err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, time.Since(start))
+		tb = append(tb, bound.time())
+		ta = append(ta, actual.time())
+	}
+	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	s, b, a := med(ts), med(tb), med(ta)
+	gbs := func(bytes int64, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
+	t.Logf("%s: %d x %d, %d non-zeros (values %s); medians of %d alternating runs:", *bandwidthMatrix, n, m, nnz, st["A_val"].ElemType(), *bandwidthRuns)
+	t.Logf("  storel SpMV            %8.3f ms", ms(s))
+	t.Logf("  stream %4.1f MB (12 B/nz) %8.3f ms (%.1f GB/s)  storel / bound  %.2f", float64(bound.bytes)/1e6, ms(b), gbs(bound.bytes, b), float64(s)/float64(b))
+	t.Logf("  stream %4.1f MB (16 B/nz) %8.3f ms (%.1f GB/s)  storel / stream %.2f", float64(actual.bytes)/1e6, ms(a), gbs(actual.bytes, a), float64(s)/float64(a))
+}
+
+// stream is a streaming read of a []float64 and an []int32.
+type stream struct {
+	f     []float64
+	i     []int32
+	bytes int64
+	sink  float64
+}
+
+func newStream(floats, ints int64) *stream {
+	s := &stream{f: make([]float64, floats), i: make([]int32, ints), bytes: 8*floats + 4*ints}
+	for k := range s.f {
+		s.f[k] = float64(k & 7)
+	}
+	for k := range s.i {
+		s.i[k] = int32(k & 7)
+	}
+	return s
+}
+
+// time reads both slices once, with independent accumulators so that the
+// loop waits on memory, not on the latency of additions.
+func (s *stream) time() time.Duration {
+	start := time.Now()
+	var f0, f1, f2, f3 float64
+	f := s.f
+	for len(f) >= 4 {
+		f0 += f[0]
+		f1 += f[1]
+		f2 += f[2]
+		f3 += f[3]
+		f = f[4:]
+	}
+	for _, v := range f {
+		f0 += v
+	}
+	var i0, i1, i2, i3 int64
+	ix := s.i
+	for len(ix) >= 4 {
+		i0 += int64(ix[0])
+		i1 += int64(ix[1])
+		i2 += int64(ix[2])
+		i3 += int64(ix[3])
+		ix = ix[4:]
+	}
+	for _, v := range ix {
+		i0 += int64(v)
+	}
+	d := time.Since(start)
+	s.sink += f0 + f1 + f2 + f3 + float64(i0+i1+i2+i3)
+	return d
+}

@@ -1,0 +1,221 @@
+package engine
+
+// The inner loops of fused products, generic in the element type of the
+// physical arrays they read: real arrays, and int ones (pattern matrices
+// store their values as ints) converted in a register as they are read,
+// exactly as the interpreter converts an int factor of a real product.
+
+// number is the element type of a physical array.
+type number interface{ int64 | float64 }
+
+// sumVals returns s plus every v of vals, or plus ((a*v)*b)*c unless
+// pure.
+func sumVals[V number](vals []V, a, b, c float64, pure bool, s float64) float64 {
+	if pure {
+		for _, v := range vals {
+			s += float64(v)
+		}
+		return s
+	}
+	for _, v := range vals {
+		s += ((a * float64(v)) * b) * c
+	}
+	return s
+}
+
+// sumDot returns s plus x[q]*y[idx[q]] for every q (or
+// (((a*x[q])*b)*y[idx[q]])*c unless pure), stopping at the first index
+// outside y, whose position it returns (else -1).
+func sumDot[X, Y number](idx []int64, x []X, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
+	x = x[:len(idx)]
+	if pure {
+		for q, j := range idx {
+			if uint64(j) >= uint64(len(y)) {
+				return s, q
+			}
+			s += float64(x[q]) * float64(y[j])
+		}
+		return s, -1
+	}
+	for q, j := range idx {
+		if uint64(j) >= uint64(len(y)) {
+			return s, q
+		}
+		s += (((a * float64(x[q])) * b) * float64(y[j])) * c
+	}
+	return s, -1
+}
+
+// length is the length of the array a variant reads.
+func (v *variant) length() int64 {
+	if v.ints {
+		return int64(len(v.arr.ints))
+	}
+	return int64(len(v.arr.reals))
+}
+
+// get reads position k of the variant's array (in bounds).
+func (v *variant) get(k int64) float64 {
+	if v.ints {
+		return float64(v.arr.ints[k])
+	}
+	return v.arr.reals[k]
+}
+
+// sum returns s plus the variant's array over positions lo..hi-1 (in
+// bounds), scaled as sumVals says.
+func (v *variant) sum(lo, hi int64, a, b, c float64, pure bool, s float64) float64 {
+	if v.ints {
+		return sumVals(v.arr.ints[lo:hi], a, b, c, pure, s)
+	}
+	return sumVals(v.arr.reals[lo:hi], a, b, c, pure, s)
+}
+
+// dot runs sumDot with v1's array over positions lo..hi-1 (in bounds)
+// and v2's at idx[lo:hi]; it records a read of v2 out of bounds and
+// returns false then.
+func dot(fr *frame, v1, v2 *variant, idx []int64, lo, hi int64, a, b, c float64, pure bool, s float64) (float64, bool) {
+	seg := idx[lo:hi]
+	bad := -1
+	switch {
+	case !v1.ints && !v2.ints:
+		s, bad = sumDot(seg, v1.arr.reals[lo:hi], v2.arr.reals, a, b, c, pure, s)
+	case v1.ints && !v2.ints:
+		s, bad = sumDot(seg, v1.arr.ints[lo:hi], v2.arr.reals, a, b, c, pure, s)
+	case !v1.ints:
+		s, bad = sumDot(seg, v1.arr.reals[lo:hi], v2.arr.ints, a, b, c, pure, s)
+	default:
+		s, bad = sumDot(seg, v1.arr.ints[lo:hi], v2.arr.ints, a, b, c, pure, s)
+	}
+	if bad >= 0 {
+		readFail(fr, v2, seg[bad], int(v2.length()))
+		return s, false
+	}
+	return s, true
+}
+
+// scatter adds v's array over positions lo..hi-1 (in bounds) at keys
+// idx[lo:hi] of bd, as scatterAdd says.
+func (v *variant) scatter(bd *builder, idx []int64, lo, hi int64, a, b, c float64, only bool) {
+	if v.ints {
+		scatterAdd(bd, idx[lo:hi], v.arr.ints[lo:hi], a, b, c, only)
+		return
+	}
+	scatterAdd(bd, idx[lo:hi], v.arr.reals[lo:hi], a, b, c, only)
+}
+
+// scatterAdd adds a*vals[q], times b then c unless only is set, at key
+// idx[q] of the dense builder bd for every q: the inner loop of sparse
+// products. In workspace mode it lists the keys it writes.
+func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
+	vals = vals[:len(idx)]
+	out := bd.reals
+	if bd.ws != nil {
+		tch := bd.touched
+		for q, j := range idx {
+			v := a * float64(vals[q])
+			if !only {
+				v = (v * b) * c
+			}
+			if uint64(j) < uint64(len(out)) {
+				if out[j] == 0 {
+					tch = append(tch, j)
+				}
+				out[j] += v
+				continue
+			}
+			bd.reals, bd.touched = out, tch
+			bd.addRealSlow(j, v)
+			out, tch = bd.reals, bd.touched
+		}
+		bd.reals, bd.touched = out, tch
+		return
+	}
+	if only {
+		for q, j := range idx {
+			v := a * float64(vals[q])
+			if uint64(j) < uint64(len(out)) {
+				out[j] += v
+				continue
+			}
+			bd.reals = out
+			bd.addRealSlow(j, v)
+			out = bd.reals
+		}
+		bd.reals = out
+		return
+	}
+	for q, j := range idx {
+		v := ((a * float64(vals[q])) * b) * c
+		if uint64(j) < uint64(len(out)) {
+			out[j] += v
+			continue
+		}
+		bd.reals = out
+		bd.addRealSlow(j, v)
+		out = bd.reals
+	}
+	bd.reals = out
+}
+
+// rowsDot adds, for rows q = lo, lo+1, ... of out, ((a*s)*b)*c where s
+// sums x[p]*y[idx[p]] over the segment pl[q+ol]:ph[q+oh] (SpMV). It
+// stops at the first row that needs the general path (bounds out of
+// order or past n, an index outside y) and returns it (hi when done);
+// that row is not added.
+func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+	out = out[:hi]
+	n = min(n, int64(len(idx)), int64(len(x)))
+	idx, x = idx[:n], x[:n]
+	for q := lo; q < hi; q++ {
+		kl, kh := q+ol, q+oh
+		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
+			return q
+		}
+		l, h := pl[kl], ph[kh]
+		if l < 0 || l > h || h > n {
+			return q
+		}
+		s := 0.0
+		seg, vals := idx[l:h], x[l:h]
+		for p, j := range seg {
+			if uint64(j) >= uint64(len(y)) {
+				return q
+			}
+			s += float64(vals[p]) * float64(y[j])
+		}
+		out[q] += ((a * s) * b) * c
+	}
+	return hi
+}
+
+// rowDot returns the inner loop of an atSeg variant that is a pure dot
+// product X(p) * Y(j) over a segment whose bounds are read at the row
+// variable (slot ks), with nothing else to do; nil otherwise.
+func rowDot(v *variant, ks int) *fusedLoop {
+	if v.at != atSeg || v.steps != nil {
+		return nil
+	}
+	in := v.inner
+	sb := in.seg
+	if !in.fb.pure || in.fb.shape != shapeDot || sb.loSlot != ks || sb.hiSlot != ks {
+		return nil
+	}
+	return in
+}
+
+// rows runs rowsDot for the rows lo..hi-1 of out with the arrays of the
+// dot product in (see rowDot).
+func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
+	sb, v1, v2 := in.seg, &in.fb.p.v1, &in.fb.p.v2
+	pl, ph, idx := sb.lo.ints, sb.hi.ints, in.cl.ints
+	switch {
+	case !v1.ints && !v2.ints:
+		return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+	case v1.ints && !v2.ints:
+		return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+	case !v1.ints:
+		return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+	}
+	return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+}
