@@ -219,18 +219,14 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ro, err := o.runOptions()
-	if err != nil {
-		return err
-	}
-	res, err := p.Run(ro)
+	res, err := o.run(p)
 	if err != nil {
 		return err
 	}
 	if res.Plan != p.Naive() {
 		fmt.Fprintf(stdout, "\noptimized plan (%s; storel explain shows why):\n%s\n", durationString(res.Timings.Get("optimize")), indent(ir.Format(res.Plan)))
 	}
-	fmt.Fprintf(stdout, "\nexecuted in %s (%s plan, %s engine)\n", durationString(res.Timings.Get("execute")), ro.Plan, ro.Engine)
+	fmt.Fprintf(stdout, "\nexecuted in %s (%s plan, %s engine)\n", durationString(res.Timings.Get("execute")), o.plan, o.engine)
 	entries := value.Entries(res.Value)
 	if res.Type.IsScalar() {
 		fmt.Fprintf(stdout, "result: %s = %s\n", res.Type, value.Format(res.Value))

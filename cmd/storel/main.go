@@ -288,6 +288,15 @@ func (o *options) runOptions() (storel.RunOptions, error) {
 	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo}, err
 }
 
+// run executes p as the flags say.
+func (o *options) run(p *storel.Program) (*storel.Result, error) {
+	ro, err := o.runOptions()
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ro)
+}
+
 func (o *options) compile() (*storel.Program, error) {
 	w, err := o.workspace()
 	if err != nil {
@@ -305,11 +314,7 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ro, err := o.runOptions()
-	if err != nil {
-		return err
-	}
-	res, err := p.Run(ro)
+	res, err := o.run(p)
 	if err != nil {
 		return err
 	}
