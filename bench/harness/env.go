@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,3 +139,21 @@ for m in ("numpy", "scipy", "torch"):
 }
 
 func numCPU() int { return runtime.NumCPU() }
+
+// StorelBuild identifies the storel binary at path built from repo: the
+// commit, "+changes" when the tree differs from it outside bench/, and
+// the first bytes of the binary's SHA-256.
+func StorelBuild(repo, path string) string {
+	id := "unknown commit"
+	if out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		id = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+			id += "+changes"
+		}
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		sum := sha256.Sum256(b)
+		id += fmt.Sprintf(" binary %x", sum[:4])
+	}
+	return id
+}

@@ -275,7 +275,7 @@ func (h *Harness) runOptimizer() error {
 			return err
 		}
 		k := caseKey{"optimizer", kernel, in.Label, 0}
-		m := Measurement{Experiment: "optimizer", Kernel: kernel, Input: in.Label, System: "storel explain", Threads: 1}
+		m := Measurement{Experiment: "optimizer", Kernel: kernel, Input: in.Label, System: "storel explain", Threads: 1, StorelBuild: h.cfg.StorelBuild}
 		r := Run(Exec{Args: h.storelArgs("explain", StorelRun{h.program(kernel), storelFormats[kernel], "optimized", 1}, in, ""), Timeout: h.cfg.Timeout})
 		m.Wall = float64(r.Wall.Microseconds()) / 1000
 		m.Status = r.Status

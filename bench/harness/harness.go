@@ -49,7 +49,10 @@ type Config struct {
 	Threads       []int   // thread counts of the scaling experiment
 	FactorDensity float64 // density of the generated right-hand factors
 	Machine       string  // one-line description of the machine (for the report)
-	Log           io.Writer
+	// StorelBuild identifies the storel binary measured (commit, whether
+	// the tree had other changes, and a hash of the binary).
+	StorelBuild string
+	Log         io.Writer
 }
 
 // AllExperiments lists the experiments in the order of the paper's §6.
@@ -77,6 +80,8 @@ type Measurement struct {
 	Note           string `json:"note,omitempty"`
 	// Figures holds optimizer metrics parsed from `storel explain`.
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Build is the storel build that ran (see Config.StorelBuild).
+	StorelBuild string `json:"storel_build,omitempty"`
 }
 
 func ms(t map[string]float64, phase string) *float64 {
@@ -286,7 +291,7 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 	oracleConfirmed := false
 	var out []Measurement
 	for _, j := range jobs {
-		m := Measurement{Experiment: k.experiment, Kernel: k.kernel, Input: k.input, X: k.x, System: j.system, Threads: j.threads}
+		m := Measurement{Experiment: k.experiment, Kernel: k.kernel, Input: k.input, X: k.x, System: j.system, Threads: j.threads, StorelBuild: h.cfg.StorelBuild}
 		if j.skip != "" {
 			m.Status, m.Note = StatusSkip, j.skip
 			h.logf("%s %s %s %s: skip (%s)", k.experiment, k.kernel, k.input, j.system, j.skip)

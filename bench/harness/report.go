@@ -209,6 +209,24 @@ func writeReport(dir string, d *reportData) error {
 	}
 	w.p("Settings: %s.", strings.Join(cs, "; "))
 	w.p("")
+	// Which storel builds the measurements come from (--merge can mix them).
+	builds := groupBy(all, func(m *Measurement) string {
+		if m.StorelBuild == "" {
+			return "unrecorded"
+		}
+		return m.StorelBuild
+	})
+	var bl []string
+	for _, b := range builds.keys {
+		exps := groupBy(builds.by[b], func(m *Measurement) string { return m.Experiment }).keys
+		bl = append(bl, fmt.Sprintf("`%s` (%s)", b, strings.Join(exps, ", ")))
+	}
+	if len(bl) > 1 {
+		w.p("**These results come from %d storel builds** (a `--merge` run replaced some cases; storel changed in between): %s. Compare within one build.", len(bl), strings.Join(bl, "; "))
+	} else if len(bl) == 1 {
+		w.p("storel build: %s.", bl[0])
+	}
+	w.p("")
 	w.p("Times are milliseconds of **execution only** (median of the runs), measured by each system around the kernel itself: " +
 		"loading files, building storage formats, optimizing and compiling are reported apart (storel's \"load\" includes building its formats). " +
 		"Every answer is checked against storel's (and storel's against the reference interpreter on small inputs) before its time is shown: " +

@@ -155,7 +155,7 @@ func run(args []string) error {
 		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Timeout: *timeout,
 		OracleTimeout: *oracleTimeout, OracleMaxNNZ: *oracleMax, Threads: ts, FactorDensity: *factorDensity,
 		Kernels: splitList(*kernels), Inputs: splitList(*inputs), Merge: *merge, MaxRSS: int64(*maxMem * 1e9),
-		Machine: harness.Describe(), Log: os.Stderr,
+		Machine: harness.Describe(), StorelBuild: harness.StorelBuild(abs(*repo), abs(*storel)), Log: os.Stderr,
 	}
 	h := harness.New(cfg)
 	start := time.Now()
