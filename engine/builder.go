@@ -431,12 +431,17 @@ func (c *kid) builder(parent *builder) *builder {
 // level holds the entries of the child being built.
 func (b *builder) newKid() *builder {
 	s := b.spec.kid
-	nb := &builder{spec: s, tree: b.tree}
 	if s.dense && b.tree != nil {
-		nb.ws = b.tree.workspace(s.depth)
-		nb.listed = true // closed and empty
-		return nb
+		w := b.tree.workspace(s.depth)
+		if s.depth == 1 {
+			if r := w.streakRow(s); r != nil {
+				return r
+			}
+		}
+		// Closed and empty.
+		return &builder{spec: s, tree: b.tree, ws: w, listed: true}
 	}
+	nb := &builder{spec: s, tree: b.tree}
 	nb.init()
 	return nb
 }

@@ -462,14 +462,24 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 	fb := fl.fb
 	if fb.pure {
 		// The commonest bodies, without the call to sum.
-		switch v1 := &fb.p.v1; fb.shape {
+		switch v1, v2 := &fb.p.v1, &fb.p.v2; fb.shape {
 		case shapeOne:
 			if h <= v1.length() {
 				return v1.sum(l, h, 1, 1, 1, true, 0), true
 			}
 		case shapeDot:
+			if !v1.ints && !v2.ints && h <= int64(len(v1.arr.reals)) {
+				// The commonest of all, called directly.
+				x2 := v2.arr.reals
+				s, bad := sumDot(fl.cl.ints[l:h], v1.arr.reals[l:h], x2, 1, 1, 1, true, 0)
+				if bad >= 0 {
+					readFail(fr, v2, fl.cl.ints[l+int64(bad)], len(x2))
+					return s, false
+				}
+				return s, true
+			}
 			if h <= v1.length() {
-				return dot(fr, v1, &fb.p.v2, fl.cl.ints, l, h, 1, 1, 1, true, 0)
+				return dot(fr, v1, v2, fl.cl.ints, l, h, 1, 1, 1, true, 0)
 			}
 		}
 	}
@@ -799,6 +809,10 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	if !fb.writeSlots && cl != nil && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
 		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
+		if x1 := p.v1.arr.reals; !p.v1.ints && hi <= int64(len(x1)) && lo >= 0 {
+			scatterAdd(bd, idx[lo:hi], x1[lo:hi], a, b, cc, fb.onlyA)
+			return
+		}
 		if hi <= p.v1.length() && lo >= 0 {
 			p.v1.scatter(bd, idx, lo, hi, a, b, cc, fb.onlyA)
 			return
@@ -1086,7 +1100,31 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 		if direct != nil {
 			avals = direct.cl.reals
 		}
-		for p := st.lo + from; p < st.lo+to; p++ {
+		lim := min(int64(len(innerIdx)), n)
+		// bounds reads the segment of outer position p (l = -1 when
+		// anything is off). Each position's bounds are read one
+		// iteration ahead: a cache miss on P(k) then overlaps the work on
+		// the segment before (these reads cannot fail or have effects).
+		bounds := func(p int64) (int64, int64) {
+			k := outer[p]
+			kl, kh := k+sb.loOff, k+sb.hiOff
+			if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
+				if l, h := pa[kl], pb[kh]; 0 <= l && l <= h && h <= lim {
+					return l, h
+				}
+			}
+			return -1, 0
+		}
+		end := st.lo + to
+		var nl, nh int64
+		if p := st.lo + from; p < end {
+			nl, nh = bounds(p)
+		}
+		for p := st.lo + from; p < end; p++ {
+			l, h := nl, nh
+			if p+1 < end {
+				nl, nh = bounds(p + 1)
+			}
 			k := outer[p]
 			if ks >= 0 {
 				fr.i[ks] = p
@@ -1097,14 +1135,6 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 					return
 				}
 				continue
-			}
-			kl, kh := k+sb.loOff, k+sb.hiOff
-			l, h := int64(-1), int64(0)
-			if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
-				l, h = pa[kl], pb[kh]
-				if l < 0 || l > h || h > int64(len(innerIdx)) || h > n {
-					l = -1
-				}
 			}
 			if l < 0 {
 				// Something is off: the general path finds the exact error.

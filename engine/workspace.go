@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 )
 
@@ -37,6 +38,18 @@ type workspace struct {
 	ints  []int64
 	kids  []kid
 	owner *builder // the open builder, if any
+	// streak: the last rows (leaves) were dense, so new ones skip the
+	// workspace and start with a slice of their own of length hint.
+	// Every row of the streak earns 8 per entry and costs its length
+	// (counted when the next one starts, from last, on every fourth key);
+	// the streak ends when credit, started by the row that was dense in
+	// the workspace, falls below -4*hint. A streak thus costs at most 32
+	// times its entries (8 if they fall at random) plus four times the
+	// length of its first row, itself at most 8 times that row's entries.
+	streak bool
+	hint   int
+	credit int
+	last   *builder
 	// Reused buffers for compaction.
 	keys  []int64
 	fvals []float64
@@ -173,9 +186,9 @@ func (b *builder) ownDense() {
 
 // release compacts the open builder b: its entries leave the workspace
 // (zeroed behind them) and b is closed. Entries that fill a good part of
-// the keys from 0 go to a dense slice of b's own (b is then a plain dense
-// builder: at most about twice the size of a list, made by one copy, and
-// its keys are listed only if the dictionary is read); sparser ones to
+// the keys from 0 (an eighth; a quarter for children) go to a dense slice
+// of b's own (b is then a plain dense builder, made with one allocation
+// and its keys listed only if the dictionary is read), sparser ones to
 // sorted lists (list mode). Either way b costs O(its entries).
 func (b *builder) release() {
 	w := b.ws
@@ -184,7 +197,7 @@ func (b *builder) release() {
 	b.touched = nil
 	// hi+1 keys as a slice against len(touched) (at least the number
 	// of entries) as a list: 8 (24 for children) bytes per key against
-	// 16 (40) per entry.
+	// 16 (40) per entry, but a list takes a sort or a sweep to make.
 	hi := int64(-1)
 	for _, k := range touched {
 		hi = max(hi, k)
@@ -192,8 +205,8 @@ func (b *builder) release() {
 	switch s := b.spec; {
 	case s.depth > 1:
 		w.kids, b.kids = b.kids, nil // the slice may have grown
-		if hi+1 <= 3*int64(len(touched)) {
-			b.kids = ownCopy(w.kids[:hi+1])
+		if hi+1 <= 4*int64(len(touched)) {
+			b.kids, w.kids = handOver(w.kids, hi+1)
 			b.ws, w.keys = nil, touched[:0]
 			return
 		}
@@ -216,8 +229,9 @@ func (b *builder) release() {
 		w.keys = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
-		if hi+1 <= 4*int64(len(touched)) {
-			b.reals = ownCopy(w.reals[:hi+1])
+		if hi+1 <= 8*int64(len(touched)) {
+			b.reals, w.reals = handOver(w.reals, hi+1)
+			w.startStreak(hi+1, len(touched))
 			b.ws, w.keys = nil, touched[:0]
 			return
 		}
@@ -227,8 +241,9 @@ func (b *builder) release() {
 		w.keys, w.fvals = keys[:0], vals[:0]
 	default:
 		w.ints, b.ints = b.ints, nil
-		if hi+1 <= 4*int64(len(touched)) {
-			b.ints = ownCopy(w.ints[:hi+1])
+		if hi+1 <= 8*int64(len(touched)) {
+			b.ints, w.ints = handOver(w.ints, hi+1)
+			w.startStreak(hi+1, len(touched))
 			b.ws, w.keys = nil, touched[:0]
 			return
 		}
@@ -336,11 +351,72 @@ func withSpill[V any](keys []int64, vals []V, spill map[int64]V) ([]int64, []V) 
 	return append(outK, keys[i:]...), append(outV, vals[i:]...)
 }
 
-// ownCopy copies s into a slice of capacity len(s) (spilled keys stay
-// above the capacity) and zeroes s.
-func ownCopy[V any](s []V) []V {
-	c := make([]V, len(s))
-	copy(c, s)
-	clear(s)
-	return c
+// handOver gives the n first keys of the workspace slice ws to a builder
+// of its own and returns the workspace's new slice. When ws is not much
+// longer, the builder takes ws itself and the workspace a fresh zeroed
+// slice (the allocation a dense row always had); otherwise the builder
+// gets a copy and ws is zeroed. The builder's capacity never grows past
+// cap(ws), below which no key is spilled.
+func handOver[V any](ws []V, n int64) (own, rest []V) {
+	if int64(cap(ws)) <= 2*n {
+		return ws[:n], make([]V, len(ws))
+	}
+	own = make([]V, n)
+	copy(own, ws)
+	clear(ws[:n])
+	return own, ws
+}
+
+// startStreak starts (or continues) a streak of dense rows after a row
+// of the workspace with at most entries entries over keys 0..n-1.
+func (w *workspace) startStreak(n int64, entries int) {
+	w.streak, w.hint, w.last = true, int(n), nil
+	w.credit = max(w.credit, 0) + 8*entries - int(n)
+}
+
+// streakRow returns a new dense leaf with a slice of its own when the
+// level is in a streak of dense rows (see workspace.streak), nil
+// otherwise.
+func (w *workspace) streakRow(s *bspec) *builder {
+	if !w.streak {
+		return nil
+	}
+	if l := w.last; l != nil {
+		n := len(l.reals) + len(l.ints)
+		w.credit += 8*(nonZeros(l.reals)+nonZeroInts(l.ints)) - n
+		if w.credit < -4*w.hint {
+			w.streak, w.last, w.credit = false, nil, 0
+			return nil
+		}
+		w.hint = max(n, w.hint-w.hint/8)
+	}
+	nb := &builder{spec: s}
+	if s.real {
+		nb.reals = make([]float64, w.hint)
+	} else {
+		nb.ints = make([]int64, w.hint)
+	}
+	w.last = nb
+	return nb
+}
+
+// nonZeros and nonZeroInts estimate the number of non-zero elements of
+// s from every fourth one, without branches (the zeros of a row fall at
+// random). The estimate is at most four times the true count.
+func nonZeros(s []float64) int {
+	n := uint64(0)
+	for i := 0; i < len(s); i += 4 {
+		b := math.Float64bits(s[i]) &^ (1 << 63) // -0 is zero
+		n += (b | -b) >> 63
+	}
+	return 4 * int(n)
+}
+
+func nonZeroInts(s []int64) int {
+	n := uint64(0)
+	for i := 0; i < len(s); i += 4 {
+		b := uint64(s[i])
+		n += (b | -b) >> 63
+	}
+	return 4 * int(n)
 }
