@@ -184,9 +184,15 @@ func (b *builder) ownDense() {
 	}
 }
 
+// minDenseRow is the fewest keys a compacted row spans to be kept as a
+// slice: shorter rows are cheap to list, and lists are cheaper to read
+// back and smaller.
+const minDenseRow = 64
+
 // release compacts the open builder b: its entries leave the workspace
 // (zeroed behind them) and b is closed. Entries that fill a good part of
-// the keys from 0 (an eighth; a quarter for children) go to a dense slice
+// at least minDenseRow keys from 0 (an eighth; a quarter for children) go
+// to a dense slice
 // of b's own (b is then a plain dense builder, made with one allocation
 // and its keys listed only if the dictionary is read), sparser ones to
 // sorted lists (list mode). Either way b costs O(its entries).
@@ -205,7 +211,7 @@ func (b *builder) release() {
 	switch s := b.spec; {
 	case s.depth > 1:
 		w.kids, b.kids = b.kids, nil // the slice may have grown
-		if hi+1 <= 4*int64(len(touched)) {
+		if hi+1 >= minDenseRow && hi+1 <= 4*int64(len(touched)) {
 			b.kids, w.kids = handOver(w.kids, hi+1)
 			b.ws, w.keys = nil, touched[:0]
 			return
@@ -229,7 +235,7 @@ func (b *builder) release() {
 		w.keys = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
-		if hi+1 <= 8*int64(len(touched)) {
+		if hi+1 >= minDenseRow && hi+1 <= 8*int64(len(touched)) {
 			b.reals, w.reals = handOver(w.reals, hi+1)
 			w.startStreak(hi+1, len(touched))
 			b.ws, w.keys = nil, touched[:0]
@@ -241,7 +247,7 @@ func (b *builder) release() {
 		w.keys, w.fvals = keys[:0], vals[:0]
 	default:
 		w.ints, b.ints = b.ints, nil
-		if hi+1 <= 8*int64(len(touched)) {
+		if hi+1 >= minDenseRow && hi+1 <= 8*int64(len(touched)) {
 			b.ints, w.ints = handOver(w.ints, hi+1)
 			w.startStreak(hi+1, len(touched))
 			b.ws, w.keys = nil, touched[:0]

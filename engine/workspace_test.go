@@ -135,3 +135,53 @@ func TestNestedDenseMemory(t *testing.T) {
 		t.Errorf("allocated %d MB", got>>20)
 	}
 }
+
+// TestDenseStreakEnds: rows that fill their keys start a streak of rows
+// with slices of their own; rows of one entry over a million keys that
+// follow must end it (a slice each would be 16 GB).
+func TestDenseStreakEnds(t *testing.T) {
+	const dense, sparse, width = 50, 2000, 1_000_000
+	pos := []int64{0}
+	var idx []int64
+	var val []float64
+	for i := range dense {
+		for j := range 100 {
+			idx = append(idx, int64(j))
+			val = append(val, float64(i+j%3))
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	for i := range sparse {
+		idx = append(idx, int64((i*7919)%width))
+		val = append(val, 1.5)
+		pos = append(pos, int64(len(idx)))
+	}
+	st := storage.Store{
+		"A_len1": storage.IntScalar(dense + sparse),
+		"A_pos2": storage.IntArray(pos),
+		"A_idx2": storage.IntArray(idx),
+		"A_val":  storage.RealArray(val),
+	}
+	e := parse(t, `sum(<i, _> in 0:A_len1) { @dense i ->
+		sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> A_val(p) } }`, st)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := runEngine(e, st, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if d := got.(*value.Dict); len(d.Keys) != dense+sparse {
+		t.Fatalf("%d rows", len(d.Keys))
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 128<<20 {
+		t.Errorf("allocated %d MB", got>>20)
+	}
+	small := storage.Store{}
+	for k, v := range st {
+		small[k] = v
+	}
+	small["A_len1"] = storage.IntScalar(dense + 40)
+	agree(t, parse(t, `sum(<i, _> in 0:A_len1) { @dense i ->
+		sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> A_val(p) } }`, small), small)
+}
