@@ -276,3 +276,37 @@ func TestRunKillsARunawayProcess(t *testing.T) {
 		t.Fatalf("got %s: %s", r.Status, r.Err)
 	}
 }
+
+func TestTacoArgsUsePlainFilesAndFoldBeta(t *testing.T) {
+	dir := t.TempDir()
+	h := New(Config{TmpDir: dir, Taco: "taco", Repeat: 5})
+	a := filepath.Join(dir, "a.mtx")
+	if err := WriteMTX(a, RandomSparse(4, 3, 0.5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	x := filepath.Join(dir, "x.npy")
+	if err := WriteVectorNPY(x, []float64{1, 2, 4}); err != nil {
+		t.Fatal(err)
+	}
+	in := &Inputs{Tensors: map[string]string{"A": a}, X: x, Beta: "1.5"}
+	args, err := h.tacoArgs("batax", in, filepath.Join(dir, "q.tns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(args, " ")
+	for _, want := range []string{"Q(j)=A(i,j)*A(i,k)*xb(k)", "-f=A:ds", "-i=A:" + a, "-o=Q:", "-time=5"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("taco command %q lacks %q", line, want)
+		}
+	}
+	var xb string
+	for _, arg := range args {
+		if p, ok := strings.CutPrefix(arg, "-i=xb:"); ok {
+			xb = p
+		}
+	}
+	b, err := os.ReadFile(xb)
+	if err != nil || string(b) != "1 1.5\n2 3\n3 6\n" {
+		t.Errorf("beta*x as .tns: %q %v", b, err)
+	}
+}
