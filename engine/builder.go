@@ -34,20 +34,18 @@ type builder struct {
 	// Children (depth > 1).
 	kids  []kid // dense: by key
 	mkids map[int64]*kid
-	// List mode: keys in increasing order, with reals, ints or lkids
+	// List mode: keys in increasing order, with reals, ints or kids
 	// aligned to them.
 	listed bool
 	lkeys  []int64
-	lkids  []*kid
 	// Workspace mode, for the dense levels below the outermost (see
 	// workspace.go): while open, reals, ints or kids are the workspace's
-	// slice and touched lists the keys written; closed, the entries are in
-	// list mode.
-	ws      *workspace
-	open    bool
-	touched []int64
-	moved   int   // entries copied back into the workspace by reopenings
-	tree    *tree // the workspaces of the dictionary b belongs to
+	// slice and the workspace lists the keys written; closed, the
+	// entries are in list mode.
+	ws    *workspace
+	open  bool
+	moved int32 // entries copied back into the workspace by reopenings
+	tree  *tree // the workspaces of the dictionary b belongs to
 }
 
 // kid is one child of a builder. Until two values meet at its key it may
@@ -199,7 +197,7 @@ func unspill[V int64 | float64](b *builder, s []V, spill map[int64]V) []V {
 // track records that key k of a workspace-mode builder is written.
 func (b *builder) track(k int64) {
 	if b.ws != nil {
-		b.touched = append(b.touched, k)
+		b.ws.touched = append(b.ws.touched, k)
 	}
 }
 
@@ -208,7 +206,7 @@ func (b *builder) addReal(k int64, v float64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.reals)) {
 			if b.ws != nil && b.reals[k] == 0 {
-				b.touched = append(b.touched, k)
+				b.ws.touched = append(b.ws.touched, k)
 			}
 			b.reals[k] += v
 			return
@@ -252,9 +250,9 @@ func (b *builder) unlist() {
 	case b.spec.depth > 1:
 		b.mkids = make(map[int64]*kid, 2*len(b.lkeys))
 		for i, k := range b.lkeys {
-			b.mkids[k] = b.lkids[i]
+			b.mkids[k] = &b.kids[i]
 		}
-		b.lkids = nil
+		b.kids = nil
 	case b.spec.real:
 		b.mreal = make(map[int64]float64, 2*len(b.lkeys))
 		for i, k := range b.lkeys {
@@ -287,7 +285,7 @@ func (b *builder) addRealSlow(k int64, v float64) {
 	}
 	if uint64(k) < uint64(len(b.reals)) {
 		if b.ws != nil && b.reals[k] == 0 {
-			b.touched = append(b.touched, k)
+			b.ws.touched = append(b.ws.touched, k)
 		}
 		b.reals[k] += v
 		return
@@ -303,7 +301,7 @@ func (b *builder) addInt(k int64, v int64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.ints)) {
 			if b.ws != nil && b.ints[k] == 0 {
-				b.touched = append(b.touched, k)
+				b.ws.touched = append(b.ws.touched, k)
 			}
 			b.ints[k] += v
 			return
@@ -341,7 +339,7 @@ func (b *builder) addIntSlow(k int64, v int64) {
 	}
 	if uint64(k) < uint64(len(b.ints)) {
 		if b.ws != nil && b.ints[k] == 0 {
-			b.touched = append(b.touched, k)
+			b.ws.touched = append(b.ws.touched, k)
 		}
 		b.ints[k] += v
 		return
@@ -368,7 +366,7 @@ func (b *builder) slot(k int64) *kid {
 		if uint64(k) < uint64(len(b.kids)) {
 			c := &b.kids[k]
 			if b.ws != nil && c.b == nil && c.view == nil {
-				b.touched = append(b.touched, k)
+				b.ws.touched = append(b.ws.touched, k)
 			}
 			return c
 		}
@@ -380,12 +378,12 @@ func (b *builder) slot(k int64) *kid {
 		n := len(b.lkeys)
 		switch {
 		case n == 0 || k > b.lkeys[n-1]:
-			c := &kid{}
+			// The pointer is used at once, before the next append.
 			b.lkeys = append(b.lkeys, k)
-			b.lkids = append(b.lkids, c)
-			return c
+			b.kids = append(b.kids, kid{})
+			return &b.kids[n]
 		case k == b.lkeys[n-1]:
-			return b.lkids[n-1]
+			return &b.kids[n-1]
 		}
 		b.unlist()
 	}
@@ -638,11 +636,14 @@ func (b *builder) merge(o *builder) {
 			}
 			dst.builder(b).merge(c.b)
 		}
-		for k := range o.kids {
-			visit(int64(k), &o.kids[k])
-		}
-		for i, k := range o.lkeys {
-			visit(k, o.lkids[i])
+		if o.listed {
+			for i, k := range o.lkeys {
+				visit(k, &o.kids[i])
+			}
+		} else {
+			for k := range o.kids {
+				visit(int64(k), &o.kids[k])
+			}
 		}
 		for _, k := range sortedKeys(o.mkids) {
 			visit(k, o.mkids[k])

@@ -554,7 +554,7 @@ func (l *listNode) init() {
 	l.once.Do(func() {
 		b := l.b
 		for i, k := range b.lkeys {
-			if d := b.lkids[i].done(b.spec.kid); d != nil {
+			if d := b.kids[i].done(b.spec.kid); d != nil {
 				l.keys = append(l.keys, k)
 				l.kids = append(l.kids, d)
 			}

@@ -110,8 +110,8 @@ func (v *variant) scatter(bd *builder, idx []int64, lo, hi int64, a, b, c float6
 func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
 	vals = vals[:len(idx)]
 	out := bd.reals
-	if bd.ws != nil {
-		tch := bd.touched
+	if w := bd.ws; w != nil {
+		tch := w.touched
 		for q, j := range idx {
 			v := a * float64(vals[q])
 			if !only {
@@ -124,11 +124,11 @@ func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, o
 				out[j] += v
 				continue
 			}
-			bd.reals, bd.touched = out, tch
+			bd.reals, w.touched = out, tch
 			bd.addRealSlow(j, v)
-			out, tch = bd.reals, bd.touched
+			out, tch = bd.reals, w.touched
 		}
-		bd.reals, bd.touched = out, tch
+		bd.reals, w.touched = out, tch
 		return
 	}
 	if only {

@@ -50,10 +50,12 @@ type workspace struct {
 	hint   int
 	credit int
 	last   *builder
-	// Reused buffers for compaction.
-	keys  []int64
-	fvals []float64
-	ivals []int64
+	// touched lists the keys the owner wrote (unsorted, possibly
+	// repeated); its storage and the value buffers are reused by
+	// compaction.
+	touched []int64
+	fvals   []float64
+	ivals   []int64
 }
 
 func (t *tree) workspace(depth int) *workspace {
@@ -121,8 +123,8 @@ func (b *builder) acquire() {
 		w.owner.release()
 	}
 	if n := len(b.lkeys); n > 0 {
-		b.moved += n
-		if b.moved > max(w.size(b.spec), 256) {
+		b.moved = int32(min(int64(b.moved)+int64(n), 1<<30))
+		if int(b.moved) > max(w.size(b.spec), 256) {
 			b.ownDense()
 			return
 		}
@@ -130,15 +132,13 @@ func (b *builder) acquire() {
 	keys := b.lkeys
 	b.listed, b.lkeys = false, nil
 	b.open, w.owner = true, b
-	b.touched = w.keys[:0]
-	w.keys = nil
+	w.touched = w.touched[:0]
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.lkids
-		b.lkids = nil
+		kids := b.kids
 		b.kids = w.kids
 		for i, k := range keys {
-			*b.slot(k) = *kids[i]
+			*b.slot(k) = kids[i]
 		}
 	case s.real:
 		vals := b.reals
@@ -163,11 +163,10 @@ func (b *builder) ownDense() {
 	b.ws, b.listed, b.lkeys = nil, false, nil
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.lkids
-		b.lkids = nil
+		kids := b.kids
 		b.kids = make([]kid, len(w.kids))
 		for i, k := range keys {
-			*b.slot(k) = *kids[i]
+			*b.slot(k) = kids[i]
 		}
 	case s.real:
 		vals := b.reals
@@ -184,26 +183,19 @@ func (b *builder) ownDense() {
 	}
 }
 
-// minDenseRow is the fewest keys a compacted row spans to be kept as a
-// slice: shorter rows are cheap to list, and lists are cheaper to read
-// back and smaller.
-const minDenseRow = 64
-
 // release compacts the open builder b: its entries leave the workspace
 // (zeroed behind them) and b is closed. Entries that fill a good part of
-// at least minDenseRow keys from 0 (an eighth; a quarter for children) go
-// to a dense slice
+// the keys from 0 (an eighth; a quarter for children) go to a dense slice
 // of b's own (b is then a plain dense builder, made with one allocation
 // and its keys listed only if the dictionary is read), sparser ones to
 // sorted lists (list mode). Either way b costs O(its entries).
 func (b *builder) release() {
 	w := b.ws
 	b.open, w.owner = false, nil
-	touched := b.touched
-	b.touched = nil
+	touched := w.touched
 	// hi+1 keys as a slice against len(touched) (at least the number
 	// of entries) as a list: 8 (24 for children) bytes per key against
-	// 16 (40) per entry, but a list takes a sort or a sweep to make.
+	// 16 (32) per entry, but a list takes a sort or a sweep to make.
 	hi := int64(-1)
 	for _, k := range touched {
 		hi = max(hi, k)
@@ -211,52 +203,55 @@ func (b *builder) release() {
 	switch s := b.spec; {
 	case s.depth > 1:
 		w.kids, b.kids = b.kids, nil // the slice may have grown
-		if hi+1 >= minDenseRow && hi+1 <= 4*int64(len(touched)) {
+		if hi+1 <= 4*int64(len(touched)) {
 			b.kids, w.kids = handOver(w.kids, hi+1)
-			b.ws, w.keys = nil, touched[:0]
+			b.ws, w.touched = nil, touched[:0]
 			return
 		}
 		keys := sortKeys(touched, len(w.kids))
-		block := make([]kid, 0, len(keys))
+		vals := make([]kid, 0, len(keys))
 		for _, k := range keys {
 			if c := w.kids[k]; c.b != nil || c.view != nil {
-				block = append(block, c)
-				keys[len(block)-1] = k
+				vals = append(vals, c)
+				keys[len(vals)-1] = k
 			}
 			w.kids[k] = kid{}
 		}
-		keys = keys[:len(block)]
-		ptrs := make([]*kid, len(block))
-		for i := range block {
-			ptrs[i] = &block[i]
+		keys = keys[:len(vals)]
+		var spill map[int64]kid
+		if len(b.mkids) > 0 {
+			spill = make(map[int64]kid, len(b.mkids))
+			for k, c := range b.mkids {
+				spill[k] = *c
+			}
 		}
-		b.lkeys, b.lkids = withSpill(slices.Clone(keys), ptrs, b.mkids)
+		b.lkeys, b.kids = withSpill(slices.Clone(keys), vals, spill)
 		b.mkids = nil
-		w.keys = keys[:0]
+		w.touched = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
-		if hi+1 >= minDenseRow && hi+1 <= 8*int64(len(touched)) {
+		if hi+1 <= 8*int64(len(touched)) {
 			b.reals, w.reals = handOver(w.reals, hi+1)
 			w.startStreak(hi+1, len(touched))
-			b.ws, w.keys = nil, touched[:0]
+			b.ws, w.touched = nil, touched[:0]
 			return
 		}
 		keys, vals := compact(w.reals, touched, w.fvals[:0])
 		b.lkeys, b.reals = withSpill(slices.Clone(keys), slices.Clone(vals), b.mreal)
 		b.mreal = nil
-		w.keys, w.fvals = keys[:0], vals[:0]
+		w.touched, w.fvals = keys[:0], vals[:0]
 	default:
 		w.ints, b.ints = b.ints, nil
-		if hi+1 >= minDenseRow && hi+1 <= 8*int64(len(touched)) {
+		if hi+1 <= 8*int64(len(touched)) {
 			b.ints, w.ints = handOver(w.ints, hi+1)
 			w.startStreak(hi+1, len(touched))
-			b.ws, w.keys = nil, touched[:0]
+			b.ws, w.touched = nil, touched[:0]
 			return
 		}
 		keys, vals := compact(w.ints, touched, w.ivals[:0])
 		b.lkeys, b.ints = withSpill(slices.Clone(keys), slices.Clone(vals), b.mint)
 		b.mint = nil
-		w.keys, w.ivals = keys[:0], vals[:0]
+		w.touched, w.ivals = keys[:0], vals[:0]
 	}
 	b.listed = true
 }
