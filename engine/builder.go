@@ -432,14 +432,17 @@ func (b *builder) newKid() *builder {
 	if s.dense && b.tree != nil {
 		w := b.tree.workspace(s.depth)
 		if s.depth == 1 {
-			if r := w.streakRow(s); r != nil {
+			if r := w.streakRow(b.tree, s); r != nil {
 				return r
 			}
 		}
 		// Closed and empty.
-		return &builder{spec: s, tree: b.tree, ws: w, listed: true}
+		nb := b.tree.alloc()
+		nb.spec, nb.tree, nb.ws, nb.listed = s, b.tree, w, true
+		return nb
 	}
-	nb := &builder{spec: s, tree: b.tree}
+	nb := b.tree.alloc()
+	nb.spec, nb.tree = s, b.tree
 	nb.init()
 	return nb
 }

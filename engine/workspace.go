@@ -30,6 +30,18 @@ type tree struct {
 	// whose children kept their workspaces.
 	adopted []*tree
 	done    bool
+	// slab: builders for the tree's children, allocated in blocks.
+	slab []builder
+}
+
+// alloc returns a zero builder of the tree.
+func (t *tree) alloc() *builder {
+	if len(t.slab) == 0 {
+		t.slab = make([]builder, 64)
+	}
+	b := &t.slab[0]
+	t.slab = t.slab[1:]
+	return b
 }
 
 // workspace is the shared dense storage of one level.
@@ -378,7 +390,7 @@ func (w *workspace) startStreak(n int64, entries int) {
 // streakRow returns a new dense leaf with a slice of its own when the
 // level is in a streak of dense rows (see workspace.streak), nil
 // otherwise.
-func (w *workspace) streakRow(s *bspec) *builder {
+func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	if !w.streak {
 		return nil
 	}
@@ -391,7 +403,8 @@ func (w *workspace) streakRow(s *bspec) *builder {
 		}
 		w.hint = max(n, w.hint-w.hint/8)
 	}
-	nb := &builder{spec: s}
+	nb := t.alloc()
+	nb.spec = s
 	if s.real {
 		nb.reals = make([]float64, w.hint)
 	} else {
