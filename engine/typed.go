@@ -1,5 +1,9 @@
 package engine
 
+import (
+	"github.com/storel/storel/ir"
+)
+
 // The inner loops of fused products, generic in the element type of the
 // physical arrays they read: real arrays, and int ones (pattern matrices
 // store their values as ints) converted in a register as they are read,
@@ -218,4 +222,125 @@ func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
 		return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
 	}
 	return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+}
+
+// intSum is a fused int sum over a window of an int array (or a range):
+// sum(<q, j> in I(lo:hi)) X(q or j) [* Y(q or j)] for int arrays X, Y,
+// added to the accumulator slot acc with the interpreter's int64
+// arithmetic, in its order.
+type intSum struct {
+	cl      *cell // the index array; nil for a range (j = q)
+	x, y    *cell // y nil: one factor
+	xAt     int   // at1 (key) or at2 (value)
+	yAt     int
+	xe, ye  *ir.Expr
+	acc     int
+	onlyKey bool // every factor reads at the key: the index array is not read
+}
+
+// fuseInt returns a loop for an int sum whose body is one int array read
+// at the loop's key or value, or the int product of two; nil otherwise.
+func (c *compiler) fuseInt(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds) *loop {
+	if lb.accI < 0 || (cl != nil && cl.info.Elem != ir.Int) {
+		return nil
+	}
+	lv := loopVars{idx1: e.Vars[0], idx2: e.Vars[1], same: cl == nil}
+	read := func(f *ir.Expr) (*cell, int, bool) {
+		if f.Op != ir.OpLookup || f.Args[0].Op != ir.OpGlobal {
+			return nil, 0, false
+		}
+		a := c.cell(f.Args[0])
+		at := lv.index(f.Args[1])
+		if a.info.Kind != ir.ObjArray || a.info.Elem != ir.Int || at == atNone {
+			return nil, 0, false
+		}
+		return a, at, true
+	}
+	body := e.Args[1]
+	is := &intSum{cl: cl, acc: lb.accI, xe: body}
+	var ok bool
+	if is.x, is.xAt, ok = read(body); !ok {
+		if body.Op != ir.OpMul || c.typeOf(body) != ir.IntType {
+			return nil
+		}
+		is.xe, is.ye = body.Args[0], body.Args[1]
+		if is.x, is.xAt, ok = read(is.xe); !ok {
+			return nil
+		}
+		if is.y, is.yAt, ok = read(is.ye); !ok {
+			return nil
+		}
+	}
+	is.onlyKey = cl == nil || (is.xAt == at1 && (is.y == nil || is.yAt == at1))
+	run := func(fr *frame, st srcState, from, to int64, _ *builder) {
+		if from < to {
+			fr.i[is.acc] = is.sum(fr, st.lo+from, st.lo+to, fr.i[is.acc])
+		}
+	}
+	l := &loop{open: open, count: windowCount, run: run}
+	if seg != nil {
+		l.direct = func(fr *frame, _ *builder) {
+			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
+				fr.i[is.acc] = is.sum(fr, lo, hi, fr.i[is.acc])
+			}
+		}
+	}
+	return l
+}
+
+// sum returns s plus the terms at positions lo..hi-1 (in the index
+// array's bounds); a read outside a factor's array is recorded in fr and
+// ends the sum.
+func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
+	x := is.x.ints
+	if is.y == nil && is.xAt == at1 && lo >= 0 && hi <= int64(len(x)) {
+		for _, v := range x[lo:hi] {
+			s += v
+		}
+		return s
+	}
+	var idx []int64
+	if is.cl != nil {
+		idx = is.cl.ints
+	}
+	if is.y != nil && is.xAt == at1 && is.yAt == at2 && idx != nil && lo >= 0 && hi <= int64(len(x)) {
+		y, xs := is.y.ints, x[lo:hi]
+		for q, j := range idx[lo:hi] {
+			if uint64(j) >= uint64(len(y)) {
+				fr.fail(boundsError(is.ye, is.y.name, j, int64(len(y))))
+				return s
+			}
+			s += xs[q] * y[j]
+		}
+		return s
+	}
+	for q := lo; q < hi; q++ {
+		j := q
+		if idx != nil {
+			j = idx[q]
+		}
+		k := q
+		if is.xAt == at2 {
+			k = j
+		}
+		if uint64(k) >= uint64(len(x)) {
+			fr.fail(boundsError(is.xe, is.x.name, k, int64(len(x))))
+			return s
+		}
+		v := x[k]
+		if is.y != nil {
+			y := is.y.ints
+			k = q
+			if is.yAt == at2 {
+				k = j
+			}
+			if uint64(k) >= uint64(len(y)) {
+				fr.fail(boundsError(is.ye, is.y.name, k, int64(len(y))))
+				return s
+			}
+			v *= y[k]
+		}
+		s += v
+	}
+	return s
 }

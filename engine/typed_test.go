@@ -164,3 +164,41 @@ func TestTypedLoopShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestIntSums runs int sums of int array reads at the loop's key or
+// value (typed loops) on sound and corrupt arrays.
+func TestIntSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(57, 58))
+	plans := []string{
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p)`,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j)`,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) x(j) * A_val(p)`,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) x(j)`,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * A_val(p)`,
+		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j) }`,
+		`sum(<p, j> in A_idx2) A_val(p) * x(j)`,
+		`sum(<p, j> in A_idx2(3:9)) x(j) * x(p)`,
+	}
+	for _, plan := range plans {
+		for ci, corrupt := range []func(a *sparseCSR){
+			func(a *sparseCSR) {},
+			func(a *sparseCSR) { a.pos[3] = a.pos[4] + 1 },
+			func(a *sparseCSR) { a.idx[len(a.idx)/3] = 1 << 40 },
+			func(a *sparseCSR) { a.idx[len(a.idx)/2] = -3 },
+			func(a *sparseCSR) { a.val = a.val[:len(a.val)/2] },
+		} {
+			st := storage.Store{"x": storage.RealArray(randVec(40, rng))}
+			a := randCSR(40, 40, 300, rng)
+			corrupt(a)
+			a.store(st, "A")
+			st = intValued(st)
+			t.Run(plan, func(t *testing.T) {
+				e := parse(t, plan, st)
+				agree(t, e, st)
+				if _, err := runEngine(e, st, 1); ci == 0 && err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
