@@ -21,14 +21,29 @@
 //     to a scalar or to a singleton of a dense, hash or list result) are
 //     fused into the loop, segment bounds are read in place, bounds checks
 //     are hoisted where Go allows, and two levels of a sparse product (MMM,
-//     TTM) run as one function;
+//     TTM) run as one function, reading each segment's bounds one position
+//     ahead; the rows of a dense vector of segment dot products (SpMV) run
+//     as one loop;
+//   - the fused loops are generic in the element type of the arrays they
+//     read (typed.go): int arrays (the values of pattern and integer
+//     matrices) are converted in a register as they are read, as the
+//     interpreter converts an int factor of a real product; int sums of
+//     int array reads are typed loops too;
 //   - a sum of singletons accumulates in place into the enclosing result
 //     (out[i][k] += e), never adding up freshly built dictionaries;
-//   - results are built per level as the plan's annotations say: @dense in
-//     flat growable slices (rows sized from the previous ones), @hash in Go
-//     maps, unannotated and @unique levels in a sorted list while keys
+//   - results are built per level as the plan's annotations say: @hash in
+//     Go maps, unannotated and @unique levels in a sorted list while keys
 //     arrive in increasing order (as they do when a storage mapping is
-//     walked), turning into a Go map otherwise;
+//     walked), turning into a Go map otherwise, and @dense in a flat
+//     growable slice for the outermost level. A @dense level below it
+//     costs its entries, not its key range (workspace.go): its rows share
+//     one dense workspace per dictionary, written by key while a row is
+//     open, with the keys it touches listed; the row is compacted when
+//     another opens, to a slice of its own if it fills an eighth of its
+//     keys from 0, else to a sorted list. Rows that keep coming out dense
+//     skip the workspace for slices of their own (a streak, ended by rows
+//     that turn out sparse); rows reopened too often get slices of their
+//     own. Keys far beyond a dense slice (or negative) go to a side map;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition;
