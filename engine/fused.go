@@ -601,6 +601,14 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			p1l, p1h, p2l, p2h := r1.seg.lo.ints, r1.seg.hi.ints, r2.seg.lo.ints, r2.seg.hi.ints
 			a1, a2 := &r1.fb.p.v1, &r2.fb.p.v1
 			n1, n2 := min(a1.length(), r1.seg.arr.n), min(a2.length(), r2.seg.arr.n)
+			// Real arrays are summed in place (nil: an int array).
+			var f1, f2 []float64
+			if !a1.ints {
+				f1 = a1.arr.reals
+			}
+			if !a2.ints {
+				f2 = a2.arr.reals
+			}
 			o1l, o1h, o2l, o2h := r1.seg.loOff, r1.seg.hiOff, r2.seg.loOff, r2.seg.hiOff
 			for q := lo; q < hi; q++ {
 				k1l, k1h, k2l, k2h := q+o1l, q+o1h, q+o2l, q+o2h
@@ -612,7 +620,14 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 				if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
 					return fb.sumRows(fr, q, hi, ks, s)
 				}
-				x1 := a1.sum(l1, h1, 1, 1, 1, true, 0)
+				var x1 float64
+				if f1 != nil {
+					for _, v := range f1[l1:h1] {
+						x1 += v
+					}
+				} else {
+					x1 = a1.sum(l1, h1, 1, 1, 1, true, 0)
+				}
 				if v2.steps != nil {
 					// A guard in front of the second sum (if 0 <= i &&
 					// i < B_len1 then ...): zero when it fails.
@@ -625,7 +640,15 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 						continue
 					}
 				}
-				s += x1 * a2.sum(l2, h2, 1, 1, 1, true, 0)
+				var x2 float64
+				if f2 != nil {
+					for _, v := range f2[l2:h2] {
+						x2 += v
+					}
+				} else {
+					x2 = a2.sum(l2, h2, 1, 1, 1, true, 0)
+				}
+				s += x1 * x2
 			}
 			return s
 		}
