@@ -109,14 +109,16 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	res := &Result{Type: plan.Type, Plan: plan, Variant: v}
 	res.Timings = append(res.Timings, p.Timings...)
 	reps := max(o.Repeat, 1)
-	// exec runs the plan once and reports the execution time proper.
-	var exec func() (value.Value, time.Duration, error)
+	// exec runs the plan once and reports the execution time proper; the
+	// result it returns is converted to a logical value only once, after
+	// the last repetition.
+	var exec func() (func() value.Value, time.Duration, error)
 	switch o.Engine {
 	case EngineInterp:
-		exec = func() (value.Value, time.Duration, error) {
+		exec = func() (func() value.Value, time.Duration, error) {
 			start := time.Now()
 			val, err := eval.Eval(plan, v.Store)
-			return val, time.Since(start), err
+			return func() value.Value { return val }, time.Since(start), err
 		}
 	case EngineCompiled, "":
 		threads := o.Threads
@@ -128,7 +130,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 			return nil, err
 		}
 		res.Timings.Add("compile", k.CompileTime())
-		exec = func() (value.Value, time.Duration, error) {
+		exec = func() (func() value.Value, time.Duration, error) {
 			r, err := k.Exec(v.Store)
 			if err != nil {
 				return nil, 0, err
@@ -136,23 +138,28 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
 			// Converting the kernel's result to a logical value is part
 			// of producing output, not of execution.
-			start := time.Now()
-			val := r.Value()
-			res.Timings.Add("write", time.Since(start))
-			return val, r.Stats.Execute, nil
+			return func() value.Value {
+				start := time.Now()
+				val := r.Value()
+				res.Timings.Add("write", time.Since(start))
+				return val
+			}, r.Stats.Execute, nil
 		}
 	default:
 		return nil, fmt.Errorf("unknown engine %q (want %s or %s)", o.Engine, EngineCompiled, EngineInterp)
 	}
 	var times []time.Duration
+	var last func() value.Value
 	for r := 0; r < reps; r++ {
-		val, d, err := exec()
+		var d time.Duration
+		var err error
+		last, d, err = exec()
 		if err != nil {
 			return nil, err
 		}
 		times = append(times, d)
-		res.Value = val
 	}
+	res.Value = last()
 	res.Timings.Add("execute", median(times))
 	return res, nil
 }
