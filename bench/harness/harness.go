@@ -99,6 +99,7 @@ type Harness struct {
 	// pyMissing caches why each Python peer cannot run ("" = it can).
 	pyMissing map[string]string
 	previous  *reportData // --merge: the earlier results
+	started   time.Time
 }
 
 // New returns a harness for cfg.
@@ -106,7 +107,7 @@ func New(cfg Config) *Harness {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	return &Harness{cfg: cfg}
+	return &Harness{cfg: cfg, started: time.Now()}
 }
 
 func (h *Harness) logf(format string, args ...any) {

@@ -20,6 +20,9 @@ type reportData struct {
 	Versions map[string]string `json:"versions,omitempty"`
 	Duration string            `json:"duration,omitempty"`
 	Config   map[string]string `json:"config,omitempty"`
+	// Runs describes every run whose measurements are here (several
+	// with --merge), oldest first.
+	Runs []string `json:"runs,omitempty"`
 }
 
 // WriteReport writes REPORT.md and the plots into OutDir.
@@ -36,6 +39,11 @@ func (h *Harness) WriteReport(elapsed time.Duration) error {
 			"thread counts":   fmt.Sprint(h.cfg.Threads),
 			"oracle time cap": h.cfg.OracleTimeout.String(),
 		}}
+	if h.previous != nil {
+		d.Runs = append(d.Runs, h.previous.Runs...)
+	}
+	d.Runs = append(d.Runs, fmt.Sprintf("%s: %s (timeout %s, repeat %d, storel build %s)",
+		h.started.Format("2006-01-02 15:04 MST"), strings.Join(h.cfg.Experiments, ", "), h.cfg.Timeout, h.cfg.Repeat, h.cfg.StorelBuild))
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {
 		return err
@@ -209,6 +217,14 @@ func writeReport(dir string, d *reportData) error {
 	}
 	w.p("Settings of the last run: %s.", strings.Join(cs, "; "))
 	w.p("")
+	if len(d.Runs) > 1 {
+		w.p("The measurements come from these runs (later ones replaced the cases they measured again):")
+		w.p("")
+		for _, r := range d.Runs {
+			w.p("- %s", r)
+		}
+		w.p("")
+	}
 	// Which storel builds the measurements come from (--merge can mix them).
 	builds := groupBy(all, func(m *Measurement) string {
 		if m.StorelBuild == "" {
