@@ -205,48 +205,9 @@ func checkShape(e *ir.Expr) *Error {
 		if bad != nil {
 			return false
 		}
-		args, vars := -1, 0
-		switch n.Op {
-		case ir.OpConst, ir.OpVar, ir.OpGlobal:
-			args = 0
-		case ir.OpNeg, ir.OpNot:
-			args = 1
-		case ir.OpSingleton, ir.OpLookup, ir.OpRange:
-			args = 2
-		case ir.OpSubArray:
-			args = 3
-		case ir.OpIf:
-			if len(n.Args) != 2 && len(n.Args) != 3 {
-				bad = errAt(n, "malformed if: %d operands", len(n.Args))
-				return false
-			}
-		case ir.OpLet:
-			args, vars = 2, 1
-		case ir.OpSum:
-			args, vars = 2, 2
-		case ir.OpMerge:
-			args, vars = 3, 3
-		case ir.OpCall:
-		default:
-			if !n.Op.IsBinary() {
-				bad = errAt(n, "cannot compile %s node", n.Op)
-				return false
-			}
-			args = 2
-		}
-		if args >= 0 && len(n.Args) != args {
-			bad = errAt(n, "malformed %s: %d operands, want %d", n.Op, len(n.Args), args)
+		if err := ir.CheckShape(n); err != nil {
+			bad = errAt(n, "%v", err)
 			return false
-		}
-		if len(n.Vars) != vars {
-			bad = errAt(n, "malformed %s: %d binders, want %d", n.Op, len(n.Vars), vars)
-			return false
-		}
-		for _, a := range n.Args {
-			if a == nil {
-				bad = errAt(n, "malformed %s: missing operand", n.Op)
-				return false
-			}
 		}
 		return true
 	})

@@ -310,9 +310,9 @@ func (c *compiler) call(e *ir.Expr) cx {
 		}
 		f := args[0].i
 		if e.Name == "odd_bits" {
-			return intCx(func(fr *frame) int64 { return int64(compactEvenBits(uint64(f(fr)) >> 1)) })
+			return intCx(func(fr *frame) int64 { return int64(ir.CompactEvenBits(uint64(f(fr)) >> 1)) })
 		}
-		return intCx(func(fr *frame) int64 { return int64(compactEvenBits(uint64(f(fr)))) })
+		return intCx(func(fr *frame) int64 { return int64(ir.CompactEvenBits(uint64(f(fr)))) })
 	case "min", "max":
 		if len(args) == 0 {
 			c.bail(e, "%s takes at least one argument", e.Name)
@@ -356,18 +356,6 @@ func (c *compiler) call(e *ir.Expr) cx {
 	}
 	c.bail(e, "unknown function %s", e.Name)
 	return cx{}
-}
-
-// compactEvenBits gathers bits 0, 2, 4, ... of x into bits 0, 1, 2, ...
-// (one coordinate of a Z-order index).
-func compactEvenBits(x uint64) uint64 {
-	x &= 0x5555555555555555
-	x = (x | x>>1) & 0x3333333333333333
-	x = (x | x>>2) & 0x0f0f0f0f0f0f0f0f
-	x = (x | x>>4) & 0x00ff00ff00ff00ff
-	x = (x | x>>8) & 0x0000ffff0000ffff
-	x = (x | x>>16) & 0x00000000ffffffff
-	return x
 }
 
 func (c *compiler) ifScalar(e *ir.Expr) cx {

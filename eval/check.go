@@ -53,38 +53,8 @@ func (in *interp) check(e *ir.Expr) error {
 
 // shape checks one node's arity, binders and, where it matters, type.
 func shape(e *ir.Expr) error {
-	args, vars := -1, 0
-	switch e.Op {
-	case ir.OpConst, ir.OpVar, ir.OpGlobal:
-		args = 0
-	case ir.OpNeg, ir.OpNot:
-		args = 1
-	case ir.OpSingleton, ir.OpLookup, ir.OpRange:
-		args = 2
-	case ir.OpSubArray:
-		args = 3
-	case ir.OpIf:
-		if len(e.Args) != 2 && len(e.Args) != 3 {
-			return errorf(e, "malformed if: %d operands", len(e.Args))
-		}
-	case ir.OpLet:
-		args, vars = 2, 1
-	case ir.OpSum:
-		args, vars = 2, 2
-	case ir.OpMerge:
-		args, vars = 3, 3
-	case ir.OpCall:
-	default:
-		if !e.Op.IsBinary() {
-			return errorf(e, "cannot evaluate %s node", e.Op)
-		}
-		args = 2
-	}
-	if args >= 0 && len(e.Args) != args {
-		return errorf(e, "malformed %s: %d operands, want %d", e.Op, len(e.Args), args)
-	}
-	if len(e.Vars) != vars {
-		return errorf(e, "malformed %s: %d binders, want %d", e.Op, len(e.Vars), vars)
+	if err := ir.CheckShape(e); err != nil {
+		return errorf(e, "%v", err)
 	}
 	switch e.Op {
 	case ir.OpVar, ir.OpGlobal, ir.OpCall:

@@ -217,9 +217,9 @@ func call(name string, args []value.Value) (value.Value, error) {
 			return nil, fmt.Errorf("%s: argument is real, not int", name)
 		}
 		if name == "odd_bits" {
-			return int64(compactEvenBits(uint64(x) >> 1)), nil
+			return int64(ir.CompactEvenBits(uint64(x) >> 1)), nil
 		}
-		return int64(compactEvenBits(uint64(x))), nil
+		return int64(ir.CompactEvenBits(uint64(x))), nil
 	case "min", "max":
 		if len(args) < 1 {
 			return nil, fmt.Errorf("%s takes at least one argument", name)
@@ -227,18 +227,6 @@ func call(name string, args []value.Value) (value.Value, error) {
 		return minMax(name == "min", args), nil
 	}
 	return nil, fmt.Errorf("unknown function %s", name)
-}
-
-// compactEvenBits gathers bits 0, 2, 4, ... of x into bits 0, 1, 2, ...:
-// the decoding of one coordinate of a Z-order (Morton) index.
-func compactEvenBits(x uint64) uint64 {
-	x &= 0x5555555555555555
-	x = (x | x>>1) & 0x3333333333333333
-	x = (x | x>>2) & 0x0f0f0f0f0f0f0f0f
-	x = (x | x>>4) & 0x00ff00ff00ff00ff
-	x = (x | x>>8) & 0x0000ffff0000ffff
-	x = (x | x>>16) & 0x00000000ffffffff
-	return x
 }
 
 // minMax returns the least (or greatest) argument: an int when all are
