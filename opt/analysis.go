@@ -314,12 +314,45 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 	case opLet:
 		return kid(2)
 	case opSum:
-		return kid(3).scaled(kid(2).Size())
+		return kid(3).scaledAt(s.invariantLevels(g, n.Children[3], n.Children[0], n.Children[1]), kid(2).Size())
 	case opMerge:
 		n1, n2 := kid(3).Size(), kid(4).Size()
 		return kid(5).scaled(mergeMatches(n1, n2))
 	}
 	return nil
+}
+
+// invariantLevels counts the outer levels of body (a loop's body) whose
+// keys do not depend on the loop's binders: a sum of {i -> {j -> e}} over
+// j's loop keeps one entry for i and many for j. It follows the first
+// singleton of each class.
+func (s *session) invariantLevels(g *graph, body egraph.ClassID, binders ...egraph.ClassID) int {
+	var syms [2]uint32
+	for i, b := range binders {
+		sym, _ := bindSym(g, b)
+		syms[i] = uint32(sym)
+	}
+	levels := 0
+	for c := body; ; {
+		next := egraph.ClassID(0)
+		found := false
+		for _, nid := range g.Nodes(c) {
+			n := g.Node(nid)
+			if n.Op != opSingle {
+				continue
+			}
+			if g.Data(n.Children[0]).FV.hasAny(syms[:len(binders)]...) {
+				return levels
+			}
+			next, found = n.Children[1], true
+			break
+		}
+		if !found {
+			return levels
+		}
+		levels++
+		c = next
+	}
 }
 
 // mergeMatches estimates how many values two vectors of n1 and n2 entries

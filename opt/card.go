@@ -110,6 +110,19 @@ func (c Card) scaled(f float64) Card {
 	return out
 }
 
+// scaledAt returns c with the size of level l multiplied by f: a loop
+// whose body's outer l keys do not depend on it adds entries below them.
+// A body that is a singleton chain down to its scalar is a scalar
+// accumulated f times: the estimate is unchanged.
+func (c Card) scaledAt(l int, f float64) Card {
+	if l >= len(c) || f == 1 {
+		return c
+	}
+	out := append(Card(nil), c...)
+	out[l].Size = out[l].capped(out[l].Size * f)
+	return out
+}
+
 func (c Card) equal(d Card) bool {
 	if len(c) != len(d) {
 		return false
@@ -122,8 +135,10 @@ func (c Card) equal(d Card) bool {
 	return true
 }
 
-// meet keeps, level by level, the smaller size and the cheaper layout: the
-// join of the estimates of equivalent expressions.
+// meet joins the estimates of two equivalent expressions: the sizes of
+// the one with fewer leaves (taken whole: a level-by-level minimum of
+// 1[n[s]] and n[1[s]], two shapes of one n-leaf estimate, would claim a
+// single leaf), the cheaper layout and the tighter key bounds per level.
 func (c Card) meet(d Card) Card {
 	if len(c) != len(d) {
 		if len(c) == 0 {
@@ -131,10 +146,11 @@ func (c Card) meet(d Card) Card {
 		}
 		return c
 	}
+	smaller := d.Total() < c.Total()
 	var out Card
 	for i := range c {
 		l := c[i]
-		if d[i].Size < l.Size {
+		if smaller {
 			l.Size = d[i].Size
 		}
 		if d[i].Layout.rank() < l.Layout.rank() {

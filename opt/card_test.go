@@ -1,0 +1,64 @@
+package opt
+
+import (
+	"testing"
+
+	"github.com/storel/storel/ir"
+)
+
+// TestCardMeetKeepsOneEstimate: the meet of two shapes of one estimate
+// (a row of n entries under one key, and n keys of one entry each, which
+// equal terms get from different derivations) keeps n leaves. A
+// level-by-level minimum claimed one leaf, made a temporary dictionary look
+// free and chose MMM's scaled-temporary plan (55x slower than in place).
+func TestCardMeetKeepsOneEstimate(t *testing.T) {
+	row := Card{{Size: 1, Layout: LayoutLogical}, {Size: 100, Layout: LayoutLogical}}
+	keys := Card{{Size: 100, Layout: LayoutLogical}, {Size: 1, Layout: LayoutLogical}}
+	for _, c := range []Card{row.meet(keys), keys.meet(row)} {
+		if c.Total() != 100 {
+			t.Errorf("meet of %v and %v = %v: %g leaves, want 100", row, keys, c, c.Total())
+		}
+	}
+	small := Card{{Size: 10, Layout: LayoutHash}, {Size: 5, Layout: LayoutDense}}
+	if got := keys.meet(small); got.Total() != 50 || got[0].Layout != LayoutHash || got[1].Layout != LayoutDense {
+		t.Errorf("meet of %v and %v = %v, want 50 leaves with the cheaper layouts", keys, small, got)
+	}
+}
+
+func TestCardScaledAt(t *testing.T) {
+	c := Card{{Size: 1}, {Size: 4}}
+	if got := c.scaledAt(1, 10); got[0].Size != 1 || got[1].Size != 40 {
+		t.Errorf("scaledAt(1, 10) of %v = %v", c, got)
+	}
+	if got := c.scaledAt(2, 10); !got.equal(c) {
+		t.Errorf("scaledAt(2, 10) of %v = %v: a scalar body keeps its card", c, got)
+	}
+	capped := Card{{Size: 1, Keys: interval{0, 9, true}}}
+	if got := capped.scaledAt(0, 100); got[0].Size != 10 {
+		t.Errorf("scaledAt(0, 100) of %v = %v, want capped at 10 keys", capped, got)
+	}
+}
+
+// TestMMMAccumulatesInPlace: at density 0.1 the optimizer used to scale a
+// freshly built row of B by A(i,k) ({i -> sum_j {j -> B}} * A_val) instead
+// of accumulating A_val*B_val into the output row. No product of the plan
+// may have a dictionary operand.
+func TestMMMAccumulatesInPlace(t *testing.T) {
+	for _, d := range []float64{0.03, 0.1, 0.3} {
+		naive, st := setupKernel(t, "mmm", 1, []tensorSpec{{"A", "csr", []int64{1000, 1000}, d}, {"B", "csr", []int64{1000, 1000}, d}})
+		res, err := Optimize(naive, st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var scaled []*ir.Expr
+		ir.Walk(res.Plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpMul && e.Type.Depth > 0 {
+				scaled = append(scaled, e)
+			}
+			return true
+		})
+		if len(scaled) > 0 {
+			t.Errorf("density %g: the plan multiplies a dictionary (%s):\n%s", d, ir.Format(scaled[0]), ir.Format(res.Plan))
+		}
+	}
+}
