@@ -10,6 +10,7 @@ import (
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/opt"
+	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
 
@@ -76,11 +77,17 @@ type RunOptions struct {
 	Repeat   int    // execute this many times; the timing is the median
 	Threads  int    // worker threads (0 = all cores)
 	Optimize opt.Options
+	// NoValue leaves Result.Value nil when the compiled engine runs: a
+	// caller that only writes the result streams it with Result.Entries,
+	// never building the logical value (for a result of millions of
+	// entries that conversion costs more than the kernel).
+	NoValue bool
 }
 
 // Result is the value a program computed.
 type Result struct {
-	Value   value.Value
+	Value value.Value // nil after RunOptions.NoValue with the compiled engine
+
 	Type    ir.Type
 	Timings Timings
 	// Plan is the plan that ran and Variant the storage it ran on.
@@ -89,6 +96,17 @@ type Result struct {
 	// PeakHeap is the highest live heap sampled while the compiled kernel
 	// ran (0 for the interpreter).
 	PeakHeap uint64
+	kernel   *engine.Result // the compiled kernel's own result
+}
+
+// Entries returns the result's entries in increasing coordinate order,
+// for storage.WriteEntries: streamed from the compiled kernel's result
+// when there is one, else taken from Value.
+func (r *Result) Entries() (storage.Entries, error) {
+	if r.kernel != nil {
+		return r.kernel.Entries, nil
+	}
+	return storage.ValueEntries(r.Value, r.Type)
 }
 
 // Run executes the program: by default the optimized plan of the cheapest
@@ -139,6 +157,10 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 			// Converting the kernel's result to a logical value is part
 			// of producing output, not of execution.
 			return func() value.Value {
+				res.kernel = r
+				if o.NoValue {
+					return nil
+				}
 				start := time.Now()
 				val := r.Value()
 				res.Timings.Add("write", time.Since(start))

@@ -128,23 +128,26 @@ func (r *Result) Value() value.Value {
 	return r.i
 }
 
-// Entries calls f for every non-zero scalar of the result with its
+// Entries calls visit for every non-zero leaf of the result with its
 // coordinates (outermost first, reused between calls) in increasing
-// order; a scalar result is one call with no coordinates. It avoids
-// building the logical value of a large result.
-func (r *Result) Entries(f func(coords []int64, v float64)) {
+// order, passing an int or bool value in i and a real one in f (the
+// shape of storage.Entries); a scalar result is one call with no
+// coordinates, zero or not. It avoids building the logical value of a
+// large result.
+func (r *Result) Entries(visit func(coords []int64, i int64, f float64)) {
+	real := r.Type.Base == ir.Real
 	if r.Type.Depth == 0 {
-		switch r.Type.Base {
-		case ir.Real:
-			f(nil, r.f)
-		case ir.Bool:
+		switch {
+		case real:
+			visit(nil, int64(r.f), r.f)
+		case r.Type.Base == ir.Bool:
+			b := int64(0)
 			if r.b {
-				f(nil, 1)
-			} else {
-				f(nil, 0)
+				b = 1
 			}
+			visit(nil, b, float64(b))
 		default:
-			f(nil, float64(r.i))
+			visit(nil, r.i, float64(r.i))
 		}
 		return
 	}
@@ -154,12 +157,17 @@ func (r *Result) Entries(f func(coords []int64, v float64)) {
 		n := d.size()
 		for p := 0; p < n; p++ {
 			coords[level] = d.keyAt(p)
-			if level+1 < len(coords) {
+			switch {
+			case level+1 < len(coords):
 				walk(d.dictAt(p), level+1)
-				continue
-			}
-			if v := d.realAt(p); v != 0 {
-				f(coords, v)
+			case real:
+				if v := d.realAt(p); v != 0 {
+					visit(coords, int64(v), v)
+				}
+			default:
+				if v := d.intAt(p); v != 0 {
+					visit(coords, v, float64(v))
+				}
 			}
 		}
 	}

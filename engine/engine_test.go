@@ -126,7 +126,7 @@ func TestStatsAndEntries(t *testing.T) {
 	}
 	want := value.Entries(r.Value())
 	var got []value.Entry
-	r.Entries(func(coords []int64, v float64) {
+	r.Entries(func(coords []int64, _ int64, v float64) {
 		got = append(got, value.Entry{Coords: append([]int64(nil), coords...), Val: v})
 	})
 	if len(got) != len(want) || len(got) == 0 {

@@ -124,7 +124,7 @@ func TestNestedDenseMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	r.Entries(func([]int64, float64) { n++ })
+	r.Entries(func([]int64, int64, float64) { n++ })
 	runtime.ReadMemStats(&after)
 	if n != rows {
 		t.Fatalf("%d entries, want %d", n, rows)

@@ -18,43 +18,20 @@ type WriteOptions struct {
 	Dims []int64
 }
 
-// WriteValue writes the result v of type t in format "tns", "mtx" or
-// "npy" (see WriteValueOpts), sizing .mtx and .npy from the largest keys.
-func WriteValue(w io.Writer, format string, v value.Value, t ir.Type) error {
-	return WriteValueOpts(w, format, v, t, WriteOptions{})
-}
+// Entries visits the entries of a result in increasing coordinate order
+// (coordinates outermost first; the slice is reused between calls): the
+// non-zero leaves of a dictionary, or the one value of a scalar. An int or
+// bool result passes its value in i (a bool as 0 or 1), a real one in f.
+// It lets a large result be written without building its logical value.
+type Entries func(visit func(coords []int64, i int64, f float64))
 
-// WriteValueOpts writes the result v of type t:
-//   - "tns": one line per non-zero, 1-based coordinates then the value, in
-//     increasing coordinate order; a scalar is one line holding its value;
-//   - "mtx": Matrix Market coordinate general (integer when every value is
-//     an int, real otherwise), for matrices;
-//   - "npy": a dense C-order array of int64 (every value an int) or
-//     float64; a scalar has shape ().
-//
-// Reals print in the shortest form that reads back exactly.
-func WriteValueOpts(w io.Writer, format string, v value.Value, t ir.Type, opt WriteOptions) error {
-	entries, err := resultEntries(v, t)
-	if err != nil {
-		return err
-	}
-	switch strings.TrimPrefix(strings.ToLower(format), ".") {
-	case "tns":
-		return writeTNS(w, entries, t)
-	case "mtx":
-		return writeMTX(w, entries, t, opt.Dims)
-	case "npy":
-		return writeDenseNPY(w, entries, t, opt.Dims)
-	}
-	return fmt.Errorf("unknown output format %q: want tns, mtx or npy", format)
-}
-
-// resultEntries flattens v, checking that every entry has t.Depth keys.
-func resultEntries(v value.Value, t ir.Type) ([]value.Entry, error) {
+// ValueEntries returns the entries of the logical value v of type t,
+// checking that every leaf has t.Depth keys.
+func ValueEntries(v value.Value, t ir.Type) (Entries, error) {
 	if t.Depth > 0 {
 		if _, ok := v.(*value.Dict); !ok {
 			if value.IsZero(v) {
-				return nil, nil
+				return func(func([]int64, int64, float64)) {}, nil
 			}
 			return nil, fmt.Errorf("result of type %s is the scalar %s", t, value.Format(v))
 		}
@@ -65,117 +42,163 @@ func resultEntries(v value.Value, t ir.Type) ([]value.Entry, error) {
 			return nil, fmt.Errorf("result of type %s has an entry with %d keys", t, len(e.Coords))
 		}
 	}
-	return entries, nil
-}
-
-func formatScalar(v value.Value) string {
-	switch x := v.(type) {
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		if x {
-			return "1"
+	return func(visit func([]int64, int64, float64)) {
+		for _, e := range entries {
+			switch x := e.Val.(type) {
+			case int64:
+				visit(e.Coords, x, float64(x))
+			case float64:
+				visit(e.Coords, int64(x), x)
+			case bool:
+				b := int64(0)
+				if x {
+					b = 1
+				}
+				visit(e.Coords, b, float64(b))
+			}
 		}
-		return "0"
-	}
-	return fmt.Sprint(v)
+	}, nil
 }
 
-func writeTNS(w io.Writer, entries []value.Entry, t ir.Type) error {
+// WriteValue writes the result v of type t in format "tns", "mtx" or
+// "npy" (see WriteEntries), sizing .mtx and .npy from the largest keys.
+func WriteValue(w io.Writer, format string, v value.Value, t ir.Type) error {
+	return WriteValueOpts(w, format, v, t, WriteOptions{})
+}
+
+// WriteValueOpts writes the logical value v of type t (see WriteEntries).
+func WriteValueOpts(w io.Writer, format string, v value.Value, t ir.Type, opt WriteOptions) error {
+	each, err := ValueEntries(v, t)
+	if err != nil {
+		return err
+	}
+	return WriteEntries(w, format, each, t, opt)
+}
+
+// WriteEntries writes a result of type t given by its entries:
+//   - "tns": one line per non-zero, 1-based coordinates then the value, in
+//     increasing coordinate order; a scalar is one line holding its value;
+//   - "mtx": Matrix Market coordinate general (integer for an int result,
+//     real otherwise), for matrices;
+//   - "npy": a dense C-order array of int64 (an int result) or float64; a
+//     scalar has shape ().
+//
+// Reals print in the shortest form that reads back exactly.
+func WriteEntries(w io.Writer, format string, each Entries, t ir.Type, opt WriteOptions) error {
+	switch strings.TrimPrefix(strings.ToLower(format), ".") {
+	case "tns":
+		return writeTNS(w, each, t)
+	case "mtx":
+		return writeMTX(w, each, t, opt.Dims)
+	case "npy":
+		return writeDenseNPY(w, each, t, opt.Dims)
+	}
+	return fmt.Errorf("unknown output format %q: want tns, mtx or npy", format)
+}
+
+// appendScalar formats a value of a result of type t.
+func appendScalar(buf []byte, t ir.Type, i int64, f float64) []byte {
+	if t.Base == ir.Real {
+		return strconv.AppendFloat(buf, f, 'g', -1, 64)
+	}
+	return strconv.AppendInt(buf, i, 10)
+}
+
+func writeTNS(w io.Writer, each Entries, t ir.Type) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	buf := make([]byte, 0, 128)
-	for _, e := range entries {
+	var err error
+	n := 0
+	each(func(coords []int64, i int64, f float64) {
+		n++
+		if err != nil {
+			return
+		}
 		buf = buf[:0]
-		for _, k := range e.Coords {
+		for _, k := range coords {
 			if k < 0 {
-				return fmt.Errorf("key %d cannot be written as a 1-based coordinate", k)
+				err = fmt.Errorf("key %d cannot be written as a 1-based coordinate", k)
+				return
 			}
 			buf = strconv.AppendInt(buf, k+1, 10)
 			buf = append(buf, ' ')
 		}
-		buf = append(buf, formatScalar(e.Val)...)
+		buf = appendScalar(buf, t, i, f)
 		buf = append(buf, '\n')
 		bw.Write(buf)
+	})
+	if err != nil {
+		return err
 	}
-	if t.Depth == 0 && len(entries) == 0 {
-		bw.WriteString(formatScalar(value.Zero(t)) + "\n")
+	if t.Depth == 0 && n == 0 {
+		bw.Write(append(appendScalar(buf[:0], t, 0, 0), '\n'))
 	}
 	return bw.Flush()
 }
 
 // resultDims returns the size of each mode: the given dims (checked) or
-// the largest key plus one.
-func resultDims(entries []value.Entry, depth int, given []int64) ([]int64, error) {
+// the largest key plus one; and the number of entries.
+func resultDims(each Entries, depth int, given []int64) ([]int64, int, error) {
 	dims := make([]int64, depth)
-	for _, e := range entries {
-		for m, k := range e.Coords {
-			if k < 0 {
-				return nil, fmt.Errorf("key %d in mode %d cannot be written (keys must be non-negative)", k, m+1)
+	n := 0
+	var err error
+	each(func(coords []int64, _ int64, _ float64) {
+		n++
+		for m, k := range coords {
+			if k < 0 && err == nil {
+				err = fmt.Errorf("key %d in mode %d cannot be written (keys must be non-negative)", k, m+1)
 			}
 			if k+1 > dims[m] {
 				dims[m] = k + 1
 			}
 		}
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	if given == nil {
-		return dims, nil
+		return dims, n, nil
 	}
 	if len(given) != depth {
-		return nil, fmt.Errorf("result has %d dimensions, %d sizes given", depth, len(given))
+		return nil, 0, fmt.Errorf("result has %d dimensions, %d sizes given", depth, len(given))
 	}
 	for m := range dims {
 		if dims[m] > given[m] {
-			return nil, fmt.Errorf("key %d in mode %d does not fit the given size %d", dims[m]-1, m+1, given[m])
+			return nil, 0, fmt.Errorf("key %d in mode %d does not fit the given size %d", dims[m]-1, m+1, given[m])
 		}
 	}
-	return append([]int64(nil), given...), nil
+	return append([]int64(nil), given...), n, nil
 }
 
-// allInts reports whether every value is an int (so the output can be
-// integer-typed) and the type says int.
-func allInts(entries []value.Entry, t ir.Type) bool {
-	if t.Base != ir.Int {
-		return false
-	}
-	for _, e := range entries {
-		if _, ok := e.Val.(int64); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func writeMTX(w io.Writer, entries []value.Entry, t ir.Type, given []int64) error {
+func writeMTX(w io.Writer, each Entries, t ir.Type, given []int64) error {
 	if t.Depth != 2 {
 		return fmt.Errorf("mtx output needs a matrix (Matrix Market), not a value of type %s; use tns", t)
 	}
-	dims, err := resultDims(entries, 2, given)
+	dims, n, err := resultDims(each, 2, given)
 	if err != nil {
 		return err
 	}
 	field := "real"
-	if allInts(entries, t) {
+	if t.Base != ir.Real {
 		field = "integer"
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	fmt.Fprintf(bw, "%%%%MatrixMarket matrix coordinate %s general\n%d %d %d\n", field, dims[0], dims[1], len(entries))
+	fmt.Fprintf(bw, "%%%%MatrixMarket matrix coordinate %s general\n%d %d %d\n", field, dims[0], dims[1], n)
 	buf := make([]byte, 0, 64)
-	for _, e := range entries {
-		buf = strconv.AppendInt(buf[:0], e.Coords[0]+1, 10)
+	each(func(coords []int64, i int64, f float64) {
+		buf = strconv.AppendInt(buf[:0], coords[0]+1, 10)
 		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, e.Coords[1]+1, 10)
+		buf = strconv.AppendInt(buf, coords[1]+1, 10)
 		buf = append(buf, ' ')
-		buf = append(buf, formatScalar(e.Val)...)
+		buf = appendScalar(buf, t, i, f)
 		buf = append(buf, '\n')
 		bw.Write(buf)
-	}
+	})
 	return bw.Flush()
 }
 
-func writeDenseNPY(w io.Writer, entries []value.Entry, t ir.Type, given []int64) error {
-	dims, err := resultDims(entries, t.Depth, given)
+func writeDenseNPY(w io.Writer, each Entries, t ir.Type, given []int64) error {
+	dims, _, err := resultDims(each, t.Depth, given)
 	if err != nil {
 		return err
 	}
@@ -189,32 +212,19 @@ func writeDenseNPY(w io.Writer, entries []value.Entry, t ir.Type, given []int64)
 	if t.Depth == 0 {
 		dims = []int64{}
 	}
-	offset := func(e value.Entry) int64 {
+	offset := func(coords []int64) int64 {
 		p := int64(0)
-		for m, k := range e.Coords {
+		for m, k := range coords {
 			p = p*dims[m] + k
 		}
 		return p
 	}
-	if allInts(entries, t) {
+	if t.Base != ir.Real {
 		out := make([]int64, n)
-		for _, e := range entries {
-			out[offset(e)] = e.Val.(int64)
-		}
+		each(func(coords []int64, i int64, _ float64) { out[offset(coords)] = i })
 		return WriteNPY(w, dims, out, nil)
 	}
 	out := make([]float64, n)
-	for _, e := range entries {
-		switch x := e.Val.(type) {
-		case int64:
-			out[offset(e)] = float64(x)
-		case float64:
-			out[offset(e)] = x
-		case bool:
-			if x {
-				out[offset(e)] = 1
-			}
-		}
-	}
+	each(func(coords []int64, _ int64, f float64) { out[offset(coords)] = f })
 	return WriteNPY(w, dims, nil, out)
 }

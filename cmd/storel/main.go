@@ -314,7 +314,12 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.run(p)
+	ro, err := o.runOptions()
+	if err != nil {
+		return err
+	}
+	ro.NoValue = true // the result is only written: stream it
+	res, err := p.Run(ro)
 	if err != nil {
 		return err
 	}
@@ -348,7 +353,10 @@ func writeResult(path string, res *storel.Result, stdout io.Writer) error {
 		}
 		w = f
 	}
-	err := storage.WriteValue(w, format, res.Value, res.Type)
+	each, err := res.Entries()
+	if err == nil {
+		err = storage.WriteEntries(w, format, each, res.Type, storage.WriteOptions{})
+	}
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr

@@ -76,6 +76,40 @@ func TestRunOutputsAndTimings(t *testing.T) {
 	}
 }
 
+// TestOutputsStreamAsTheInterpreterWrites: run streams the compiled
+// kernel's result into the file (no logical value); every format must
+// hold the bytes the interpreter's logical value writes, for real, int
+// and scalar results.
+func TestOutputsStreamAsTheInterpreterWrites(t *testing.T) {
+	dir := t.TempDir()
+	mtx := writeFile(t, dir, "c.mtx", figC)
+	progs := map[string]string{
+		"real":   "CREATE TENSOR T AS sum(<(i,j),v> in C) {(j,i) -> 0.5*v};",
+		"int":    "CREATE TENSOR T AS sum(<(i,j),v> in C) {(j,i) -> i*j};",
+		"vector": "CREATE TENSOR T AS sum(<(i,j),v> in C) {j -> v - 5};",
+		"scalar": "sum(<(i,j),v> in C) v - v",
+	}
+	for name, src := range progs {
+		prog := writeFile(t, dir, name+".sdql", src)
+		for _, ext := range []string{"tns", "mtx", "npy"} {
+			if ext == "mtx" && name != "real" && name != "int" {
+				continue
+			}
+			var files [2][]byte
+			for i, eng := range []string{"compiled", "interp"} {
+				out := filepath.Join(dir, name+"-"+eng+"."+ext)
+				if code, _, errs := cli(t, "run", prog, "--tensor", "C="+mtx+":csr", "--engine", eng, "--output", out); code != 0 {
+					t.Fatalf("%s %s %s: exit %d: %s", name, ext, eng, code, errs)
+				}
+				files[i], _ = os.ReadFile(out)
+			}
+			if len(files[0]) == 0 || string(files[0]) != string(files[1]) {
+				t.Errorf("%s as .%s: compiled wrote %q, the interpreter %q", name, ext, files[0], files[1])
+			}
+		}
+	}
+}
+
 func TestExplainShowsPlans(t *testing.T) {
 	dir := t.TempDir()
 	mtx := writeFile(t, dir, "c.mtx", figC)
