@@ -75,7 +75,7 @@ func runProgram(t *testing.T, w *storel.Workspace, src string) value.Value {
 	// The reference interpreter on the naive plan is the oracle; every
 	// other plan and engine must agree with it.
 	var oracle value.Value
-	for _, pl := range []storel.Plan{storel.PlanNaive, storel.PlanOptimized} {
+	for _, pl := range []storel.Plan{storel.PlanNaive, storel.PlanLogical, storel.PlanOptimized} {
 		for _, e := range []storel.Engine{storel.EngineInterp, storel.EngineCompiled} {
 			for _, threads := range []int{1, 2} {
 				res, err := p.Run(storel.RunOptions{Plan: pl, Engine: e, Threads: threads})

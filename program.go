@@ -23,6 +23,8 @@ type Program struct {
 	Timings Timings
 	// Optimized is set by Optimize: one result per variant and the choice.
 	Optimized *opt.Alternatives
+	// optimizedSI records whether Optimized is storage-independent.
+	optimizedSI bool
 }
 
 // Naive returns the naive plan of the first variant.
@@ -32,9 +34,10 @@ func (p *Program) Naive() *ir.Expr { return p.Variants[0].Naive }
 func (p *Program) IR() *ir.Program { return p.Variants[0].IR }
 
 // Optimize runs the cost-based optimizer on every variant (once; later
-// calls return the first result) and picks the cheapest plan.
+// calls with the same StorageIndependent setting return the first result)
+// and picks the cheapest plan.
 func (p *Program) Optimize(o opt.Options) (*opt.Alternatives, error) {
-	if p.Optimized != nil {
+	if p.Optimized != nil && p.optimizedSI == o.StorageIndependent {
 		return p.Optimized, nil
 	}
 	start := time.Now()
@@ -47,7 +50,7 @@ func (p *Program) Optimize(o opt.Options) (*opt.Alternatives, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Optimized = res
+	p.Optimized, p.optimizedSI = res, o.StorageIndependent
 	return res, nil
 }
 
@@ -57,6 +60,11 @@ type Plan string
 const (
 	PlanNaive     Plan = "naive"
 	PlanOptimized Plan = "optimized"
+	// PlanLogical is the program optimized without its storage (the
+	// paper's storage-independent stage, §6.5): each tensor is built from
+	// its mapping into a dictionary once, and the optimized program reads
+	// that (opt.Options.StorageIndependent).
+	PlanLogical Plan = "logical"
 )
 
 // Engine names what executes a plan.
@@ -114,15 +122,17 @@ func (r *Result) Entries() (storage.Entries, error) {
 func (p *Program) Run(o RunOptions) (*Result, error) {
 	v, plan := p.Variants[0], p.Variants[0].Naive
 	switch o.Plan {
-	case PlanOptimized, "":
-		alts, err := p.Optimize(o.Optimize)
+	case PlanOptimized, PlanLogical, "":
+		oo := o.Optimize
+		oo.StorageIndependent = o.Plan == PlanLogical
+		alts, err := p.Optimize(oo)
 		if err != nil {
 			return nil, err
 		}
 		v, plan = p.Variants[alts.Best], alts.Chosen().Plan
 	case PlanNaive:
 	default:
-		return nil, fmt.Errorf("unknown plan %q (want %s or %s)", o.Plan, PlanNaive, PlanOptimized)
+		return nil, fmt.Errorf("unknown plan %q (want %s, %s or %s)", o.Plan, PlanNaive, PlanLogical, PlanOptimized)
 	}
 	res := &Result{Type: plan.Type, Plan: plan, Variant: v}
 	res.Timings = append(res.Timings, p.Timings...)

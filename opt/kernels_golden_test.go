@@ -173,3 +173,28 @@ func TestKernelShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageIndependentKeepsMappings: the storage-independent stage
+// optimizes the program around its tensors: each tensor stays a let bound
+// to its mapping (built once), and the program reads the bound variable.
+func TestStorageIndependentKeepsMappings(t *testing.T) {
+	for _, k := range paperKernels {
+		naive, st := setupKernel(t, k.name, 1, k.tensors)
+		res, err := Optimize(naive, st, Options{StorageIndependent: true})
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		bound := map[string]bool{}
+		for e := res.Plan; e.Op == ir.OpLet; e = e.Args[1] {
+			bound[e.Vars[0]] = true
+		}
+		for _, ts := range k.tensors {
+			if !bound[ts.name] {
+				t.Errorf("%s: tensor %s is not bound to its mapping at the top:\n%s", k.name, ts.name, ir.Format(res.Plan))
+			}
+		}
+		if s := shapeOf(res.Plan); s.logical > 0 {
+			t.Errorf("%s: %d dictionaries are still logical", k.name, s.logical)
+		}
+	}
+}

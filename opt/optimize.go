@@ -26,7 +26,17 @@ type Options struct {
 	Stats *Stats
 	// Rules, if set, selects the rules (by name, as in rules.txt) to use.
 	Rules func(name string) bool
+	// StorageIndependent optimizes the program alone, as the paper's
+	// first stage (§6.5): each tensor stays bound to its storage mapping,
+	// built once into a dictionary, and the rules that would inline the
+	// mapping into the program (LT1, LT3) are off, so no loop of the
+	// program fuses with a mapping.
+	StorageIndependent bool
 }
+
+// storageRules are the rules that bring a tensor's storage mapping into
+// the program; StorageIndependent turns them off.
+var storageRules = map[string]bool{"LT1": true, "LT3": true}
 
 // Default limits.
 const (
@@ -95,6 +105,13 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	stats := GatherStats(st).Override(opt.Stats)
 	res := &Result{Naive: naive, Stats: stats}
 	plan := uniquify(inlineTensors(naive))
+	if opt.StorageIndependent {
+		plan = uniquify(naive)
+		keep := opt.Rules
+		opt.Rules = func(name string) bool {
+			return !storageRules[name] && (keep == nil || keep(name))
+		}
+	}
 	{
 		// The naive plan builds each tensor once (as a hash map, for a
 		// number) and runs the program over the built tensors.

@@ -50,7 +50,8 @@ flags of run and explain:
   --query NAME                 the tensor to compute (default: the final bare expression, else
                                the last tensor defined)
   --output FILE                write the result as .tns, .mtx or .npy (default: .tns to stdout)
-  --plan naive|optimized       which plan to run (default optimized)
+  --plan naive|logical|optimized  which plan to run (default optimized); logical optimizes
+                               the program alone, reading each tensor built from its mapping
   --timings                    print 'timing: <phase> <ms> ms' lines on stderr
   --repeat N                   run the execute phase N times and report the median
   --threads N                  worker threads (default: all cores)
@@ -202,8 +203,10 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	case needProgram:
 		return nil, misuse("%s needs a PROGRAM.sdql argument", cmd)
 	}
-	if o.plan != string(storel.PlanNaive) && o.plan != string(storel.PlanOptimized) {
-		return nil, misuse("--plan %s: want naive or optimized", o.plan)
+	switch storel.Plan(o.plan) {
+	case storel.PlanNaive, storel.PlanLogical, storel.PlanOptimized:
+	default:
+		return nil, misuse("--plan %s: want naive, logical or optimized", o.plan)
 	}
 	if o.engine != string(storel.EngineCompiled) && o.engine != string(storel.EngineInterp) {
 		return nil, misuse("--engine %s: want compiled or interp", o.engine)
@@ -418,6 +421,7 @@ func cmdExplain(o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	oo.StorageIndependent = o.plan == string(storel.PlanLogical)
 	alts, err := p.Optimize(oo)
 	if err != nil {
 		return err
