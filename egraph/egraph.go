@@ -87,6 +87,10 @@ func (g *EGraph[D]) NumClasses() int { return g.numClasses }
 // rebuilds it may count congruent duplicates not yet merged).
 func (g *EGraph[D]) NumNodes() int { return g.liveNodes }
 
+// MemoSize reports the entries of the hash-cons memo (egg's "memo"): one
+// per distinct canonical node, congruent duplicates merged at rebuild.
+func (g *EGraph[D]) MemoSize() int { return g.memo.count }
+
 // Clean reports whether no rebuild work is pending.
 func (g *EGraph[D]) Clean() bool {
 	return len(g.pending) == 0 && len(g.analysisPending) == 0 &&

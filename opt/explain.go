@@ -37,17 +37,17 @@ func (r *Result) Explain(w io.Writer) {
 
 // writeStages writes the table of e-graph figures.
 func (r *Result) writeStages(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %6s %6s %7s %8s %10s  %s\n", "stage", "rounds", "iters", "nodes", "classes", "time", "stop")
+	fmt.Fprintf(w, "%-10s %6s %6s %7s %8s %7s %10s  %s\n", "stage", "rounds", "iters", "nodes", "classes", "memo", "time", "stop")
 	var total time.Duration
 	for _, s := range r.Stages {
-		fmt.Fprintf(w, "%-10s %6d %6d %7d %8d %10s  %s\n", s.Name, s.Rounds, s.Iterations, s.Nodes, s.Classes, formatDuration(s.Time), s.StopReason)
+		fmt.Fprintf(w, "%-10s %6d %6d %7d %8d %7d %10s  %s\n", s.Name, s.Rounds, s.Iterations, s.Nodes, s.Classes, s.Memo, formatDuration(s.Time), s.StopReason)
 		total += s.Time
 	}
 	status := "saturated"
 	if !r.Saturated {
 		status = "stopped: " + r.StopReason + " (the plan is the best found so far)"
 	}
-	fmt.Fprintf(w, "%-10s %6s %6s %7s %8s %10s  %s\n", "total", "", "", "", "", formatDuration(r.Time), status)
+	fmt.Fprintf(w, "%-10s %6s %6s %7s %8s %7s %10s  %s\n", "total", "", "", "", "", "", formatDuration(r.Time), status)
 }
 
 func writeTopRules(w io.Writer, applied map[string]int, n int) {

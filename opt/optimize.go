@@ -54,6 +54,7 @@ type StageReport struct {
 	Iterations int
 	Nodes      int
 	Classes    int
+	Memo       int // entries of the e-graph's hash-cons memo (the paper's Table 4 "Memos")
 	StopReason string // "saturated", "node limit", "time limit", "iteration limit"
 	Saturated  bool
 	Applied    map[string]int // unions that changed the graph, per rule
@@ -184,6 +185,7 @@ func (r *StageReport) add(round StageReport) {
 	r.Iterations += round.Iterations
 	r.Nodes = max(r.Nodes, round.Nodes)
 	r.Classes = max(r.Classes, round.Classes)
+	r.Memo = max(r.Memo, round.Memo)
 	r.StopReason, r.Saturated = round.StopReason, round.Saturated
 	for k, v := range round.Applied {
 		r.Applied[k] += v
@@ -260,6 +262,7 @@ func (s *session) run(name string, root egraph.ClassID, rws []*egraph.Rewrite[Da
 		Iterations: len(r.Iterations),
 		Nodes:      s.g.NumNodes(),
 		Classes:    s.g.NumClasses(),
+		Memo:       s.g.MemoSize(),
 		StopReason: reason.String(),
 		Saturated:  reason == egraph.Saturated,
 		Applied:    map[string]int{},
