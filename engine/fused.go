@@ -1020,9 +1020,9 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 				u, w := a[i], b[j]
 				switch {
 				case u < w:
-					i++
+					i = seek(a, i+1, w)
 				case w < u:
-					j++
+					j = seek(b, j+1, u)
 				default:
 					j2 := j + 1
 					for j2 < len(b) && b[j2] == u {
@@ -1043,9 +1043,9 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 		u, w := a[i], b[j]
 		switch {
 		case u < w:
-			i++
+			i = seek(a, i+1, w)
 		case w < u:
-			j++
+			j = seek(b, j+1, u)
 		default:
 			j2 := j + 1
 			for j2 < len(b) && b[j2] == u {

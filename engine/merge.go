@@ -202,6 +202,35 @@ func sortedDict(d dict) bool {
 	return true
 }
 
+// seek returns the first position q >= from of the sorted s with
+// s[q] >= x (len(s) if none): one step when x is near, else an
+// exponential then a binary search. A merge of a short fiber with a long
+// row (MTTKRP's B(i,k,:) against D(j,:)) then costs the short side times
+// a logarithm of the long one, not the long side's length. The pairs the
+// merge visits, and their order, do not change.
+func seek(s []int64, from int, x int64) int {
+	if from >= len(s) || s[from] >= x {
+		return from
+	}
+	lo, step := from, 1 // s[lo] < x
+	hi := lo + 1
+	for hi < len(s) && s[hi] < x {
+		lo = hi
+		step <<= 1
+		hi = lo + step
+	}
+	hi = min(hi, len(s)) // s[hi] >= x, or hi == len(s)
+	for lo+1 < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] < x {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return hi
+}
+
 // mergeSorted intersects two sorted segments a (positions lo1...) and b
 // (positions lo2...) of int arrays.
 func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, vs int, body bodyFn) {
@@ -210,9 +239,9 @@ func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, v
 		x, y := a[i], b[j]
 		switch {
 		case x < y:
-			i++
+			i = seek(a, i+1, y)
 		case y < x:
-			j++
+			j = seek(b, j+1, x)
 		default:
 			j2 := j + 1
 			for j2 < len(b) && b[j2] == x {

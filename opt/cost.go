@@ -154,7 +154,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
-		c = k(3) + k(4) + mergeStep*(n1+n2) + mergeMatches(n1, n2)*(1+k(5)+accumulate(5))
+		c = k(3) + k(4) + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(1+k(5)+accumulate(5))
 		temp = kids[5].temp
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
@@ -167,6 +167,19 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 	}
 	return planCost{max(c, maxKid) + costEpsilon, temp && dict}, true
+}
+
+// mergeSteps estimates the steps of merge's walk over sorted vectors of n1
+// and n2 entries: the engine gallops over the longer side (an exponential
+// then binary search per key of the shorter one), so a short fiber against
+// a long row costs the short side times a logarithm, and two vectors of
+// similar length cost their two lengths.
+func mergeSteps(n1, n2 float64) float64 {
+	short, long := min(n1, n2), max(n1, n2)
+	if short <= 0 {
+		return 1
+	}
+	return min(n1+n2, short*(1+2*math.Log2(1+long/short)))
 }
 
 // dictOpCost is the cost of +, - or * on dictionaries: a pass over the
