@@ -54,7 +54,7 @@ type StageReport struct {
 	Iterations int
 	Nodes      int
 	Classes    int
-	Memo       int // entries of the e-graph's hash-cons memo (the paper's Table 4 "Memos")
+	Memo       int    // entries of the e-graph's hash-cons memo (the paper's Table 4 "Memos")
 	StopReason string // "saturated", "node limit", "time limit", "iteration limit"
 	Saturated  bool
 	Applied    map[string]int // unions that changed the graph, per rule
