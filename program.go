@@ -3,6 +3,7 @@ package storel
 import (
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"time"
 
@@ -90,6 +91,30 @@ type RunOptions struct {
 	// never building the logical value (for a result of millions of
 	// entries that conversion costs more than the kernel).
 	NoValue bool
+	// MeasureMemory fills Result.Memory: the last run starts and ends
+	// with a garbage collection, so the heap it leaves is its output.
+	MeasureMemory bool
+}
+
+// Memory accounts for a compiled kernel's memory (issue: a fused plan
+// never materializes what a mapping only describes): the bytes of the
+// physical objects it reads, of the result it leaves, and the most it
+// allocated while running (its output, workspaces and temporaries;
+// sampled every 2 ms, so a shorter peak can be missed).
+type Memory struct {
+	Inputs     uint64
+	Output     uint64
+	KernelPeak uint64
+}
+
+// Ratio is the run's peak memory, inputs plus the kernel's peak, over its
+// inputs plus output: 1 for a kernel that allocates nothing but its
+// output.
+func (m Memory) Ratio() float64 {
+	if m.Inputs+m.Output == 0 {
+		return 0
+	}
+	return float64(m.Inputs+max(m.KernelPeak, m.Output)) / float64(m.Inputs+m.Output)
 }
 
 // Result is the value a program computed.
@@ -104,7 +129,10 @@ type Result struct {
 	// PeakHeap is the highest live heap sampled while the compiled kernel
 	// ran (0 for the interpreter).
 	PeakHeap uint64
-	kernel   *engine.Result // the compiled kernel's own result
+	// Memory is set when RunOptions.MeasureMemory asked for it and the
+	// compiled engine ran.
+	Memory *Memory
+	kernel *engine.Result // the compiled kernel's own result
 }
 
 // Entries returns the result's entries in increasing coordinate order,
@@ -141,6 +169,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	// result it returns is converted to a logical value only once, after
 	// the last repetition.
 	var exec func() (func() value.Value, time.Duration, error)
+	var lastKernel *engine.Result
 	switch o.Engine {
 	case EngineInterp:
 		exec = func() (func() value.Value, time.Duration, error) {
@@ -164,6 +193,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 				return nil, 0, err
 			}
 			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
+			lastKernel = r
 			// Converting the kernel's result to a logical value is part
 			// of producing output, not of execution.
 			return func() value.Value {
@@ -185,15 +215,38 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	for r := 0; r < reps; r++ {
 		var d time.Duration
 		var err error
+		measure := o.MeasureMemory && r == reps-1 && o.Engine != EngineInterp
+		var base uint64
+		if measure {
+			last, res.kernel, lastKernel = nil, nil, nil // the run before's output is garbage now
+			base = liveHeap()
+		}
 		last, d, err = exec()
 		if err != nil {
 			return nil, err
 		}
 		times = append(times, d)
+		if measure && lastKernel != nil {
+			after := liveHeap()
+			out := after - min(base, after)
+			st := lastKernel.Stats
+			res.Memory = &Memory{Inputs: uint64(v.Store.Bytes()), Output: out, KernelPeak: st.PeakHeap - min(st.StartHeap, st.PeakHeap)}
+		}
 	}
 	res.Value = last()
 	res.Timings.Add("execute", median(times))
 	return res, nil
+}
+
+// liveHeap collects garbage and returns the bytes of live heap objects.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		return s[0].Value.Uint64()
+	}
+	return 0
 }
 
 func median(ts []time.Duration) time.Duration {

@@ -22,9 +22,10 @@ type Options struct {
 
 // Stats reports the cost of one run.
 type Stats struct {
-	Compile  time.Duration // time Compile took for the kernel
-	Execute  time.Duration // time the kernel ran (binding included, conversion excluded)
-	PeakHeap uint64        // highest live heap (bytes) sampled while the kernel ran
+	Compile   time.Duration // time Compile took for the kernel
+	Execute   time.Duration // time the kernel ran (binding included, conversion excluded)
+	PeakHeap  uint64        // highest heap (bytes of objects, live or not yet swept) sampled while the kernel ran
+	StartHeap uint64        // the same figure when the kernel started: PeakHeap - StartHeap is the kernel's own
 }
 
 // Kernel is a compiled plan. Runs of one kernel are serialized (the
@@ -217,7 +218,7 @@ func (k *Kernel) Exec(st storage.Store) (*Result, error) {
 			res.i = k.root.i(fr)
 		}
 	})
-	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start), PeakHeap: sampler.stop()}
+	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start), StartHeap: sampler.start, PeakHeap: sampler.stop()}
 	for _, cl := range k.cells {
 		cl.unbind()
 	}
@@ -263,10 +264,11 @@ func runGuarded(f func()) (err error) {
 
 // heapSampler tracks the live heap while a kernel runs.
 type heapSampler struct {
-	done chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	peak uint64
+	done  chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	peak  uint64
+	start uint64
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -283,6 +285,7 @@ func startHeapSampler() *heapSampler {
 	h := &heapSampler{done: make(chan struct{})}
 	s := []metrics.Sample{{Name: heapMetric}}
 	h.peak = readHeap(s)
+	h.start = h.peak
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()

@@ -322,6 +322,7 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	ro.NoValue = true // the result is only written: stream it
+	ro.MeasureMemory = o.timings
 	res, err := p.Run(ro)
 	if err != nil {
 		return err
@@ -386,9 +387,15 @@ func printTimings(w io.Writer, res *storel.Result) {
 		fmt.Fprintf(w, "timing: %s %.3f ms\n", phase, float64(res.Timings.Get(phase).Microseconds())/1000)
 	}
 	if res.PeakHeap > 0 {
-		fmt.Fprintf(w, "memory: peak-heap %.1f MiB\n", float64(res.PeakHeap)/(1<<20))
+		fmt.Fprintf(w, "memory: peak-heap %.1f MiB\n", mib(res.PeakHeap))
+	}
+	if m := res.Memory; m != nil {
+		fmt.Fprintf(w, "memory: inputs %.1f MiB, output %.1f MiB, kernel peak %.1f MiB: inputs + peak = %.2fx inputs + output\n",
+			mib(m.Inputs), mib(m.Output), mib(m.KernelPeak), m.Ratio())
 	}
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func cmdExplain(o *options, stdout io.Writer) error {
 	p, err := o.compile()
