@@ -32,28 +32,62 @@ func (h *Harness) pythonMissing(system string) string {
 	return h.pyMissing[system]
 }
 
-// tacoTime matches TACO's -time report lines ("Compute: 1.23 ms", also
-// with extra statistics); the first number after the phase is taken.
-var tacoTime = regexp.MustCompile(`(?im)^\s*(compile|assemble|compute)\b[^0-9\n]*([0-9]+(?:\.[0-9]+)?)\s*(ms|us|s)?`)
+// tacoNumber is a number as C++ streams print doubles ("0.000123", "1.2e-05").
+const tacoNumber = `([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)`
 
-// parseTacoTimes maps TACO's timing report onto the harness's phases: the
-// paper counts assembly into TACO's execution time.
+var (
+	// "A file read: 0.109121 ms", "A pack:      151.231 ms"
+	tacoTensorPhase = regexp.MustCompile(`^(\S+) (file read|pack):\s+` + tacoNumber + ` ms$`)
+	// "Compile:  247.353 ms", "Assemble: 0.156563 ms", "Compute:  0.06 ms" (-time=1)
+	tacoPhase = regexp.MustCompile(`^(Compile|Assemble|Compute):\s+` + tacoNumber + ` ms$`)
+	// "  median: 0.000123", a statistic under "Compute time (ms)" (-time=N, N > 1)
+	tacoStatistic = regexp.MustCompile(`^\s+(mean|stdev|median):\s+` + tacoNumber + `$`)
+)
+
+// parseTacoTimes maps the report of `taco -time=N` onto the harness's
+// phases, in milliseconds. The binary prints, per input tensor, "NAME file
+// read: T ms" (load) and "NAME pack: T ms" (build: packing into its
+// format, including compiling the packing code); then "Compile: T ms",
+// "Assemble: T ms" (each timed once) and, for N > 1, "Compute time (ms)"
+// followed by mean, stdev and median lines, for N = 1 "Compute: T ms".
+// The compute time taken is the median (the harness's statistic for
+// every system); execute is assembly plus compute, as the paper counts
+// TACO's execution time.
 func parseTacoTimes(text string) map[string]float64 {
 	t := map[string]float64{}
-	for _, m := range tacoTime.FindAllStringSubmatch(text, -1) {
-		v, err := strconv.ParseFloat(m[2], 64)
-		if err != nil {
+	inCompute := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, "\r ")
+		if m := tacoTensorPhase.FindStringSubmatch(line); m != nil {
+			phase := "load"
+			if m[2] == "pack" {
+				phase = "build"
+			}
+			if v, err := strconv.ParseFloat(m[3], 64); err == nil {
+				t[phase] += v
+			}
 			continue
 		}
-		v = toMS(v, m[3])
-		switch strings.ToLower(m[1]) {
-		case "compile":
-			t["compile"] = v
-		case "assemble":
-			t["assemble"] = v
-		case "compute":
-			t["compute"] = v
+		if m := tacoPhase.FindStringSubmatch(line); m != nil {
+			if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+				t[strings.ToLower(m[1])] = v
+			}
+			inCompute = false
+			continue
 		}
+		if line == "Compute time (ms)" {
+			inCompute = true
+			continue
+		}
+		if m := tacoStatistic.FindStringSubmatch(line); m != nil && inCompute {
+			if m[1] == "median" {
+				if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+					t["compute"] = v
+				}
+			}
+			continue
+		}
+		inCompute = false
 	}
 	if c, ok := t["compute"]; ok {
 		t["execute"] = c + t["assemble"]

@@ -108,6 +108,27 @@ func WriteMTX(path string, c *storage.COO) error {
 	})
 }
 
+// WriteTTX writes a tensor of any order as a Matrix Market "tensor"
+// coordinate file (TACO's .ttx): the header states every dimension, which
+// a .tns file cannot.
+func WriteTTX(path string, c *storage.COO) error {
+	return writeText(path, func(w *bufio.Writer) {
+		fmt.Fprintf(w, "%%%%MatrixMarket tensor coordinate real general\n%s %d\n", dimsLine(c.Dims), len(c.Vals))
+		writeEntries(w, c)
+	})
+}
+
+func dimsLine(d []int64) string {
+	var b []byte
+	for i, v := range d {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(b)
+}
+
 // WriteTNS writes a tensor as a FROSTT .tns file (1-based, value last).
 // The dimensions are not recorded: pass them with --dims.
 func WriteTNS(path string, c *storage.COO) error {

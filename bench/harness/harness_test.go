@@ -143,13 +143,6 @@ stage 2: iterations: 59  e-nodes: 46456  e-classes: 8043  time: 1.212 s
 	}
 }
 
-func TestParseTacoTimes(t *testing.T) {
-	got := parseTacoTimes("Compile:  12.5 ms\nAssemble: 1.5 ms\nCompute:  3 ms (median)\n")
-	if got["execute"] != 4.5 || got["compile"] != 12.5 {
-		t.Fatalf("got %v", got)
-	}
-}
-
 func TestRunTimesOutAndReportsErrors(t *testing.T) {
 	r := Run(Exec{Args: []string{"sh", "-c", "sleep 5"}, Timeout: 200 * time.Millisecond})
 	if r.Status != StatusTimeout {
@@ -274,39 +267,5 @@ func TestRunKillsARunawayProcess(t *testing.T) {
 	r := Run(Exec{Args: []string{"sh", "-c", `s=x; while true; do s="$s$s"; done`}, Timeout: 20 * time.Second, MaxRSS: 50 << 20})
 	if r.Status != StatusError || !strings.Contains(r.Err, "resident memory") {
 		t.Fatalf("got %s: %s", r.Status, r.Err)
-	}
-}
-
-func TestTacoArgsUsePlainFilesAndFoldBeta(t *testing.T) {
-	dir := t.TempDir()
-	h := New(Config{TmpDir: dir, Taco: "taco", Repeat: 5})
-	a := filepath.Join(dir, "a.mtx")
-	if err := WriteMTX(a, RandomSparse(4, 3, 0.5, 1)); err != nil {
-		t.Fatal(err)
-	}
-	x := filepath.Join(dir, "x.npy")
-	if err := WriteVectorNPY(x, []float64{1, 2, 4}); err != nil {
-		t.Fatal(err)
-	}
-	in := &Inputs{Tensors: map[string]string{"A": a}, X: x, Beta: "1.5"}
-	args, err := h.tacoArgs("batax", in, filepath.Join(dir, "q.tns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := strings.Join(args, " ")
-	for _, want := range []string{"Q(j)=A(i,j)*A(i,k)*xb(k)", "-f=A:ds", "-i=A:" + a, "-o=Q:", "-time=5"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("taco command %q lacks %q", line, want)
-		}
-	}
-	var xb string
-	for _, arg := range args {
-		if p, ok := strings.CutPrefix(arg, "-i=xb:"); ok {
-			xb = p
-		}
-	}
-	b, err := os.ReadFile(xb)
-	if err != nil || string(b) != "1 1.5\n2 3\n3 6\n" {
-		t.Errorf("beta*x as .tns: %q %v", b, err)
 	}
 }

@@ -17,6 +17,7 @@ type reportData struct {
 	Quick    bool              `json:"quick"`
 	Results  []Measurement     `json:"results"`
 	Failures []string          `json:"failures"`
+	Notes    []Note            `json:"notes,omitempty"`
 	Versions map[string]string `json:"versions,omitempty"`
 	Duration string            `json:"duration,omitempty"`
 	Config   map[string]string `json:"config,omitempty"`
@@ -28,7 +29,7 @@ type reportData struct {
 // WriteReport writes REPORT.md and the plots into OutDir.
 func (h *Harness) WriteReport(elapsed time.Duration) error {
 	results, failures := h.merged()
-	d := reportData{Machine: h.cfg.Machine, Quick: h.cfg.Quick, Results: results, Failures: failures,
+	d := reportData{Machine: h.cfg.Machine, Quick: h.cfg.Quick, Results: results, Failures: failures, Notes: h.mergedNotes(),
 		Versions: h.Versions(), Duration: elapsed.Round(time.Second).String(),
 		Config: map[string]string{
 			"repeat":          fmt.Sprint(h.cfg.Repeat),
@@ -336,8 +337,11 @@ func writeReport(dir string, d *reportData) error {
 	if ms := byExp.by["sweep"]; len(ms) > 0 {
 		w.p("## §6.2 Sparsity sweep (Fig. 8)")
 		w.p("")
-		w.p("Random n×n matrices (both factors of MMM and SumMMM at the same density; BATAX's x dense), storel with its sparse formats of Table 3 and with every matrix dense, against SciPy (CSR) and NumPy (dense).")
+		w.p("Random n×n matrices (both factors of MMM and SumMMM at the same density; BATAX's x dense), storel and TACO with their sparse formats of Table 3 " +
+			"(TACO: MMM CSR·CSR, SumMMM CSC·CSR, BATAX CSR·dense) and with every matrix dense, against SciPy (CSR) and NumPy (dense). " +
+			"The paper (Table 3) sweeps MMM on 10³×10³ and SumMMM and BATAX on 10⁵×10⁵; each size run is a section below.")
 		w.p("")
+		writeExperimentNotes(w, d.Notes, "sweep", "Left out")
 		writeSweepLike(w, dir, ms, "sweep", "density")
 	}
 	if ms := byExp.by["ablation"]; len(ms) > 0 {
@@ -354,6 +358,7 @@ func writeReport(dir string, d *reportData) error {
 	}
 	if ms := byExp.by["overhead"]; len(ms) > 0 {
 		writeOverhead(w, dir, ms)
+		writeExperimentNotes(w, d.Notes, "overhead", "Note")
 	}
 	if ms := byExp.by["threads"]; len(ms) > 0 {
 		writeThreads(w, ms)
@@ -570,10 +575,29 @@ func writeNotes(w *mdWriter, notes []string) {
 	w.p("")
 }
 
+// writeExperimentNotes lists an experiment's notes, each led by label.
+func writeExperimentNotes(w *mdWriter, notes []Note, experiment, label string) {
+	n := 0
+	for _, note := range notes {
+		if note.Experiment == experiment {
+			w.p("- **%s:** %s.", label, strings.TrimSuffix(note.Text, "."))
+			n++
+		}
+	}
+	if n > 0 {
+		w.p("")
+	}
+}
+
 // writeSweepLike writes a table and a plot of time against x per system,
-// one per kernel.
+// one per kernel and input size.
 func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel string) {
 	byKernel := groupBy(ms, func(m *Measurement) string { return m.Kernel + " " + m.Input })
+	sizes := map[string]int{}
+	for _, key := range byKernel.keys {
+		kernel, _, _ := strings.Cut(key, " ")
+		sizes[kernel]++
+	}
 	for _, key := range byKernel.keys {
 		kms := byKernel.by[key]
 		kernel, size, _ := strings.Cut(key, " ")
@@ -582,7 +606,8 @@ func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel str
 		systems := systemsOf(kms)
 		byX := groupBy(kms, func(m *Measurement) string { return fmt.Sprintf("%g", m.X) })
 		var rows [][]string
-		var notes []string
+		var noteKeys []string
+		noteXs := map[string][]string{}
 		ss := make([]series, len(systems))
 		for i, s := range systems {
 			ss[i].name = s
@@ -597,7 +622,12 @@ func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel str
 				}
 				row = append(row, cell(m))
 				if m.Note != "" && m.Status != StatusOK && m.Status != StatusTimeout {
-					notes = append(notes, fmt.Sprintf("%s at %s %s: %s", s, xlabel, x, m.Note))
+					// One line per system and reason, listing its xs.
+					key := s + "\x00" + m.Note
+					if _, seen := noteXs[key]; !seen {
+						noteKeys = append(noteKeys, key)
+					}
+					noteXs[key] = append(noteXs[key], x)
 				}
 				if v, ok := execOK(m); ok {
 					ss[si].xs = append(ss[si].xs, m.X)
@@ -607,11 +637,19 @@ func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel str
 			rows = append(rows, row)
 		}
 		w.table(append([]string{xlabel}, systems...), rows)
+		var notes []string
+		for _, key := range noteKeys {
+			s, note, _ := strings.Cut(key, "\x00")
+			notes = append(notes, fmt.Sprintf("%s at %s %s: %s", s, xlabel, strings.Join(noteXs[key], ", "), note))
+		}
 		if name == "sweep" {
 			writeSweepLosses(w, byX, systems)
 		}
 		writeNotes(w, notes)
 		png := fmt.Sprintf("%s-%s.png", name, kernel)
+		if sizes[kernel] > 1 {
+			png = fmt.Sprintf("%s-%s-%s.png", name, kernel, safe(size))
+		}
 		if err := linePlot(filepath.Join(dir, png), fmt.Sprintf("%s %s: execution time", strings.ToUpper(kernel), size), xlabel, "ms (log)", true, dropOracle(ss)); err != nil {
 			w.p("(plot failed: %v)", err)
 		} else if _, err := os.Stat(filepath.Join(dir, png)); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -123,75 +124,124 @@ func (h *Harness) duckArgs(kernel string, in *Inputs, threads int, prefix string
 }
 
 // tacoKernel is a kernel in TACO's command-line notation with its formats
-// (TACO's own level letters; CSC is "ds:1,0").
+// (TACO's level letters, d dense and s compressed, with an optional mode
+// order: CSR is "ds", CSC "ds:1,0", CSF "sss"). dense stores every
+// operand dense, for the sweep's "taco dense".
 type tacoKernel struct {
-	expr    string
-	formats map[string]string
+	expr           string
+	formats, dense map[string]string
 }
 
+// tacoKernels are Table 3's kernels with Table 3's TACO formats.
 var tacoKernels = map[string]tacoKernel{
-	"mmm":    {"Q(i,j)=A(i,k)*B(k,j)", map[string]string{"Q": "ds", "A": "ds", "B": "ds"}},
-	"summmm": {"Q=A(i,k)*B(k,j)", map[string]string{"A": "ds:1,0", "B": "ds"}},
+	"mmm": {"Q(i,j)=A(i,k)*B(k,j)",
+		map[string]string{"Q": "ds", "A": "ds", "B": "ds"},
+		map[string]string{"Q": "dd", "A": "dd", "B": "dd"}},
+	"summmm": {"Q=A(i,k)*B(k,j)",
+		map[string]string{"A": "ds:1,0", "B": "ds"},
+		map[string]string{"A": "dd", "B": "dd"}},
 	// beta is folded into the vector (xb = beta*x): the CLI reads tensors, not scalars.
-	"batax": {"Q(j)=A(i,j)*A(i,k)*xb(k)", map[string]string{"Q": "d", "A": "ds", "xb": "d"}},
+	"batax": {"Q(j)=A(i,j)*A(i,k)*xb(k)",
+		map[string]string{"Q": "d", "A": "ds", "xb": "d"},
+		map[string]string{"Q": "d", "A": "dd", "xb": "d"}},
 	// TACO fails on the CSC factor (paper §6.1), so B is CSR here.
-	"ttm":    {"Q(i,j,k)=A(i,j,l)*B(k,l)", map[string]string{"Q": "sss", "A": "sss", "B": "ds"}},
-	"mttkrp": {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)", map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}},
+	"ttm": {"Q(i,j,k)=A(i,j,l)*B(k,l)",
+		map[string]string{"Q": "sss", "A": "sss", "B": "ds"}, nil},
+	// D is the program's (j,l) matrix; CSR of it is the CSC of the formula's D(l,j).
+	"mttkrp": {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)",
+		map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}, nil},
 }
 
-// tacoArgs builds a taco run; TACO cannot read .gz files or .npy vectors,
-// so those are converted into plain files under tmp first.
-func (h *Harness) tacoArgs(kernel string, in *Inputs, output string) ([]string, error) {
+// tacoTolerance checks TACO's answers: its text writers print values with
+// C++'s default six significant digits, so a correct entry can be off by
+// 5e-6 of its value.
+var tacoTolerance = Tolerance{Rel: 1e-5, Abs: 1e-10}
+
+// tacoArgs builds a taco run (dense: every operand stored dense). TACO
+// reads .mtx matrices and, for other orders, .tns files whose dimensions
+// it takes from the largest coordinates, or .ttx files (Matrix Market's
+// header for tensors) that state them; so .gz inputs are unpacked, tensors
+// and the vector are written as .ttx, and beta is folded into x.
+func (h *Harness) tacoArgs(kernel string, in *Inputs, output string, dense bool) ([]string, error) {
 	k, ok := tacoKernels[kernel]
 	if !ok {
 		return nil, fmt.Errorf("no TACO expression for %s", kernel)
 	}
+	formats := k.formats
+	if dense {
+		if formats = k.dense; formats == nil {
+			return nil, fmt.Errorf("no dense TACO formats for %s", kernel)
+		}
+	}
 	args := []string{h.cfg.Taco, k.expr}
-	for n, f := range k.formats {
-		args = append(args, "-f="+n+":"+f)
+	var names []string
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		args = append(args, "-f="+n+":"+formats[n])
 	}
 	for _, n := range in.names() {
-		p, err := h.plainCopy(in.Tensors[n])
+		p, err := h.tacoInput(in.Tensors[n], in.Shapes[n])
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, "-i="+n+":"+p)
 	}
 	if in.X != "" {
-		p, err := h.scaledVectorTNS(in.X, in.Beta)
+		p, err := h.scaledVectorTTX(in.X, in.Beta)
 		if err != nil {
 			return nil, err
 		}
 		args = append(args, "-i=xb:"+p)
 	}
-	return append(args, "-o=Q:"+output, "-time="+strconv.Itoa(h.cfg.Repeat)), nil
+	// -time=1: see runRepeated for why TACO's own repeats are not used.
+	return append(args, "-o=Q:"+output, "-time=1"), nil
 }
 
-// plainCopy returns an uncompressed copy of a (maybe .gz) tensor file.
-func (h *Harness) plainCopy(path string) (string, error) {
-	if !strings.HasSuffix(path, ".gz") {
-		return path, nil
+// tacoInput returns a file TACO reads as the tensor of path with the
+// given shape: the .mtx itself, an unpacked copy of a .mtx.gz, or a .ttx.
+func (h *Harness) tacoInput(path string, shape []int64) (string, error) {
+	base := strings.TrimSuffix(filepath.Base(path), ".gz")
+	if strings.HasSuffix(base, ".mtx") {
+		if !strings.HasSuffix(path, ".gz") {
+			return path, nil
+		}
+		out := filepath.Join(h.cfg.TmpDir, "plain", base)
+		return out, cached(out, func() error {
+			c, err := readTensor(path, nil)
+			if err != nil {
+				return err
+			}
+			return WriteMTX(out, c)
+		})
 	}
-	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(path), ".gz"))
-	err := cached(out, func() error {
-		c, err := readTensor(path, nil)
+	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(base, filepath.Ext(base))+"-"+dimsLabel(shape)+".ttx")
+	return out, cached(out, func() error {
+		c, err := readTensor(path, shape)
 		if err != nil {
 			return err
 		}
-		if strings.HasSuffix(out, ".mtx") {
-			return WriteMTX(out, c)
-		}
-		return WriteTNS(out, c)
+		return WriteTTX(out, c)
 	})
-	return out, err
 }
 
-func (h *Harness) scaledVectorTNS(npy, beta string) (string, error) {
+func dimsLabel(d []int64) string {
+	s := make([]string, len(d))
+	for i, v := range d {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, "x")
+}
+
+// scaledVectorTTX writes beta*x as an order-1 .ttx file.
+func (h *Harness) scaledVectorTTX(npy, beta string) (string, error) {
 	b, err := strconv.ParseFloat(beta, 64)
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(npy), ".npy")+"-beta"+beta+".tns")
+	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(npy), ".npy")+"-beta"+beta+".ttx")
 	err = cached(out, func() error {
 		a, err := readNPYFile(npy)
 		if err != nil {
@@ -201,7 +251,7 @@ func (h *Harness) scaledVectorTNS(npy, beta string) (string, error) {
 		for p := range c.Vals {
 			c.Vals[p] *= b
 		}
-		return WriteTNS(out, c)
+		return WriteTTX(out, c)
 	})
 	return out, err
 }

@@ -169,6 +169,19 @@ def main():
     csr = {n: sp.csr_matrix((m[3], (m[1], m[2])), shape=m[0]) for n, m in mats.items()}
     for m in csr.values():
         m.sum_duplicates()
+    if args.system == "scipy" and args.kernel in ("mmm", "summmm"):
+        # SciPy's product first counts its non-zeros, then allocates them
+        # (int32 index + float64 value each). Their number is at most
+        # sum_k nnz(A[:,k]) * nnz(B[k,:]); refuse when even the product
+        # cannot fit, as NumPy does for dense inputs.
+        Acols = np.bincount(csr["A"].indices, minlength=csr["A"].shape[1])
+        Brows = np.diff(csr["B"].indptr)
+        bound = min(int(np.dot(Acols.astype(np.float64), Brows.astype(np.float64))),
+                    csr["A"].shape[0] * csr["B"].shape[1])
+        need = bound * 12
+        budget = int(mem_available() * args.mem_fraction)
+        if need > budget:
+            fail("the product A*B may hold %.2g non-zeros (%.1f GB), more than %.1f GB available to it" % (bound, need / 1e9, budget / 1e9), 3)
     if args.system == "scipy":
         Asys = csr["A"]
         if args.kernel == "batax":
