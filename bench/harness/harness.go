@@ -105,7 +105,7 @@ type Harness struct {
 	previous  *reportData // --merge: the earlier results
 	// logicalPlan caches whether storel offers --plan logical.
 	logicalPlan *bool
-	started   time.Time
+	started     time.Time
 }
 
 // New returns a harness for cfg.
