@@ -31,6 +31,10 @@ type Config struct {
 	Experiments []string // which experiments, in order (see AllExperiments)
 	Repeat      int      // runs per measurement; the median is reported
 	Timeout     time.Duration
+	// SweepTimeout caps a run of the §6.2 sweep (at most Timeout), which
+	// has many cases where some systems are hopeless (dense storage at
+	// low densities, unfactorized loops at high ones).
+	SweepTimeout time.Duration
 	// MaxRSS bounds one run's resident memory in bytes (0: no bound).
 	MaxRSS int64
 	// OracleTimeout bounds a reference-interpreter run; when it runs out

@@ -72,6 +72,14 @@ func linePlot(path, title, xlabel, ylabel string, logX bool, ss []series) error 
 	if drawn == 0 {
 		return nil
 	}
+	// gonum widens an empty range to ±1, which reaches 0 on a log axis
+	// (and panics there): widen it by a factor instead.
+	if p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+	}
+	if logX && p.X.Min == p.X.Max {
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }
 

@@ -53,6 +53,7 @@ func run(args []string) error {
 	taco := fs.String("taco", "", "taco binary (default: taco on PATH, if any)")
 	repeat := fs.Int("repeat", 5, "runs per measurement; the median is reported")
 	timeout := fs.Duration("timeout", 0, "per-run time limit (default 10m, 60s with --quick)")
+	sweepTimeout := fs.Duration("sweep-timeout", time.Minute, "per-run time limit of the sweep (at most --timeout)")
 	oracleTimeout := fs.Duration("oracle-timeout", 0, "time limit of a reference-interpreter run (default 2m, 30s with --quick)")
 	oracleMax := fs.Int64("oracle-max-nnz", 0, "run the reference interpreter on inputs with at most this many non-zeros (default 50000, 100000 with --quick)")
 	threads := fs.String("threads", "1,2", "thread counts of the scaling experiment")
@@ -152,7 +153,7 @@ func run(args []string) error {
 	cfg := harness.Config{
 		Quick: *quick, Repo: abs(*repo), DataDir: abs(*dataDir), OutDir: abs(*out), TmpDir: abs(tmp),
 		Storel: abs(*storel), Self: self, Python: *python, PyPeer: filepath.Join(abs(*repo), "bench", "peers", "pypeer.py"),
-		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Timeout: *timeout,
+		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Timeout: *timeout, SweepTimeout: *sweepTimeout,
 		OracleTimeout: *oracleTimeout, OracleMaxNNZ: *oracleMax, Threads: ts, FactorDensity: *factorDensity,
 		Kernels: splitList(*kernels), Inputs: splitList(*inputs), Merge: *merge, MaxRSS: int64(*maxMem * 1e9),
 		Machine: harness.Describe(), StorelBuild: harness.StorelBuild(abs(*repo), abs(*storel)), Log: os.Stderr,
