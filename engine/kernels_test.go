@@ -276,16 +276,20 @@ func refMTTKRP(b *sparseCSF, c, d *sparseCSR) map[int64][]float64 {
 			lb0, lb1 := b.pos3[kp], b.pos3[kp+1]
 			for jp := c.pos[k]; jp < c.pos[k+1]; jp++ {
 				j := c.idx[jp]
+				// The same galloping merge as the engine's (seek): the
+				// fiber of B is short, the row of D long.
 				s := 0.0
-				x, y := lb0, d.pos[j]
-				for x < lb1 && y < d.pos[j+1] {
+				bs, bv := b.idx3[lb0:lb1], b.val[lb0:lb1]
+				ds, dv := d.idx[d.pos[j]:d.pos[j+1]], d.val[d.pos[j]:d.pos[j+1]]
+				x, y := 0, 0
+				for x < len(bs) && y < len(ds) {
 					switch {
-					case b.idx3[x] < d.idx[y]:
-						x++
-					case d.idx[y] < b.idx3[x]:
-						y++
+					case bs[x] < ds[y]:
+						x = seek(bs, x+1, ds[y])
+					case ds[y] < bs[x]:
+						y = seek(ds, y+1, bs[x])
 					default:
-						s += b.val[x] * d.val[y]
+						s += bv[x] * dv[y]
 						x++
 						y++
 					}
