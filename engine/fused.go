@@ -189,6 +189,7 @@ const (
 	shapeRows    // a range whose body is (sums over) segments picked by its variable
 	shapeDot     // a window; A(p) * x(j)
 	shapeOne     // A(p)
+	shapeGather  // x(j): a pattern matrix's row times x, no value array
 )
 
 // loopVars names the loop's variables for the analysis: idx1 is the
@@ -467,6 +468,10 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 			if h <= v1.length() {
 				return v1.sum(l, h, 1, 1, 1, true, 0), true
 			}
+		case shapeGather:
+			if h <= int64(len(fl.cl.ints)) {
+				return gather(fr, v1, fl.cl.ints[l:h], 1, 1, 1, true, 0)
+			}
 		case shapeDot:
 			if !v1.ints && !v2.ints && h <= int64(len(v1.arr.reals)) {
 				// The commonest of all, called directly.
@@ -526,6 +531,8 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 		fb.shape = shapeDot
 	case !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone:
 		fb.shape = shapeOne
+	case !fb.writeSlots && cl != nil && p.v1.at == at2 && p.v2.at == atNone:
+		fb.shape = shapeGather
 	}
 	var run func(fr *frame, st srcState, from, to int64, b *builder)
 	switch {
@@ -678,6 +685,12 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			break
 		}
 		return p.v1.sum(lo, hi, a, b, cc, fb.pure, s)
+	case shapeGather:
+		if hi > int64(len(idx)) || lo < 0 {
+			break
+		}
+		s, _ = gather(fr, &p.v1, idx[lo:hi], a, b, cc, fb.pure, s)
+		return s
 	}
 	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
 		// A(p) * w(j) for a built dense vector w: the dictionary is

@@ -98,6 +98,39 @@ func dot(fr *frame, v1, v2 *variant, idx []int64, lo, hi int64, a, b, c float64,
 	return s, true
 }
 
+// gather returns s plus v(j) (or ((a*v(j))*b)*c unless pure) for the
+// indices j of seg, false after a read outside v (recorded in fr).
+func gather(fr *frame, v *variant, seg []int64, a, b, c float64, pure bool, s float64) (float64, bool) {
+	bad := -1
+	if v.ints {
+		s, bad = sumGather(seg, v.arr.ints, a, b, c, pure, s)
+	} else {
+		s, bad = sumGather(seg, v.arr.reals, a, b, c, pure, s)
+	}
+	if bad >= 0 {
+		readFail(fr, v, seg[bad], int(v.length()))
+		return s, false
+	}
+	return s, true
+}
+
+// sumGather returns s plus y[j] (or (((a*y[j])*b)*c unless pure) for
+// every j of idx, stopping at the first index outside y, whose position
+// it returns (else -1).
+func sumGather[Y number](idx []int64, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
+	for q, j := range idx {
+		if uint64(j) >= uint64(len(y)) {
+			return s, q
+		}
+		if pure {
+			s += float64(y[j])
+		} else {
+			s += ((a * float64(y[j])) * b) * c
+		}
+	}
+	return s, -1
+}
+
 // scatter adds v's array over positions lo..hi-1 (in bounds) at keys
 // idx[lo:hi] of bd, as scatterAdd says.
 func (v *variant) scatter(bd *builder, idx []int64, lo, hi int64, a, b, c float64, only bool) {
@@ -193,8 +226,34 @@ func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int
 	return hi
 }
 
+// rowsGather is rowsDot for a pattern matrix: the rows sum y[idx[p]].
+func rowsGather[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+	out = out[:hi]
+	n = min(n, int64(len(idx)))
+	idx = idx[:n]
+	for q := lo; q < hi; q++ {
+		kl, kh := q+ol, q+oh
+		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
+			return q
+		}
+		l, h := pl[kl], ph[kh]
+		if l < 0 || l > h || h > n {
+			return q
+		}
+		s := 0.0
+		for _, j := range idx[l:h] {
+			if uint64(j) >= uint64(len(y)) {
+				return q
+			}
+			s += float64(y[j])
+		}
+		out[q] += ((a * s) * b) * c
+	}
+	return hi
+}
+
 // rowDot returns the inner loop of an atSeg variant that is a pure dot
-// product X(p) * Y(j) over a segment whose bounds are read at the row
+// product X(p) * Y(j) (or a gather Y(j)) over a segment whose bounds are read at the row
 // variable (slot ks), with nothing else to do; nil otherwise.
 func rowDot(v *variant, ks int) *fusedLoop {
 	if v.at != atSeg || v.steps != nil {
@@ -202,7 +261,7 @@ func rowDot(v *variant, ks int) *fusedLoop {
 	}
 	in := v.inner
 	sb := in.seg
-	if !in.fb.pure || in.fb.shape != shapeDot || sb.loSlot != ks || sb.hiSlot != ks {
+	if !in.fb.pure || (in.fb.shape != shapeDot && in.fb.shape != shapeGather) || sb.loSlot != ks || sb.hiSlot != ks {
 		return nil
 	}
 	return in
@@ -213,6 +272,12 @@ func rowDot(v *variant, ks int) *fusedLoop {
 func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
 	sb, v1, v2 := in.seg, &in.fb.p.v1, &in.fb.p.v2
 	pl, ph, idx := sb.lo.ints, sb.hi.ints, in.cl.ints
+	if in.fb.shape == shapeGather {
+		if v1.ints {
+			return rowsGather(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
+		}
+		return rowsGather(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
+	}
 	switch {
 	case !v1.ints && !v2.ints:
 		return rowsDot(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)

@@ -132,6 +132,11 @@ func TestTypedLoopShapes(t *testing.T) {
 			sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> A_val(p) * B_val(q) * beta } }`,
 		`sum(<p, k> in A_idx2) sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> A_val(p) * B_val(q) * beta }`,
 		`sum(<p, k> in A_idx2) sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> B_val(q) }`,
+		// Gathers: a pattern matrix (no value array) times x.
+		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<_, j> in A_idx2(A_pos2(i):A_pos2(i+1))) x(j) }`,
+		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<_, j> in A_idx2(A_pos2(i):A_pos2(i+1))) beta * x(j) }`,
+		`sum(<i, _> in 0:A_len1) sum(<_, j> in A_idx2(A_pos2(i):A_pos2(i+1))) x(j)`,
+		`sum(<p, j> in A_idx2(2:9)) x(j) * 0.5`,
 	}
 	corruptions := []func(a *sparseCSR){
 		func(a *sparseCSR) {},
