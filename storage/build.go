@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/storel/storel/ir"
 )
@@ -140,6 +141,19 @@ func buildLevels(st Store, name string, c *COO, f Format) error {
 		default:
 			return fmt.Errorf("unknown level kind %v", kind)
 		}
+	}
+	if f.Pattern {
+		for e, v := range vals {
+			if v != 1 {
+				p := uniq[e]
+				coords := make([]string, c.Order())
+				for m := range coords {
+					coords[m] = strconv.FormatInt(c.Coords[m][p]+1, 10)
+				}
+				return fmt.Errorf("the entry at (%s) is %v: a +pattern format stores only entries equal to 1", strings.Join(coords, ","), v)
+			}
+		}
+		return nil
 	}
 	if c.Elem() == ir.Int {
 		out := make([]int64, count)

@@ -56,7 +56,11 @@ type Format struct {
 	Kind      FormatKind
 	Levels    []LevelKind // in storage order; nil while the order is open
 	ModeOrder []int       // ModeOrder[l] = logical mode (0-based) held by level l+1
-	family    byte        // for an open order: 'd' dense, 's' csf, 'c' coo; 0 otherwise
+	// Pattern stores no values: every stored entry is 1 (a "+pattern"
+	// suffix, e.g. csr+pattern). The mapping's values are the constant 1,
+	// so a kernel reads no value array: what a pattern matrix needs.
+	Pattern bool
+	family  byte // for an open order: 'd' dense, 's' csf, 'c' coo; 0 otherwise
 }
 
 // FormatNames lists the named formats.
@@ -66,8 +70,25 @@ var FormatNames = []string{"dense", "coo", "csr", "csc", "dcsr", "dcsc", "csf", 
 // hash, trie) or a level string: one letter per level, d dense or s
 // sparse, optionally followed by a colon and the mode order, the logical
 // mode (0-based) each level holds: "ds", "ss:1,0", "sss:0,2,1".
+//
+// A level format followed by "+pattern" (csr+pattern, csf+pattern,
+// ds+pattern) stores no values: every entry of the tensor must be 1.
 func ParseFormat(s string) (Format, error) {
 	name := strings.TrimSpace(s)
+	if base, ok := strings.CutSuffix(strings.ToLower(name), "+pattern"); ok {
+		f, err := ParseFormat(base)
+		if err != nil {
+			return Format{}, err
+		}
+		if f.Kind != FormatLevels {
+			return Format{}, fmt.Errorf("format %q: +pattern needs a level format (csr, csc, dcsr, dcsc, csf, coo or a level string), not %s", s, f.Name)
+		}
+		if n := len(f.Levels); n > 0 && f.Levels[n-1] == LevelDense || f.family == 'd' {
+			return Format{}, fmt.Errorf("format %q: +pattern needs a sparse last level (a dense one holds every position, stored or not)", s)
+		}
+		f.Name, f.Pattern = name, true
+		return f, nil
+	}
 	switch strings.ToLower(name) {
 	case "dense":
 		return Format{Name: "dense", family: 'd'}, nil

@@ -54,6 +54,10 @@ func TestParseFormatErrors(t *testing.T) {
 		{"ds:0,2", `mode order entry "2" must be a mode number 0..1`},
 		{"ds:a,b", `mode order entry "a"`},
 		{":0", "no levels"},
+		{"hash+pattern", "+pattern needs a level format"},
+		{"dense+pattern", "+pattern needs a sparse last level"},
+		{"sd+pattern", "+pattern needs a sparse last level"},
+		{"crs+pattern", `unknown format "crs"`},
 	}
 	for _, tc := range cases {
 		_, err := ParseFormat(tc.in)

@@ -29,7 +29,7 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 	if err != nil {
 		return ""
 	}
-	g := &mappingGen{name: name, f: f, order: order}
+	g := &mappingGen{name: name, f: f, order: order, elem: elem}
 	g.pickNames()
 	var sb strings.Builder
 	decl := func(format string, args ...any) {
@@ -74,7 +74,9 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 				decl("int ARRAY %s(%s)", IdxName(name, level), count)
 			}
 		}
-		decl("%s ARRAY %s(%s)", elem, ValName(name), count)
+		if !f.Pattern {
+			decl("%s ARRAY %s(%s)", elem, ValName(name), count)
+		}
 		g.placeSingletons()
 		def = g.level(0, nil)
 	}
@@ -108,6 +110,7 @@ type mappingGen struct {
 	name  string
 	f     Format
 	order int
+	elem  ir.Base
 	// Variable name stems: coordinate of logical mode m is coord+(m+1),
 	// position of level l is pos+l, value of hashed level l is val+l.
 	coord, pos, val string
@@ -166,6 +169,12 @@ func (g *mappingGen) placeSingletons() {
 // expression of level l (nil before the first level).
 func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 	if l == len(g.f.Levels) {
+		if g.f.Pattern {
+			if g.elem == ir.Real {
+				return ir.RealConst(1)
+			}
+			return ir.IntConst(1)
+		}
 		return ir.Lookup(ir.Global(ValName(g.name)), parent)
 	}
 	level := l + 1

@@ -50,6 +50,27 @@ func TestRunSpMVEveryFormat(t *testing.T) {
 	}
 }
 
+// TestPatternFormats: a +pattern format stores no values (every entry is
+// 1) and computes what the plain format computes; a matrix with another
+// value is refused, naming the entry.
+func TestPatternFormats(t *testing.T) {
+	dir := t.TempDir()
+	pattern := writeFile(t, dir, "p.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 4 5\n1 1\n1 3\n1 4\n3 1\n3 4\n")
+	x := writeFile(t, dir, "x.txt", "1\n2\n3\n4\n")
+	want := "1 8\n3 5\n" // rows 1 and 3 of the pattern times x
+	for _, f := range []string{"csr", "csr+pattern", "csc+pattern", "dcsr+pattern", "coo+pattern", "ss:1,0+pattern"} {
+		code, out, errs := cli(t, "run", "../../examples/spmv.sdql", "--tensor", "A="+pattern+":"+f, "--data", "x="+x)
+		if code != 0 || out != want {
+			t.Errorf("format %s: exit %d, stdout %q, stderr %q; want %q", f, code, out, errs, want)
+		}
+	}
+	real := writeFile(t, dir, "c.mtx", figC)
+	code, _, errs := cli(t, "run", "../../examples/spmv.sdql", "--tensor", "A="+real+":csr+pattern", "--data", "x="+x)
+	if code != 1 || !strings.Contains(errs, "the entry at (1,1) is 6: a +pattern format stores only entries equal to 1") {
+		t.Errorf("a real matrix as csr+pattern: exit %d, stderr %q", code, errs)
+	}
+}
+
 func TestRunOutputsAndTimings(t *testing.T) {
 	dir := t.TempDir()
 	mtx := writeFile(t, dir, "c.mtx", figC)
