@@ -142,3 +142,29 @@ func TestReportShowsSweepSizesAndNotes(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepDoesNotRetryADenseRunThatTimedOut(t *testing.T) {
+	dir := t.TempDir()
+	// A fake storel: dense storage hangs, sparse answers at once.
+	fake := filepath.Join(dir, "storel")
+	script := "#!/bin/sh\ncase \"$*\" in *:dense*) sleep 10;; esac\n" +
+		"while [ $# -gt 0 ]; do if [ \"$1\" = --output ]; then echo '1 1' > \"$2\"; fi; shift; done\necho 'timing: execute 1 ms' >&2\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{Quick: true, Storel: fake, Repo: dir, TmpDir: dir, OutDir: dir, Kernels: []string{"batax"},
+		Python: "/nonexistent/python", Timeout: 10 * time.Second, SweepTimeout: 300 * time.Millisecond, Repeat: 1})
+	if err := h.runSweep(); err != nil {
+		t.Fatal(err)
+	}
+	var dense []Measurement
+	for _, m := range h.Results {
+		if m.System == "storel dense" {
+			dense = append(dense, m)
+		}
+	}
+	if len(dense) != 3 || dense[0].Status != StatusTimeout || dense[1].Status != StatusSkip || dense[2].Status != StatusSkip ||
+		!strings.Contains(dense[2].Note, "timed out at density 0.01") {
+		t.Errorf("storel dense over the densities: %+v", dense)
+	}
+}
