@@ -207,7 +207,7 @@ func (h *Harness) sweepSkipped() []string {
 			}
 		}
 		if len(skipped) > 0 {
-			notes = append(notes, "not run: "+sweepSkipReason(kernel, paperSweepN, skipped))
+			notes = append(notes, sweepSkipReason(kernel, paperSweepN, skipped))
 		}
 	}
 	return notes
@@ -222,17 +222,17 @@ func sweepSkipReason(kernel string, n int64, densities []float64) string {
 	}
 	d := densities[0]
 	nnz := d * float64(n) * float64(n)
-	files := "one such matrix"
+	files := "one"
 	if kernel != "batax" {
-		files = "two such matrices"
+		files = "two"
 	}
 	work := func(d float64) float64 { return float64(n) * math.Pow(d*float64(n), 2) }
 	// A generated .mtx line ("i j v") takes about 22 bytes at these sizes.
-	return fmt.Sprintf("%s %dx%d at density %s: at %g a matrix has %.0e non-zeros, %.1f GB of .mtx text (the kernel reads %s), "+
-		"ten times the 1e-3 case, which already takes each system seconds to read; every peer would hold several GB, "+
-		"and TACO's unfactorized loops alone do n·(n·d)² ≈ %.0e multiply-adds per run (%.0e at 1e-3). "+
-		"That is past this machine's budget for the sweep (2 cores, 24 GiB shared by the runs, ~20 minutes in all); "+
-		"dense storage would need %.0f GB per matrix at any density. The 2000x2000 series covers every density",
+	return fmt.Sprintf("%s %dx%d at density %s: from %g on a matrix has %.0e non-zeros (%.1f GB of .mtx text; the kernel reads %s), "+
+		"ten times the 1e-3 case, whose inputs already take each system seconds to read and hundreds of MB to hold; "+
+		"TACO's unfactorized loops would do n·(n·d)² ≈ %.0e multiply-adds per run (%.0e at 1e-3), and dense storage needs %.0f GB per matrix at any density. "+
+		"That is past this machine's budget for the sweep (2 cores, 24 GiB shared by all runs, ~20 minutes in all). "+
+		"The 2000x2000 series covers every density",
 		strings.ToUpper(kernel), n, n, strings.Join(ds, ", "), d, nnz, nnz*22/1e9, files,
 		work(d), work(1e-3), float64(n)*float64(n)*8/1e9)
 }

@@ -10,14 +10,15 @@ import (
 )
 
 func TestStorelPlansFromHelp(t *testing.T) {
-	// The --plan line of `storel help` as of commit f9482ed, and as it
-	// reads once the logical plan lands.
-	now := "  --output FILE                write the result\n  --plan naive|optimized       which plan to run (default optimized)\n"
-	if p := storelPlans(now); !slices.Equal(p, []string{"naive", "optimized"}) {
+	// The --plan lines of `storel help` at commit f9482ed, and since the
+	// logical plan landed.
+	before := "  --output FILE                write the result\n  --plan naive|optimized       which plan to run (default optimized)\n"
+	if p := storelPlans(before); !slices.Equal(p, []string{"naive", "optimized"}) {
 		t.Errorf("plans %v", p)
 	}
-	later := "  --plan naive|logical|optimized   which plan to run\n"
-	if p := storelPlans(later); !slices.Contains(p, "logical") {
+	after := "  --plan naive|logical|optimized  which plan to run (default optimized); logical optimizes\n" +
+		"                               the program alone, reading each tensor built from its mapping\n"
+	if p := storelPlans(after); !slices.Equal(p, []string{"naive", "logical", "optimized"}) {
 		t.Errorf("plans %v", p)
 	}
 	if p := storelPlans("usage: storel run\n"); p != nil {
