@@ -165,6 +165,9 @@ for m in ("numpy", "scipy", "torch"):
 	}
 	if h.cfg.Taco != "" {
 		v["taco"] = h.cfg.Taco
+		if real, err := filepath.EvalSymlinks(h.cfg.Taco); err == nil && real != h.cfg.Taco {
+			v["taco"] += " (" + real + ")"
+		}
 	}
 	if out, err := exec.Command("git", "-C", h.cfg.Repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		v["storel commit"] = strings.TrimSpace(string(out))

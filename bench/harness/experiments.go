@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -100,10 +101,16 @@ func (h *Harness) peerJobs(k caseKey, in *Inputs, systems []string) []job {
 			}
 			j := job{system: s, threads: 1, answer: prefix + ".tns", tacoTimes: true, tolerance: tacoTolerance}
 			args, err := h.tacoArgs(k.kernel, in, j.answer, s == "taco dense")
+			scratch := filepath.Join(h.cfg.TmpDir, "taco")
+			if err == nil {
+				err = os.MkdirAll(scratch, 0o755)
+			}
 			if err != nil {
 				j.skip = err.Error()
 			} else {
-				j.exec = Exec{Args: args, Timeout: h.cfg.Timeout}
+				// TACO compiles its kernels in $TMPDIR/taco_tmp_*; a run killed
+				// at the time limit leaves its directory among the results' tmp.
+				j.exec = Exec{Args: args, Timeout: h.cfg.Timeout, Env: []string{"TMPDIR=" + scratch + "/"}}
 			}
 			jobs = append(jobs, j)
 		}

@@ -442,6 +442,11 @@ var lossReasons = map[string]string{
 	"ttm/duckdb":    "TTM is a single join + GROUP BY, which DuckDB's vectorized engine handles very well (the paper saw the same); storel's plan also builds the output as nested dense dictionaries, one level per mode",
 	"summmm/duckdb": "DuckDB runs one SUM over the join, with no GROUP BY and no product matrix; its vectorized join beats a naive plan, though it does not push the sum below the join either (paper §6.1)",
 	"batax/duckdb":  "DuckDB also builds the Σᵢ nnz(row i)² rows of the self-join (it cannot factorize, paper §6.1), but with vectorized hash joins; only the factorized plan wins this back",
+	"mmm/taco":      "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; MMM offers storel no rewrite, so it is loop speed against loop speed",
+	"summmm/taco":   "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; its loops do every product (no factorization), which costs little on small or very sparse inputs",
+	"batax/taco":    "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; its loops do Σᵢ nnz(row i)² products (no factorization), which costs little on small or very sparse inputs",
+	"ttm/taco":      "TACO compiles C code specialized to this expression and these formats (CSF·CSR) with `cc -O3 -ffast-math`; TTM offers storel no rewrite, so it is loop speed against loop speed",
+	"mttkrp/taco":   "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; storel's plan intersects (i,k) fibers with D's rows by a sorted merge (see the DuckDB line)",
 	"mttkrp/duckdb": "storel's plan (see `storel explain`) intersects every (i,k) fiber of the CSF tensor with a whole row of D by a sorted merge, which costs the row's length (thousands of entries with rank-25 factors at density 2⁻⁵) where DuckDB's hash join costs a lookup; the cost model should price a merge by its longer side",
 }
 
