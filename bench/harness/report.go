@@ -771,7 +771,7 @@ func writeOverhead(w *mdWriter, dir string, ms []*Measurement) {
 	w.p("BATAX on a random 100×N matrix (CSR). Total = optimize + compile + execute (loading excluded), for the plans Fig. 10 compares: " +
 		"the full storage-aware optimization (`--plan optimized`), storage-independent optimizations only (`--plan logical`: the program optimized " +
 		"without its storage mapping, then composed with it naively) and, as a baseline, the naive plan, which has no optimization to pay for. " +
-		"Each run has the paper's five-minute time-out.")
+		"Each run is limited to the paper's five minutes (or to --timeout, if shorter).")
 	w.p("")
 	byX := groupBy(ms, func(m *Measurement) string { return fmt.Sprintf("%g", m.X) })
 	systems := systemsOf(ms)
