@@ -37,6 +37,13 @@ func TestCardScaledAt(t *testing.T) {
 	if got := capped.scaledAt(0, 100); got[0].Size != 10 {
 		t.Errorf("scaledAt(0, 100) of %v = %v, want capped at 10 keys", capped, got)
 	}
+	// 10^7 entries {i -> {j -> v}} over 10^5 rows: rows of 100 (the
+	// SumMMM sweep at 10^5 x 10^5, density 1e-3, chose a plan that
+	// recomputes a row of B per non-zero of A when this read 1).
+	rows := Card{{Size: 1, Keys: interval{0, 99_999, true}}, {Size: 1}}
+	if got := rows.scaledAt(0, 1e7); got[0].Size != 1e5 || got[1].Size != 100 {
+		t.Errorf("scaledAt(0, 1e7) of %v = %v, want 1e5 rows of 100", rows, got)
+	}
 }
 
 // TestMMMAccumulatesInPlace: at density 0.1 the optimizer used to scale a
