@@ -43,6 +43,8 @@ var kernels = map[string]struct {
 	"summmm": {`SELECT SUM(A.v * B.v) FROM A JOIN B ON A.j = B.i`, 0},
 	// Q(j) = sum_{i,k} beta A(i,j) A(i,k) x(k)
 	"batax": {`SELECT A1.j, SUM(:beta * A1.v * A2.v * x.v) FROM A AS A1 JOIN A AS A2 ON A1.i = A2.i JOIN x ON A2.j = x.i GROUP BY A1.j`, 1},
+	// y(i) = sum_j A(i,j) x(j)   (SpMV; not among the paper's kernels)
+	"spmv": {`SELECT A.i, SUM(A.v * x.v) FROM A JOIN x ON A.j = x.i GROUP BY A.i`, 1},
 	// Q(i,j,k) = sum_l A(i,j,l) B(k,l)
 	"ttm": {`SELECT A.i, A.j, B.i, SUM(A.v * B.v) FROM A JOIN B ON A.k = B.j GROUP BY A.i, A.j, B.i`, 3},
 	// A(i,j) = sum_{k,l} B(i,k,l) C(k,j) D(j,l)   (D indexed (j,l) as in examples/mttkrp.sdql)
@@ -67,7 +69,7 @@ func run(args []string) error {
 	}
 	fs := flag.NewFlagSet("duckdb-peer", flag.ContinueOnError)
 	var tensors, data, dims multiFlag
-	kernel := fs.String("kernel", "", "kernel: mmm, summmm, batax, ttm, mttkrp")
+	kernel := fs.String("kernel", "", "kernel: mmm, summmm, batax, spmv, ttm, mttkrp")
 	fs.Var(&tensors, "tensor", "NAME=FILE (.mtx/.tns, optionally .gz); repeatable")
 	fs.Var(&dims, "dims", "NAME=D1,D2,... sizes of a tensor's modes")
 	fs.Var(&data, "data", "NAME=FILE.npy|FILE.txt (vector) or NAME=NUMBER (scalar); repeatable")

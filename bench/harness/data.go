@@ -1,7 +1,10 @@
 package harness
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,6 +92,41 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 	return path, dims, nnz, nil
 }
 
+// mtxIsPattern says whether a Matrix Market file (maybe .gz) declares the
+// field "pattern" in its header: a matrix of ones, stored without values.
+func mtxIsPattern(path string) (bool, error) {
+	field, err := mtxField(path)
+	return field == storage.FieldPattern, err
+}
+
+// mtxField returns the field a Matrix Market file (maybe .gz) declares in
+// its header, in lower case: real, integer, pattern or complex.
+func mtxField(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("%s: reading the header: %v", path, err)
+	}
+	h := strings.Fields(strings.ToLower(line))
+	if len(h) < 4 || h[0] != "%%matrixmarket" {
+		return "", fmt.Errorf("%s:1: not a Matrix Market header: %q", path, strings.TrimSpace(line))
+	}
+	return h[3], nil
+}
+
 func readTensor(path string, dims []int64) (*storage.COO, error) {
 	return storage.ReadTensorFile(path, storage.ReadOptions{Dims: dims})
 }
@@ -122,7 +160,8 @@ const bataxBeta = "1.5"
 // kernelInputs builds a kernel's inputs around its main tensor (A, or B for
 // MTTKRP) as the paper's §6.1 does: the other factors are random with
 // FactorDensity, 250 columns for the matrix products and rank 25 for TTM
-// and MTTKRP.
+// and MTTKRP; BATAX's and SpMV's x is a random dense vector of A's column
+// count.
 func (h *Harness) kernelInputs(kernel, label, mainPath string, dims []int64, nnz int64) (*Inputs, error) {
 	in := &Inputs{Label: label, Tensors: map[string]string{}, Dims: map[string][]int64{}, Shapes: map[string][]int64{}, NNZ: nnz}
 	fd := h.cfg.FactorDensity
@@ -144,6 +183,10 @@ func (h *Harness) kernelInputs(kernel, label, mainPath string, dims []int64, nnz
 	case "batax":
 		add("A", mainPath, dims)
 		in.Beta = bataxBeta
+		in.X, err = h.genVector(dims[1], 12)
+	case "spmv":
+		// The same vector as BATAX's (one file per column count).
+		add("A", mainPath, dims)
 		in.X, err = h.genVector(dims[1], 12)
 	case "ttm":
 		add("A", mainPath, dims)

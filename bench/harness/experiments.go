@@ -20,6 +20,7 @@ var storelFormats = map[string]map[string]string{
 	"mmm":    {"A": "csr", "B": "csr"},
 	"summmm": {"A": "csc", "B": "csr"},
 	"batax":  {"A": "csr"},
+	"spmv":   {"A": "csr"},
 	"ttm":    {"A": "csf", "B": "csc"},
 	"mttkrp": {"B": "csf", "C": "csr", "D": "csr"},
 }
@@ -31,7 +32,9 @@ var denseFormats = map[string]map[string]string{
 	"batax":  {"A": "dense"},
 }
 
-var matrixKernels = []string{"mmm", "summmm", "batax"}
+// matrixKernels run on every real matrix; SpMV is not among the paper's
+// kernels but is the plainest sparse kernel to compare libraries on.
+var matrixKernels = []string{"mmm", "summmm", "batax", "spmv"}
 var tensorKernels = []string{"ttm", "mttkrp"}
 
 func (h *Harness) program(kernel string) string {
@@ -147,12 +150,26 @@ func (h *Harness) runE2E() error {
 			if kernel == "ttm" {
 				jobs = append(jobs, h.storelJob(k, "storel (CSF, CSR)", StorelRun{h.program(kernel), map[string]string{"A": "csf", "B": "csr"}, "optimized", 1}, in, false))
 			}
+			if kernel == "spmv" {
+				pattern, err := mtxIsPattern(filepath.Join(h.cfg.DataDir, d.File))
+				if err != nil {
+					return err
+				}
+				if pattern {
+					jobs = append(jobs, h.storelJob(k, storelPatternSystem, StorelRun{h.program(kernel), map[string]string{"A": "csr+pattern"}, "optimized", 1}, in, false))
+				}
+			}
 			jobs = append(jobs, h.peerJobs(k, in, peers)...)
 			h.runJobs(k, jobs)
 		}
 	}
 	return nil
 }
+
+// storelPatternSystem is SpMV's second storel line on pattern matrices
+// (Matrix Market field "pattern": every entry is 1): CSR without a value
+// array.
+const storelPatternSystem = "storel (csr+pattern)"
 
 // sweepSeries is one line group of Fig. 8: a kernel on random n x n
 // matrices over densities.

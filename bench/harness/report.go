@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -168,6 +169,24 @@ func systemsOf(ms []*Measurement) []string {
 	return groupBy(ms, func(m *Measurement) string { return m.System }).keys
 }
 
+// storelFirst orders a table's systems with storel first, then storel's
+// other storage (even when only some inputs have it, as SpMV's
+// csr+pattern), then the others as they came.
+func storelFirst(systems []string) []string {
+	rank := func(s string) int {
+		switch {
+		case s == "storel":
+			return 0
+		case strings.HasPrefix(s, "storel"):
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(systems)
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	return out
+}
+
 func find(ms []*Measurement, system string) *Measurement {
 	for _, m := range ms {
 		if m.System == system {
@@ -284,16 +303,20 @@ func writeReport(dir string, d *reportData) error {
 			"TACO as storel, except TTM CSF·CSR: with the CSC matrix the C code TACO generates does not compile, as the paper reports). "+
 			"Right-hand factors are random with density %s: 250 columns for the matrix products, rank 25 for TTM and MTTKRP. "+
 			"BATAX runs as beta·Aᵀ(A·x) in SciPy, NumPy and PyTorch (hand-optimized order); SumMMM as the sum of the product; "+
-			"TACO runs the expressions as written.", d.Config["factor density"])
+			"TACO runs the expressions as written. "+
+			"SpMV (y(i) = Σⱼ A(i,j)·x(j), not among the paper's kernels; examples/spmv.sdql) multiplies every matrix by a random dense x: "+
+			"storel CSR·dense, SciPy CSR @ x, NumPy dense @ x, PyTorch CSR @ x (as an n×1 matrix: Debian's PyTorch has no MKL for its CSR×vector), "+
+			"DuckDB a join + GROUP BY, TACO `Q(i)=A(i,j)*x(j)` with A CSR (`ds`) and x dense; on the matrices whose Matrix Market header says `pattern` "+
+			"(every entry 1), storel also runs %s: CSR with no value array.", d.Config["factor density"], "`"+storelPatternSystem+"`")
 		w.p("")
 		writeTacoNote(w, ms)
 		w.p("")
 		byKernel := groupBy(ms, func(m *Measurement) string { return m.Kernel })
 		for _, kernel := range byKernel.keys {
 			kms := byKernel.by[kernel]
-			w.p("### %s", strings.ToUpper(kernel))
+			w.p("### %s", kernelTitle(kernel))
 			w.p("")
-			systems := systemsOf(kms)
+			systems := storelFirst(systemsOf(kms))
 			byInput := groupBy(kms, func(m *Measurement) string { return m.Input })
 			header := append([]string{"input"}, systems...)
 			var rows [][]string
@@ -328,7 +351,7 @@ func writeReport(dir string, d *reportData) error {
 			writePhases(w, kms)
 			writeNotes(w, notes)
 			png := "e2e-" + kernel + ".png"
-			if err := categoryPlot(filepath.Join(dir, png), strings.ToUpper(kernel)+": execution time", "ms (log)", byInput.keys, dropOracle(ss)); err == nil {
+			if err := categoryPlot(filepath.Join(dir, png), kernelTitle(kernel)+": execution time", "ms (log)", byInput.keys, dropOracle(ss)); err == nil {
 				if _, err := os.Stat(filepath.Join(dir, png)); err == nil {
 					w.p("![%s](%s)", kernel, png)
 					w.p("")
@@ -370,6 +393,15 @@ func writeReport(dir string, d *reportData) error {
 		writeThreads(w, ms)
 	}
 	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(w.sb.String()), 0o644)
+}
+
+// kernelTitle is a kernel's name in headings and tables: the paper's
+// capitals (MMM, BATAX), and SpMV as it is usually written.
+func kernelTitle(kernel string) string {
+	if kernel == "spmv" {
+		return "SpMV"
+	}
+	return strings.ToUpper(kernel)
 }
 
 func dropOracle(ss []series) []series {
@@ -447,6 +479,11 @@ var lossReasons = map[string]string{
 	"batax/taco":    "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; its loops do Σᵢ nnz(row i)² products (no factorization), which costs little on small or very sparse inputs",
 	"ttm/taco":      "TACO compiles C code specialized to this expression and these formats (CSF·CSR) with `cc -O3 -ffast-math`; TTM offers storel no rewrite, so it is loop speed against loop speed",
 	"mttkrp/taco":   "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math`; storel's plan intersects (i,k) fibers with D's rows by a sorted merge (see the DuckDB line)",
+	"spmv/scipy":    "SciPy's csr_matvec is a tight C++ loop over 32-bit column indices, where storel's CSR holds 64-bit ones (SpMV is bound by memory traffic: 12 bytes per non-zero against 16); SpMV offers no rewrite, so it is loop speed and bandwidth only (on pattern matrices see the `storel (csr+pattern)` line, which reads no values)",
+	"spmv/numpy":    "NumPy's dense A @ x is BLAS dgemv, which streams every entry of a small matrix at full memory bandwidth; it only fits the leading blocks and the narrowest matrices",
+	"spmv/torch":    "PyTorch's CSR kernel over a one-column dense matrix (its CSR×vector needs MKL, which Debian's build lacks)",
+	"spmv/duckdb":   "DuckDB's vectorized hash join and hash aggregation over the non-zeros",
+	"spmv/taco":     "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math` and 32-bit indices; SpMV offers storel no rewrite, so it is loop speed against loop speed",
 	"mttkrp/duckdb": "storel's plan (see `storel explain`) intersects every (i,k) fiber of the CSF tensor with a whole row of D by a sorted merge, which costs the row's length (thousands of entries with rank-25 factors at density 2⁻⁵) where DuckDB's hash join costs a lookup; the cost model should price a merge by its longer side",
 }
 
@@ -466,41 +503,35 @@ func writeHeadline(w *mdWriter, ms []*Measurement, mode string) {
 		ratio               float64
 	}
 	var losses []loss
+	// storel's other storage (TTM's CSF·CSR, SpMV's csr+pattern) against
+	// its Table 3 storage, in a table of their own.
+	var variants [][]string
 	for _, kernel := range byKernel.keys {
 		kms := byKernel.by[kernel]
 		byInput := groupBy(kms, func(m *Measurement) string { return m.Input })
-		for _, peer := range systemsOf(kms) {
-			if strings.HasPrefix(peer, "storel") || peer == "oracle" {
+		for _, system := range systemsOf(kms) {
+			if system == "storel" || system == "oracle" {
 				continue
 			}
-			var logs []float64
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, in := range byInput.keys {
-				s, ok1 := execOK(find(byInput.by[in], "storel"))
-				p, ok2 := execOK(find(byInput.by[in], peer))
-				if !ok1 || !ok2 || s <= 0 || p <= 0 {
-					continue
-				}
-				r := p / s
-				logs = append(logs, math.Log(r))
-				lo, hi = math.Min(lo, r), math.Max(hi, r)
-				if r < 1 {
-					losses = append(losses, loss{kernel, in, peer, r})
-				}
-			}
-			if len(logs) == 0 {
-				rows = append(rows, []string{strings.ToUpper(kernel), peer, "—", "—", "0"})
+			row, ratios := ratioRow(byInput, kernelTitle(kernel), system, "storel")
+			if strings.HasPrefix(system, "storel") {
+				variants = append(variants, row)
 				continue
 			}
-			sum := 0.0
-			for _, l := range logs {
-				sum += l
+			rows = append(rows, row)
+			for _, r := range ratios {
+				if r.ratio < 1 {
+					losses = append(losses, loss{kernel, r.input, system, r.ratio})
+				}
 			}
-			rows = append(rows, []string{strings.ToUpper(kernel), peer, fmt.Sprintf("%.3g×", math.Exp(sum/float64(len(logs)))),
-				fmt.Sprintf("%.3g× – %.3g×", lo, hi), fmt.Sprint(len(logs))})
 		}
 	}
 	w.table([]string{"kernel", "peer", "geo. mean", "range", "inputs"}, rows)
+	if len(variants) > 0 {
+		w.p("storel with other storage, its time / storel's time with the storage above (below 1 the other storage is faster):")
+		w.p("")
+		w.table([]string{"kernel", "storel storage", "geo. mean", "range", "inputs"}, variants)
+	}
 
 	w.p("## Where storel loses, and why")
 	w.p("")
@@ -542,9 +573,40 @@ func writeHeadline(w *mdWriter, ms []*Measurement, mode string) {
 			reason = "a library kernel tuned for this one operation"
 		}
 		kernel, peer, _ := strings.Cut(k, "/")
-		w.p("- **%s vs %s** (%s): %s.", strings.ToUpper(kernel), peer, strings.Join(ins, ", "), reason)
+		w.p("- **%s vs %s** (%s): %s.", kernelTitle(kernel), peer, strings.Join(ins, ", "), reason)
 	}
 	w.p("")
+}
+
+// inputRatio is one input's time ratio of two systems.
+type inputRatio struct {
+	input string
+	ratio float64
+}
+
+// ratioRow compares system with base over the inputs where both answers
+// checked: a table row (title, system, geometric mean of system's time /
+// base's, range, number of inputs) and the ratio on each input.
+func ratioRow(byInput *group, title, system, base string) ([]string, []inputRatio) {
+	var ratios []inputRatio
+	sum := 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, in := range byInput.keys {
+		b, ok1 := execOK(find(byInput.by[in], base))
+		s, ok2 := execOK(find(byInput.by[in], system))
+		if !ok1 || !ok2 || b <= 0 || s <= 0 {
+			continue
+		}
+		r := s / b
+		ratios = append(ratios, inputRatio{in, r})
+		sum += math.Log(r)
+		lo, hi = math.Min(lo, r), math.Max(hi, r)
+	}
+	if len(ratios) == 0 {
+		return []string{title, system, "—", "—", "0"}, nil
+	}
+	return []string{title, system, fmt.Sprintf("%.3g×", math.Exp(sum/float64(len(ratios)))),
+		fmt.Sprintf("%.3g× – %.3g×", lo, hi), fmt.Sprint(len(ratios))}, ratios
 }
 
 // writePhases lists storel's phases for a kernel's inputs.
@@ -626,7 +688,7 @@ func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel str
 	for _, key := range byKernel.keys {
 		kms := byKernel.by[key]
 		kernel, size, _ := strings.Cut(key, " ")
-		w.p("### %s, %s", strings.ToUpper(kernel), size)
+		w.p("### %s, %s", kernelTitle(kernel), size)
 		w.p("")
 		systems := systemsOf(kms)
 		byX := groupBy(kms, func(m *Measurement) string { return fmt.Sprintf("%g", m.X) })
@@ -675,7 +737,7 @@ func writeSweepLike(w *mdWriter, dir string, ms []*Measurement, name, xlabel str
 		if sizes[kernel] > 1 {
 			png = fmt.Sprintf("%s-%s-%s.png", name, kernel, safe(size))
 		}
-		if err := linePlot(filepath.Join(dir, png), fmt.Sprintf("%s %s: execution time", strings.ToUpper(kernel), size), xlabel, "ms (log)", true, dropOracle(ss)); err != nil {
+		if err := linePlot(filepath.Join(dir, png), fmt.Sprintf("%s %s: execution time", kernelTitle(kernel), size), xlabel, "ms (log)", true, dropOracle(ss)); err != nil {
 			w.p("(plot failed: %v)", err)
 		} else if _, err := os.Stat(filepath.Join(dir, png)); err == nil {
 			w.p("![%s](%s)", png, png)
@@ -759,7 +821,7 @@ func writeOptimizer(w *mdWriter, ms []*Measurement) {
 				stages = strings.Join(names, " + ")
 			}
 		}
-		rows = append(rows, []string{strings.ToUpper(k), in, opt, stages, fig("time_ms"), fig("iterations"), fig("nodes"), fig("classes"), fig("memo")})
+		rows = append(rows, []string{kernelTitle(k), in, opt, stages, fig("time_ms"), fig("iterations"), fig("nodes"), fig("classes"), fig("memo")})
 	}
 	w.table([]string{"kernel", "input", "optimize (run) ms", "stages", "explain time ms", "iterations", "e-nodes", "e-classes", "memo"}, rows)
 	writeNotes(w, notes)

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/storel/storel/storage"
 )
 
 // Inputs are the files of one kernel run, shared by every system.
@@ -18,7 +20,7 @@ type Inputs struct {
 	Dims map[string][]int64
 	// Shapes are the sizes of every tensor (for dense-memory estimates).
 	Shapes map[string][]int64
-	X      string // BATAX's dense vector (.npy)
+	X      string // the dense vector of BATAX and SpMV (.npy)
 	Beta   string // BATAX's scalar
 	NNZ    int64  // non-zeros of the main input, for choosing what the oracle can run
 }
@@ -126,30 +128,36 @@ func (h *Harness) duckArgs(kernel string, in *Inputs, threads int, prefix string
 // tacoKernel is a kernel in TACO's command-line notation with its formats
 // (TACO's level letters, d dense and s compressed, with an optional mode
 // order: CSR is "ds", CSC "ds:1,0", CSF "sss"). dense stores every
-// operand dense, for the sweep's "taco dense".
+// operand dense, for the sweep's "taco dense". vector names the operand
+// that reads the inputs' dense vector (Inputs.X), if the kernel has one.
 type tacoKernel struct {
 	expr           string
 	formats, dense map[string]string
+	vector         string
 }
 
 // tacoKernels are Table 3's kernels with Table 3's TACO formats.
 var tacoKernels = map[string]tacoKernel{
 	"mmm": {"Q(i,j)=A(i,k)*B(k,j)",
 		map[string]string{"Q": "ds", "A": "ds", "B": "ds"},
-		map[string]string{"Q": "dd", "A": "dd", "B": "dd"}},
+		map[string]string{"Q": "dd", "A": "dd", "B": "dd"}, ""},
 	"summmm": {"Q=A(i,k)*B(k,j)",
 		map[string]string{"A": "ds:1,0", "B": "ds"},
-		map[string]string{"A": "dd", "B": "dd"}},
+		map[string]string{"A": "dd", "B": "dd"}, ""},
 	// beta is folded into the vector (xb = beta*x): the CLI reads tensors, not scalars.
 	"batax": {"Q(j)=A(i,j)*A(i,k)*xb(k)",
 		map[string]string{"Q": "d", "A": "ds", "xb": "d"},
-		map[string]string{"Q": "d", "A": "dd", "xb": "d"}},
+		map[string]string{"Q": "d", "A": "dd", "xb": "d"}, "xb"},
+	// Not in the paper: y(i) = sum_j A(i,j) x(j), CSR times a dense vector.
+	"spmv": {"Q(i)=A(i,j)*x(j)",
+		map[string]string{"Q": "d", "A": "ds", "x": "d"},
+		map[string]string{"Q": "d", "A": "dd", "x": "d"}, "x"},
 	// TACO fails on the CSC factor (paper §6.1), so B is CSR here.
 	"ttm": {"Q(i,j,k)=A(i,j,l)*B(k,l)",
-		map[string]string{"Q": "sss", "A": "sss", "B": "ds"}, nil},
+		map[string]string{"Q": "sss", "A": "sss", "B": "ds"}, nil, ""},
 	// D is the program's (j,l) matrix; CSR of it is the CSC of the formula's D(l,j).
 	"mttkrp": {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)",
-		map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}, nil},
+		map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}, nil, ""},
 }
 
 // tacoTolerance checks TACO's answers: its text writers print values with
@@ -190,23 +198,30 @@ func (h *Harness) tacoArgs(kernel string, in *Inputs, output string, dense bool)
 		args = append(args, "-i="+n+":"+p)
 	}
 	if in.X != "" {
-		p, err := h.scaledVectorTTX(in.X, in.Beta)
+		if k.vector == "" {
+			return nil, fmt.Errorf("TACO's %s has no vector operand", kernel)
+		}
+		p, err := h.vectorTTX(in.X, in.Beta)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "-i=xb:"+p)
+		args = append(args, "-i="+k.vector+":"+p)
 	}
 	// -time=1: see runRepeated for why TACO's own repeats are not used.
 	return append(args, "-o=Q:"+output, "-time=1"), nil
 }
 
 // tacoInput returns a file TACO reads as the tensor of path with the
-// given shape: the .mtx itself, an unpacked copy of a .mtx.gz, or a .ttx.
+// given shape: the .mtx itself, a copy with real values of a .mtx.gz or of
+// a pattern or integer .mtx, or a .ttx.
 func (h *Harness) tacoInput(path string, shape []int64) (string, error) {
 	base := strings.TrimSuffix(filepath.Base(path), ".gz")
 	if strings.HasSuffix(base, ".mtx") {
 		if !strings.HasSuffix(path, ".gz") {
-			return path, nil
+			// TACO reads only the field "real" (not pattern or integer).
+			if field, err := mtxField(path); err != nil || field == storage.FieldReal {
+				return path, err
+			}
 		}
 		out := filepath.Join(h.cfg.TmpDir, "plain", base)
 		return out, cached(out, func() error {
@@ -235,14 +250,18 @@ func dimsLabel(d []int64) string {
 	return strings.Join(s, "x")
 }
 
-// scaledVectorTTX writes beta*x as an order-1 .ttx file.
-func (h *Harness) scaledVectorTTX(npy, beta string) (string, error) {
-	b, err := strconv.ParseFloat(beta, 64)
-	if err != nil {
-		return "", err
+// vectorTTX writes x, or beta*x when beta is given, as an order-1 .ttx file.
+func (h *Harness) vectorTTX(npy, beta string) (string, error) {
+	b, name := 1.0, strings.TrimSuffix(filepath.Base(npy), ".npy")
+	if beta != "" {
+		var err error
+		if b, err = strconv.ParseFloat(beta, 64); err != nil {
+			return "", err
+		}
+		name += "-beta" + beta
 	}
-	out := filepath.Join(h.cfg.TmpDir, "plain", strings.TrimSuffix(filepath.Base(npy), ".npy")+"-beta"+beta+".ttx")
-	err = cached(out, func() error {
+	out := filepath.Join(h.cfg.TmpDir, "plain", name+".ttx")
+	err := cached(out, func() error {
 		a, err := readNPYFile(npy)
 		if err != nil {
 			return err

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs one of the paper's matrix kernels in SciPy, NumPy or PyTorch.
+"""Runs one of the paper's matrix kernels, or SpMV, in SciPy, NumPy or PyTorch.
 
 The harness (bench/cmd/storel-bench) calls this with /usr/bin/python3, where
 Debian's python3-scipy, python3-numpy and python3-torch are installed. Each
@@ -16,7 +16,9 @@ scalar answer is PREFIX.val.npy alone.
 
 BATAX is run as beta * A^T (A x), the hand-optimized order, in every
 system: none of them would factor the naive sum by itself. SumMMM is run as
-the sum of the product, which is how the library composes.
+the sum of the product, which is how the library composes. SpMV is A @ x
+(x a dense vector): SciPy's CSR, NumPy's dense matrix, PyTorch's CSR times
+x as an n x 1 dense matrix (its CSR x vector product needs MKL).
 
 Exit status 3 means the system cannot run this input (NumPy's dense
 matrices would not fit in memory); the message says why.
@@ -123,7 +125,7 @@ def mem_available():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--system", required=True, choices=["scipy", "numpy", "torch"])
-    ap.add_argument("--kernel", required=True, choices=["mmm", "summmm", "batax"])
+    ap.add_argument("--kernel", required=True, choices=["mmm", "summmm", "batax", "spmv"])
     ap.add_argument("--tensor", action="append", default=[], help="NAME=FILE.mtx[.gz]")
     ap.add_argument("--data", action="append", default=[], help="NAME=FILE.npy or NAME=NUMBER")
     ap.add_argument("--output", default="")
@@ -190,6 +192,11 @@ def main():
 
             def kernel():
                 return beta * (AT @ (Asys @ x))
+        elif args.kernel == "spmv":
+            x = data["x"]
+
+            def kernel():
+                return Asys @ x
         else:
             Bsys = csr["B"]
 
@@ -203,6 +210,11 @@ def main():
 
             def kernel():
                 return beta * (Ad.T @ (Ad @ x))
+        elif args.kernel == "spmv":
+            x = data["x"]
+
+            def kernel():
+                return Ad @ x
         else:
             Bd = csr["B"].toarray()
 
@@ -226,6 +238,13 @@ def main():
 
             def kernel():
                 return beta * (ATt @ (At @ x)).reshape(-1)
+        elif args.kernel == "spmv":
+            # Debian's PyTorch has no MKL, which its CSR x vector (addmv)
+            # needs; CSR x (n x 1 dense matrix) is the same product.
+            x = torch.from_numpy(data["x"]).reshape(-1, 1)
+
+            def kernel():
+                return (At @ x).reshape(-1)
         else:
             Bt = torch.from_numpy(csr["B"].toarray())
 

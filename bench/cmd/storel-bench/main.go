@@ -58,7 +58,7 @@ func run(args []string) error {
 	oracleMax := fs.Int64("oracle-max-nnz", 0, "run the reference interpreter on inputs with at most this many non-zeros (default 50000, 100000 with --quick)")
 	threads := fs.String("threads", "1,2", "thread counts of the scaling experiment")
 	maxMem := fs.Float64("max-mem-gb", float64(harness.DefaultMaxRSS())/1e9, "kill a run whose resident memory passes this many GB (0: no limit)")
-	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,ttm,mttkrp), comma-separated")
+	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,spmv,ttm,mttkrp), comma-separated")
 	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e and threads, comma-separated")
 	merge := fs.Bool("merge", false, "keep OUT/results.json's other measurements; replace only the cases run again")
 	factorDensity := fs.Float64("factor-density", 1.0/32, "density of generated right-hand factors (paper: 2^-5)")
