@@ -3,7 +3,6 @@ package storel
 import (
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"sort"
 	"time"
 
@@ -241,12 +240,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 // liveHeap collects garbage and returns the bytes of live heap objects.
 func liveHeap() uint64 {
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		return s[0].Value.Uint64()
-	}
-	return 0
+	return engine.HeapBytes()
 }
 
 func median(ts []time.Duration) time.Duration {

@@ -273,6 +273,10 @@ type heapSampler struct {
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
+// HeapBytes returns the bytes of heap objects now (live, or dead and not
+// yet swept): the figure Stats.PeakHeap and Stats.StartHeap sample.
+func HeapBytes() uint64 { return readHeap([]metrics.Sample{{Name: heapMetric}}) }
+
 func readHeap(s []metrics.Sample) uint64 {
 	metrics.Read(s)
 	if s[0].Value.Kind() == metrics.KindUint64 {
