@@ -56,6 +56,9 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"nontrivial": classCond(func(s *session, c egraph.ClassID) bool {
 		return !s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),
+	"atom": classCond(func(s *session, c egraph.ClassID) bool {
+		return s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
+	}),
 	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
 }
 

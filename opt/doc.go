@@ -20,8 +20,9 @@
 // one before (rules.txt lists each stage's rules):
 //
 //   - fuse: the rules that only remove work (fusion F1-F3, lookups into
-//     sums, lets read once, sums over singletons), to saturation; the
-//     mappings disappear into the program's loops;
+//     sums, lets read once, sums over singletons, tests taken out of
+//     lets), to saturation; the mappings disappear into the program's
+//     loops;
 //   - explore: loop reordering, hoisting and factorization (A, C, D, I, LT
 //     rules, join reordering SW, merge F4), in rounds of at most 8
 //     iterations, each round seeded with the best plan of the one before,
@@ -74,18 +75,18 @@
 // (nodes: the largest e-graph of any stage; plan costs are the estimates):
 //
 //	kernel   staged (the design)           one e-graph with every rule
-//	MMM       128 nodes, 21 iters,  6 ms     886 nodes, 39 ms (plan 5% cheaper)
-//	SumMMM    115 nodes, 21 iters,  6 ms     743 nodes, 18 ms (plan 1.6x dearer)
-//	BATAX    1564 nodes, 19 iters, 23 ms   13,496 nodes, 838 ms (plan 3% dearer)
-//	TTM       603 nodes, 25 iters, 15 ms    1495 nodes, 53 ms (plan 7x dearer)
-//	MTTKRP   1051 nodes, 22 iters, 22 ms   37,530 nodes after 100 iterations,
-//	                                        not saturated, 6.9 s (plan 1.9x dearer)
+//	MMM       155 nodes, 23 iters,  6 ms    2242 nodes, 107 ms (same plan)
+//	SumMMM    151 nodes, 23 iters,  6 ms    3507 nodes, 224 ms (same plan)
+//	BATAX    1564 nodes, 19 iters, 20 ms   13,496 nodes, 634 ms (plan 3% dearer)
+//	TTM       170 nodes, 27 iters, 12 ms   17,850 nodes, 1.5 s (same plan)
+//	MTTKRP   1051 nodes, 27 iters, 26 ms   67,307 nodes after 100 iterations,
+//	                                        not saturated, 7.3 s (plan 3% cheaper)
 //
-// Every staged run saturated. The one-graph variant keeps the lets the
-// fusion rules write, which stand in the way of the hoisting rules, and
-// explores every arrangement of every let and test; substituting a single
-// term per class instead of the whole class cut BATAX to 2,466 nodes but
-// left MTTKRP unsaturated (37,059 nodes).
+// Every staged run saturated. The one-graph variant explores every
+// arrangement of every let and test the fusion rules write (the fusion
+// stage only takes tests out of lets, I4 and I4a, so that F1r can fire);
+// substituting a single term per class instead of the whole class cut
+// BATAX to 2,466 nodes but left MTTKRP unsaturated (69,094 nodes).
 //
 // # Soundness
 //

@@ -31,6 +31,8 @@ import (
 //	                    not evaluated before needs it; see safety.go)
 //	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
 //	nontrivial(e)       e is not a variable or a constant
+//	atom(e)             e is a variable or a constant (a name or a
+//	                    literal): copying it repeats no work
 //	densekey(k)         k is an int known to lie in [0, 2^26): it can index
 //	                    a dense array
 //	dropunique          (not a test) an unannotated singleton of the
