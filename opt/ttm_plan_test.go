@@ -97,8 +97,10 @@ sum(<p1, i> in A_idx1(A_pos1(0):A_pos1(1)))
 // neither I3 nor F1r could reach it; F1r only fired in the next stage,
 // after the lets were inlined between stages, and only if the fused plan
 // without F1r (a loop over every column of B per entry of A) had been
-// the cheapest of the fusion stage, which it is for small B only. Rule
-// I4a, with I4, now moves the test out of those lets during fusion.
+// the cheapest of the fusion stage, which it is only when B has few
+// columns; from the transposed plan the explore stage cannot reach it
+// (it saturates without F1r firing). Rule I4a, with I4, now moves the
+// test out of those lets during fusion.
 func TestTTMScattersColumns(t *testing.T) {
 	naive, st := setupWordNetTTM(t, 20000, 60000, 1.0/32)
 	res, err := Optimize(naive, st, Options{})
