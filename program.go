@@ -90,8 +90,11 @@ type RunOptions struct {
 	// never building the logical value (for a result of millions of
 	// entries that conversion costs more than the kernel).
 	NoValue bool
-	// MeasureMemory fills Result.Memory: the last run starts and ends
-	// with a garbage collection, so the heap it leaves is its output.
+	// MeasureMemory fills Result.Memory and Result.PeakHeap: the last
+	// run starts and ends with a garbage collection, so the heap it
+	// leaves is its output, and samples the heap while it runs. With
+	// Repeat > 1 that run is one more, not timed (the sampler's wake-ups
+	// would weigh on the median).
 	MeasureMemory bool
 }
 
@@ -126,7 +129,8 @@ type Result struct {
 	Plan    *ir.Expr
 	Variant *Variant
 	// PeakHeap is the highest live heap sampled while the compiled kernel
-	// ran (0 for the interpreter).
+	// ran its measured run (RunOptions.MeasureMemory; else 0, and 0 for
+	// the interpreter).
 	PeakHeap uint64
 	// Memory is set when RunOptions.MeasureMemory asked for it and the
 	// compiled engine ran.
@@ -167,11 +171,11 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	// exec runs the plan once and reports the execution time proper; the
 	// result it returns is converted to a logical value only once, after
 	// the last repetition.
-	var exec func() (func() value.Value, time.Duration, error)
+	var exec func(sample bool) (func() value.Value, time.Duration, error)
 	var lastKernel *engine.Result
 	switch o.Engine {
 	case EngineInterp:
-		exec = func() (func() value.Value, time.Duration, error) {
+		exec = func(bool) (func() value.Value, time.Duration, error) {
 			start := time.Now()
 			val, err := eval.Eval(plan, v.Store)
 			return func() value.Value { return val }, time.Since(start), err
@@ -186,12 +190,15 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 			return nil, err
 		}
 		res.Timings.Add("compile", k.CompileTime())
-		exec = func() (func() value.Value, time.Duration, error) {
-			r, err := k.Exec(v.Store)
+		exec = func(sample bool) (func() value.Value, time.Duration, error) {
+			run := k.Exec
+			if sample {
+				run = k.ExecSampled
+			}
+			r, err := run(v.Store)
 			if err != nil {
 				return nil, 0, err
 			}
-			res.PeakHeap = max(res.PeakHeap, r.Stats.PeakHeap)
 			lastKernel = r
 			// Converting the kernel's result to a logical value is part
 			// of producing output, not of execution.
@@ -211,25 +218,32 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	}
 	var times []time.Duration
 	var last func() value.Value
-	for r := 0; r < reps; r++ {
+	runs, measured := reps, o.MeasureMemory && o.Engine != EngineInterp
+	if measured && reps > 1 {
+		runs++ // one more, measuring memory, untimed
+	}
+	for r := 0; r < runs; r++ {
 		var d time.Duration
 		var err error
-		measure := o.MeasureMemory && r == reps-1 && o.Engine != EngineInterp
+		measure := measured && r == runs-1
 		var base uint64
 		if measure {
 			last, res.kernel, lastKernel = nil, nil, nil // the run before's output is garbage now
 			base = liveHeap()
 		}
-		last, d, err = exec()
+		last, d, err = exec(measure)
 		if err != nil {
 			return nil, err
 		}
-		times = append(times, d)
+		if !measure || runs == 1 {
+			times = append(times, d)
+		}
 		if measure && lastKernel != nil {
 			after := liveHeap()
 			out := after - min(base, after)
 			st := lastKernel.Stats
 			res.Memory = &Memory{Inputs: uint64(v.Store.Bytes()), Output: out, KernelPeak: st.PeakHeap - min(st.StartHeap, st.PeakHeap)}
+			res.PeakHeap = st.PeakHeap
 		}
 	}
 	res.Value = last()

@@ -121,8 +121,11 @@ func TestStatsAndEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Stats.Compile <= 0 || r.Stats.Compile != k.CompileTime() || r.Stats.Execute <= 0 || r.Stats.PeakHeap == 0 {
-		t.Fatalf("implausible stats %+v", r.Stats)
+	if r.Stats.Compile <= 0 || r.Stats.Compile != k.CompileTime() || r.Stats.Execute <= 0 || r.Stats.PeakHeap != 0 {
+		t.Fatalf("implausible stats %+v (Exec samples no heap)", r.Stats)
+	}
+	if r, err = k.ExecSampled(st); err != nil || r.Stats.PeakHeap == 0 || r.Stats.StartHeap == 0 {
+		t.Fatalf("ExecSampled: %v, stats %+v", err, r.Stats)
 	}
 	want := value.Entries(r.Value())
 	var got []value.Entry
