@@ -976,12 +976,21 @@ type segBounds struct {
 	win            func(fr *frame) (int64, int64, bool)
 }
 
-func (s *segBounds) bounds(fr *frame) (int64, int64, bool) {
+// inPlace reads the bounds in place; false, with no effect, when they
+// are out of order or past the segmented array.
+func (s *segBounds) inPlace(fr *frame) (int64, int64, bool) {
 	kl, kh := fr.i[s.loSlot]+s.loOff, fr.i[s.hiSlot]+s.hiOff
 	if pa, pb := s.lo.ints, s.hi.ints; uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
 		if l, h := pa[kl], pb[kh]; 0 <= l && l <= h && h <= s.arr.n {
 			return l, h, true
 		}
+	}
+	return 0, 0, false
+}
+
+func (s *segBounds) bounds(fr *frame) (int64, int64, bool) {
+	if l, h, ok := s.inPlace(fr); ok {
+		return l, h, true
 	}
 	return s.win(fr)
 }

@@ -13,8 +13,9 @@ type vecSrc struct {
 	d      dict
 }
 
-// vecOperand compiles an operand of merge.
-func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
+// vecOperand compiles an operand of merge; seg is set when it is a
+// segment of an int array whose bounds are read in place.
+func (c *compiler) vecOperand(e *ir.Expr) (op func(fr *frame) (vecSrc, bool), seg *segBounds) {
 	g := e
 	if e.Op == ir.OpSubArray {
 		g = e.Args[0]
@@ -24,15 +25,15 @@ func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
 		if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
 			cl.needSorted = true
 			if e.Op == ir.OpSubArray {
-				win, _ := c.segment(e, cl)
+				win, seg := c.segment(e, cl)
 				return func(fr *frame) (vecSrc, bool) {
 					l, h, ok := win(fr)
 					return vecSrc{lo: l, hi: h, ints: cl.ints, cl: cl}, ok
-				}
+				}, seg
 			}
 			return func(*frame) (vecSrc, bool) {
 				return vecSrc{lo: 0, hi: int64(len(cl.ints)), ints: cl.ints, cl: cl}, true
-			}
+			}, nil
 		}
 	}
 	t := c.typeOf(e)
@@ -43,7 +44,7 @@ func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
 	return func(fr *frame) (vecSrc, bool) {
 		m := d(fr)
 		return vecSrc{d: m}, fr.err == nil
-	}
+	}, nil
 }
 
 func (v *vecSrc) asDict() dict {
@@ -60,7 +61,8 @@ func (v *vecSrc) asDict() dict {
 // same pairs in the same order as the nested loops; anything else runs the
 // nested loops.
 func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) {
-	op1, op2 := c.vecOperand(e.Args[0]), c.vecOperand(e.Args[1])
+	op1, seg1 := c.vecOperand(e.Args[0])
+	op2, seg2 := c.vecOperand(e.Args[1])
 	t1, t2 := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
 	if t1.Depth != 1 || t2.Depth != 1 {
 		c.bail(e, "merge iterates vectors, but the operands are %s and %s", t1, t2)
@@ -117,7 +119,7 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 		}
 		body(fr, b)
 	}
-	return func(fr *frame, b *builder) {
+	general := func(fr *frame, b *builder) {
 		s1, ok := op1(fr)
 		if !ok {
 			return
@@ -189,6 +191,24 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 				}
 			}
 		}
+	}
+	if fb == nil || seg1 == nil || seg2 == nil {
+		return general
+	}
+	// A scalar merge of two segments (MTTKRP's fiber of B against a row
+	// of D, once per entry of C): their bounds are read in place and the
+	// sorted intersection runs directly; anything else (bounds out of
+	// order or past the arrays, an unsorted segment) takes the general
+	// path, which reports the exact error.
+	acc := lb.accF
+	return func(fr *frame, b *builder) {
+		l1, h1, ok1 := seg1.inPlace(fr)
+		l2, h2, ok2 := seg2.inPlace(fr)
+		if c1, c2 := seg1.arr, seg2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
+			fr.f[acc] = fb.mergeSum(fr, c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, fr.f[acc])
+			return
+		}
+		general(fr, b)
 	}
 }
 

@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestMergeSegments runs a scalar merge of two segments (its bounds read
+// in place, merge.go) against the interpreter on sorted rows and on data
+// that sends it to the general path: an unsorted row, bounds out of
+// order, values shorter than the indices.
+func TestMergeSegments(t *testing.T) {
+	const plan = `sum(<i, _> in 0:A_len1)
+  { @dense i -> 2.0 * merge(<p, q, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(i + 1):B_pos2(i + 2))>)
+      A_val(p) * B_val(q) }`
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := range 60 {
+		n, m := 2+rng.IntN(20), 1+rng.IntN(12)
+		st := storage.Store{}
+		csr(st, "A", n-1, m, rng.IntN(4*n+1), rng)
+		csr(st, "B", n, m, rng.IntN(4*n+1), rng)
+		switch trial % 4 {
+		case 1: // an unsorted row of A
+			idx := slices.Clone(st["A_idx2"].(*storage.Array).I)
+			pos := st["A_pos2"].(*storage.Array).I
+			for r := range n - 1 {
+				if l := pos[r]; pos[r+1]-l >= 2 {
+					idx[l], idx[l+1] = idx[l+1], idx[l]
+					break
+				}
+			}
+			st["A_idx2"] = storage.IntArray(idx)
+		case 2: // B's bounds out of order
+			pos := slices.Clone(st["B_pos2"].(*storage.Array).I)
+			if r := rng.IntN(n); pos[r+1] > pos[r] {
+				pos[r], pos[r+1] = pos[r+1], pos[r]
+			}
+			st["B_pos2"] = storage.IntArray(pos)
+		case 3: // B's values shorter than its indices
+			if v := st["B_val"].(*storage.Array); v.Len() > 0 {
+				st["B_val"] = storage.RealArray(v.F[:v.Len()-1])
+			}
+		}
+		agree(t, parse(t, plan, st), st)
+	}
+}
