@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	mathbits "math/bits"
 	"slices"
 )
 
@@ -58,16 +59,94 @@ type workspace struct {
 	// the workspace, falls below -4*hint. A streak thus costs at most 32
 	// times its entries (8 if they fall at random) plus four times the
 	// length of its first row, itself at most 8 times that row's entries.
-	streak bool
-	hint   int
-	credit int
-	last   *builder
+	streak    bool
+	denseRows int
+	hint      int
+	last      *builder
 	// touched lists the keys the owner wrote (unsorted, possibly
 	// repeated); its storage and the value buffers are reused by
 	// compaction.
 	touched []int64
-	fvals   []float64
-	ivals   []int64
+	// The sorted lists of the level's closed leaves are carved out of
+	// shared blocks (one for keys, one for values), carved entries so
+	// far.
+	keyBlock  []int64
+	realBlock []float64
+	intBlock  []int64
+	carved    int
+	bits      []uint64 // compactInto's bitmap
+	// Likewise the slices of its dense leaves (zero until carved).
+	denseReals  []float64
+	denseInts   []int64
+	carvedDense int
+}
+
+// Representation thresholds (see release).
+const (
+	// denseLeafFactor: a leaf row over keys 0..hi with at least
+	// (hi+1)/denseLeafFactor entries gets a dense slice, 8 bytes per
+	// key, rather than a list, 16 bytes per entry.
+	denseLeafFactor = 2
+	// streakAfter: a streak of dense rows starts after this many
+	// consecutive rows of the workspace came out dense.
+	streakAfter = 2
+	// bitmapFactor: unsorted keys spread over at most bitmapFactor
+	// times their number are put in order through a bitmap of their
+	// range (a word per 64 keys), not sorted.
+	bitmapFactor = 64
+	// Block sizes, in entries, for the lists of a level.
+	minBlock = 32
+	maxBlock = 1 << 16
+)
+
+// carve returns room for need entries (keys and values) at the end of
+// the level's blocks, starting new blocks when they are full; commit
+// then keeps the entries used. A row bigger than a block gets storage
+// of its own.
+func carve[V any](keyBlock *[]int64, valBlock *[]V, need, carved int) ([]int64, []V) {
+	if need > maxBlock/4 {
+		return make([]int64, need), make([]V, need)
+	}
+	kb, vb := *keyBlock, *valBlock
+	if cap(kb)-len(kb) < need || cap(vb)-len(vb) < need {
+		size := blockSize(need, carved)
+		kb, vb = make([]int64, 0, size), make([]V, 0, size)
+		*keyBlock, *valBlock = kb, vb
+	}
+	return kb[len(kb) : len(kb)+need], vb[len(vb) : len(vb)+need]
+}
+
+// blockSize is the length of a new block for a row of need entries after
+// carved entries: blocks grow with the level (twice what was carved
+// before, at least eight rows), so that a small dictionary does not pay
+// for a large block nor a large one for many allocations; the unused end
+// of a block is at most about the size of the storage carved before it,
+// and at most maxBlock.
+func blockSize(need, carved int) int {
+	return max(need, min(max(2*carved, 8*need, minBlock), maxBlock))
+}
+
+// carveDense returns a zero slice of length and capacity n for a dense
+// leaf, out of *block (see carve).
+func carveDense[V any](block *[]V, n int, carved *int) []V {
+	if n > maxBlock/4 {
+		return make([]V, n)
+	}
+	b := *block
+	if cap(b)-len(b) < n {
+		b = make([]V, 0, blockSize(n, *carved))
+	}
+	*carved += n
+	*block = b[:len(b)+n]
+	return b[len(b) : len(b)+n : len(b)+n]
+}
+
+// commit keeps the first n entries of the room carve gave for need.
+func commit[V any](keyBlock *[]int64, valBlock *[]V, need, n int) {
+	if need <= maxBlock/4 {
+		*keyBlock = (*keyBlock)[:len(*keyBlock)+n]
+		*valBlock = (*valBlock)[:len(*valBlock)+n]
+	}
 }
 
 func (t *tree) workspace(depth int) *workspace {
@@ -208,15 +287,12 @@ func (b *builder) release() {
 	// hi+1 keys as a slice against len(touched) (at least the number
 	// of entries) as a list: 8 (24 for children) bytes per key against
 	// 16 (32) per entry, but a list takes a sort or a sweep to make.
-	hi := int64(-1)
-	for _, k := range touched {
-		hi = max(hi, k)
-	}
+	lo, hi, sorted := keyRange(touched)
 	switch s := b.spec; {
 	case s.depth > 1:
 		w.kids, b.kids = b.kids, nil // the slice may have grown
 		if hi+1 <= 4*int64(len(touched)) {
-			b.kids, w.kids = handOver(w.kids, hi+1)
+			b.kids, w.kids = handOver(w.kids, hi+1, nil, nil)
 			b.ws, w.touched = nil, touched[:0]
 			return
 		}
@@ -242,28 +318,42 @@ func (b *builder) release() {
 		w.touched = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
-		if hi+1 <= 8*int64(len(touched)) {
-			b.reals, w.reals = handOver(w.reals, hi+1)
-			w.startStreak(hi+1, len(touched))
+		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
+			b.reals, w.reals = handOver(w.reals, hi+1, &w.denseReals, &w.carvedDense)
+			w.startStreak(hi + 1)
 			b.ws, w.touched = nil, touched[:0]
 			return
 		}
-		keys, vals := compact(w.reals, touched, w.fvals[:0])
-		b.lkeys, b.reals = withSpill(slices.Clone(keys), slices.Clone(vals), b.mreal)
+		need := len(touched) + 1
+		keys, vals := carve(&w.keyBlock, &w.realBlock, need, w.carved)
+		n := compactInto(w.reals, touched, lo, hi, sorted, keys, vals, &w.bits)
+		commit(&w.keyBlock, &w.realBlock, need, n)
+		w.carved += n
+		b.lkeys, b.reals = withSpill(keys[:n:n], vals[:n:n], b.mreal)
 		b.mreal = nil
-		w.touched, w.fvals = keys[:0], vals[:0]
+		w.touched = touched[:0]
+		if n > 0 { // an empty row leaves a run of dense ones as it is
+			w.denseRows = 0
+		}
 	default:
 		w.ints, b.ints = b.ints, nil
-		if hi+1 <= 8*int64(len(touched)) {
-			b.ints, w.ints = handOver(w.ints, hi+1)
-			w.startStreak(hi+1, len(touched))
+		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
+			b.ints, w.ints = handOver(w.ints, hi+1, &w.denseInts, &w.carvedDense)
+			w.startStreak(hi + 1)
 			b.ws, w.touched = nil, touched[:0]
 			return
 		}
-		keys, vals := compact(w.ints, touched, w.ivals[:0])
-		b.lkeys, b.ints = withSpill(slices.Clone(keys), slices.Clone(vals), b.mint)
+		need := len(touched) + 1
+		keys, vals := carve(&w.keyBlock, &w.intBlock, need, w.carved)
+		n := compactInto(w.ints, touched, lo, hi, sorted, keys, vals, &w.bits)
+		commit(&w.keyBlock, &w.intBlock, need, n)
+		w.carved += n
+		b.lkeys, b.ints = withSpill(keys[:n:n], vals[:n:n], b.mint)
 		b.mint = nil
-		w.touched, w.ivals = keys[:0], vals[:0]
+		w.touched = touched[:0]
+		if n > 0 {
+			w.denseRows = 0
+		}
 	}
 	b.listed = true
 }
@@ -303,45 +393,78 @@ func sortKeys(touched []int64, n int) []int64 {
 	return slices.Compact(touched)
 }
 
-// compact collects the non-zero entries of ws at the keys in touched
-// (unsorted, possibly repeated) in increasing key order, zeroing ws there.
-// keys reuses touched's storage, vals buf's.
-func compact[V int64 | float64](ws []V, touched []int64, buf []V) (keys []int64, vals []V) {
-	if len(touched) == 0 {
-		return touched, buf
+// keyRange returns the least and greatest of keys (0 and -1 if there are
+// none) and whether they increase strictly.
+func keyRange(keys []int64) (lo, hi int64, sorted bool) {
+	if len(keys) == 0 {
+		return 0, -1, true
 	}
-	lo, hi := touched[0], touched[0]
-	sorted := true
-	for i, k := range touched[1:] {
+	lo, hi = keys[0], keys[0]
+	descents := 0
+	for i, k := range keys[1:] {
 		lo, hi = min(lo, k), max(hi, k)
-		if k <= touched[i] {
-			sorted = false
+		if k <= keys[i] {
+			descents++
 		}
 	}
-	keys, vals = touched[:0], buf
-	if !sorted && hi-lo+1 <= int64(8*len(touched)) {
-		// Dense enough: sweep the key range instead of sorting.
-		for k, v := range ws[lo : hi+1] {
-			if v != 0 {
-				keys = append(keys, lo+int64(k))
-				vals = append(vals, v)
+	return lo, hi, descents == 0
+}
+
+// compactInto writes the non-zero entries of ws at the keys in touched
+// (unsorted, possibly repeated; lo and hi are their least and greatest,
+// sorted says whether they increase strictly) into keys and vals in
+// increasing key order, zeroing ws there, and returns their number. keys
+// and vals have room for len(touched)+1 entries. Unsorted keys are put in
+// order through a bitmap of their range (*bits, all zero between calls,
+// grown as needed) unless the range is too wide for their number; the
+// loops store every candidate and step past the non-zero ones only, so
+// that rows whose zeros fall at random cost no mispredicted branches.
+func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorted bool, keys []int64, vals []V, bits *[]uint64) int {
+	n := 0
+	if !sorted && hi-lo+1 <= bitmapFactor*int64(len(touched)) {
+		words := int((hi-lo)>>6) + 1
+		if len(*bits) < words {
+			*bits = make([]uint64, words)
+		}
+		bm := (*bits)[:words]
+		for _, k := range touched {
+			d := k - lo
+			bm[d>>6] |= 1 << (d & 63)
+		}
+		for i, word := range bm {
+			bm[i] = 0
+			base := lo + int64(i)<<6
+			for word != 0 {
+				k := base + int64(mathbits.TrailingZeros64(word))
+				word &= word - 1
+				v := ws[k]
+				keys[n], vals[n] = k, v
+				n += isNonZero(v)
+				ws[k] = 0
 			}
 		}
-		clear(ws[lo : hi+1])
-		return keys, vals
+		return n
 	}
 	if !sorted {
 		slices.Sort(touched)
 	}
 	for _, k := range touched {
 		// Repeated keys were zeroed at their first occurrence.
-		if v := ws[k]; v != 0 {
-			keys = append(keys, k)
-			vals = append(vals, v)
-		}
+		v := ws[k]
+		keys[n], vals[n] = k, v
+		n += isNonZero(v)
 		ws[k] = 0
 	}
-	return keys, vals
+	return n
+}
+
+// isNonZero is 1 if v is not zero, else 0 (-0 is zero), without a branch.
+func isNonZero[V int64 | float64](v V) int {
+	n := 0
+	if v != 0 {
+		n = 1
+	}
+	return n
 }
 
 // withSpill merges the entries of a spill map (keys never in the sorted
@@ -370,11 +493,15 @@ func withSpill[V any](keys []int64, vals []V, spill map[int64]V) ([]int64, []V) 
 // slice (the allocation a dense row always had); otherwise the builder
 // gets a copy and ws is zeroed. The builder's capacity never grows past
 // cap(ws), below which no key is spilled.
-func handOver[V any](ws []V, n int64) (own, rest []V) {
-	if int64(cap(ws)) <= 2*n {
-		return ws[:n], make([]V, len(ws))
+func handOver[V any](ws []V, n int64, block *[]V, carved *int) (own, rest []V) {
+	if block != nil {
+		own = carveDense(block, int(n), carved)
+	} else {
+		if int64(cap(ws)) <= 2*n {
+			return ws[:n], make([]V, len(ws))
+		}
+		own = make([]V, n)
 	}
-	own = make([]V, n)
 	copy(own, ws)
 	clear(ws[:n])
 	return own, ws
@@ -382,9 +509,9 @@ func handOver[V any](ws []V, n int64) (own, rest []V) {
 
 // startStreak starts (or continues) a streak of dense rows after a row
 // of the workspace with at most entries entries over keys 0..n-1.
-func (w *workspace) startStreak(n int64, entries int) {
-	w.streak, w.hint, w.last = true, int(n), nil
-	w.credit = max(w.credit, 0) + 8*entries - int(n)
+func (w *workspace) startStreak(n int64) {
+	w.denseRows++
+	w.streak, w.hint, w.last = w.denseRows >= streakAfter, int(n), nil
 }
 
 // streakRow returns a new dense leaf with a slice of its own when the
@@ -396,41 +523,46 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	}
 	if l := w.last; l != nil {
 		n := len(l.reals) + len(l.ints)
-		w.credit += 8*(nonZeros(l.reals)+nonZeroInts(l.ints)) - n
-		if w.credit < -4*w.hint {
-			w.streak, w.last, w.credit = false, nil, 0
+		if denseLeafFactor*(nonZeros(l.reals)+nonZeroInts(l.ints)) < n {
+			w.streak, w.last, w.denseRows = false, nil, 0
 			return nil
 		}
 		w.hint = max(n, w.hint-w.hint/8)
 	}
 	nb := t.alloc()
 	nb.spec = s
+	// Keys up to the workspace's length are to be expected: a row
+	// that long needs no growth, unless it is much longer than the
+	// rows of the streak.
+	n := len(w.reals) + len(w.ints)
+	if n > 2*w.hint || n < w.hint {
+		n = w.hint
+	}
 	if s.real {
-		nb.reals = make([]float64, w.hint)
+		nb.reals = carveDense(&w.denseReals, n, &w.carvedDense)
 	} else {
-		nb.ints = make([]int64, w.hint)
+		nb.ints = carveDense(&w.denseInts, n, &w.carvedDense)
 	}
 	w.last = nb
 	return nb
 }
 
-// nonZeros and nonZeroInts estimate the number of non-zero elements of
-// s from every fourth one, without branches (the zeros of a row fall at
-// random). The estimate is at most four times the true count.
+// nonZeros and nonZeroInts count the non-zero elements of s, without
+// branches.
 func nonZeros(s []float64) int {
 	n := uint64(0)
-	for i := 0; i < len(s); i += 4 {
-		b := math.Float64bits(s[i]) &^ (1 << 63) // -0 is zero
+	for _, v := range s {
+		b := math.Float64bits(v) &^ (1 << 63) // -0 is zero
 		n += (b | -b) >> 63
 	}
-	return 4 * int(n)
+	return int(n)
 }
 
 func nonZeroInts(s []int64) int {
 	n := uint64(0)
-	for i := 0; i < len(s); i += 4 {
-		b := uint64(s[i])
+	for _, v := range s {
+		b := uint64(v)
 		n += (b | -b) >> 63
 	}
-	return 4 * int(n)
+	return int(n)
 }
