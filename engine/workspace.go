@@ -16,11 +16,46 @@ import (
 // builders of such a level share one dense workspace (per dictionary
 // under construction): the builder being added to is open and owns it,
 // writing into it by key and listing the keys it writes; when another
-// builder of the level opens, the owner is compacted into a sorted list
-// (list mode) and the workspace entries it used are zeroed. A closed
-// builder that is added to again scatters its list back; one reopened so
-// often that the copies would exceed its key range gets a dense slice of
-// its own, as before.
+// builder of the level opens, the owner is compacted (release) and the
+// workspace entries it used are zeroed. A closed builder that is added to
+// again scatters its entries back; one reopened so often that the copies
+// would exceed its key range gets a dense slice of its own.
+//
+// The representation of a compacted leaf row (scalars over keys 0..hi)
+// is whichever takes fewer bytes: a dense slice of hi+1 values (8 bytes
+// a key) when the row has at least (hi+1)/2 entries, else a sorted list
+// (8 bytes of key and 8 of value an entry). Memory is what decides at
+// scale: a result that does not fit in the caches is written once into
+// memory the process never touched, and the page faults and cache misses
+// of that first write cost more than the compaction. MMM of cnr-2000
+// (325557 rows) by a random 325557 x 250 matrix of density 1/32, 17.0M
+// entries, 21% of 250 keys a row on average (23% of the rows are at least
+// half full, 37% between an eighth and a half): with the former rule
+// (dense from an eighth up) the output took 690 MiB and the execution
+// 910 ms; with this one, 290 MiB and about 60% of the time (storel run
+// --repeat 3 --threads 1, alternating runs on a loaded machine:
+// 1045-1276 ms against 610-688 ms; 3x fewer page faults). Where memory is
+// recycled (the engine's own benchmark runs MMM over and over in one
+// process, 100k rows at 27%) dense rows at 27% are cheaper to make than
+// lists, and lists cost that benchmark about 10% (see the commit).
+//
+// The compaction is cheap so that lists stay competitive: the touched
+// keys go into a bitmap of their range (a word per 64 keys) that is read
+// back in order (no sort unless the keys are spread over more than 64
+// times their number), the loops store every candidate and step past
+// non-zeros only (rows whose zeros fall at random mispredict no branch),
+// and lists and dense rows are carved out of blocks shared by the level
+// (one allocation per block, not two per row; see blockSize).
+//
+// Rows that keep coming out dense skip the workspace: after two
+// consecutive dense rows of the workspace (empty rows do not count, nor
+// interrupt), new rows start with a dense slice of their own (a streak),
+// until one of them turns out to be less than half full (its non-zeros
+// are counted when the next row starts). A streak thus wastes at most one
+// row, and rows interleaving dense and sparse ones (cnr-2000: hubs) stay
+// mostly in the workspace. Rows made dense at once avoid the workspace's
+// key tracking, which the scatter loops of TTM (64-key rows, all full)
+// would otherwise pay for: 48 ms a run with streaks, 70 without.
 
 // tree holds the workspaces of one dictionary under construction, by the
 // depth of the level they serve.
@@ -52,20 +87,15 @@ type workspace struct {
 	kids  []kid
 	owner *builder // the open builder, if any
 	// streak: the last rows (leaves) were dense, so new ones skip the
-	// workspace and start with a slice of their own of length hint.
-	// Every row of the streak earns 8 per entry and costs its length
-	// (counted when the next one starts, from last, on every fourth key);
-	// the streak ends when credit, started by the row that was dense in
-	// the workspace, falls below -4*hint. A streak thus costs at most 32
-	// times its entries (8 if they fall at random) plus four times the
-	// length of its first row, itself at most 8 times that row's entries.
+	// workspace and start with a slice of their own of about length
+	// hint, until last, the latest of them, turns out sparse.
+	// denseRows counts the consecutive dense rows of the workspace.
 	streak    bool
 	denseRows int
 	hint      int
 	last      *builder
 	// touched lists the keys the owner wrote (unsorted, possibly
-	// repeated); its storage and the value buffers are reused by
-	// compaction.
+	// repeated); its storage is reused by compaction.
 	touched []int64
 	// The sorted lists of the level's closed leaves are carved out of
 	// shared blocks (one for keys, one for values), carved entries so
@@ -275,18 +305,19 @@ func (b *builder) ownDense() {
 }
 
 // release compacts the open builder b: its entries leave the workspace
-// (zeroed behind them) and b is closed. Entries that fill a good part of
-// the keys from 0 (an eighth; a quarter for children) go to a dense slice
-// of b's own (b is then a plain dense builder, made with one allocation
-// and its keys listed only if the dictionary is read), sparser ones to
-// sorted lists (list mode). Either way b costs O(its entries).
+// (zeroed behind them) and b is closed. Leaves whose entries fill at
+// least half of the keys from 0 (children: a quarter) go to a dense slice
+// of b's own (b is then a plain dense builder, its keys listed only if
+// the dictionary is read), sparser ones to sorted lists (list mode); see
+// the comment at the top. Either way b costs O(its entries).
 func (b *builder) release() {
 	w := b.ws
 	b.open, w.owner = false, nil
 	touched := w.touched
 	// hi+1 keys as a slice against len(touched) (at least the number
 	// of entries) as a list: 8 (24 for children) bytes per key against
-	// 16 (32) per entry, but a list takes a sort or a sweep to make.
+	// 16 (32) per entry. Children keep the former, denser, rule: no
+	// measurement has called for a change.
 	lo, hi, sorted := keyRange(touched)
 	switch s := b.spec; {
 	case s.depth > 1:
@@ -488,11 +519,12 @@ func withSpill[V any](keys []int64, vals []V, spill map[int64]V) ([]int64, []V) 
 }
 
 // handOver gives the n first keys of the workspace slice ws to a builder
-// of its own and returns the workspace's new slice. When ws is not much
-// longer, the builder takes ws itself and the workspace a fresh zeroed
-// slice (the allocation a dense row always had); otherwise the builder
-// gets a copy and ws is zeroed. The builder's capacity never grows past
-// cap(ws), below which no key is spilled.
+// of its own and returns the workspace's new slice. A leaf's slice is
+// carved out of block (see carveDense) and ws is zeroed behind the copy.
+// Children (block nil): when ws is not much longer, the builder takes ws
+// itself and the workspace a fresh zeroed slice; otherwise the builder
+// gets a copy. The builder's capacity never grows past cap(ws), below
+// which no key is spilled.
 func handOver[V any](ws []V, n int64, block *[]V, carved *int) (own, rest []V) {
 	if block != nil {
 		own = carveDense(block, int(n), carved)
@@ -507,8 +539,8 @@ func handOver[V any](ws []V, n int64, block *[]V, carved *int) (own, rest []V) {
 	return own, ws
 }
 
-// startStreak starts (or continues) a streak of dense rows after a row
-// of the workspace with at most entries entries over keys 0..n-1.
+// startStreak counts a dense row of the workspace over keys 0..n-1, and
+// starts (or continues) a streak after streakAfter of them in a row.
 func (w *workspace) startStreak(n int64) {
 	w.denseRows++
 	w.streak, w.hint, w.last = w.denseRows >= streakAfter, int(n), nil
