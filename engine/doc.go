@@ -23,7 +23,9 @@
 //     are hoisted where Go allows, and two levels of a sparse product (MMM,
 //     TTM) run as one function, reading each segment's bounds one position
 //     ahead; the rows of a dense vector of segment dot products (SpMV) run
-//     as one loop;
+//     as one loop, and so do rows that bind a let to a row's dot product
+//     and scatter a row scaled by it (BATAX, rowlet.go); a scalar merge of
+//     two segments reads their bounds in place;
 //   - the fused loops are generic in the element type of the arrays they
 //     read (typed.go): int arrays (the values of pattern and integer
 //     matrices) are converted in a register as they are read, as the
@@ -39,11 +41,14 @@
 //     costs its entries, not its key range (workspace.go): its rows share
 //     one dense workspace per dictionary, written by key while a row is
 //     open, with the keys it touches listed; the row is compacted when
-//     another opens, to a slice of its own if it fills an eighth of its
-//     keys from 0, else to a sorted list. Rows that keep coming out dense
-//     skip the workspace for slices of their own (a streak, ended by rows
-//     that turn out sparse); rows reopened too often get slices of their
-//     own. Keys far beyond a dense slice (or negative) go to a side map;
+//     another opens, to a dense slice if that takes fewer bytes than a
+//     sorted list (it fills at least half of its keys from 0; a quarter
+//     for levels of children), else to a sorted list; both are carved
+//     from blocks per level. After two dense rows in a row the next ones
+//     skip the workspace for dense slices of their own (a streak, ended
+//     by the first row that turns out sparse; empty rows count for
+//     nothing); rows reopened too often get slices of their own. Keys
+//     far beyond a dense slice (or negative) go to a side map;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition;
