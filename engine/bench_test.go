@@ -214,6 +214,9 @@ func TestKernelRatios(t *testing.T) {
 		{"BATAX", planBATAX, stBATAX, func() { refBATAX(d.bataxA, 0.5, d.x, make([]float64, d.bataxA.m)) }, "batax", map[string]string{"A": "csr"}},
 		{"SumMMM", planSumMMM, stSum, func() { refSumMMM(d.sumA, d.sumB) }, "summmm", map[string]string{"A": "csc", "B": "csr"}},
 		{"MMM", planMMM, stMMM, func() { refMMM(d.mmmA, d.mmmB) }, "mmm", map[string]string{"A": "csr", "B": "csr"}},
+		// The same product against a hand loop that also keeps rows less
+		// than half full as sorted lists, as the engine does.
+		{"MMM/sparse-rows", planMMM, stMMM, func() { refMMMSparse(d.mmmA, d.mmmB) }, "mmm", map[string]string{"A": "csr", "B": "csr"}},
 		{"TTM", planTTM, stTTM, func() { refTTM(d.ttmA, d.ttmB) }, "ttm", map[string]string{"A": "csf", "B": "csc"}},
 		{"MTTKRP", planMTTKRP, stMTT, func() { refMTTKRP(d.mttB, d.mttC, d.mttD) }, "mttkrp", map[string]string{"B": "csf", "C": "csr", "D": "csr"}},
 	}

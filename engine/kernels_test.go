@@ -217,6 +217,78 @@ func refMMM(a, b *sparseCSR) [][]float64 {
 	return rows
 }
 
+// refMMMSparse computes A*B into sorted sparse rows (CSR arrays), as
+// Gustavson's algorithm with a dense accumulator does: the hand-written
+// counterpart of the engine's rows when they are less than half full
+// (workspace.go keeps such rows as sorted lists). A row whose products
+// could fill an eighth of the accumulator is collected by sweeping it;
+// a sparser one tracks and sorts the keys it touches.
+func refMMMSparse(a, b *sparseCSR) (pos, idx []int64, val []float64) {
+	w := make([]float64, b.m)
+	seen := make([]bool, b.m)
+	var touched []int64
+	pos = make([]int64, 1, a.n+1)
+	// Products per row (at most its width): room for the output (and a
+	// row's sweep), so that it never grows, and the choice of collection.
+	prods := make([]int64, a.n)
+	bound := int64(0)
+	for i := range prods {
+		r := int64(0)
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			k := a.idx[p]
+			r += b.pos[k+1] - b.pos[k]
+		}
+		prods[i] = min(r, int64(b.m))
+		bound += prods[i]
+	}
+	idx, val = make([]int64, 0, bound+int64(b.m)), make([]float64, 0, bound+int64(b.m))
+	for i := 0; i < a.n; i++ {
+		if 8*prods[i] >= int64(b.m) {
+			for p := a.pos[i]; p < a.pos[i+1]; p++ {
+				k, av := a.idx[p], a.val[p]
+				for q := b.pos[k]; q < b.pos[k+1]; q++ {
+					w[b.idx[q]] += av * b.val[q]
+				}
+			}
+			// Every key is written, and kept if its value is not zero:
+			// no branch on the values.
+			n, c := len(idx), 0
+			ks, vs := idx[n:n+b.m], val[n:n+b.m]
+			for j, x := range w {
+				ks[c], vs[c] = int64(j), x
+				if x != 0 {
+					c++
+				}
+				w[j] = 0
+			}
+			idx, val = idx[:n+c], val[:n+c]
+			pos = append(pos, int64(len(idx)))
+			continue
+		}
+		touched = touched[:0]
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			k, av := a.idx[p], a.val[p]
+			for q := b.pos[k]; q < b.pos[k+1]; q++ {
+				j := b.idx[q]
+				if !seen[j] {
+					seen[j] = true
+					touched = append(touched, j)
+				}
+				w[j] += av * b.val[q]
+			}
+		}
+		slices.Sort(touched)
+		for _, j := range touched {
+			if x := w[j]; x != 0 {
+				idx, val = append(idx, j), append(val, x)
+			}
+			w[j], seen[j] = 0, false
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	return pos, idx, val
+}
+
 func refSumMMM(a, b *sparseCSR) float64 {
 	s := 0.0
 	for k := 0; k < a.n; k++ {
@@ -430,5 +502,33 @@ func TestPaperKernels(t *testing.T) {
 			}
 			agree(t, e, kc.st)
 		})
+	}
+}
+
+// TestRefMMMSparse checks the sparse-row hand loop against the dense-row
+// one, so that both baselines of the MMM benchmark do the same product.
+func TestRefMMMSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, m := range []int{3, 40, 400} {
+		a, b := randCSR(60, 50, 300, rng), randCSR(50, m, 10*m, rng)
+		dense := refMMM(a, b)
+		pos, idx, val := refMMMSparse(a, b)
+		for i, row := range dense {
+			var want []float64
+			for _, x := range row {
+				if x != 0 {
+					want = append(want, x)
+				}
+			}
+			got := val[pos[i]:pos[i+1]]
+			if !slices.Equal(got, want) || !slices.IsSorted(idx[pos[i]:pos[i+1]]) {
+				t.Fatalf("m=%d row %d: sparse %v at %v, dense %v", m, i, got, idx[pos[i]:pos[i+1]], row)
+			}
+			for q, j := range idx[pos[i]:pos[i+1]] {
+				if row[j] != got[q] {
+					t.Fatalf("m=%d row %d: key %d holds %v, dense %v", m, i, j, got[q], row[j])
+				}
+			}
+		}
 	}
 }
