@@ -24,28 +24,54 @@ const maxDenseJump = 1 << 16
 
 // builder accumulates a dictionary in place: leaves with +=, children
 // recursively. The zero value is not usable; see newBuilder.
+//
+// Most builders are the rows of a nested level (one per key of the level
+// above: 117k for MTTKRP on WordNet, 325k for MMM on cnr-2000), and what
+// they cost per row is what they cost in all. So the struct holds what a
+// row of scalars uses while it is built and once it is closed (its
+// values, its keys as a list, its workspace: 104 bytes, 6 pointers for
+// the collector to scan), and the fields of the rarer cases (children,
+// hash levels, keys spilled out of a dense slice, the workspaces of the
+// dictionary) live in a side struct that only the builders needing one
+// get (see builderAux).
 type builder struct {
 	spec *bspec
-	// Scalar leaves (depth 1).
-	reals []float64 // dense: by key
+	// Scalar leaves (depth 1), dense: by key.
+	reals []float64
 	ints  []int64
+	// List mode: keys in increasing order, with reals, ints or kids
+	// aligned to them.
+	lkeys []int64
+	// Workspace mode, for the dense levels below the outermost (see
+	// workspace.go): while open, reals, ints or kids are the workspace's
+	// slice and the workspace lists the keys written; closed, the
+	// entries are in list mode (or b has a dense slice of its own and
+	// ws is nil).
+	ws     *workspace
+	x      *builderAux // nil until needed
+	listed bool
+	open   bool
+	moved  int32 // entries copied back into the workspace by reopenings
+}
+
+// builderAux holds the fields of a builder that a row of scalars built
+// in a workspace does not use: every builder of children has one, leaves
+// get one for a hash level or a key spilled out of their dense slice.
+type builderAux struct {
 	mreal map[int64]float64 // hash, or dense keys outside the slice
 	mint  map[int64]int64
 	// Children (depth > 1).
 	kids  []kid // dense: by key
 	mkids map[int64]*kid
-	// List mode: keys in increasing order, with reals, ints or kids
-	// aligned to them.
-	listed bool
-	lkeys  []int64
-	// Workspace mode, for the dense levels below the outermost (see
-	// workspace.go): while open, reals, ints or kids are the workspace's
-	// slice and the workspace lists the keys written; closed, the
-	// entries are in list mode.
-	ws    *workspace
-	open  bool
-	moved int32 // entries copied back into the workspace by reopenings
 	tree  *tree // the workspaces of the dictionary b belongs to
+}
+
+// aux returns b's side struct, making it if need be.
+func (b *builder) aux() *builderAux {
+	if b.x == nil {
+		b.x = &builderAux{}
+	}
+	return b.x
 }
 
 // kid is one child of a builder. Until two values meet at its key it may
@@ -62,7 +88,8 @@ type kid struct {
 func newBuilder(s *bspec) *builder {
 	b := &builder{spec: s}
 	if s.depth > 1 {
-		b.tree = &tree{root: b}
+		b.x = &builderAux{}
+		b.x.tree = &tree{root: b}
 	}
 	b.init()
 	return b
@@ -70,18 +97,22 @@ func newBuilder(s *bspec) *builder {
 
 func (b *builder) init() {
 	s := b.spec
+	if s.depth > 1 && b.x == nil {
+		b.x = &builderAux{}
+	}
 	if s.list {
 		b.listed = true
 		return
 	}
 	if !s.dense {
+		x := b.aux()
 		switch {
 		case s.depth > 1:
-			b.mkids = map[int64]*kid{}
+			x.mkids = map[int64]*kid{}
 		case s.real:
-			b.mreal = map[int64]float64{}
+			x.mreal = map[int64]float64{}
 		default:
-			b.mint = map[int64]int64{}
+			x.mint = map[int64]int64{}
 		}
 	}
 }
@@ -103,17 +134,32 @@ func denseGrowth(n int, k int64) int {
 	return int(need)
 }
 
-// growTo lengthens s to n, growing its capacity as append does. Elements
-// past the length are zero: nothing is ever written there (a workspace
-// zeroes what it lent). Keys spilled to a map are never below the
-// capacity of the dense slice (see unspill), so extending the length
-// within the capacity cannot cover one.
+// growTo lengthens s to n. Elements past the length are zero: nothing is
+// ever written there (a workspace zeroes what it lent). Keys spilled to a
+// map are never below the capacity of the dense slice (see unspill), so
+// extending the length within the capacity cannot cover one.
+//
+// The capacity at least doubles up to doubleUpTo elements (append grows
+// a large slice by a quarter): a dense level whose keys arrive one by one
+// (the rows of MTTKRP, keyed by B's first level: 117659 of them) is then
+// copied about once in all rather than four times, which for a level of
+// children (pointers: the copy goes through the collector's write
+// barriers while it marks) was a tenth of MTTKRP's time on WordNet.
 func growTo[T any](s []T, n int) []T {
 	if n > cap(s) {
-		s = slices.Grow(s, n-len(s))
+		c := cap(s) + cap(s)/4
+		if cap(s) < doubleUpTo {
+			c = 2 * cap(s)
+		}
+		t := make([]T, len(s), max(n, c))
+		copy(t, s)
+		s = t
 	}
 	return s[:n]
 }
+
+// doubleUpTo: see growTo.
+const doubleUpTo = 1 << 22
 
 // maxReserve bounds the up-front sizing of a level from a loop's bounds;
 // beyond it the level grows as keys arrive.
@@ -126,7 +172,7 @@ func (b *builder) reserve(n int64) {
 	}
 	switch {
 	case b.spec.depth > 1:
-		if n > int64(len(b.kids)) {
+		if n > int64(len(b.x.kids)) {
 			b.growKids(int(n))
 		}
 	case b.spec.real:
@@ -145,31 +191,32 @@ func (b *builder) reserve(n int64) {
 func (b *builder) growReals(n int) {
 	c := cap(b.reals)
 	b.reals = growTo(b.reals, n)
-	if cap(b.reals) > c && len(b.mreal) > 0 {
-		b.reals = unspill(b, b.reals, b.mreal)
+	if cap(b.reals) > c && b.x != nil && len(b.x.mreal) > 0 {
+		b.reals = unspill(b, b.reals, b.x.mreal)
 	}
 }
 
 func (b *builder) growInts(n int) {
 	c := cap(b.ints)
 	b.ints = growTo(b.ints, n)
-	if cap(b.ints) > c && len(b.mint) > 0 {
-		b.ints = unspill(b, b.ints, b.mint)
+	if cap(b.ints) > c && b.x != nil && len(b.x.mint) > 0 {
+		b.ints = unspill(b, b.ints, b.x.mint)
 	}
 }
 
 func (b *builder) growKids(n int) {
-	c := cap(b.kids)
-	b.kids = growTo(b.kids, n)
-	if cap(b.kids) > c && len(b.mkids) > 0 {
-		for k, v := range b.mkids {
-			if k >= 0 && k < int64(cap(b.kids)) {
-				if k >= int64(len(b.kids)) {
-					b.kids = b.kids[:k+1]
+	x := b.x
+	c := cap(x.kids)
+	x.kids = growTo(x.kids, n)
+	if cap(x.kids) > c && len(x.mkids) > 0 {
+		for k, v := range x.mkids {
+			if k >= 0 && k < int64(cap(x.kids)) {
+				if k >= int64(len(x.kids)) {
+					x.kids = x.kids[:k+1]
 				}
 				b.track(k)
-				b.kids[k] = *v
-				delete(b.mkids, k)
+				x.kids[k] = *v
+				delete(x.mkids, k)
 			}
 		}
 	}
@@ -227,7 +274,7 @@ func (b *builder) addReal(k int64, v float64) {
 		}
 		b.unlist()
 	}
-	b.mreal[k] += v
+	b.x.mreal[k] += v
 }
 
 // growList makes room for n more entries in a list-mode leaf builder.
@@ -246,23 +293,24 @@ func (b *builder) growList(n int) {
 // unlist turns a list-mode builder into a hash one.
 func (b *builder) unlist() {
 	b.listed = false
+	x := b.aux()
 	switch {
 	case b.spec.depth > 1:
-		b.mkids = make(map[int64]*kid, 2*len(b.lkeys))
+		x.mkids = make(map[int64]*kid, 2*len(b.lkeys))
 		for i, k := range b.lkeys {
-			b.mkids[k] = &b.kids[i]
+			x.mkids[k] = &x.kids[i]
 		}
-		b.kids = nil
+		x.kids = nil
 	case b.spec.real:
-		b.mreal = make(map[int64]float64, 2*len(b.lkeys))
+		x.mreal = make(map[int64]float64, 2*len(b.lkeys))
 		for i, k := range b.lkeys {
-			b.mreal[k] = b.reals[i]
+			x.mreal[k] = b.reals[i]
 		}
 		b.reals = nil
 	default:
-		b.mint = make(map[int64]int64, 2*len(b.lkeys))
+		x.mint = make(map[int64]int64, 2*len(b.lkeys))
 		for i, k := range b.lkeys {
-			b.mint[k] = b.ints[i]
+			x.mint[k] = b.ints[i]
 		}
 		b.ints = nil
 	}
@@ -290,10 +338,11 @@ func (b *builder) addRealSlow(k int64, v float64) {
 		b.reals[k] += v
 		return
 	}
-	if b.mreal == nil {
-		b.mreal = map[int64]float64{}
+	x := b.aux()
+	if x.mreal == nil {
+		x.mreal = map[int64]float64{}
 	}
-	b.mreal[k] += v
+	x.mreal[k] += v
 }
 
 // addInt adds v at key k of a depth-1 int builder.
@@ -322,7 +371,7 @@ func (b *builder) addInt(k int64, v int64) {
 		}
 		b.unlist()
 	}
-	b.mint[k] += v
+	b.x.mint[k] += v
 }
 
 func (b *builder) addIntSlow(k int64, v int64) {
@@ -344,34 +393,36 @@ func (b *builder) addIntSlow(k int64, v int64) {
 		b.ints[k] += v
 		return
 	}
-	if b.mint == nil {
-		b.mint = map[int64]int64{}
+	x := b.aux()
+	if x.mint == nil {
+		x.mint = map[int64]int64{}
 	}
-	b.mint[k] += v
+	x.mint[k] += v
 }
 
 // slot returns the child at key k, creating it empty.
 func (b *builder) slot(k int64) *kid {
+	x := b.x
 	if b.spec.dense {
-		if uint64(k) >= uint64(len(b.kids)) {
+		if uint64(k) >= uint64(len(x.kids)) {
 			switch {
-			case uint64(k) < uint64(cap(b.kids)):
-				b.kids = b.kids[:k+1]
+			case uint64(k) < uint64(cap(x.kids)):
+				x.kids = x.kids[:k+1]
 			default:
-				if n := denseGrowth(len(b.kids), k); n > 0 {
+				if n := denseGrowth(len(x.kids), k); n > 0 {
 					b.growKids(n)
 				}
 			}
 		}
-		if uint64(k) < uint64(len(b.kids)) {
-			c := &b.kids[k]
+		if uint64(k) < uint64(len(x.kids)) {
+			c := &x.kids[k]
 			if b.ws != nil && c.b == nil && c.view == nil {
 				b.ws.touched = append(b.ws.touched, k)
 			}
 			return c
 		}
-		if b.mkids == nil {
-			b.mkids = map[int64]*kid{}
+		if x.mkids == nil {
+			x.mkids = map[int64]*kid{}
 		}
 	}
 	if b.listed {
@@ -380,17 +431,17 @@ func (b *builder) slot(k int64) *kid {
 		case n == 0 || k > b.lkeys[n-1]:
 			// The pointer is used at once, before the next append.
 			b.lkeys = append(b.lkeys, k)
-			b.kids = append(b.kids, kid{})
-			return &b.kids[n]
+			x.kids = append(x.kids, kid{})
+			return &x.kids[n]
 		case k == b.lkeys[n-1]:
-			return &b.kids[n-1]
+			return &x.kids[n-1]
 		}
 		b.unlist()
 	}
-	c := b.mkids[k]
+	c := x.mkids[k]
 	if c == nil {
 		c = &kid{}
-		b.mkids[k] = c
+		x.mkids[k] = c
 	}
 	return c
 }
@@ -398,8 +449,8 @@ func (b *builder) slot(k int64) *kid {
 // child returns the builder of the child at key k, for accumulating into
 // it in place.
 func (b *builder) child(k int64) *builder {
-	if b.spec.dense && uint64(k) < uint64(len(b.kids)) {
-		if c := b.kids[k].b; c != nil {
+	if kids := b.x.kids; b.spec.dense && uint64(k) < uint64(len(kids)) {
+		if c := kids[k].b; c != nil {
 			c.acquire()
 			return c
 		}
@@ -429,20 +480,27 @@ func (c *kid) builder(parent *builder) *builder {
 // level holds the entries of the child being built.
 func (b *builder) newKid() *builder {
 	s := b.spec.kid
-	if s.dense && b.tree != nil {
-		w := b.tree.workspace(s.depth)
+	t := b.x.tree
+	if s.dense {
+		w := t.workspace(s.depth)
 		if s.depth == 1 {
-			if r := w.streakRow(b.tree, s); r != nil {
+			if r := w.streakRow(t, s); r != nil {
 				return r
 			}
 		}
 		// Closed and empty.
-		nb := b.tree.alloc()
-		nb.spec, nb.tree, nb.ws, nb.listed = s, b.tree, w, true
+		nb := t.alloc()
+		nb.spec, nb.ws, nb.listed = s, w, true
+		if s.depth > 1 {
+			nb.x = &builderAux{tree: t}
+		}
 		return nb
 	}
-	nb := b.tree.alloc()
-	nb.spec, nb.tree = s, b.tree
+	nb := t.alloc()
+	nb.spec = s
+	if s.depth > 1 {
+		nb.x = &builderAux{tree: t}
+	}
 	nb.init()
 	return nb
 }
@@ -606,11 +664,11 @@ func productNonZero(x, y dict, depth int) bool {
 // mergeRoot adds the dictionary o (same spec, another worker's) into b, in
 // place; o is consumed.
 func (b *builder) mergeRoot(o *builder) {
-	if o.tree != nil {
-		o.tree.closeAll()
-		if b.tree != nil {
+	if o.x != nil && o.x.tree != nil {
+		o.x.tree.closeAll()
+		if b.x != nil && b.x.tree != nil {
 			// Children of o move into b and keep o's workspaces.
-			b.tree.adopted = append(b.tree.adopted, o.tree)
+			b.x.tree.adopted = append(b.x.tree.adopted, o.x.tree)
 		}
 	}
 	b.merge(o)
@@ -639,17 +697,18 @@ func (b *builder) merge(o *builder) {
 			}
 			dst.builder(b).merge(c.b)
 		}
+		ox := o.x
 		if o.listed {
 			for i, k := range o.lkeys {
-				visit(k, &o.kids[i])
+				visit(k, &ox.kids[i])
 			}
 		} else {
-			for k := range o.kids {
-				visit(int64(k), &o.kids[k])
+			for k := range ox.kids {
+				visit(int64(k), &ox.kids[k])
 			}
 		}
-		for _, k := range sortedKeys(o.mkids) {
-			visit(k, o.mkids[k])
+		for _, k := range sortedKeys(ox.mkids) {
+			visit(k, ox.mkids[k])
 		}
 	case o.listed && s.real:
 		for i, k := range o.lkeys {
@@ -665,8 +724,10 @@ func (b *builder) merge(o *builder) {
 				b.addReal(int64(k), v)
 			}
 		}
-		for _, k := range sortedKeys(o.mreal) {
-			b.addReal(k, o.mreal[k])
+		if o.x != nil {
+			for _, k := range sortedKeys(o.x.mreal) {
+				b.addReal(k, o.x.mreal[k])
+			}
 		}
 	default:
 		for k, v := range o.ints {
@@ -674,8 +735,10 @@ func (b *builder) merge(o *builder) {
 				b.addInt(int64(k), v)
 			}
 		}
-		for _, k := range sortedKeys(o.mint) {
-			b.addInt(k, o.mint[k])
+		if o.x != nil {
+			for _, k := range sortedKeys(o.x.mint) {
+				b.addInt(k, o.x.mint[k])
+			}
 		}
 	}
 }
@@ -694,24 +757,33 @@ func sortedKeys[V any](m map[int64]V) []int64 {
 func (b *builder) freeze() dict {
 	s := b.spec
 	switch {
-	case b.tree != nil && b.tree.root == b:
+	case b.x != nil && b.x.tree != nil && b.x.tree.root == b:
 		// Nothing is added any more: compact what the workspaces hold
 		// and let them go.
-		b.tree.finish()
+		b.x.tree.finish()
 	case b.open:
 		b.release()
 	}
 	switch {
 	case s.depth > 1:
 		return b.freezeNode()
+	case b.listed && b.ws != nil:
+		// A compacted row of a workspace level: no zeros.
+		return (*rowLeaf)(b)
 	case b.listed:
 		return &listLeaf{keys: b.lkeys, ints: b.ints, reals: b.reals, real: s.real}
+	}
+	var x builderAux
+	if b.x != nil {
+		x = *b.x
+	}
+	switch {
 	case s.dense:
-		return &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: b.mint, spillF: b.mreal}
+		return &denseLeaf{ints: b.ints, reals: b.reals, real: s.real, spillI: x.mint, spillF: x.mreal}
 	case s.real:
-		return &hashLeaf{reals: b.mreal, real: true}
+		return &hashLeaf{reals: x.mreal, real: true}
 	default:
-		return &hashLeaf{ints: b.mint}
+		return &hashLeaf{ints: x.mint}
 	}
 }
 

@@ -257,8 +257,8 @@ func (b *builder) acquire() {
 	w.touched = w.touched[:0]
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.kids
-		b.kids = w.kids
+		kids := b.x.kids
+		b.x.kids = w.kids
 		for i, k := range keys {
 			*b.slot(k) = kids[i]
 		}
@@ -285,8 +285,8 @@ func (b *builder) ownDense() {
 	b.ws, b.listed, b.lkeys = nil, false, nil
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.kids
-		b.kids = make([]kid, len(w.kids))
+		kids := b.x.kids
+		b.x.kids = make([]kid, len(w.kids))
 		for i, k := range keys {
 			*b.slot(k) = kids[i]
 		}
@@ -322,9 +322,9 @@ func (b *builder) release() {
 	lo, hi, sorted := keyRange(touched)
 	switch s := b.spec; {
 	case s.depth > 1:
-		w.kids, b.kids = b.kids, nil // the slice may have grown
+		w.kids, b.x.kids = b.x.kids, nil // the slice may have grown
 		if hi+1 <= 4*int64(len(touched)) {
-			b.kids, w.kids = handOver(w.kids, hi+1, nil, nil)
+			b.x.kids, w.kids = handOver(w.kids, hi+1, nil, nil)
 			b.ws, w.touched = nil, touched[:0]
 			return
 		}
@@ -339,14 +339,14 @@ func (b *builder) release() {
 		}
 		keys = keys[:len(vals)]
 		var spill map[int64]kid
-		if len(b.mkids) > 0 {
-			spill = make(map[int64]kid, len(b.mkids))
-			for k, c := range b.mkids {
+		if len(b.x.mkids) > 0 {
+			spill = make(map[int64]kid, len(b.x.mkids))
+			for k, c := range b.x.mkids {
 				spill[k] = *c
 			}
 		}
-		b.lkeys, b.kids = withSpill(slices.Clone(keys), vals, spill)
-		b.mkids = nil
+		b.lkeys, b.x.kids = withSpill(slices.Clone(keys), vals, spill)
+		b.x.mkids = nil
 		w.touched = keys[:0]
 	case s.real:
 		w.reals, b.reals = b.reals, nil
@@ -361,8 +361,14 @@ func (b *builder) release() {
 		n := compactInto(w.reals, touched, lo, hi, sorted, keys, vals, &w.bits)
 		commit(&w.keyBlock, &w.realBlock, need, n)
 		w.carved += n
-		b.lkeys, b.reals = withSpill(keys[:n:n], vals[:n:n], b.mreal)
-		b.mreal = nil
+		if b.x != nil {
+			// The frozen row is b's list itself (rowLeaf): no zeros.
+			deleteZeros(b.x.mreal)
+			b.lkeys, b.reals = withSpill(keys[:n:n], vals[:n:n], b.x.mreal)
+			b.x.mreal = nil
+		} else {
+			b.lkeys, b.reals = keys[:n:n], vals[:n:n]
+		}
 		w.touched = touched[:0]
 		if n > 0 { // an empty row leaves a run of dense ones as it is
 			w.denseRows = 0
@@ -380,8 +386,14 @@ func (b *builder) release() {
 		n := compactInto(w.ints, touched, lo, hi, sorted, keys, vals, &w.bits)
 		commit(&w.keyBlock, &w.intBlock, need, n)
 		w.carved += n
-		b.lkeys, b.ints = withSpill(keys[:n:n], vals[:n:n], b.mint)
-		b.mint = nil
+		if b.x != nil {
+			// The frozen row is b's list itself (rowLeaf): no zeros.
+			deleteZeros(b.x.mint)
+			b.lkeys, b.ints = withSpill(keys[:n:n], vals[:n:n], b.x.mint)
+			b.x.mint = nil
+		} else {
+			b.lkeys, b.ints = keys[:n:n], vals[:n:n]
+		}
 		w.touched = touched[:0]
 		if n > 0 {
 			w.denseRows = 0
@@ -517,6 +529,15 @@ func withSpill[V any](keys []int64, vals []V, spill map[int64]V) ([]int64, []V) 
 		outK, outV = append(outK, k), append(outV, spill[k])
 	}
 	return append(outK, keys[i:]...), append(outV, vals[i:]...)
+}
+
+// deleteZeros deletes the zero entries of a spill map.
+func deleteZeros[V int64 | float64](m map[int64]V) {
+	for k, v := range m {
+		if v == 0 {
+			delete(m, k)
+		}
+	}
 }
 
 // handOver gives the n first keys of the workspace slice ws to a builder

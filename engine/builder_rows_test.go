@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// rowsShape is a nested @dense result {@dense i -> {@dense j -> real}}
+// built row by row, as MTTKRP and MMM build theirs.
+var rowsShape = &bspec{depth: 2, real: true, dense: true, kid: &bspec{depth: 1, real: true, dense: true}}
+
+// buildRows adds, for every row i of rows (keys i in order, each row
+// visited once unless reopen), the entries (j, v) of that row through
+// builder.child, and returns the frozen result.
+func buildRows(rows [][]int64, reopen bool) dict {
+	b := newBuilder(rowsShape)
+	for i, row := range rows {
+		c := b.child(int64(i))
+		for _, j := range row {
+			c.addReal(j, float64(j+1))
+		}
+	}
+	if reopen {
+		for i := len(rows) - 1; i >= 0; i -= 3 {
+			c := b.child(int64(i))
+			for _, j := range rows[i] {
+				c.addReal(j, 1)
+			}
+		}
+	}
+	return b.freeze()
+}
+
+// randomRows returns n rows of about per keys each below width.
+func randomRows(n, per, width int, seed uint64) [][]int64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	rows := make([][]int64, n)
+	for i := range rows {
+		m := rng.IntN(2*per + 1)
+		for range m {
+			rows[i] = append(rows[i], int64(rng.IntN(width)))
+		}
+	}
+	return rows
+}
+
+// BenchmarkBuildRows: the per-row cost of a nested @dense result: rows
+// of few entries (MTTKRP on WordNet: 1.5 entries a row of 25 keys) and
+// of many (MMM: a quarter of 250 keys), frozen and listed as a writer
+// would list them.
+func BenchmarkBuildRows(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		per, width int
+	}{{"few", 1, 25}, {"quarter", 60, 250}} {
+		rows := randomRows(100000, c.per, c.width, 3)
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				d := buildRows(rows, false)
+				n := 0
+				for p := range d.size() {
+					n += d.dictAt(p).size()
+				}
+				if n == 0 {
+					b.Fatal("empty result")
+				}
+			}
+		})
+	}
+}
+
+// TestRowsAgainstMaps: rows of a nested @dense result, added to in any
+// order (reopened), at keys inside the slice, spilled (negative or far
+// beyond it) and cancelling to zero, by one builder or by two merged as
+// workers' are, freeze to exactly the non-zero entries of a map-based
+// reference: rows frozen as they are (rowLeaf) must hold no zeros.
+func TestRowsAgainstMaps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 200 {
+		nrows := 1 + rng.IntN(40)
+		width := []int{4, 25, 300}[trial%3]
+		type op struct {
+			i, j int64
+			v    float64
+		}
+		var ops []op
+		for range rng.IntN(400) {
+			o := op{i: int64(rng.IntN(nrows)), j: int64(rng.IntN(width)), v: float64(1 + rng.IntN(5))}
+			switch rng.IntN(10) {
+			case 0:
+				o.j = -1 - int64(rng.IntN(3)) // spilled below the slice
+			case 1:
+				o.j = 1<<20 + int64(rng.IntN(3)) // spilled beyond it
+			}
+			ops = append(ops, o)
+			if rng.IntN(4) == 0 { // cancelled, later or at once
+				ops = append(ops, op{o.i, o.j, -o.v})
+			}
+		}
+		rng.Shuffle(len(ops), func(a, b int) { ops[a], ops[b] = ops[b], ops[a] })
+		want := map[int64]map[int64]float64{}
+		for _, o := range ops {
+			if want[o.i] == nil {
+				want[o.i] = map[int64]float64{}
+			}
+			want[o.i][o.j] += o.v
+		}
+		add := func(b *builder, ops []op) {
+			for _, o := range ops {
+				b.child(o.i).addReal(o.j, o.v)
+			}
+		}
+		one := newBuilder(rowsShape)
+		add(one, ops)
+		cut := rng.IntN(len(ops) + 1)
+		w0, w1 := newBuilder(rowsShape), newBuilder(rowsShape)
+		add(w0, ops[:cut])
+		add(w1, ops[cut:])
+		w0.mergeRoot(w1)
+		for name, d := range map[string]dict{"one": one.freeze(), "merged": w0.freeze()} {
+			rows := 0
+			for i := range int64(nrows) {
+				var keys []int64
+				for j, v := range want[i] {
+					if v != 0 {
+						keys = append(keys, j)
+					}
+				}
+				slices.Sort(keys)
+				row := d.getDict(i)
+				if len(keys) > 0 {
+					rows++
+				}
+				if row.size() != len(keys) {
+					t.Fatalf("trial %d %s row %d: %d entries, want %d", trial, name, i, row.size(), len(keys))
+				}
+				for p, j := range keys {
+					if row.keyAt(p) != j || row.realAt(p) != want[i][j] {
+						t.Fatalf("trial %d %s row %d entry %d: %d -> %v, want %d -> %v", trial, name, i, p, row.keyAt(p), row.realAt(p), j, want[i][j])
+					}
+				}
+			}
+			if d.size() != rows {
+				t.Fatalf("trial %d %s: %d rows, want %d", trial, name, d.size(), rows)
+			}
+		}
+	}
+}
