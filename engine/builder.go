@@ -33,7 +33,15 @@ const maxDenseJump = 1 << 16
 // the collector to scan), and the fields of the rarer cases (children,
 // hash levels, keys spilled out of a dense slice, the workspaces of the
 // dictionary) live in a side struct that only the builders needing one
-// get (see builderAux).
+// get (see builderAux). A closed row of a workspace level is frozen as it
+// is (rowLeaf), and dense levels grow by doubling (growTo). Together:
+// BenchmarkBuildRows/few (100k rows of about one entry) 87 -> 25-30 ms,
+// 46 -> 24 MB allocated; MTTKRP on WordNet (storel run --threads 1
+// --repeat 20, minimum of 5 alternating runs) execute 55.6 -> 50.4 ms,
+// write 10.0 -> 5.2 ms; MMM on cnr-2000 execute 499 -> 432 ms (minimum
+// of 3), output 290 -> 274 MiB. builder.child was 37% of MTTKRP's kernel
+// time, now about 20% (of which the compaction of the rows, release, is
+// half).
 type builder struct {
 	spec *bspec
 	// Scalar leaves (depth 1), dense: by key.

@@ -57,6 +57,15 @@ import (
 // mostly in the workspace. Rows made dense at once avoid the workspace's
 // key tracking, which the scatter loops of TTM (64-key rows, all full)
 // would otherwise pay for: 48 ms a run with streaks, 70 without.
+//
+// What a row costs apart from its entries matters as much when rows are
+// small (MTTKRP on WordNet: 117k rows of 1.5 entries): a row is a builder
+// of 104 bytes carved from a slab of the tree (builder.go), its closed
+// list is frozen as it is (rowLeaf: no allocation, and so no zeros in
+// it: compaction drops them, spilled zeros are deleted), and compaction
+// stores back pointers (the workspace's slice, its touched list) only
+// when they changed, since each pointer store pays for the collector's
+// write barrier while it marks.
 
 // tree holds the workspaces of one dictionary under construction, by the
 // depth of the level they serve.
@@ -349,11 +358,18 @@ func (b *builder) release() {
 		b.x.mkids = nil
 		w.touched = keys[:0]
 	case s.real:
-		w.reals, b.reals = b.reals, nil
+		// b.reals is the workspace's slice, grown or not: store it back
+		// only if it changed (pointer stores into the heap pay for the
+		// collector's write barrier while it marks, which during a
+		// result of 100k rows is often); b.reals is overwritten below.
+		if len(b.reals) != len(w.reals) || cap(b.reals) != cap(w.reals) {
+			w.reals = b.reals
+		}
 		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
 			b.reals, w.reals = handOver(w.reals, hi+1, &w.denseReals, &w.carvedDense)
 			w.startStreak(hi + 1)
-			b.ws, w.touched = nil, touched[:0]
+			b.ws = nil
+			w.touched = w.touched[:0] // the length only: no barrier
 			return
 		}
 		need := len(touched) + 1
@@ -369,16 +385,19 @@ func (b *builder) release() {
 		} else {
 			b.lkeys, b.reals = keys[:n:n], vals[:n:n]
 		}
-		w.touched = touched[:0]
+		w.touched = w.touched[:0]
 		if n > 0 { // an empty row leaves a run of dense ones as it is
 			w.denseRows = 0
 		}
 	default:
-		w.ints, b.ints = b.ints, nil
+		if len(b.ints) != len(w.ints) || cap(b.ints) != cap(w.ints) {
+			w.ints = b.ints
+		}
 		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
 			b.ints, w.ints = handOver(w.ints, hi+1, &w.denseInts, &w.carvedDense)
 			w.startStreak(hi + 1)
-			b.ws, w.touched = nil, touched[:0]
+			b.ws = nil
+			w.touched = w.touched[:0] // the length only: no barrier
 			return
 		}
 		need := len(touched) + 1
@@ -394,7 +413,7 @@ func (b *builder) release() {
 		} else {
 			b.lkeys, b.ints = keys[:n:n], vals[:n:n]
 		}
-		w.touched = touched[:0]
+		w.touched = w.touched[:0]
 		if n > 0 {
 			w.denseRows = 0
 		}
