@@ -40,7 +40,7 @@ func TestRowLet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, pc := range rowLetPlans {
 		for trial := range 24 {
-			n, m := 1+rng.IntN(30), 1+rng.IntN(30)
+			n, m := 1+rng.IntN([]int{30, 300}[trial%2]), 1+rng.IntN(30) // 300: rows in several blocks
 			st := storage.Store{"beta": storage.RealScalar(float64(rng.IntN(5)) - 1.5)}
 			csr(st, "A", n, m, rng.IntN(4*n+1), rng)
 			csr(st, "B", n, m, rng.IntN(4*n+1), rng)
