@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/storel/storel/storage"
 )
@@ -633,6 +634,13 @@ type groupView struct {
 	// starts lists the first entry of each distinct key at level, and
 	// hi at the end.
 	starts []int
+	// kids caches the view of each group below (levels above the last):
+	// a plan that looks a row up once per iteration, D_hash(j)(l) in
+	// MTTKRP with D as a hash map, would otherwise rebuild the row's
+	// view, a scan of its entries, every time (6.8 s against 50 ms on
+	// WordNet). Workers of a parallel run share the views, so a kid is
+	// published atomically; two workers may build the same one, equal.
+	kids []atomic.Pointer[groupView]
 }
 
 func newGroupView(g *hashGroups, level, lo, hi int) *groupView {
@@ -644,6 +652,9 @@ func newGroupView(g *hashGroups, level, lo, hi int) *groupView {
 		}
 	}
 	v.starts = append(v.starts, hi)
+	if level+1 < g.h.Arity {
+		v.kids = make([]atomic.Pointer[groupView], len(v.starts)-1)
+	}
 	return v
 }
 
@@ -665,7 +676,15 @@ func (v *groupView) realAt(p int) float64 {
 	return float64(v.g.h.I[e])
 }
 func (v *groupView) dictAt(p int) dict {
-	return newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
+	if v.kids == nil {
+		return newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
+	}
+	if k := v.kids[p].Load(); k != nil {
+		return k
+	}
+	k := newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
+	v.kids[p].Store(k)
+	return k
 }
 func (v *groupView) find(k int64) (int, bool) {
 	n := v.size()

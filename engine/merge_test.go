@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
 
@@ -44,6 +45,30 @@ func TestMergeSegments(t *testing.T) {
 				st["B_val"] = storage.RealArray(v.F[:v.Len()-1])
 			}
 		}
+		agree(t, parse(t, plan, st), st)
+	}
+}
+
+// TestHashRowViews looks rows of a two-level hash map up once per
+// iteration, at 1 and 3 threads (the workers share the cached row views,
+// dict.go): the answers must match the interpreter's. Run with -race to
+// check the sharing.
+func TestHashRowViews(t *testing.T) {
+	const plan = `sum(<p, j> in I) { @dense p -> sum(<l, v> in H(j)) v * x(l) }`
+	rng := rand.New(rand.NewPCG(23, 24))
+	for range 20 {
+		n, m := 1+rng.IntN(8), 1+rng.IntN(40)
+		h := storage.NewHashMap(ir.Real, []int64{int64(n), int64(m)})
+		for range rng.IntN(3 * m) {
+			if err := h.Put([]int64{int64(rng.IntN(n)), int64(rng.IntN(m))}, 0, float64(rng.IntN(9)-4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows := make([]int64, 50+rng.IntN(200))
+		for i := range rows {
+			rows[i] = int64(rng.IntN(n + 1)) // n: a row with no entries
+		}
+		st := storage.Store{"H": h, "I": storage.IntArray(rows), "x": storage.RealArray(randVec(m, rng))}
 		agree(t, parse(t, plan, st), st)
 	}
 }
