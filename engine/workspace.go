@@ -358,67 +358,63 @@ func (b *builder) release() {
 		b.x.mkids = nil
 		w.touched = keys[:0]
 	case s.real:
-		// b.reals is the workspace's slice, grown or not: store it back
-		// only if it changed (pointer stores into the heap pay for the
-		// collector's write barrier while it marks, which during a
-		// result of 100k rows is often); b.reals is overwritten below.
-		if len(b.reals) != len(w.reals) || cap(b.reals) != cap(w.reals) {
-			w.reals = b.reals
-		}
-		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
-			b.reals, w.reals = handOver(w.reals, hi+1, &w.denseReals, &w.carvedDense)
-			w.startStreak(hi + 1)
-			b.ws = nil
-			w.touched = w.touched[:0] // the length only: no barrier
-			return
-		}
-		need := len(touched) + 1
-		keys, vals := carve(&w.keyBlock, &w.realBlock, need, w.carved)
-		n := compactInto(w.reals, touched, lo, hi, sorted, keys, vals, &w.bits)
-		commit(&w.keyBlock, &w.realBlock, need, n)
-		w.carved += n
+		var spill *map[int64]float64
 		if b.x != nil {
-			// The frozen row is b's list itself (rowLeaf): no zeros.
-			deleteZeros(b.x.mreal)
-			b.lkeys, b.reals = withSpill(keys[:n:n], vals[:n:n], b.x.mreal)
-			b.x.mreal = nil
-		} else {
-			b.lkeys, b.reals = keys[:n:n], vals[:n:n]
+			spill = &b.x.mreal
 		}
-		w.touched = w.touched[:0]
-		if n > 0 { // an empty row leaves a run of dense ones as it is
-			w.denseRows = 0
+		if releaseLeaf(b, w, &b.reals, &w.reals, &w.denseReals, &w.realBlock, spill, lo, hi, sorted) {
+			return
 		}
 	default:
-		if len(b.ints) != len(w.ints) || cap(b.ints) != cap(w.ints) {
-			w.ints = b.ints
-		}
-		if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
-			b.ints, w.ints = handOver(w.ints, hi+1, &w.denseInts, &w.carvedDense)
-			w.startStreak(hi + 1)
-			b.ws = nil
-			w.touched = w.touched[:0] // the length only: no barrier
-			return
-		}
-		need := len(touched) + 1
-		keys, vals := carve(&w.keyBlock, &w.intBlock, need, w.carved)
-		n := compactInto(w.ints, touched, lo, hi, sorted, keys, vals, &w.bits)
-		commit(&w.keyBlock, &w.intBlock, need, n)
-		w.carved += n
+		var spill *map[int64]int64
 		if b.x != nil {
-			// The frozen row is b's list itself (rowLeaf): no zeros.
-			deleteZeros(b.x.mint)
-			b.lkeys, b.ints = withSpill(keys[:n:n], vals[:n:n], b.x.mint)
-			b.x.mint = nil
-		} else {
-			b.lkeys, b.ints = keys[:n:n], vals[:n:n]
+			spill = &b.x.mint
 		}
-		w.touched = w.touched[:0]
-		if n > 0 {
-			w.denseRows = 0
+		if releaseLeaf(b, w, &b.ints, &w.ints, &w.denseInts, &w.intBlock, spill, lo, hi, sorted) {
+			return
 		}
 	}
 	b.listed = true
+}
+
+// releaseLeaf is release for a row of scalars: own is b's values (the
+// workspace's slice while open, shared the workspace's own field), dense
+// and block the level's blocks for dense rows and lists, spill b's
+// entries outside the slice (nil: none), which a list takes in. It reports whether the row went to a dense
+// slice; otherwise b is a sorted list.
+func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, block *[]V, spill *map[int64]V, lo, hi int64, sorted bool) bool {
+	touched := w.touched
+	// *own is the workspace's slice, grown or not: store it back only if
+	// it changed (pointer stores into the heap pay for the collector's
+	// write barrier while it marks, which during a result of 100k rows
+	// is often); *own is overwritten below.
+	if len(*own) != len(*shared) || cap(*own) != cap(*shared) {
+		*shared = *own
+	}
+	if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
+		*own, *shared = handOver(*shared, hi+1, dense, &w.carvedDense)
+		w.startStreak(hi + 1)
+		b.ws = nil
+		w.touched = w.touched[:0] // the length only: no barrier
+		return true
+	}
+	need := len(touched) + 1
+	keys, vals := carve(&w.keyBlock, block, need, w.carved)
+	n := compactInto(*shared, touched, lo, hi, sorted, keys, vals, &w.bits)
+	commit(&w.keyBlock, block, need, n)
+	w.carved += n
+	var m map[int64]V
+	if spill != nil {
+		m, *spill = *spill, nil
+	}
+	// The frozen row is b's list itself (rowLeaf): no zeros.
+	deleteZeros(m)
+	b.lkeys, *own = withSpill(keys[:n:n], vals[:n:n], m)
+	w.touched = w.touched[:0]
+	if n > 0 { // an empty row leaves a run of dense ones as it is
+		w.denseRows = 0
+	}
+	return false
 }
 
 // sortKeys returns the distinct keys of touched (keys of a slice of length
