@@ -78,6 +78,13 @@ func Build(name string, c *COO, f Format) (Store, error) {
 	if err := buildLevels(st, name, c, f); err != nil {
 		return nil, fmt.Errorf("tensor %s in format %s: %v", name, f.Name, err)
 	}
+	// Scan the int arrays' ranges here, in the build phase, rather than
+	// in a kernel's first run (see Array.IntRange).
+	for _, o := range st {
+		if a, ok := o.(*Array); ok && a.Elem == ir.Int {
+			a.IntRange()
+		}
+	}
 	return st, nil
 }
 

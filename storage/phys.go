@@ -3,6 +3,8 @@ package storage
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 )
@@ -23,10 +25,47 @@ type Scalar struct {
 
 // Array is a contiguous array of ints or reals; exactly one of I, F is used
 // according to Elem.
+//
+// An Array must not change once a kernel has read it: the engine trusts
+// the range IntRange remembered (see there).
 type Array struct {
 	Elem ir.Base
 	I    []int64
 	F    []float64
+
+	ints atomic.Pointer[intRange] // IntRange's answer, for the slice it scanned
+}
+
+// intRange is the smallest and largest value of the slice at data with
+// length n.
+type intRange struct {
+	data     *int64
+	n        int
+	min, max int64
+}
+
+// IntRange returns the smallest and the largest value in I (0 and -1 when
+// I is empty). The first call scans I; later calls return the remembered
+// answer while I is the same slice (a new slice is scanned again). The
+// engine uses it to read x[I[p]] without checking each index against x,
+// once the range fits: an Array whose elements change in place after a
+// kernel has run on it breaks that, so build a new Array instead. Safe
+// for concurrent use.
+func (a *Array) IntRange() (lo, hi int64) {
+	data := unsafe.SliceData(a.I)
+	if r := a.ints.Load(); r != nil && r.data == data && r.n == len(a.I) {
+		return r.min, r.max
+	}
+	r := &intRange{data: data, n: len(a.I), min: 0, max: -1}
+	if len(a.I) > 0 {
+		r.min, r.max = a.I[0], a.I[0]
+		for _, v := range a.I {
+			r.min = min(r.min, v)
+			r.max = max(r.max, v)
+		}
+	}
+	a.ints.Store(r)
+	return r.min, r.max
 }
 
 // MaxHashArity bounds the number of key components of a HASHMAP.

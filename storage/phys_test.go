@@ -1,0 +1,68 @@
+package storage
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestIntRange(t *testing.T) {
+	for _, c := range []struct {
+		in     []int64
+		lo, hi int64
+	}{
+		{nil, 0, -1},
+		{[]int64{7}, 7, 7},
+		{[]int64{3, -2, 9, 0}, -2, 9},
+		{[]int64{5, 5, 5}, 5, 5},
+	} {
+		a := IntArray(c.in)
+		for range 2 { // the remembered answer is the scanned one
+			if lo, hi := a.IntRange(); lo != c.lo || hi != c.hi {
+				t.Errorf("IntRange(%v) = %d, %d; want %d, %d", c.in, lo, hi, c.lo, c.hi)
+			}
+		}
+	}
+	// A new slice is scanned again, even one of the same length.
+	a := IntArray([]int64{1, 2})
+	a.IntRange()
+	a.I = []int64{1, 20}
+	if lo, hi := a.IntRange(); lo != 1 || hi != 20 {
+		t.Errorf("after a new slice: %d, %d; want 1, 20", lo, hi)
+	}
+	a.I = a.I[:1]
+	if lo, hi := a.IntRange(); lo != 1 || hi != 1 {
+		t.Errorf("after a shorter slice: %d, %d; want 1, 1", lo, hi)
+	}
+	// Concurrent first calls agree (run with -race).
+	b := IntArray([]int64{4, -1, 8})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if lo, hi := b.IntRange(); lo != -1 || hi != 8 {
+				t.Errorf("concurrent IntRange = %d, %d", lo, hi)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestBuildScansIntRanges(t *testing.T) {
+	c := &COO{Dims: []int64{3, 5}, Coords: [][]int64{{0, 2, 2}, {4, 1, 3}}, Vals: []float64{1, 2, 3}}
+	f, err := ParseFormat("csr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Build("A", c, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := st[IdxName("A", 2)].(*Array)
+	if idx.ints.Load() == nil {
+		t.Fatal("Build left the index array's range unscanned")
+	}
+	if lo, hi := idx.IntRange(); lo != 1 || hi != 4 {
+		t.Errorf("A_idx2 range %d, %d; want 1, 4", lo, hi)
+	}
+}
