@@ -86,11 +86,14 @@ type cell struct {
 	scalarI int64
 	scalarF float64
 	n       int64 // an array's length
-	ints    []int64
-	reals   []float64
-	hash    *storage.HashMap
-	trie    *storage.Trie
-	view    dict
+	// imin, imax: the smallest and largest of ints (Array.IntRange);
+	// a loop reading y[ints[p]] checks no index when they fit y.
+	imin, imax int64
+	ints       []int64
+	reals      []float64
+	hash       *storage.HashMap
+	trie       *storage.Trie
+	view       dict
 }
 
 // bind points c at obj, checking that obj matches the schema and is well
@@ -114,6 +117,10 @@ func (c *cell) bind(obj storage.Object) error {
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
 		c.ints, c.reals, c.n = o.I, o.F, int64(o.Len())
+		c.imin, c.imax = 0, -1
+		if o.Elem == ir.Int {
+			c.imin, c.imax = o.IntRange()
+		}
 		if c.needSorted {
 			c.countDescents()
 		}

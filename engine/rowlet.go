@@ -167,6 +167,15 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 	idx1, idx2 := dot.cl.ints, scat.cl.ints
 	n1 := min(s1.arr.n, int64(len(idx1)), int64(len(x)))
 	n2 := min(s2.arr.n, int64(len(idx2)), int64(len(v)))
+	// With both index arrays inside what they index, no entry needs a
+	// check. The dense result (a workspace row aside) is first grown to
+	// hold every key the scatter can write; the zeros it gains are no
+	// entries.
+	if bd.ws == nil && lo < hi && scat.cl.imin >= 0 && scat.cl.imax >= int64(len(bd.reals)) {
+		bd.addRealSlow(scat.cl.imax, 0)
+	}
+	out := bd.reals
+	fit := dot.cl.fits(len(y)) && bd.ws == nil && scat.cl.fits(len(out))
 	for q := lo; q < hi; q++ {
 		kl1, kh1, kl2, kh2 := q+s1.loOff, q+s1.hiOff, q+s2.loOff, q+s2.hiOff
 		if uint64(kl1) >= uint64(len(pl1)) || uint64(kh1) >= uint64(len(ph1)) ||
@@ -176,6 +185,10 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 		l1, h1, l2, h2 := pl1[kl1], ph1[kh1], pl2[kl2], ph2[kh2]
 		if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
 			return q
+		}
+		if fit {
+			scatterFit(out, idx2, v, l2, h2, ((a*dotFit(idx1, x, y, l1, h1))*b)*c)
+			continue
 		}
 		s, bad := sumDot(idx1[l1:h1], x[l1:h1], y, 1, 1, 1, true, 0)
 		if bad >= 0 {

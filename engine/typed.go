@@ -274,9 +274,26 @@ func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
 	pl, ph, idx := sb.lo.ints, sb.hi.ints, in.cl.ints
 	if in.fb.shape == shapeGather {
 		if v1.ints {
+			if in.cl.fits(len(v1.arr.ints)) {
+				return rowsGatherFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
+			}
 			return rowsGather(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
 		}
+		if in.cl.fits(len(v1.arr.reals)) {
+			return rowsGatherFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		}
 		return rowsGather(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
+	}
+	if in.cl.fits(int(v2.length())) {
+		switch {
+		case !v1.ints && !v2.ints:
+			return rowsDotFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		case v1.ints && !v2.ints:
+			return rowsDotFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		case !v1.ints:
+			return rowsDotFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+		}
+		return rowsDotFit(out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
 	}
 	switch {
 	case !v1.ints && !v2.ints:

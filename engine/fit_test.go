@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFitLoops checks the loops that skip the per-entry index check
+// against their checked twins, bit for bit, on random rows: real and
+// int arrays, empty rows, and row bounds out of order or past the
+// arrays (where both must stop at the same row).
+func TestFitLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for trial := range 300 {
+		rows := 1 + rng.IntN(40)
+		ny := 1 + rng.IntN(50)
+		nnz := rng.IntN(200)
+		idx := make([]int64, nnz)
+		for p := range idx {
+			idx[p] = rng.Int64N(int64(ny))
+		}
+		// Row pointers: sorted cut points, sometimes broken.
+		pos := make([]int64, rows+1)
+		for q := 1; q <= rows; q++ {
+			pos[q] = min(int64(nnz), pos[q-1]+rng.Int64N(12))
+		}
+		if trial%5 == 0 {
+			pos[rng.IntN(rows+1)] = rng.Int64N(int64(nnz)+20) - 10
+		}
+		xf, xi := randReals(rng, nnz), randInts(rng, nnz)
+		yf, yi := randReals(rng, ny), randInts(rng, ny)
+		a, b, c := rng.Float64()*2, rng.Float64()+0.5, rng.Float64()+0.5
+		lo := int64(rng.IntN(rows))
+		// Separate lower and upper bound arrays with offsets, as a plan
+		// reads them (pos[q], pos[q+1]).
+		check := func(name string, got, want []float64, qg, qw int64) {
+			t.Helper()
+			if qg != qw {
+				t.Fatalf("trial %d %s: stopped at row %d, checked loop at %d", trial, name, qg, qw)
+			}
+			for k := range want {
+				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+					t.Fatalf("trial %d %s: row %d = %v, checked loop %v", trial, name, k, got[k], want[k])
+				}
+			}
+		}
+		n := int64(nnz)
+		run := func(f func(out []float64) int64) ([]float64, int64) {
+			out := make([]float64, rows)
+			return out, f(out)
+		}
+		g1, q1 := run(func(o []float64) int64 { return rowsDotFit(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) })
+		w1, r1 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) })
+		check("dot real*real", g1, w1, q1, r1)
+		g2, q2 := run(func(o []float64) int64 { return rowsDotFit(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c) })
+		w2, r2 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c) })
+		check("dot int*real", g2, w2, q2, r2)
+		g3, q3 := run(func(o []float64) int64 { return rowsDotFit(o, pos, pos, 0, 1, idx, xf, yi, n, lo, int64(rows), a, b, c) })
+		w3, r3 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yi, n, lo, int64(rows), a, b, c) })
+		check("dot real*int", g3, w3, q3, r3)
+		g4, q4 := run(func(o []float64) int64 { return rowsGatherFit(o, pos, pos, 0, 1, idx, yf, n, lo, int64(rows), a, b, c) })
+		w4, r4 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yf, n, lo, int64(rows), a, b, c) })
+		check("gather real", g4, w4, q4, r4)
+		g5, q5 := run(func(o []float64) int64 { return rowsGatherFit(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
+		w5, r5 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
+		check("gather int", g5, w5, q5, r5)
+
+		// dotFit and scatterFit against sumDot and scatterAdd's dense loop.
+		l := int64(rng.IntN(nnz + 1))
+		h := l + int64(rng.IntN(nnz-int(l)+1))
+		s, bad := sumDot(idx[l:h], xi[l:h], yf, 1, 1, 1, true, 0)
+		if got := dotFit(idx, xi, yf, l, h); bad >= 0 || math.Float64bits(got) != math.Float64bits(s) {
+			t.Fatalf("trial %d: dotFit = %v, sumDot %v (stop %d)", trial, got, s, bad)
+		}
+		bd := &builder{reals: make([]float64, ny)}
+		scatterAdd(bd, idx[l:h], xf[l:h], s, 1, 1, true)
+		out := make([]float64, ny)
+		scatterFit(out, idx, xf, l, h, s)
+		check("scatter", out, bd.reals, 0, 0)
+	}
+}
+
+func randReals(rng *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for k := range v {
+		v[k] = rng.NormFloat64() * 1e3
+	}
+	return v
+}
+
+func randInts(rng *rand.Rand, n int) []int64 {
+	v := make([]int64, n)
+	for k := range v {
+		v[k] = rng.Int64N(2001) - 1000
+	}
+	return v
+}
