@@ -27,6 +27,13 @@ func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 	out = out[:hi]
 	n = min(n, int64(len(idx)), int64(len(x)))
 	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
+	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
+		l := pl[lo+ol]
+		if k, ok := csrDotAsm(out[lo:hi], h, l, idx, x, y, n, a, b, c); ok {
+			return lo + int64(k)
+		}
+		return lo + int64(csrDot(out[lo:hi], h, l, idx, x, y, n, a, b, c))
+	}
 	for q := lo; q < hi; q++ {
 		kl, kh := q+ol, q+oh
 		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
@@ -43,6 +50,28 @@ func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 		out[q] += ((a * s) * b) * c
 	}
 	return hi
+}
+
+// csrDot is rowsDotFit for CSR rows: row k of out sums p = l..h[k]-1,
+// with l the bound before (the argument l for row 0). It stops at the
+// first row with l < 0, l > h[k] or h[k] > n and returns the rows done.
+// Carrying the bound over keeps the loop's few registers for the inner
+// loop.
+func csrDot[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, y []Y, n int64, a, b, c float64) int {
+	out = out[:len(h)]
+	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
+	for k, h := range h {
+		if l < 0 || l > h || h > n {
+			return k
+		}
+		s := 0.0
+		for p := l; p < h; p++ {
+			s += float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p)))
+		}
+		out[k] += ((a * s) * b) * c
+		l = h
+	}
+	return len(h)
 }
 
 // rowsGatherFit is rowsGather for an idx whose values all index y.
@@ -88,4 +117,15 @@ func scatterFit[V number](out []float64, idx []int64, v []V, l, h int64, t float
 		o := (*float64)(unsafe.Add(op, at[int64](ip, p)*8))
 		*o += t * float64(at[V](vp, p))
 	}
+}
+
+// csrRows returns the upper bounds ph[q+oh] of rows q = lo..hi-1 when
+// their lower bounds are the upper bounds of the rows before (the same
+// array, oh = ol+1) and all of them lie inside it.
+func csrRows(pl, ph []int64, ol, oh, lo, hi int64) ([]int64, bool) {
+	if len(pl) == 0 || len(ph) == 0 || unsafe.SliceData(pl) != unsafe.SliceData(ph) || len(pl) != len(ph) || oh != ol+1 ||
+		lo >= hi || lo+ol < 0 || hi+oh > int64(len(ph)) || lo+ol >= int64(len(pl)) {
+		return nil, false
+	}
+	return ph[lo+oh : hi+oh], true
 }
