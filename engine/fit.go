@@ -74,6 +74,24 @@ func csrDot[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, 
 	return len(h)
 }
 
+// csrDotScatter is dotScatterRows's row loop for CSR rows whose indices
+// fit: for row k, t = ((a*s)*b)*c with s the sum of x[p]*y[idx1[p]]
+// over p = l1..h1[k]-1, then out[idx2[p]] += t*v[p] over p =
+// l2..h2[k]-1 (l1, l2 carried over as in csrDot). It stops at the first
+// row whose bounds are bad and returns the rows done.
+func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, v []X, n2 int64, a, b, c float64) int {
+	h2 = h2[:len(h1)]
+	for k, e1 := range h1 {
+		e2 := h2[k]
+		if l1 < 0 || l1 > e1 || e1 > n1 || l2 < 0 || l2 > e2 || e2 > n2 {
+			return k
+		}
+		scatterFit(out, idx2, v, l2, e2, ((a*dotFit(idx1, x, y, l1, e1))*b)*c)
+		l1, l2 = e1, e2
+	}
+	return len(h1)
+}
+
 // rowsGatherFit is rowsGather for an idx whose values all index y.
 func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	out = out[:hi]

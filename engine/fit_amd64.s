@@ -2,14 +2,18 @@
 
 #include "textflag.h"
 
-// The CSR row dot of fit.go (csrDot) for y of reals, in SSE2 scalar
-// arithmetic in the order Go's loop computes it, with x of reals
-// (dotRowsReal) or ints (dotRowsInt). Row k runs p = l..h[k]-1 with
-// l the bound before (the argument l for row 0); it stops at the first
-// row with l < 0, l > h[k] or h[k] > n, and returns the rows done.
+// The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
+// Go's loops compute them, so that results are bit for bit the same.
+// Values are reals, or ints (ints != 0) converted as they are read; y and
+// out are reals. A row k runs p = l..h[k]-1 with l the bound before (the
+// argument l for row 0). Both stop at the first row with l < 0, l > h[k]
+// or h[k] > n and return the rows done. Every index has been checked
+// against what it indexes (Array.IntRange) by the caller.
 
-// func dotRowsReal(h *int64, out *float64, rows int64, l int64, idx *int64, x *float64, n int64, y *float64, a float64, b float64, c float64) int64
-TEXT ·dotRowsReal(SB), NOSPLIT, $0-96
+// func dotRows(h *int64, out *float64, rows int64, l int64, idx *int64, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
+//
+// csrDot: out[k] += ((a*s)*b)*c, s the sum of x[p]*y[idx[p]] over row k.
+TEXT ·dotRows(SB), NOSPLIT, $0-104
 	MOVQ  h+0(FP), R8
 	MOVQ  out+8(FP), R10
 	MOVQ  rows+16(FP), R11
@@ -21,21 +25,24 @@ TEXT ·dotRowsReal(SB), NOSPLIT, $0-96
 	MOVSD a+64(FP), X3
 	MOVSD b+72(FP), X4
 	MOVSD c+80(FP), X5
+	MOVQ  ints+88(FP), R9
 	XORQ  CX, CX
 
-realRow:
+row:
 	CMPQ  CX, R11
-	JGE   realDone
+	JGE   done
 	MOVQ  (R8)(CX*8), BX
 	TESTQ AX, AX
-	JLT   realDone
+	JLT   done
 	CMPQ  AX, BX
-	JGT   realDone
+	JGT   done
 	CMPQ  BX, R12
-	JGT   realDone
+	JGT   done
 	XORPS X1, X1
 	CMPQ  AX, BX
-	JGE   realStore
+	JGE   store
+	TESTQ R9, R9
+	JNE   intEntry
 	PCALIGN $16
 
 realEntry:
@@ -46,49 +53,7 @@ realEntry:
 	INCQ  AX
 	CMPQ  AX, BX
 	JNE   realEntry
-
-realStore:
-	MULSD X3, X1
-	MULSD X4, X1
-	MULSD X5, X1
-	ADDSD (R10)(CX*8), X1
-	MOVSD X1, (R10)(CX*8)
-	INCQ  CX
-	JMP   realRow
-
-realDone:
-	MOVQ CX, ret+88(FP)
-	RET
-
-// func dotRowsInt(h *int64, out *float64, rows int64, l int64, idx *int64, x *int64, n int64, y *float64, a float64, b float64, c float64) int64
-TEXT ·dotRowsInt(SB), NOSPLIT, $0-96
-	MOVQ  h+0(FP), R8
-	MOVQ  out+8(FP), R10
-	MOVQ  rows+16(FP), R11
-	MOVQ  l+24(FP), AX
-	MOVQ  idx+32(FP), SI
-	MOVQ  x+40(FP), DI
-	MOVQ  n+48(FP), R12
-	MOVQ  y+56(FP), R13
-	MOVSD a+64(FP), X3
-	MOVSD b+72(FP), X4
-	MOVSD c+80(FP), X5
-	XORQ  CX, CX
-
-intRow:
-	CMPQ  CX, R11
-	JGE   intDone
-	MOVQ  (R8)(CX*8), BX
-	TESTQ AX, AX
-	JLT   intDone
-	CMPQ  AX, BX
-	JGT   intDone
-	CMPQ  BX, R12
-	JGT   intDone
-	XORPS X1, X1
-	CMPQ  AX, BX
-	JGE   intStore
-	PCALIGN $16
+	JMP   store
 
 intEntry:
 	MOVQ     (SI)(AX*8), DX
@@ -100,15 +65,120 @@ intEntry:
 	CMPQ     AX, BX
 	JNE      intEntry
 
-intStore:
+store:
 	MULSD X3, X1
 	MULSD X4, X1
 	MULSD X5, X1
 	ADDSD (R10)(CX*8), X1
 	MOVSD X1, (R10)(CX*8)
 	INCQ  CX
-	JMP   intRow
+	JMP   row
 
-intDone:
-	MOVQ CX, ret+88(FP)
+done:
+	MOVQ CX, ret+96(FP)
+	RET
+
+// func dotScatterRows2(h1 *int64, l1 int64, idx1 *int64, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 *int64, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
+//
+// csrDotScatter: t = ((a*s)*b)*c, s the sum of x[p]*y[idx1[p]] over row
+// k of the first rows, then out[idx2[p]] += t*v[p] over row k of the
+// second.
+TEXT ·dotScatterRows2(SB), NOSPLIT, $0-144
+	MOVQ  h1+0(FP), R8
+	MOVQ  l1+8(FP), AX
+	MOVQ  idx1+16(FP), SI
+	MOVQ  x+24(FP), DI
+	MOVQ  y+40(FP), R13
+	MOVQ  h2+48(FP), R9
+	MOVQ  l2+56(FP), R11
+	MOVQ  idx2+64(FP), R14
+	MOVQ  v+72(FP), R15
+	MOVQ  out+88(FP), R10
+	MOVSD a+104(FP), X3
+	MOVSD b+112(FP), X4
+	MOVSD c+120(FP), X5
+	XORQ  CX, CX
+
+row2:
+	CMPQ  CX, rows+96(FP)
+	JGE   done2
+	MOVQ  (R8)(CX*8), BX
+	MOVQ  (R9)(CX*8), R12
+	TESTQ AX, AX
+	JLT   done2
+	CMPQ  AX, BX
+	JGT   done2
+	CMPQ  BX, n1+32(FP)
+	JGT   done2
+	TESTQ R11, R11
+	JLT   done2
+	CMPQ  R11, R12
+	JGT   done2
+	CMPQ  R12, n2+80(FP)
+	JGT   done2
+	XORPS X1, X1
+	CMPQ  AX, BX
+	JGE   scale
+	CMPQ  ints+128(FP), $0
+	JNE   dotInt
+	PCALIGN $16
+
+dotReal:
+	MOVQ  (SI)(AX*8), DX
+	MOVSD (DI)(AX*8), X0
+	MULSD (R13)(DX*8), X0
+	ADDSD X0, X1
+	INCQ  AX
+	CMPQ  AX, BX
+	JNE   dotReal
+	JMP   scale
+
+dotInt:
+	MOVQ     (SI)(AX*8), DX
+	XORPS    X0, X0
+	CVTSQ2SD (DI)(AX*8), X0
+	MULSD    (R13)(DX*8), X0
+	ADDSD    X0, X1
+	INCQ     AX
+	CMPQ     AX, BX
+	JNE      dotInt
+
+scale:
+	MULSD X3, X1
+	MULSD X4, X1
+	MULSD X5, X1
+	CMPQ  R11, R12
+	JGE   next
+	CMPQ  ints+128(FP), $0
+	JNE   scatterInt
+	PCALIGN $16
+
+scatterReal:
+	MOVQ  (R14)(R11*8), DX
+	MOVSD (R15)(R11*8), X0
+	MULSD X1, X0
+	ADDSD (R10)(DX*8), X0
+	MOVSD X0, (R10)(DX*8)
+	INCQ  R11
+	CMPQ  R11, R12
+	JNE   scatterReal
+	JMP   next
+
+scatterInt:
+	MOVQ     (R14)(R11*8), DX
+	XORPS    X0, X0
+	CVTSQ2SD (R15)(R11*8), X0
+	MULSD    X1, X0
+	ADDSD    (R10)(DX*8), X0
+	MOVSD    X0, (R10)(DX*8)
+	INCQ     R11
+	CMPQ     R11, R12
+	JNE      scatterInt
+
+next:
+	INCQ CX
+	JMP  row2
+
+done2:
+	MOVQ CX, ret+136(FP)
 	RET

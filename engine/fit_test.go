@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -88,6 +89,57 @@ func TestFitLoops(t *testing.T) {
 		g5, q5 := run(func(o []float64) int64 { return rowsGatherFit(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
 		w5, r5 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
 		check("gather int", g5, w5, q5, r5)
+
+		// BATAX's rows: a dot over one row, a scatter over another (here
+		// the same bounds, other indices and values), against sumDot and
+		// scatterAdd row by row; in Go and, where there is any, in
+		// assembly.
+		if lo < int64(rows) {
+			nout := 1 + rng.IntN(30)
+			n2 := max(0, n-rng.Int64N(3)) // the scatter's arrays may be shorter
+			idx2 := make([]int64, nnz)
+			for p := range idx2 {
+				idx2[p] = rng.Int64N(int64(nout))
+			}
+			for _, ints := range []bool{false, true} {
+				want := &builder{reals: make([]float64, nout)}
+				stop := int64(rows)
+				for q := lo; q < int64(rows); q++ {
+					l, h := pos[q], pos[q+1]
+					if l < 0 || l > h || h > n || h > n2 {
+						stop = q
+						break
+					}
+					var s float64
+					if ints {
+						s, _ = sumDot(idx[l:h], xi[l:h], yf, 1, 1, 1, true, 0)
+						scatterAdd(want, idx2[l:h], xi[l:h], ((a*s)*b)*c, 1, 1, true)
+					} else {
+						s, _ = sumDot(idx[l:h], xf[l:h], yf, 1, 1, 1, true, 0)
+						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c, 1, 1, true)
+					}
+				}
+				hs := pos[lo+1 : rows+1]
+				for _, impl := range []string{"go", "asm"} {
+					got := make([]float64, nout)
+					var k int
+					ok := true
+					switch {
+					case impl == "go" && ints:
+						k = csrDotScatter(got, hs, pos[lo], idx, xi, yf, n, hs, pos[lo], idx2, xi, n2, a, b, c)
+					case impl == "go":
+						k = csrDotScatter(got, hs, pos[lo], idx, xf, yf, n, hs, pos[lo], idx2, xf, n2, a, b, c)
+					case ints:
+						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, xi, yf, n, hs, pos[lo], idx2, xi, n2, a, b, c)
+					default:
+						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, xf, yf, n, hs, pos[lo], idx2, xf, n2, a, b, c)
+					}
+					if ok {
+						check(fmt.Sprintf("dot-scatter rows (%s, int values %v)", impl, ints), got, want.reals, lo+int64(k), stop)
+					}
+				}
+			}
+		}
 
 		// dotFit and scatterFit against sumDot and scatterAdd's dense loop.
 		l := int64(rng.IntN(nnz + 1))

@@ -176,6 +176,17 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 	}
 	out := bd.reals
 	fit := dot.cl.fits(len(y)) && bd.ws == nil && scat.cl.fits(len(out))
+	if fit {
+		h1, ok1 := csrRows(pl1, ph1, s1.loOff, s1.hiOff, lo, hi)
+		h2, ok2 := csrRows(pl2, ph2, s2.loOff, s2.hiOff, lo, hi)
+		if ok1 && ok2 {
+			l1, l2 := pl1[lo+s1.loOff], pl2[lo+s2.loOff]
+			if k, ok := csrDotScatterAsm(out, h1, l1, idx1, x, y, n1, h2, l2, idx2, v, n2, a, b, c); ok {
+				return lo + int64(k)
+			}
+			return lo + int64(csrDotScatter(out, h1, l1, idx1, x, y, n1, h2, l2, idx2, v, n2, a, b, c))
+		}
+	}
 	for q := lo; q < hi; q++ {
 		kl1, kh1, kl2, kh2 := q+s1.loOff, q+s1.hiOff, q+s2.loOff, q+s2.hiOff
 		if uint64(kl1) >= uint64(len(pl1)) || uint64(kh1) >= uint64(len(ph1)) ||
