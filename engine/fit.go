@@ -96,6 +96,11 @@ func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	out = out[:hi]
 	n = min(n, int64(len(idx)))
+	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
+		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, y, n, a, b, c); ok {
+			return lo + int64(k)
+		}
+	}
 	ip, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(y))
 	for q := lo; q < hi; q++ {
 		kl, kh := q+ol, q+oh

@@ -44,6 +44,25 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, x []
 	return len(h), true
 }
 
+// csrGatherAsm is rowsGatherFit's CSR rows in assembly, for y of reals
+// (false otherwise).
+func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, y []Y, n int64, a, b, c float64) (int, bool) {
+	ys, ok := any(y).([]float64)
+	if !ok || len(h) == 0 {
+		return 0, false
+	}
+	out = out[:len(h)]
+	ip, yp := unsafe.SliceData(idx), unsafe.SliceData(ys)
+	for k := 0; k < len(h); k += asmChunk {
+		rows := int64(min(asmChunk, len(h)-k))
+		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2); done < rows {
+			return k + int(done), true
+		}
+		l = h[k+int(rows)-1]
+	}
+	return len(h), true
+}
+
 // csrDotScatterAsm is csrDotScatter in assembly, for y of reals (false
 // otherwise).
 func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, v []X, n2 int64, a, b, c float64) (int, bool) {

@@ -4,15 +4,17 @@
 
 // The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
 // Go's loops compute them, so that results are bit for bit the same.
-// Values are reals, or ints (ints != 0) converted as they are read; y and
-// out are reals. A row k runs p = l..h[k]-1 with l the bound before (the
+// Values are reals, or ints (ints = 1) converted as they are read, or
+// none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
+// are reals. A row k runs p = l..h[k]-1 with l the bound before (the
 // argument l for row 0). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
 
 // func dotRows(h *int64, out *float64, rows int64, l int64, idx *int64, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
 //
-// csrDot: out[k] += ((a*s)*b)*c, s the sum of x[p]*y[idx[p]] over row k.
+// csrDot: out[k] += ((a*s)*b)*c, s the sum of x[p]*y[idx[p]] over row k
+// (of y[idx[p]] with ints = 2: rowsGatherFit's rows).
 TEXT ·dotRows(SB), NOSPLIT, $0-104
 	MOVQ  h+0(FP), R8
 	MOVQ  out+8(FP), R10
@@ -41,8 +43,9 @@ row:
 	XORPS X1, X1
 	CMPQ  AX, BX
 	JGE   store
-	TESTQ R9, R9
-	JNE   intEntry
+	CMPQ  R9, $1
+	JEQ   intEntry
+	JGT   gatherEntry
 	PCALIGN $16
 
 realEntry:
@@ -64,6 +67,14 @@ intEntry:
 	INCQ     AX
 	CMPQ     AX, BX
 	JNE      intEntry
+	JMP      store
+
+gatherEntry:
+	MOVQ  (SI)(AX*8), DX
+	ADDSD (R13)(DX*8), X1
+	INCQ  AX
+	CMPQ  AX, BX
+	JNE   gatherEntry
 
 store:
 	MULSD X3, X1

@@ -68,6 +68,9 @@ func TestFitLoops(t *testing.T) {
 		g0, q0 := run(func(o []float64) int64 { return rowsDotFit(o, pl, ph, 0, 0, idx, xi, yf, n, lo, int64(rows), a, b, c) })
 		w0, r0 := run(func(o []float64) int64 { return rowsDot(o, pl, ph, 0, 0, idx, xi, yf, n, lo, int64(rows), a, b, c) })
 		check("dot int*real, two bound arrays", g0, w0, q0, r0)
+		gp, qp := run(func(o []float64) int64 { return rowsGatherFit(o, pl, ph, 0, 0, idx, yf, n, lo, int64(rows), a, b, c) })
+		wp, rp := run(func(o []float64) int64 { return rowsGather(o, pl, ph, 0, 0, idx, yf, n, lo, int64(rows), a, b, c) })
+		check("gather real, two bound arrays", gp, wp, qp, rp)
 		g1, q1 := run(func(o []float64) int64 {
 			return rowsDotFit(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c)
 		})
