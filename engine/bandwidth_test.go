@@ -38,19 +38,21 @@ var (
 // Measured on the 2-core development machine (cnr-2000, 325557 rows,
 // 3216152 pattern non-zeros, stored as ints; 105 MB of L3, so repeated
 // runs are served largely from cache): the 12-byte stream takes 7-8 ms
-// (5.5-6.5 GB/s), storel's SpMV 11-14.5 ms, a ratio of 1.5-1.8, down from
-// 10.8-11.6 (87-97 ms) before int arrays took the typed loops.
+// (5.5-6.5 GB/s). storel's SpMV took 11-14.5 ms (a ratio of 1.5-1.8)
+// while every entry checked its index against x; with the check made
+// once per index array (storage.Array.IntRange) and the rows in
+// assembly (fit_amd64.s) it takes 8.8-11.6 ms, a ratio of 1.22-1.60 over
+// five runs of 21-31 on a noisy machine (the pattern mapping: 1.05-1.36).
 //
 // Narrow indices: the test also times the textbook CSR loop by hand with
 // 64-bit and with 32-bit index arrays over the same matrix. The int32
-// loop is not faster in Go: 1.09x the int64 one here (11.2 against 10.3
-// ms), and 1.02-1.08x on random matrices shaped like landmark, Andrews
-// and cnr-2000 (a standalone alternating benchmark): the reads of x at
+// loop is not faster in Go: 1.04-1.09x the int64 one here, and
+// 1.02-1.08x on random matrices shaped like landmark, Andrews and
+// cnr-2000 (a standalone alternating benchmark): the reads of x at
 // random columns, not the index stream, bound the loop, and the int32
-// loop adds a sign extension per entry. So storel keeps 64-bit indices;
-// the pattern mapping, which drops a whole array, is the route to the
-// bound. Unrolling the dot product four ways in the same order was
-// slower still (1.03-1.28x).
+// loop adds a sign extension per entry. So storel keeps 64-bit indices.
+// Unrolling the dot product four ways in the same order was slower
+// still (1.03-1.28x).
 func TestBandwidthRatio(t *testing.T) {
 	if *bandwidthRuns == 0 {
 		t.Skip("set -engine.bandwidth N")
