@@ -23,7 +23,14 @@ func LoadObject(d *ir.Decl, spec string, opt ReadOptions) (Object, error) {
 	case ir.ObjScalar:
 		return parseScalar(d, strings.TrimSpace(spec))
 	case ir.ObjArray:
-		return ReadArrayFile(spec, elem)
+		a, err := ReadArrayFile(spec, elem)
+		if err != nil {
+			return nil, err
+		}
+		if a.Elem == ir.Int {
+			a.IntRange() // in the load phase, not a kernel's first run
+		}
+		return a, nil
 	case ir.ObjHashMap, ir.ObjTrie:
 		c, err := ReadTensorFile(spec, opt)
 		if err != nil {
