@@ -2,6 +2,13 @@
 
 #include "textflag.h"
 
+// One entry of a row dot: X1 += x[p]*y[idx[p]] with p = AX, idx at SI,
+// x at DI, y at R13, x[p] loaded into X0 by LOADX; then p++ and the
+// flags of p against the row's end BX.
+#define DOT_STEP(LOADX) MOVQ (SI)(AX*8), DX; LOADX; MULSD (R13)(DX*8), X0; ADDSD X0, X1; INCQ AX; CMPQ AX, BX
+#define REAL_X MOVSD (DI)(AX*8), X0
+#define INT_X XORPS X0, X0; CVTSQ2SD (DI)(AX*8), X0
+
 // The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
 // Go's loops compute them, so that results are bit for bit the same.
 // Values are reals, or ints (ints = 1) converted as they are read, or
@@ -49,23 +56,12 @@ row:
 	PCALIGN $16
 
 realEntry:
-	MOVQ  (SI)(AX*8), DX
-	MOVSD (DI)(AX*8), X0
-	MULSD (R13)(DX*8), X0
-	ADDSD X0, X1
-	INCQ  AX
-	CMPQ  AX, BX
+	DOT_STEP(REAL_X)
 	JNE   realEntry
 	JMP   store
 
 intEntry:
-	MOVQ     (SI)(AX*8), DX
-	XORPS    X0, X0
-	CVTSQ2SD (DI)(AX*8), X0
-	MULSD    (R13)(DX*8), X0
-	ADDSD    X0, X1
-	INCQ     AX
-	CMPQ     AX, BX
+	DOT_STEP(INT_X)
 	JNE      intEntry
 	JMP      store
 
@@ -135,23 +131,12 @@ row2:
 	PCALIGN $16
 
 dotReal:
-	MOVQ  (SI)(AX*8), DX
-	MOVSD (DI)(AX*8), X0
-	MULSD (R13)(DX*8), X0
-	ADDSD X0, X1
-	INCQ  AX
-	CMPQ  AX, BX
+	DOT_STEP(REAL_X)
 	JNE   dotReal
 	JMP   scale
 
 dotInt:
-	MOVQ     (SI)(AX*8), DX
-	XORPS    X0, X0
-	CVTSQ2SD (DI)(AX*8), X0
-	MULSD    (R13)(DX*8), X0
-	ADDSD    X0, X1
-	INCQ     AX
-	CMPQ     AX, BX
+	DOT_STEP(INT_X)
 	JNE      dotInt
 
 scale:
