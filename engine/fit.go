@@ -22,34 +22,21 @@ func (c *cell) fits(n int) bool { return c.imin >= 0 && c.imax < int64(n) }
 // at reads element k of a (8-byte elements: number is int64 or float64).
 func at[T number](a unsafe.Pointer, k int64) T { return *(*T)(unsafe.Add(a, k*8)) }
 
-// rowsDotFit is rowsDot for an idx whose values all index y.
+// rowsDotFit is rowsDot for an idx whose values all index y: CSR rows
+// (see csrRows) run without checks; other bound arrays, which plans read
+// rarely, take rowsDot.
 func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+	h, ok := csrRows(pl, ph, ol, oh, lo, hi)
+	if !ok {
+		return rowsDot(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
+	}
 	out = out[:hi]
 	n = min(n, int64(len(idx)), int64(len(x)))
-	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
-	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
-		l := pl[lo+ol]
-		if k, ok := csrDotAsm(out[lo:hi], h, l, idx, x, y, n, a, b, c); ok {
-			return lo + int64(k)
-		}
-		return lo + int64(csrDot(out[lo:hi], h, l, idx, x, y, n, a, b, c))
+	l := pl[lo+ol]
+	if k, ok := csrDotAsm(out[lo:hi], h, l, idx, x, y, n, a, b, c); ok {
+		return lo + int64(k)
 	}
-	for q := lo; q < hi; q++ {
-		kl, kh := q+ol, q+oh
-		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
-			return q
-		}
-		l, h := pl[kl], ph[kh]
-		if l < 0 || l > h || h > n {
-			return q
-		}
-		s := 0.0
-		for p := l; p < h; p++ {
-			s += float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p)))
-		}
-		out[q] += ((a * s) * b) * c
-	}
-	return hi
+	return lo + int64(csrDot(out[lo:hi], h, l, idx, x, y, n, a, b, c))
 }
 
 // csrDot is rowsDotFit for CSR rows: row k of out sums p = l..h[k]-1,
@@ -92,32 +79,16 @@ func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 	return len(h1)
 }
 
-// rowsGatherFit is rowsGather for an idx whose values all index y.
+// rowsGatherFit is rowsGather for an idx whose values all index y: CSR
+// rows run without checks in assembly where there is any; everything
+// else takes rowsGather.
 func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	out = out[:hi]
-	n = min(n, int64(len(idx)))
 	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
-		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, y, n, a, b, c); ok {
+		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, y, min(n, int64(len(idx))), a, b, c); ok {
 			return lo + int64(k)
 		}
 	}
-	ip, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(y))
-	for q := lo; q < hi; q++ {
-		kl, kh := q+ol, q+oh
-		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
-			return q
-		}
-		l, h := pl[kl], ph[kh]
-		if l < 0 || l > h || h > n {
-			return q
-		}
-		s := 0.0
-		for p := l; p < h; p++ {
-			s += float64(at[Y](yp, at[int64](ip, p)))
-		}
-		out[q] += ((a * s) * b) * c
-	}
-	return hi
+	return rowsGather(out, pl, ph, ol, oh, idx, y, n, lo, hi, a, b, c)
 }
 
 // dotFit returns x[p]*y[idx[p]] summed over p = l..h-1, which the caller

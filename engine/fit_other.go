@@ -2,8 +2,8 @@
 
 package engine
 
-// No assembly here: csrDot, csrDotScatter and rowsGatherFit's own loop
-// run.
+// No assembly here: csrDot and csrDotScatter run, and pattern rows take
+// rowsGather.
 
 func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
 	return 0, false
