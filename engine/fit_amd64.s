@@ -9,6 +9,14 @@
 #define REAL_X MOVSD (DI)(AX*8), X0
 #define INT_X XORPS X0, X0; CVTSQ2SD (DI)(AX*8), X0
 
+// A row's bounds: to BAD unless 0 <= L <= H (H <= n is checked next to
+// it: go vet cannot see frame references in a macro's arguments).
+#define ROW_OK(L, H, BAD) TESTQ L, L; JLT BAD; CMPQ L, H; JGT BAD
+
+// R = ((R*a)*b)*c with a, b, c in X3, X4, X5 (products commute exactly:
+// Go's ((a*s)*b)*c).
+#define SCALE(R) MULSD X3, R; MULSD X4, R; MULSD X5, R
+
 // The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
 // Go's loops compute them, so that results are bit for bit the same.
 // Values are reals, or ints (ints = 1) converted as they are read, or
@@ -41,10 +49,7 @@ row:
 	CMPQ  CX, R11
 	JGE   done
 	MOVQ  (R8)(CX*8), BX
-	TESTQ AX, AX
-	JLT   done
-	CMPQ  AX, BX
-	JGT   done
+	ROW_OK(AX, BX, done)
 	CMPQ  BX, R12
 	JGT   done
 	XORPS X1, X1
@@ -73,9 +78,7 @@ gatherEntry:
 	JNE   gatherEntry
 
 store:
-	MULSD X3, X1
-	MULSD X4, X1
-	MULSD X5, X1
+	SCALE(X1)
 	ADDSD (R10)(CX*8), X1
 	MOVSD X1, (R10)(CX*8)
 	INCQ  CX
@@ -111,16 +114,10 @@ row2:
 	JGE   done2
 	MOVQ  (R8)(CX*8), BX
 	MOVQ  (R9)(CX*8), R12
-	TESTQ AX, AX
-	JLT   done2
-	CMPQ  AX, BX
-	JGT   done2
+	ROW_OK(AX, BX, done2)
 	CMPQ  BX, n1+32(FP)
 	JGT   done2
-	TESTQ R11, R11
-	JLT   done2
-	CMPQ  R11, R12
-	JGT   done2
+	ROW_OK(R11, R12, done2)
 	CMPQ  R12, n2+80(FP)
 	JGT   done2
 	XORPS X1, X1
@@ -140,9 +137,7 @@ dotInt:
 	JNE      dotInt
 
 scale:
-	MULSD X3, X1
-	MULSD X4, X1
-	MULSD X5, X1
+	SCALE(X1)
 	CMPQ  R11, R12
 	JGE   next
 	CMPQ  ints+128(FP), $0
