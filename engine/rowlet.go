@@ -174,9 +174,9 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 	if bd.ws == nil && lo < hi && scat.cl.imin >= 0 && scat.cl.imax >= int64(len(bd.reals)) {
 		bd.addRealSlow(scat.cl.imax, 0)
 	}
-	out := bd.reals
-	fit := dot.cl.fits(len(y)) && bd.ws == nil && scat.cl.fits(len(out))
-	if fit {
+	// CSR rows (see csrRows) run without checks; other bound arrays,
+	// rare in plans, take the checked loop below.
+	if out := bd.reals; dot.cl.fits(len(y)) && bd.ws == nil && scat.cl.fits(len(out)) {
 		h1, ok1 := csrRows(pl1, ph1, s1.loOff, s1.hiOff, lo, hi)
 		h2, ok2 := csrRows(pl2, ph2, s2.loOff, s2.hiOff, lo, hi)
 		if ok1 && ok2 {
@@ -196,10 +196,6 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 		l1, h1, l2, h2 := pl1[kl1], ph1[kh1], pl2[kl2], ph2[kh2]
 		if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
 			return q
-		}
-		if fit {
-			scatterFit(out, idx2, v, l2, h2, ((a*dotFit(idx1, x, y, l1, h1))*b)*c)
-			continue
 		}
 		s, bad := sumDot(idx1[l1:h1], x[l1:h1], y, 1, 1, 1, true, 0)
 		if bad >= 0 {
