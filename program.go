@@ -226,9 +226,12 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 		var d time.Duration
 		var err error
 		measure := measured && r == runs-1
+		// Only the last run's result is kept: the run before's output is
+		// garbage now, so it neither stays live through this run nor
+		// grows the heap under it.
+		last, res.kernel, lastKernel = nil, nil, nil
 		var base uint64
 		if measure {
-			last, res.kernel, lastKernel = nil, nil, nil // the run before's output is garbage now
 			base = liveHeap()
 		}
 		last, d, err = exec(measure)
