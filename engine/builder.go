@@ -196,6 +196,27 @@ func (b *builder) reserve(n int64) {
 
 // growReals lengthens the dense slice to n, moving into it the spilled
 // entries its new capacity covers.
+// holdKeysOf grows the real dense level b to hold every key of the int
+// array in c (its range is known) when that is at most denseKeysFactor
+// times the array's length, or maxDenseJump: a loop adding at those keys
+// then needs no check per key. The zeros the level gains are no entries.
+// Without the bound relative to the array, a level could not jump to a
+// key past maxDenseJump at once (a matrix with more columns than that, as
+// cnr-2000's 325557, kept BATAX's scatter in its checked loop); with it,
+// one stray huge key still goes to the spill map rather than allocate
+// gigabytes.
+func (b *builder) holdKeysOf(c *cell) {
+	if c.imin < 0 || c.imax < int64(len(b.reals)) || c.imax >= max(maxDenseJump, denseKeysFactor*int64(len(c.ints))) {
+		return
+	}
+	b.growReals(int(c.imax + 1))
+}
+
+// denseKeysFactor bounds holdKeysOf's dense level against the length of
+// the keys' array: 8 bytes per key against 8 per array entry, so the
+// level takes at most this many times the array's memory.
+const denseKeysFactor = 4
+
 func (b *builder) growReals(n int) {
 	c := cap(b.reals)
 	b.reals = growTo(b.reals, n)

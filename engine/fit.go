@@ -79,6 +79,30 @@ func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 	return len(h1)
 }
 
+// csrGatherScatter is csrDotScatter for a pattern matrix (no value
+// arrays): t = ((a*s)*b)*c with s the sum of y[idx1[p]], then
+// out[idx2[p]] += t.
+func csrGatherScatter[Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, n2 int64, a, b, c float64) int {
+	h2 = h2[:len(h1)]
+	ip1, ip2, yp, op := unsafe.Pointer(unsafe.SliceData(idx1)), unsafe.Pointer(unsafe.SliceData(idx2)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(out))
+	for k, e1 := range h1 {
+		e2 := h2[k]
+		if l1 < 0 || l1 > e1 || e1 > n1 || l2 < 0 || l2 > e2 || e2 > n2 {
+			return k
+		}
+		s := 0.0
+		for p := l1; p < e1; p++ {
+			s += float64(at[Y](yp, at[int64](ip1, p)))
+		}
+		t := ((a * s) * b) * c
+		for p := l2; p < e2; p++ {
+			*(*float64)(unsafe.Add(op, at[int64](ip2, p)*8)) += t
+		}
+		l1, l2 = e1, e2
+	}
+	return len(h1)
+}
+
 // rowsGatherFit is rowsGather for an idx whose values all index y: CSR
 // rows run without checks in assembly where there is any; everything
 // else takes rowsGather.

@@ -144,6 +144,33 @@ func TestFitLoops(t *testing.T) {
 			}
 		}
 
+		// A pattern matrix's BATAX rows: a gather, then t at every key,
+		// against sumGather and addReal row by row.
+		if lo < int64(rows) {
+			nout := 1 + rng.IntN(30)
+			n2 := max(0, n-rng.Int64N(3))
+			idx2 := make([]int64, nnz)
+			for p := range idx2 {
+				idx2[p] = rng.Int64N(int64(nout))
+			}
+			want := &builder{spec: &bspec{dense: true, real: true}, reals: make([]float64, nout)}
+			stop := int64(rows)
+			for q := lo; q < int64(rows); q++ {
+				l, h := pos[q], pos[q+1]
+				if l < 0 || l > h || h > n || h > n2 {
+					stop = q
+					break
+				}
+				s, _ := sumGather(idx[l:h], yf, 1, 1, 1, true, 0)
+				for _, j := range idx2[l:h] {
+					want.addReal(j, ((a*s)*b)*c)
+				}
+			}
+			got := make([]float64, nout)
+			k := csrGatherScatter(got, pos[lo+1:rows+1], pos[lo], idx, yf, n, pos[lo+1:rows+1], pos[lo], idx2, n2, a, b, c)
+			check("gather-scatter rows", got, want.reals, lo+int64(k), stop)
+		}
+
 		// dotFit and scatterFit against sumDot and scatterAdd's dense loop.
 		l := int64(rng.IntN(nnz + 1))
 		h := l + int64(rng.IntN(nnz-int(l)+1))

@@ -32,6 +32,10 @@ type rowLet struct {
 	dot    *fusedLoop // fast path: the let's dot product of a row segment
 	scat   *fusedLoop // fast path: the inner scatter of a row segment
 	same   bool       // fast path: the dot's array X and the scatter's V have the same element type
+	// pattern: the fast path of a matrix with no value array (a storage
+	// mapping whose values are all 1): the dot is a gather of x and the
+	// scatter adds t alone.
+	pattern bool
 }
 
 // rowLetCompiled, when set (by tests), sees every rowLet compiled.
@@ -77,14 +81,22 @@ func (c *compiler) rowLetLoop(e *ir.Expr, lb loopBody, open func(*frame) (srcSta
 
 // fastPath sets dot and scat when the let is a pure dot product of a
 // segment of the row and the inner loop adds V(q) * t at key j over a
-// segment of the row.
+// segment of the row, or, for a pattern matrix, when the let sums x over
+// a segment of the row (a gather) and the inner loop adds t alone.
 func (rl *rowLet) fastPath(inner *loop) {
 	p := &rl.let.p
 	if p.v2.at != atNone || p.dicts != nil {
 		return
 	}
 	dot := rowDot(&p.v1, rl.rs)
-	if dot == nil || dot.fb.shape != shapeDot {
+	if dot == nil {
+		return
+	}
+	pattern := dot.fb.shape == shapeGather
+	valueAt := at1 // the scatter reads V(q)
+	if pattern {
+		valueAt = atNone
+	} else if dot.fb.shape != shapeDot {
 		return
 	}
 	fl := inner.fused
@@ -92,7 +104,7 @@ func (rl *rowLet) fastPath(inner *loop) {
 		return
 	}
 	fb, q := fl.fb, &fl.fb.p
-	if fb.writeSlots || fb.steps != nil || fb.keyAt != at2 || q.v1.at != at1 || q.v2.at != atNone || q.dicts != nil || q.c != nil || (q.a == nil) == (q.b == nil) {
+	if fb.writeSlots || fb.steps != nil || fb.keyAt != at2 || q.v1.at != valueAt || q.v2.at != atNone || q.dicts != nil || q.c != nil || (q.a == nil) == (q.b == nil) {
 		return
 	}
 	t := q.a
@@ -102,8 +114,8 @@ func (rl *rowLet) fastPath(inner *loop) {
 	if t.kind != invSlotF || t.slot != rl.slot || t.negate {
 		return
 	}
-	rl.dot, rl.scat = dot, fl
-	rl.same = dot.fb.p.v1.ints == q.v1.ints
+	rl.dot, rl.scat, rl.pattern = dot, fl, pattern
+	rl.same = pattern || dot.fb.p.v1.ints == q.v1.ints
 }
 
 func (rl *rowLet) run(fr *frame, st srcState, from, to int64, bd *builder) {
@@ -139,8 +151,16 @@ func (rl *rowLet) run(fr *frame, st srcState, from, to int64, bd *builder) {
 	}
 }
 
-// fast runs dotScatterRows with the arrays' element types.
+// fast runs dotScatterRows with the arrays' element types (a pattern
+// matrix's rows with no X and no V).
 func (rl *rowLet) fast(bd *builder, lo, hi int64, a, b, c float64) int64 {
+	if rl.pattern {
+		if y := &rl.dot.fb.p.v1; y.ints {
+			return dotScatterRows[float64](bd, rl.dot, rl.scat, nil, y.arr.ints, nil, lo, hi, a, b, c)
+		} else {
+			return dotScatterRows[float64](bd, rl.dot, rl.scat, nil, y.arr.reals, nil, lo, hi, a, b, c)
+		}
+	}
 	x, y := &rl.dot.fb.p.v1, &rl.dot.fb.p.v2
 	v := &rl.scat.fb.p.v1
 	switch {
@@ -157,22 +177,30 @@ func (rl *rowLet) fast(bd *builder, lo, hi int64, a, b, c float64) int64 {
 // dotScatterRows runs rows q = lo, lo+1, ... of a rowLet: t = ((a*s)*b)*c
 // where s sums x[p]*y[idx[p]] over the dot's segment of row q, then
 // out[idx'[p']] += t*v[p'] over the scatter's segment of row q, exactly
-// as the general row computes them. It stops at the first row that needs
-// the general path (bounds out of order or past the arrays, an index
-// outside y), before any effect of that row, and returns it (hi when
-// done).
+// as the general row computes them. A pattern matrix's rows pass x and v
+// nil: s sums y[idx[p]] and the scatter adds t. It stops at the first row
+// that needs the general path (bounds out of order or past the arrays,
+// an index outside y), before any effect of that row, and returns it (hi
+// when done).
 func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y, v []X, lo, hi int64, a, b, c float64) int64 {
 	s1, s2 := dot.seg, scat.seg
 	pl1, ph1, pl2, ph2 := s1.lo.ints, s1.hi.ints, s2.lo.ints, s2.hi.ints
 	idx1, idx2 := dot.cl.ints, scat.cl.ints
-	n1 := min(s1.arr.n, int64(len(idx1)), int64(len(x)))
-	n2 := min(s2.arr.n, int64(len(idx2)), int64(len(v)))
+	n1 := min(s1.arr.n, int64(len(idx1)))
+	n2 := min(s2.arr.n, int64(len(idx2)))
+	pattern := x == nil
+	if pattern {
+		if bd.ws != nil {
+			return lo // a workspace row: the general row keeps its keys
+		}
+	} else {
+		n1, n2 = min(n1, int64(len(x))), min(n2, int64(len(v)))
+	}
 	// With both index arrays inside what they index, no entry needs a
 	// check. The dense result (a workspace row aside) is first grown to
-	// hold every key the scatter can write; the zeros it gains are no
-	// entries.
-	if bd.ws == nil && lo < hi && scat.cl.imin >= 0 && scat.cl.imax >= int64(len(bd.reals)) {
-		bd.addRealSlow(scat.cl.imax, 0)
+	// hold every key the scatter can write.
+	if bd.ws == nil && lo < hi {
+		bd.holdKeysOf(scat.cl)
 	}
 	// CSR rows (see csrRows) run without checks; other bound arrays,
 	// rare in plans, take the checked loop below.
@@ -181,6 +209,9 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 		h2, ok2 := csrRows(pl2, ph2, s2.loOff, s2.hiOff, lo, hi)
 		if ok1 && ok2 {
 			l1, l2 := pl1[lo+s1.loOff], pl2[lo+s2.loOff]
+			if pattern {
+				return lo + int64(csrGatherScatter(out, h1, l1, idx1, y, n1, h2, l2, idx2, n2, a, b, c))
+			}
 			if k, ok := csrDotScatterAsm(out, h1, l1, idx1, x, y, n1, h2, l2, idx2, v, n2, a, b, c); ok {
 				return lo + int64(k)
 			}
@@ -196,6 +227,17 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y
 		l1, h1, l2, h2 := pl1[kl1], ph1[kh1], pl2[kl2], ph2[kh2]
 		if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
 			return q
+		}
+		if pattern {
+			s, bad := sumGather(idx1[l1:h1], y, 1, 1, 1, true, 0)
+			if bad >= 0 {
+				return q
+			}
+			t := ((a * s) * b) * c
+			for _, j := range idx2[l2:h2] {
+				bd.addReal(j, t)
+			}
+			continue
 		}
 		s, bad := sumDot(idx1[l1:h1], x[l1:h1], y, 1, 1, 1, true, 0)
 		if bad >= 0 {

@@ -24,6 +24,9 @@ var rowLetPlans = []struct {
 	{"an invariant on both sides", `sum(<i, _> in 0:A_len1)
   let t = (beta * (sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p) * x(k))) * 3.0 in
   sum(<q, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense j -> A_val(q) * t }`, true},
+	{"BATAX of a pattern matrix (no value array)", `sum(<i1, _> in 0:A_len1)
+  let t1 = beta * (sum(<_, k> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) x(k)) in
+  sum(<_, j> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) { @dense j -> t1 }`, true},
 	{"scaled scatter: the general row", `sum(<i, _> in 0:A_len1)
   let t = sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p) * x(k) in
   sum(<q, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense j -> beta * A_val(q) * t }`, false},
@@ -41,9 +44,21 @@ func TestRowLet(t *testing.T) {
 	for _, pc := range rowLetPlans {
 		for trial := range 24 {
 			n, m := 1+rng.IntN([]int{30, 300}[trial%2]), 1+rng.IntN(30) // 300: rows in several blocks
+			nnz := func() int { return rng.IntN(4*n + 1) }
+			if trial%8 == 3 {
+				// Wider than maxDenseJump, with enough entries that the
+				// result is grown to every key at once (holdKeysOf).
+				n, m = 50+rng.IntN(250), maxDenseJump+1+rng.IntN(5000)
+				nnz = func() int { return m/3 + rng.IntN(m) }
+				if trial == 11 {
+					// Too few entries for that: keys are checked one by
+					// one, the far ones spilled.
+					nnz = func() int { return 1 + rng.IntN(2*n) }
+				}
+			}
 			st := storage.Store{"beta": storage.RealScalar(float64(rng.IntN(5)) - 1.5)}
-			csr(st, "A", n, m, rng.IntN(4*n+1), rng)
-			csr(st, "B", n, m, rng.IntN(4*n+1), rng)
+			csr(st, "A", n, m, nnz(), rng)
+			csr(st, "B", n, m, nnz(), rng)
 			st["x"] = storage.RealArray(randVec(max(n, m), rng))
 			if trial%3 == 1 {
 				// A pattern matrix's values are ints.
@@ -101,4 +116,25 @@ func intsOf(o storage.Object) *storage.Array {
 		v[i] = int64(x)
 	}
 	return storage.IntArray(v)
+}
+
+// TestHoldKeysOf checks when a dense result grows to every key of an
+// index array at once (so that a scatter of its keys needs no check).
+func TestHoldKeysOf(t *testing.T) {
+	for _, c := range []struct {
+		imin, imax int64
+		n, want    int
+	}{
+		{0, 100_000, 30_000, 100_001}, // past maxDenseJump, inside denseKeysFactor times the entries
+		{0, 100_000, 20_000, 0},       // past both: keys go one by one
+		{0, 1 << 40, 30_000, 0},       // one stray huge key: left to the spill map
+		{-1, 10, 100, 0},              // a negative key
+		{0, 100, 1, 101},              // inside maxDenseJump
+	} {
+		bd := &builder{spec: &bspec{dense: true, real: true, depth: 1}}
+		bd.holdKeysOf(&cell{imin: c.imin, imax: c.imax, ints: make([]int64, c.n)})
+		if len(bd.reals) != c.want {
+			t.Errorf("keys %d..%d of %d entries: length %d, want %d", c.imin, c.imax, c.n, len(bd.reals), c.want)
+		}
+	}
 }
