@@ -150,7 +150,7 @@ func (h *Harness) runE2E() error {
 			if kernel == "ttm" {
 				jobs = append(jobs, h.storelJob(k, "storel (CSF, CSR)", StorelRun{h.program(kernel), map[string]string{"A": "csf", "B": "csr"}, "optimized", 1}, in, false))
 			}
-			if kernel == "spmv" {
+			if kernel == "spmv" || kernel == "batax" {
 				pattern, err := mtxIsPattern(filepath.Join(h.cfg.DataDir, d.File))
 				if err != nil {
 					return err
@@ -166,9 +166,9 @@ func (h *Harness) runE2E() error {
 	return nil
 }
 
-// storelPatternSystem is SpMV's second storel line on pattern matrices
-// (Matrix Market field "pattern": every entry is 1): CSR without a value
-// array.
+// storelPatternSystem is SpMV's and BATAX's second storel line on
+// pattern matrices (Matrix Market field "pattern": every entry is 1): CSR
+// without a value array.
 const storelPatternSystem = "storel (csr+pattern)"
 
 // sweepSeries is one line group of Fig. 8: a kernel on random n x n

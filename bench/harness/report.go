@@ -307,7 +307,7 @@ func writeReport(dir string, d *reportData) error {
 			"SpMV (y(i) = Σⱼ A(i,j)·x(j), not among the paper's kernels; examples/spmv.sdql) multiplies every matrix by a random dense x: "+
 			"storel CSR·dense, SciPy CSR @ x, NumPy dense @ x, PyTorch CSR @ x (as an n×1 matrix: Debian's PyTorch has no MKL for its CSR×vector), "+
 			"DuckDB a join + GROUP BY, TACO `Q(i)=A(i,j)*x(j)` with A CSR (`ds`) and x dense; on the matrices whose Matrix Market header says `pattern` "+
-			"(every entry 1), storel also runs %s: CSR with no value array.", d.Config["factor density"], "`"+storelPatternSystem+"`")
+			"(every entry 1), storel also runs %s for SpMV and BATAX: CSR with no value array.", d.Config["factor density"], "`"+storelPatternSystem+"`")
 		w.p("")
 		writeTacoNote(w, ms)
 		w.p("")
@@ -503,7 +503,8 @@ func writeHeadline(w *mdWriter, ms []*Measurement, mode string) {
 		ratio               float64
 	}
 	var losses []loss
-	// storel's other storage (TTM's CSF·CSR, SpMV's csr+pattern) against
+	// storel's other storage (TTM's CSF·CSR, SpMV's and BATAX's
+	// csr+pattern) against
 	// its Table 3 storage, in a table of their own.
 	var variants [][]string
 	for _, kernel := range byKernel.keys {
