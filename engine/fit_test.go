@@ -142,17 +142,8 @@ func TestFitLoops(t *testing.T) {
 					}
 				}
 			}
-		}
-
-		// A pattern matrix's BATAX rows: a gather, then t at every key,
-		// against sumGather and addReal row by row.
-		if lo < int64(rows) {
-			nout := 1 + rng.IntN(30)
-			n2 := max(0, n-rng.Int64N(3))
-			idx2 := make([]int64, nnz)
-			for p := range idx2 {
-				idx2[p] = rng.Int64N(int64(nout))
-			}
+			// A pattern matrix's rows: a gather, then t at every key,
+			// against sumGather and addReal row by row.
 			want := &builder{spec: &bspec{dense: true, real: true}, reals: make([]float64, nout)}
 			stop := int64(rows)
 			for q := lo; q < int64(rows); q++ {
@@ -167,7 +158,8 @@ func TestFitLoops(t *testing.T) {
 				}
 			}
 			got := make([]float64, nout)
-			k := csrGatherScatter(got, pos[lo+1:rows+1], pos[lo], idx, yf, n, pos[lo+1:rows+1], pos[lo], idx2, n2, a, b, c)
+			hs := pos[lo+1 : rows+1]
+			k := csrGatherScatter(got, hs, pos[lo], idx, yf, n, hs, pos[lo], idx2, n2, a, b, c)
 			check("gather-scatter rows", got, want.reals, lo+int64(k), stop)
 		}
 
