@@ -156,39 +156,37 @@ func (rl *rowLet) run(fr *frame, st srcState, from, to int64, bd *builder) {
 func (rl *rowLet) fast(bd *builder, lo, hi int64, a, b, c float64) int64 {
 	if rl.pattern {
 		if y := &rl.dot.fb.p.v1; y.ints {
-			return dotScatterRows[float64](bd, rl.dot, rl.scat, nil, y.arr.ints, nil, lo, hi, a, b, c)
-		} else {
-			return dotScatterRows[float64](bd, rl.dot, rl.scat, nil, y.arr.reals, nil, lo, hi, a, b, c)
+			return dotScatterRows[float64](bd, rl.dot, rl.scat, true, nil, y.arr.ints, nil, lo, hi, a, b, c)
 		}
+		return dotScatterRows[float64](bd, rl.dot, rl.scat, true, nil, rl.dot.fb.p.v1.arr.reals, nil, lo, hi, a, b, c)
 	}
 	x, y := &rl.dot.fb.p.v1, &rl.dot.fb.p.v2
 	v := &rl.scat.fb.p.v1
 	switch {
 	case !x.ints && !y.ints:
-		return dotScatterRows(bd, rl.dot, rl.scat, x.arr.reals, y.arr.reals, v.arr.reals, lo, hi, a, b, c)
+		return dotScatterRows(bd, rl.dot, rl.scat, false, x.arr.reals, y.arr.reals, v.arr.reals, lo, hi, a, b, c)
 	case x.ints && !y.ints:
-		return dotScatterRows(bd, rl.dot, rl.scat, x.arr.ints, y.arr.reals, v.arr.ints, lo, hi, a, b, c)
+		return dotScatterRows(bd, rl.dot, rl.scat, false, x.arr.ints, y.arr.reals, v.arr.ints, lo, hi, a, b, c)
 	case !x.ints:
-		return dotScatterRows(bd, rl.dot, rl.scat, x.arr.reals, y.arr.ints, v.arr.reals, lo, hi, a, b, c)
+		return dotScatterRows(bd, rl.dot, rl.scat, false, x.arr.reals, y.arr.ints, v.arr.reals, lo, hi, a, b, c)
 	}
-	return dotScatterRows(bd, rl.dot, rl.scat, x.arr.ints, y.arr.ints, v.arr.ints, lo, hi, a, b, c)
+	return dotScatterRows(bd, rl.dot, rl.scat, false, x.arr.ints, y.arr.ints, v.arr.ints, lo, hi, a, b, c)
 }
 
 // dotScatterRows runs rows q = lo, lo+1, ... of a rowLet: t = ((a*s)*b)*c
 // where s sums x[p]*y[idx[p]] over the dot's segment of row q, then
 // out[idx'[p']] += t*v[p'] over the scatter's segment of row q, exactly
-// as the general row computes them. A pattern matrix's rows pass x and v
-// nil: s sums y[idx[p]] and the scatter adds t. It stops at the first row
+// as the general row computes them. A pattern matrix's rows (pattern;
+// x and v unused): s sums y[idx[p]] and the scatter adds t. It stops at the first row
 // that needs the general path (bounds out of order or past the arrays,
 // an index outside y), before any effect of that row, and returns it (hi
 // when done).
-func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, x []X, y []Y, v []X, lo, hi int64, a, b, c float64) int64 {
+func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, pattern bool, x []X, y []Y, v []X, lo, hi int64, a, b, c float64) int64 {
 	s1, s2 := dot.seg, scat.seg
 	pl1, ph1, pl2, ph2 := s1.lo.ints, s1.hi.ints, s2.lo.ints, s2.hi.ints
 	idx1, idx2 := dot.cl.ints, scat.cl.ints
 	n1 := min(s1.arr.n, int64(len(idx1)))
 	n2 := min(s2.arr.n, int64(len(idx2)))
-	pattern := x == nil
 	if pattern {
 		if bd.ws != nil {
 			return lo // a workspace row: the general row keeps its keys
