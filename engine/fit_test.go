@@ -104,15 +104,19 @@ func TestFitLoops(t *testing.T) {
 			for p := range idx2 {
 				idx2[p] = rng.Int64N(int64(nout))
 			}
+			// The first row whose bounds are bad, where every loop stops.
+			stop := int64(rows)
+			for q := lo; q < int64(rows); q++ {
+				if l, h := pos[q], pos[q+1]; l < 0 || l > h || h > n || h > n2 {
+					stop = q
+					break
+				}
+			}
+			hs := pos[lo+1 : rows+1]
 			for _, ints := range []bool{false, true} {
 				want := &builder{reals: make([]float64, nout)}
-				stop := int64(rows)
-				for q := lo; q < int64(rows); q++ {
+				for q := lo; q < stop; q++ {
 					l, h := pos[q], pos[q+1]
-					if l < 0 || l > h || h > n || h > n2 {
-						stop = q
-						break
-					}
 					var s float64
 					if ints {
 						s, _ = sumDot(idx[l:h], xi[l:h], yf, 1, 1, 1, true, 0)
@@ -122,7 +126,6 @@ func TestFitLoops(t *testing.T) {
 						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c, 1, 1, true)
 					}
 				}
-				hs := pos[lo+1 : rows+1]
 				for _, impl := range []string{"go", "asm"} {
 					got := make([]float64, nout)
 					var k int
@@ -145,20 +148,14 @@ func TestFitLoops(t *testing.T) {
 			// A pattern matrix's rows: a gather, then t at every key,
 			// against sumGather and addReal row by row.
 			want := &builder{spec: &bspec{dense: true, real: true}, reals: make([]float64, nout)}
-			stop := int64(rows)
-			for q := lo; q < int64(rows); q++ {
+			for q := lo; q < stop; q++ {
 				l, h := pos[q], pos[q+1]
-				if l < 0 || l > h || h > n || h > n2 {
-					stop = q
-					break
-				}
 				s, _ := sumGather(idx[l:h], yf, 1, 1, 1, true, 0)
 				for _, j := range idx2[l:h] {
 					want.addReal(j, ((a*s)*b)*c)
 				}
 			}
 			got := make([]float64, nout)
-			hs := pos[lo+1 : rows+1]
 			k := csrGatherScatter(got, hs, pos[lo], idx, yf, n, hs, pos[lo], idx2, n2, a, b, c)
 			check("gather-scatter rows", got, want.reals, lo+int64(k), stop)
 		}

@@ -155,10 +155,11 @@ func (rl *rowLet) run(fr *frame, st srcState, from, to int64, bd *builder) {
 // matrix's rows with no X and no V).
 func (rl *rowLet) fast(bd *builder, lo, hi int64, a, b, c float64) int64 {
 	if rl.pattern {
-		if y := &rl.dot.fb.p.v1; y.ints {
+		y := &rl.dot.fb.p.v1 // a gather reads x as its V1
+		if y.ints {
 			return dotScatterRows[float64](bd, rl.dot, rl.scat, true, nil, y.arr.ints, nil, lo, hi, a, b, c)
 		}
-		return dotScatterRows[float64](bd, rl.dot, rl.scat, true, nil, rl.dot.fb.p.v1.arr.reals, nil, lo, hi, a, b, c)
+		return dotScatterRows[float64](bd, rl.dot, rl.scat, true, nil, y.arr.reals, nil, lo, hi, a, b, c)
 	}
 	x, y := &rl.dot.fb.p.v1, &rl.dot.fb.p.v2
 	v := &rl.scat.fb.p.v1
