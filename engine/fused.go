@@ -1099,6 +1099,11 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 	return s
 }
 
+// nestedWindow, when set (by tests), learns for every window nestedRun
+// runs whether its prelude can run as a windowPrelude, and answers
+// whether it will.
+var nestedWindow func(covered bool) bool
+
 // nestedRun runs, for every position p of a window of the int array cl
 // (k = cl(p)), an inner fused loop out[j] += a * V(q) over the segment
 // I(P(k + c1):P(k + c2)): the inner pair of loops of a sparse product
@@ -1138,8 +1143,16 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 		}
 	}
 	v1 := &fb.p.v1
+	window := windowPreludeOf(steps, ks, vs)
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
 		outer, innerIdx, n := cl.ints, fl.cl.ints, v1.length()
+		pre, loads := steps, (*windowPrelude)(nil)
+		if window != nil && window.covers(cl.imin, cl.imax, st.lo+from, st.lo+to) {
+			pre, loads = nil, window
+		}
+		if nestedWindow != nil && !nestedWindow(loads != nil) {
+			pre, loads = steps, nil
+		}
 		pa, pb := sb.lo.ints, sb.hi.ints
 		var avals []float64
 		if direct != nil {
@@ -1175,7 +1188,9 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 				fr.i[ks] = p
 			}
 			fr.i[vs] = k
-			if steps != nil && !runSteps(fr, steps) {
+			if loads != nil {
+				loads.load(fr, p)
+			} else if pre != nil && !runSteps(fr, pre) {
 				if fr.err != nil {
 					return
 				}
