@@ -328,9 +328,9 @@ func (b *builder) release() {
 	// of entries) as a list: 8 (24 for children) bytes per key against
 	// 16 (32) per entry. Children keep the former, denser, rule: no
 	// measurement has called for a change.
-	lo, hi, sorted := keyRange(touched)
 	switch s := b.spec; {
 	case s.depth > 1:
+		_, hi, _ := keyRange(touched)
 		w.kids, b.x.kids = b.x.kids, nil // the slice may have grown
 		if hi+1 <= 4*int64(len(touched)) {
 			b.x.kids, w.kids = handOver(w.kids, hi+1, nil, nil)
@@ -362,7 +362,7 @@ func (b *builder) release() {
 		if b.x != nil {
 			spill = &b.x.mreal
 		}
-		if releaseLeaf(b, w, &b.reals, &w.reals, &w.denseReals, &w.realBlock, spill, lo, hi, sorted) {
+		if releaseLeaf(b, w, &b.reals, &w.reals, &w.denseReals, &w.realBlock, spill) {
 			return
 		}
 	default:
@@ -370,7 +370,7 @@ func (b *builder) release() {
 		if b.x != nil {
 			spill = &b.x.mint
 		}
-		if releaseLeaf(b, w, &b.ints, &w.ints, &w.denseInts, &w.intBlock, spill, lo, hi, sorted) {
+		if releaseLeaf(b, w, &b.ints, &w.ints, &w.denseInts, &w.intBlock, spill) {
 			return
 		}
 	}
@@ -382,7 +382,7 @@ func (b *builder) release() {
 // and block the level's blocks for dense rows and lists, spill b's
 // entries outside the slice (nil: none), which a list takes in. It reports whether the row went to a dense
 // slice; otherwise b is a sorted list.
-func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, block *[]V, spill *map[int64]V, lo, hi int64, sorted bool) bool {
+func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, block *[]V, spill *map[int64]V) bool {
 	touched := w.touched
 	// *own is the workspace's slice, grown or not: store it back only if
 	// it changed (pointer stores into the heap pay for the collector's
@@ -391,7 +391,19 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	if len(*own) != len(*shared) || cap(*own) != cap(*shared) {
 		*shared = *own
 	}
+	// The keys' range, and their order: when a bitmap of the whole slice
+	// may put them in order (a narrow workspace: MMM's 250 columns),
+	// marking it finds the greatest key too, saving keyRange's pass.
+	var marked []uint64
+	var lo, hi int64
+	sorted := false
+	if len(*shared) <= bitmapFactor*len(touched) {
+		marked, hi = markedRange(touched, len(*shared), &w.bits)
+	} else {
+		lo, hi, sorted = keyRange(touched)
+	}
 	if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
+		clear(marked)
 		*own, *shared = handOver(*shared, hi+1, dense, &w.carvedDense)
 		w.startStreak(hi + 1)
 		b.ws = nil
@@ -400,7 +412,12 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	}
 	need := len(touched) + 1
 	keys, vals := carve(&w.keyBlock, block, need, w.carved)
-	n := compactInto(*shared, touched, lo, hi, sorted, keys, vals, &w.bits)
+	var n int
+	if marked != nil {
+		n = sweepMarked(*shared, marked, 0, keys, vals)
+	} else {
+		n = compactInto(*shared, touched, lo, hi, sorted, keys, vals, &w.bits)
+	}
 	commit(&w.keyBlock, block, need, n)
 	w.carved += n
 	var m map[int64]V
@@ -479,34 +496,13 @@ func keyRange(keys []int64) (lo, hi int64, sorted bool) {
 // loops store every candidate and step past the non-zero ones only, so
 // that rows whose zeros fall at random cost no mispredicted branches.
 func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorted bool, keys []int64, vals []V, bits *[]uint64) int {
-	n := 0
 	if !sorted && hi-lo+1 <= bitmapFactor*int64(len(touched)) {
-		words := int((hi-lo)>>6) + 1
-		if len(*bits) < words {
-			*bits = make([]uint64, words)
-		}
-		bm := (*bits)[:words]
-		for _, k := range touched {
-			d := k - lo
-			bm[d>>6] |= 1 << (d & 63)
-		}
-		for i, word := range bm {
-			bm[i] = 0
-			base := lo + int64(i)<<6
-			for word != 0 {
-				k := base + int64(mathbits.TrailingZeros64(word))
-				word &= word - 1
-				v := ws[k]
-				keys[n], vals[n] = k, v
-				n += isNonZero(v)
-				ws[k] = 0
-			}
-		}
-		return n
+		return sweepMarked(ws, markKeys(touched, lo, hi, bits), lo, keys, vals)
 	}
 	if !sorted {
 		slices.Sort(touched)
 	}
+	n := 0
 	for _, k := range touched {
 		// Repeated keys were zeroed at their first occurrence.
 		v := ws[k]
@@ -515,6 +511,57 @@ func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorte
 		ws[k] = 0
 	}
 	return n
+}
+
+// markKeys sets the bits k-lo of the keys in touched (all in lo..hi) in
+// *bits (grown as needed) and returns its words up to hi.
+func markKeys(touched []int64, lo, hi int64, bits *[]uint64) []uint64 {
+	words := int((hi-lo)>>6) + 1
+	if len(*bits) < words {
+		*bits = make([]uint64, words)
+	}
+	bm := (*bits)[:words]
+	for _, k := range touched {
+		d := k - lo
+		bm[d>>6] |= 1 << (d & 63)
+	}
+	return bm
+}
+
+// sweepMarked writes the non-zero entries of ws at the keys marked in bm
+// (bit d for key lo+d) into keys and vals in increasing key order,
+// zeroing ws there and bm, and returns their number.
+func sweepMarked[V int64 | float64](ws []V, bm []uint64, lo int64, keys []int64, vals []V) int {
+	n := 0
+	for i, word := range bm {
+		bm[i] = 0
+		base := lo + int64(i)<<6
+		for word != 0 {
+			k := base + int64(mathbits.TrailingZeros64(word))
+			word &= word - 1
+			v := ws[k]
+			keys[n], vals[n] = k, v
+			n += isNonZero(v)
+			ws[k] = 0
+		}
+	}
+	return n
+}
+
+// markedRange marks the keys of touched, all in 0..n-1, in a bitmap of
+// that whole range (*bits) and returns its words up to the greatest key
+// and that key (-1 if there are none): the range of a narrow workspace,
+// found without a pass of keyRange.
+func markedRange(touched []int64, n int, bits *[]uint64) ([]uint64, int64) {
+	if len(touched) == 0 {
+		return nil, -1
+	}
+	bm := markKeys(touched, 0, int64(n-1), bits)
+	top := len(bm) - 1
+	for top > 0 && bm[top] == 0 {
+		top--
+	}
+	return bm[:top+1], int64(top)<<6 + 63 - int64(mathbits.LeadingZeros64(bm[top]))
 }
 
 // isNonZero is 1 if v is not zero, else 0 (-0 is zero), without a branch.

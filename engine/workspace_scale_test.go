@@ -10,10 +10,12 @@ import (
 // TestCompactIntoAgainstSorting: the compaction of a workspace row (a
 // bitmap over a narrow key range, a sort over a wide one, nothing for
 // keys already in order) lists exactly the touched keys whose values are
-// not zero, in order, and leaves the workspace and the bitmap zeroed.
+// not zero, in order, and leaves the workspace and the bitmap zeroed; so
+// does the bitmap of a whole narrow slice (markedRange, sweepMarked).
 func TestCompactIntoAgainstSorting(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var bits []uint64
+	var bits, bits2 []uint64
+	marked := 0
 	for trial := range 3000 {
 		size := []int{1, 64, 250, 5000}[trial%4]
 		ws := make([]float64, size)
@@ -56,6 +58,23 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 		}
 		keys, vals := make([]int64, len(touched)+1), make([]float64, len(touched)+1)
 		first, last, sorted := keyRange(touched)
+		if len(ws) <= bitmapFactor*len(touched) {
+			// releaseLeaf's way for a narrow workspace: a bitmap of
+			// the whole slice, which finds the greatest key too.
+			ws2 := slices.Clone(ws)
+			bm, hi := markedRange(touched, len(ws2), &bits2)
+			if hi != last {
+				t.Fatalf("trial %d: markedRange's greatest key %d, keyRange's %d", trial, hi, last)
+			}
+			n := sweepMarked(ws2, bm, 0, keys, vals)
+			if !slices.Equal(keys[:n], wantK) || !slices.Equal(vals[:n], wantV) {
+				t.Fatalf("trial %d: swept %v %v, want %v %v", trial, keys[:n], vals[:n], wantK, wantV)
+			}
+			if slices.ContainsFunc(ws2, func(v float64) bool { return v != 0 }) || slices.ContainsFunc(bits2, func(w uint64) bool { return w != 0 }) {
+				t.Fatalf("trial %d: sweepMarked left the workspace or the bitmap not zeroed", trial)
+			}
+			marked++
+		}
 		n := compactInto(ws, touched, first, last, sorted, keys, vals, &bits)
 		if !slices.Equal(keys[:n], wantK) || !slices.Equal(vals[:n], wantV) {
 			t.Fatalf("trial %d: got %v %v, want %v %v", trial, keys[:n], vals[:n], wantK, wantV)
@@ -66,6 +85,9 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 		if slices.ContainsFunc(bits, func(w uint64) bool { return w != 0 }) {
 			t.Fatalf("trial %d: bitmap not zeroed", trial)
 		}
+	}
+	if marked < 1000 {
+		t.Fatalf("only %d trials took the whole-slice bitmap", marked)
 	}
 }
 
