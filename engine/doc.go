@@ -22,10 +22,13 @@
 //     fused into the loop, segment bounds are read in place, bounds checks
 //     are hoisted where Go allows, and two levels of a sparse product (MMM,
 //     TTM) run as one function, reading each segment's bounds one position
-//     ahead; the rows of a dense vector of segment dot products (SpMV) run
-//     as one loop, and so do rows that bind a let to a row's dot product
-//     and scatter a row scaled by it (BATAX, rowlet.go); a scalar merge of
-//     two segments reads their bounds in place;
+//     ahead, with the guards and lets between them (if 0 <= k < B_len1,
+//     let t = A_val(p)) decided once per row from the key array's range
+//     and read in place (windowPrelude); the rows of a dense vector of
+//     segment dot products (SpMV) run as one loop, and so do rows that
+//     bind a let to a row's dot product and scatter a row scaled by it
+//     (BATAX, rowlet.go); a scalar merge of two segments reads their
+//     bounds in place;
 //   - the fused loops are generic in the element type of the arrays they
 //     read (typed.go): int arrays (the values of pattern and integer
 //     matrices) are converted in a register as they are read, as the
