@@ -45,8 +45,9 @@ import (
 // back in order (no sort unless the keys are spread over more than 64
 // times their number; when the whole slice is that narrow, as MMM's 250
 // columns, the bitmap covers all of it and marking it finds the greatest
-// key, with no pass of its own over the keys), the loops store every candidate and step past
-// non-zeros only (rows whose zeros fall at random mispredict no branch),
+// key, with no pass of its own over the keys), the loops store every
+// candidate and step past non-zeros only (rows whose zeros fall at
+// random mispredict no branch),
 // and lists and dense rows are carved out of blocks shared by the level
 // (one allocation per block, not two per row; see blockSize).
 //
