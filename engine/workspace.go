@@ -117,7 +117,12 @@ type workspace struct {
 	realBlock []float64
 	intBlock  []int64
 	carved    int
-	bits      []uint64 // compactInto's bitmap
+	// bits: compactInto's bitmap, zero between rows except while
+	// marking: the open row's scatter loops (scatterAdd) then mark
+	// the keys they write here, a bitmap of the whole slice, instead
+	// of listing them in touched (which other writes still use).
+	bits    []uint64
+	marking bool
 	// Likewise the slices of its dense leaves (zero until carved).
 	denseReals  []float64
 	denseInts   []int64
@@ -400,12 +405,15 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	var marked []uint64
 	var lo, hi int64
 	sorted := false
-	if len(*shared) <= bitmapFactor*len(touched) {
-		marked, hi = markedRange(touched, len(*shared), &w.bits)
+	// entries: the row's entries, or more (touched may repeat keys).
+	entries := len(touched)
+	if w.marking || len(*shared) <= bitmapFactor*len(touched) {
+		marked, hi, entries = markedRange(touched, len(*shared), &w.bits)
+		w.marking = false
 	} else {
 		lo, hi, sorted = keyRange(touched)
 	}
-	if len(touched) > 0 && hi+1 <= denseLeafFactor*int64(len(touched)) {
+	if entries > 0 && hi+1 <= denseLeafFactor*int64(entries) {
 		clear(marked)
 		*own, *shared = handOver(*shared, hi+1, dense, &w.carvedDense)
 		w.startStreak(hi + 1)
@@ -413,7 +421,7 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 		w.touched = w.touched[:0] // the length only: no barrier
 		return true
 	}
-	need := len(touched) + 1
+	need := entries + 1
 	keys, vals := carve(&w.keyBlock, block, need, w.carved)
 	var n int
 	if marked != nil {
@@ -517,12 +525,11 @@ func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorte
 }
 
 // markKeys sets the bits k-lo of the keys in touched (all in lo..hi) in
-// *bits (grown as needed) and returns its words up to hi.
+// *bits (grown as needed, keeping the bits already set) and returns its
+// words up to hi.
 func markKeys(touched []int64, lo, hi int64, bits *[]uint64) []uint64 {
 	words := int((hi-lo)>>6) + 1
-	if len(*bits) < words {
-		*bits = make([]uint64, words)
-	}
+	growBits(bits, words)
 	bm := (*bits)[:words]
 	for _, k := range touched {
 		d := k - lo
@@ -551,20 +558,31 @@ func sweepMarked[V int64 | float64](ws []V, bm []uint64, lo int64, keys []int64,
 	return n
 }
 
-// markedRange marks the keys of touched, all in 0..n-1, in a bitmap of
-// that whole range (*bits) and returns its words up to the greatest key
-// and that key (-1 if there are none): the range of a narrow workspace,
-// found without a pass of keyRange.
-func markedRange(touched []int64, n int, bits *[]uint64) ([]uint64, int64) {
-	if len(touched) == 0 {
-		return nil, -1
+// growBits makes *bits at least words long, keeping its bits.
+func growBits(bits *[]uint64, words int) {
+	if len(*bits) < words {
+		*bits = append(*bits, make([]uint64, words-len(*bits))...)
 	}
-	bm := markKeys(touched, 0, int64(n-1), bits)
+}
+
+// markedRange marks the keys of touched, all in 0..n-1, in a bitmap of
+// that whole range (*bits, which may hold marks already: see
+// workspace.marking) and returns its words up to the greatest marked
+// key, that key (-1 if there are none) and the number of marked keys:
+// the range of a narrow workspace, found without a pass of keyRange.
+func markedRange(touched []int64, n int, bits *[]uint64) (bm []uint64, hi int64, count int) {
+	bm = markKeys(touched, 0, int64(n-1), bits)
 	top := len(bm) - 1
-	for top > 0 && bm[top] == 0 {
+	for top >= 0 && bm[top] == 0 {
 		top--
 	}
-	return bm[:top+1], int64(top)<<6 + 63 - int64(mathbits.LeadingZeros64(bm[top]))
+	if top < 0 {
+		return nil, -1, 0
+	}
+	for _, word := range bm[:top+1] {
+		count += mathbits.OnesCount64(word)
+	}
+	return bm[:top+1], int64(top)<<6 + 63 - int64(mathbits.LeadingZeros64(bm[top])), count
 }
 
 // isNonZero is 1 if v is not zero, else 0 (-0 is zero), without a branch.

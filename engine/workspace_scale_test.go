@@ -61,10 +61,24 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 		if len(ws) <= bitmapFactor*len(touched) {
 			// releaseLeaf's way for a narrow workspace: a bitmap of
 			// the whole slice, which finds the greatest key too.
+			// Some keys are marked beforehand, as scatterMark marks
+			// the keys it writes; the rest are listed.
 			ws2 := slices.Clone(ws)
-			bm, hi := markedRange(touched, len(ws2), &bits2)
+			var listed []int64
+			for _, k := range touched {
+				if rng.IntN(2) == 0 {
+					growBits(&bits2, int(k>>6)+1)
+					bits2[k>>6] |= 1 << (k & 63)
+				} else {
+					listed = append(listed, k)
+				}
+			}
+			bm, hi, count := markedRange(listed, len(ws2), &bits2)
 			if hi != last {
 				t.Fatalf("trial %d: markedRange's greatest key %d, keyRange's %d", trial, hi, last)
+			}
+			if count != len(seen) {
+				t.Fatalf("trial %d: markedRange counted %d keys, want %d", trial, count, len(seen))
 			}
 			n := sweepMarked(ws2, bm, 0, keys, vals)
 			if !slices.Equal(keys[:n], wantK) || !slices.Equal(vals[:n], wantV) {
