@@ -47,9 +47,11 @@ import (
 // columns, the bitmap covers all of it and marking it finds the greatest
 // key, with no pass of its own over the keys), the loops store every
 // candidate and step past non-zeros only (rows whose zeros fall at
-// random mispredict no branch),
-// and lists and dense rows are carved out of blocks shared by the level
-// (one allocation per block, not two per row; see blockSize).
+// random mispredict no branch), and lists and dense rows are carved out
+// of blocks shared by the level (one allocation per block, not two per
+// row; see blockSize). On such a narrow slice the scatter loop of sparse
+// products marks the bitmap itself as it writes (scatterMark), so that
+// its keys are never listed at all (see workspace.marking).
 //
 // Rows that keep coming out dense skip the workspace: after two
 // consecutive dense rows of the workspace (empty rows do not count, nor
