@@ -1144,6 +1144,21 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 	}
 	v1 := &fb.p.v1
 	window := windowPreludeOf(steps, ks, vs)
+	rows := &rowProduct{outer: cl, lo: sb.lo, hi: sb.hi, loOff: sb.loOff, hiOff: sb.hiOff, idx: fl.cl, v: v1}
+	switch {
+	case direct != nil:
+		rows.a, rows.aOff = direct.cl, direct.off
+	case slotA >= 0 && window != nil:
+		// The let the window prelude loads into slot slotA.
+		for _, rd := range window.reads {
+			if rd.dst == slotA && rd.arr.info.Elem == ir.Real {
+				rows.a, rows.aOff = rd.arr, rd.off
+			}
+		}
+	}
+	if rows.a == nil {
+		rows = nil
+	}
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
 		outer, innerIdx, n := cl.ints, fl.cl.ints, v1.length()
 		pre, loads := steps, (*windowPrelude)(nil)
@@ -1174,11 +1189,15 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 			return -1, 0
 		}
 		end := st.lo + to
+		start := st.lo + from
+		if rows != nil && len(pre) == 0 {
+			start = rows.run(bd, start, end, lim)
+		}
 		var nl, nh int64
-		if p := st.lo + from; p < end {
+		if p := start; p < end {
 			nl, nh = bounds(p)
 		}
-		for p := st.lo + from; p < end; p++ {
+		for p := start; p < end; p++ {
 			l, h := nl, nh
 			if p+1 < end {
 				nl, nh = bounds(p + 1)

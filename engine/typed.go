@@ -471,3 +471,92 @@ func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
 	}
 	return s
 }
+
+// rowProduct is nestedRun's loop for its most common case, the rows of
+// MMM by a narrow factor: the builder is in workspace mode over a slice
+// at most bitmapFactor times longer than the positions of the call, the
+// factor of each position is read from a real array (A_val(p), directly
+// or through a let the window prelude would load), and no prelude step
+// needs running. It then runs all positions in one loop without calls
+// (markProduct), where the general loop made three calls per position
+// and kept its state in the frame. MMM, one process alternating the two
+// ways over 20 runs each: median 0.80-0.85 of the time on landmark and
+// copter2.
+type rowProduct struct {
+	outer, lo, hi *cell // k = outer(p); segment lo(k+loOff):hi(k+hiOff)
+	loOff, hiOff  int64
+	idx           *cell // keys of the inner segment
+	v             *variant
+	a             *cell // a(p+aOff), reals
+	aOff          int64
+}
+
+// run runs positions start..end-1 into bd if it can and returns the first
+// position left to the general loop (end when done). The frame's slots
+// for the loop's variables are left as they were: nothing reads them
+// once the loop is over, and the general loop sets them for every
+// position it runs.
+func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
+	w := bd.ws
+	if w == nil || !bd.spec.real || start >= end || int64(len(r.outer.ints)) < end {
+		return start
+	}
+	if !w.marking && int64(len(bd.reals)) > bitmapFactor*(end-start) {
+		return start
+	}
+	avals := r.a.reals
+	if start+r.aOff < 0 || end+r.aOff > int64(len(avals)) {
+		return start
+	}
+	avals = avals[start+r.aOff : end+r.aOff]
+	growBits(&w.bits, (len(bd.reals)+63)>>6)
+	w.marking = true
+	var p, q, h int64
+	outer, pa, pb, idx := r.outer.ints, r.lo.ints, r.hi.ints, r.idx.ints
+	if r.v.ints {
+		p, q, h = markProduct(bd.reals, w.bits, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.ints, avals, start, end)
+	} else {
+		p, q, h = markProduct(bd.reals, w.bits, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.reals, avals, start, end)
+	}
+	if q < 0 {
+		return p
+	}
+	// A key outside the slice at q: the rest of the segment takes the
+	// general path of scatterAdd, which grows the slice.
+	r.v.scatter(bd, idx, q, h, avals[p-start], 1, 1, true)
+	return p + 1
+}
+
+// markProduct adds a[p-start]*vals[q] at key idx[q] of out, marking the
+// key in bm (which covers out), for the positions q of segment
+// pa[k+loOff]:pb[k+hiOff] (within lim) of every position p in
+// start..end-1, k = outer[p]: scatterMark's loop for a whole row. It
+// stops at the first position whose segment is off, returned with q =
+// -1 and nothing of it added, or at a key outside out, returned with its
+// position q and the segment's end h, the keys before it added.
+func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, loOff, hiOff, lim int64, idx []int64, vals []V, a []float64, start, end int64) (p, q, h int64) {
+	idx, vals = idx[:lim], vals[:lim]
+	outer = outer[:end]
+	a = a[:end-start]
+	for p = start; p < end; p++ {
+		k := outer[p]
+		kl, kh := k+loOff, k+hiOff
+		if uint64(kl) >= uint64(len(pa)) || uint64(kh) >= uint64(len(pb)) {
+			return p, -1, 0
+		}
+		l, h := pa[kl], pb[kh]
+		if l < 0 || l > h || h > lim {
+			return p, -1, 0
+		}
+		ap := a[p-start]
+		seg, sv := idx[l:h], vals[l:h]
+		for i, j := range seg {
+			if uint64(j) >= uint64(len(out)) {
+				return p, l + int64(i), h
+			}
+			out[j] += ap * float64(sv[i])
+			bm[j>>6] |= 1 << (j & 63)
+		}
+	}
+	return end, -1, 0
+}
