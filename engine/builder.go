@@ -29,7 +29,7 @@ const maxDenseJump = 1 << 16
 // above: 117k for MTTKRP on WordNet, 325k for MMM on cnr-2000), and what
 // they cost per row is what they cost in all. So the struct holds what a
 // row of scalars uses while it is built and once it is closed (its
-// values, its keys as a list, its workspace: 104 bytes, 6 pointers for
+// values, its keys as a list, its workspace: 128 bytes, 7 pointers for
 // the collector to scan), and the fields of the rarer cases (children,
 // hash levels, keys spilled out of a dense slice, the workspaces of the
 // dictionary) live in a side struct that only the builders needing one
@@ -48,8 +48,11 @@ type builder struct {
 	reals []float64
 	ints  []int64
 	// List mode: keys in increasing order, with reals, ints or kids
-	// aligned to them.
+	// aligned to them. A closed row of a workspace leaf level keeps them
+	// narrow, in nkeys (lkeys nil; see releaseLeaf); listLen and listKey
+	// read either.
 	lkeys []int64
+	nkeys []int32
 	// Workspace mode, for the dense levels below the outermost (see
 	// workspace.go): while open, reals, ints or kids are the workspace's
 	// slice and the workspace lists the keys written; closed, the
@@ -60,6 +63,42 @@ type builder struct {
 	listed bool
 	open   bool
 	moved  int32 // entries copied back into the workspace by reopenings
+}
+
+// listLen is the number of keys of a list-mode builder.
+func (b *builder) listLen() int { return len(b.lkeys) + len(b.nkeys) }
+
+// listKey is key i of a list-mode builder.
+func (b *builder) listKey(i int) int64 {
+	if b.nkeys != nil {
+		return int64(b.nkeys[i])
+	}
+	return b.lkeys[i]
+}
+
+// addList adds the entries of a list (keys and vals aligned) to b.
+func addList[K int32 | int64, V int64 | float64](b *builder, keys []K, vals []V) {
+	vals = vals[:len(keys)]
+	switch vs := any(vals).(type) {
+	case []float64:
+		for i, k := range keys {
+			b.addReal(int64(k), vs[i])
+		}
+	case []int64:
+		for i, k := range keys {
+			b.addInt(int64(k), vs[i])
+		}
+	}
+}
+
+// addRow adds the entries of a list-mode leaf row o, narrow keys or not,
+// with values vals (o.reals or o.ints), to b.
+func addRow[V int64 | float64](b, o *builder, vals []V) {
+	if o.nkeys != nil {
+		addList(b, o.nkeys, vals)
+		return
+	}
+	addList(b, o.lkeys, vals)
 }
 
 // builderAux holds the fields of a builder that a row of scalars built
@@ -740,13 +779,9 @@ func (b *builder) merge(o *builder) {
 			visit(k, ox.mkids[k])
 		}
 	case o.listed && s.real:
-		for i, k := range o.lkeys {
-			b.addReal(k, o.reals[i])
-		}
+		addRow(b, o, o.reals)
 	case o.listed:
-		for i, k := range o.lkeys {
-			b.addInt(k, o.ints[i])
-		}
+		addRow(b, o, o.ints)
 	case s.real:
 		for k, v := range o.reals {
 			if v != 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -76,8 +77,11 @@ func BenchmarkBuildRows(b *testing.B) {
 // workers' are, freeze to exactly the non-zero entries of a map-based
 // reference: rows frozen as they are (rowLeaf) must hold no zeros.
 func TestRowsAgainstMaps(t *testing.T) {
+	defer func(l int64) { narrowKeyLimit = l }(narrowKeyLimit)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := range 200 {
+		// Every other trial, rows with keys past 20 keep 8-byte keys.
+		narrowKeyLimit = []int64{math.MaxInt32, 20}[trial/3%2]
 		nrows := 1 + rng.IntN(40)
 		width := []int{4, 25, 300}[trial%3]
 		type op struct {
@@ -138,6 +142,15 @@ func TestRowsAgainstMaps(t *testing.T) {
 				for p, j := range keys {
 					if row.keyAt(p) != j || row.realAt(p) != want[i][j] {
 						t.Fatalf("trial %d %s row %d entry %d: %d -> %v, want %d -> %v", trial, name, i, p, row.keyAt(p), row.realAt(p), j, want[i][j])
+					}
+					if v, _ := row.getReal(j); v != want[i][j] || !row.has(j) {
+						t.Fatalf("trial %d %s row %d: lookup of %d: %v, want %v", trial, name, i, j, v, want[i][j])
+					}
+				}
+				// Absent keys, some of them past 4 bytes.
+				for _, j := range []int64{-1 << 40, -5, int64(width), 1 << 19, 1<<32 + 1} {
+					if v, _ := row.getReal(j); want[i][j] == 0 && (v != 0 || row.has(j)) {
+						t.Fatalf("trial %d %s row %d: absent key %d found: %v", trial, name, i, j, v)
 					}
 				}
 			}

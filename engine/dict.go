@@ -550,8 +550,8 @@ func (l *listLeaf) getDict(int64) dict { return empty }
 // rows allocated 100k listLeafs of 96 bytes, scanned by the collector.
 type rowLeaf builder
 
-func (r *rowLeaf) size() int         { return len(r.lkeys) }
-func (r *rowLeaf) keyAt(p int) int64 { return r.lkeys[p] }
+func (r *rowLeaf) size() int         { return (*builder)(r).listLen() }
+func (r *rowLeaf) keyAt(p int) int64 { return (*builder)(r).listKey(p) }
 func (r *rowLeaf) intAt(p int) int64 {
 	if r.spec.real {
 		return int64(r.reals[p])
@@ -565,18 +565,29 @@ func (r *rowLeaf) realAt(p int) float64 {
 	return float64(r.ints[p])
 }
 func (r *rowLeaf) dictAt(int) dict  { return empty }
-func (r *rowLeaf) has(k int64) bool { _, ok := slices.BinarySearch(r.lkeys, k); return ok }
+func (r *rowLeaf) has(k int64) bool { _, ok := r.find(k); return ok }
 func (r *rowLeaf) getInt(k int64) (int64, bool) {
-	if p, ok := slices.BinarySearch(r.lkeys, k); ok {
+	if p, ok := r.find(k); ok {
 		return r.intAt(p), true
 	}
 	return 0, true
 }
 func (r *rowLeaf) getReal(k int64) (float64, bool) {
-	if p, ok := slices.BinarySearch(r.lkeys, k); ok {
+	if p, ok := r.find(k); ok {
 		return r.realAt(p), true
 	}
 	return 0, true
+}
+
+// find is the position of key k in the row's sorted keys, if there.
+func (r *rowLeaf) find(k int64) (int, bool) {
+	if r.nkeys == nil {
+		return slices.BinarySearch(r.lkeys, k)
+	}
+	if k != int64(int32(k)) {
+		return 0, false
+	}
+	return slices.BinarySearch(r.nkeys, int32(k))
 }
 func (r *rowLeaf) getDict(int64) dict { return empty }
 

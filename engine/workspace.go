@@ -22,9 +22,12 @@ import (
 // would exceed its key range gets a dense slice of its own.
 //
 // The representation of a compacted leaf row (scalars over keys 0..hi)
-// is whichever takes fewer bytes: a dense slice of hi+1 values (8 bytes
-// a key) when the row has at least (hi+1)/2 entries, else a sorted list
-// (8 bytes of key and 8 of value an entry). Memory is what decides at
+// is about whichever takes fewer bytes: a dense slice of hi+1 values (8
+// bytes a key) when the row has at least (hi+1)/2 entries, else a sorted
+// list (12 bytes an entry: keys of 4 bytes, which any key of a slice
+// shorter than 2^31 fits, and values of 8; a row from half to two thirds
+// full takes up to a third more as a slice, which is compacted by a copy
+// rather than a sweep of its keys). Memory is what decides at
 // scale: a result that does not fit in the caches is written once into
 // memory the process never touched, and the page faults and cache misses
 // of that first write cost more than the compaction. MMM of cnr-2000
@@ -65,7 +68,7 @@ import (
 //
 // What a row costs apart from its entries matters as much when rows are
 // small (MTTKRP on WordNet: 117k rows of 1.5 entries): a row is a builder
-// of 104 bytes carved from a slab of the tree (builder.go), its closed
+// of 128 bytes carved from a slab of the tree (builder.go), its closed
 // list is frozen as it is (rowLeaf: no allocation, and so no zeros in
 // it: compaction drops them, spilled zeros are deleted), and compaction
 // stores back pointers (the workspace's slice, its touched list) only
@@ -115,7 +118,7 @@ type workspace struct {
 	// The sorted lists of the level's closed leaves are carved out of
 	// shared blocks (one for keys, one for values), carved entries so
 	// far.
-	keyBlock  []int64
+	keyBlock  []int32
 	realBlock []float64
 	intBlock  []int64
 	carved    int
@@ -135,7 +138,7 @@ type workspace struct {
 const (
 	// denseLeafFactor: a leaf row over keys 0..hi with at least
 	// (hi+1)/denseLeafFactor entries gets a dense slice, 8 bytes per
-	// key, rather than a list, 16 bytes per entry.
+	// key, rather than a list, 12 bytes per entry.
 	denseLeafFactor = 2
 	// streakAfter: a streak of dense rows starts after this many
 	// consecutive rows of the workspace came out dense.
@@ -149,18 +152,22 @@ const (
 	maxBlock = 1 << 16
 )
 
+// narrowKeyLimit is the greatest key a list row keeps in 4 bytes
+// (math.MaxInt32; tests lower it to take the other path).
+var narrowKeyLimit int64 = math.MaxInt32
+
 // carve returns room for need entries (keys and values) at the end of
 // the level's blocks, starting new blocks when they are full; commit
 // then keeps the entries used. A row bigger than a block gets storage
 // of its own.
-func carve[V any](keyBlock *[]int64, valBlock *[]V, need, carved int) ([]int64, []V) {
+func carve[K, V any](keyBlock *[]K, valBlock *[]V, need, carved int) ([]K, []V) {
 	if need > maxBlock/4 {
-		return make([]int64, need), make([]V, need)
+		return make([]K, need), make([]V, need)
 	}
 	kb, vb := *keyBlock, *valBlock
 	if cap(kb)-len(kb) < need || cap(vb)-len(vb) < need {
 		size := blockSize(need, carved)
-		kb, vb = make([]int64, 0, size), make([]V, 0, size)
+		kb, vb = make([]K, 0, size), make([]V, 0, size)
 		*keyBlock, *valBlock = kb, vb
 	}
 	return kb[len(kb) : len(kb)+need], vb[len(vb) : len(vb)+need]
@@ -192,7 +199,7 @@ func carveDense[V any](block *[]V, n int, carved *int) []V {
 }
 
 // commit keeps the first n entries of the room carve gave for need.
-func commit[V any](keyBlock *[]int64, valBlock *[]V, need, n int) {
+func commit[K, V any](keyBlock *[]K, valBlock *[]V, need, n int) {
 	if need <= maxBlock/4 {
 		*keyBlock = (*keyBlock)[:len(*keyBlock)+n]
 		*valBlock = (*valBlock)[:len(*valBlock)+n]
@@ -263,36 +270,37 @@ func (b *builder) acquire() {
 	if w.owner != nil {
 		w.owner.release()
 	}
-	if n := len(b.lkeys); n > 0 {
+	if n := b.listLen(); n > 0 {
 		b.moved = int32(min(int64(b.moved)+int64(n), 1<<30))
 		if int(b.moved) > max(w.size(b.spec), 256) {
 			b.ownDense()
 			return
 		}
 	}
-	keys := b.lkeys
-	b.listed, b.lkeys = false, nil
 	b.open, w.owner = true, b
 	w.touched = w.touched[:0]
+	b.replay(w.kids, w.reals, w.ints)
+}
+
+// replay moves the entries of a closed workspace-mode builder (its list)
+// into the dense slices given, which become its own: the workspace's on
+// reopening, fresh ones for ownDense.
+func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
+	o := *b // the list
+	b.listed, b.lkeys, b.nkeys = false, nil, nil
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.x.kids
-		b.x.kids = w.kids
-		for i, k := range keys {
-			*b.slot(k) = kids[i]
+		listed := b.x.kids // o.x is b.x
+		b.x.kids = kids
+		for i, k := range o.lkeys {
+			*b.slot(k) = listed[i]
 		}
 	case s.real:
-		vals := b.reals
-		b.reals = w.reals
-		for i, k := range keys {
-			b.addReal(k, vals[i])
-		}
+		b.reals = reals
+		addRow(b, &o, o.reals)
 	default:
-		vals := b.ints
-		b.ints = w.ints
-		for i, k := range keys {
-			b.addInt(k, vals[i])
-		}
+		b.ints = ints
+		addRow(b, &o, o.ints)
 	}
 }
 
@@ -300,27 +308,14 @@ func (b *builder) acquire() {
 // with its own slice, sized like the workspace.
 func (b *builder) ownDense() {
 	w := b.ws
-	keys := b.lkeys
-	b.ws, b.listed, b.lkeys = nil, false, nil
+	b.ws = nil
 	switch s := b.spec; {
 	case s.depth > 1:
-		kids := b.x.kids
-		b.x.kids = make([]kid, len(w.kids))
-		for i, k := range keys {
-			*b.slot(k) = kids[i]
-		}
+		b.replay(make([]kid, len(w.kids)), nil, nil)
 	case s.real:
-		vals := b.reals
-		b.reals = make([]float64, len(w.reals))
-		for i, k := range keys {
-			b.addReal(k, vals[i])
-		}
+		b.replay(nil, make([]float64, len(w.reals)), nil)
 	default:
-		vals := b.ints
-		b.ints = make([]int64, len(w.ints))
-		for i, k := range keys {
-			b.addInt(k, vals[i])
-		}
+		b.replay(nil, nil, make([]int64, len(w.ints)))
 	}
 }
 
@@ -336,8 +331,8 @@ func (b *builder) release() {
 	touched := w.touched
 	// hi+1 keys as a slice against len(touched) (at least the number
 	// of entries) as a list: 8 (24 for children) bytes per key against
-	// 16 (32) per entry. Children keep the former, denser, rule: no
-	// measurement has called for a change.
+	// 12 (32) per entry. Children keep a denser rule: no measurement
+	// has called for a change.
 	switch s := b.spec; {
 	case s.depth > 1:
 		_, hi, _ := keyRange(touched)
@@ -424,27 +419,55 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 		return true
 	}
 	need := entries + 1
-	keys, vals := carve(&w.keyBlock, block, need, w.carved)
-	var n int
-	if marked != nil {
-		n = sweepMarked(*shared, marked, 0, keys, vals)
-	} else {
-		n = compactInto(*shared, touched, lo, hi, sorted, keys, vals, &w.bits)
-	}
-	commit(&w.keyBlock, block, need, n)
-	w.carved += n
 	var m map[int64]V
 	if spill != nil {
 		m, *spill = *spill, nil
 	}
 	// The frozen row is b's list itself (rowLeaf): no zeros.
 	deleteZeros(m)
-	b.lkeys, *own = withSpill(keys[:n:n], vals[:n:n], m)
+	var n int
+	if hi <= narrowKeyLimit {
+		// Keys of 4 bytes, not 8: a list entry of 12 bytes, not 16.
+		keys, vals := carve(&w.keyBlock, block, need, w.carved)
+		n = compactRow(*shared, touched, marked, lo, hi, sorted, keys, vals, &w.bits)
+		commit(&w.keyBlock, block, need, n)
+		w.carved += n
+		if len(m) == 0 {
+			b.nkeys, *own = keys[:n:n], vals[:n:n]
+		} else {
+			b.lkeys, *own = withSpill(widen(keys[:n]), vals[:n:n], m)
+		}
+	} else {
+		// Keys past int32 (a slice of over 2^31 entries): 8-byte
+		// keys, of the row's own.
+		keys, vals := make([]int64, need), make([]V, need)
+		n = compactRow(*shared, touched, marked, lo, hi, sorted, keys, vals, &w.bits)
+		b.lkeys, *own = withSpill(keys[:n:n], vals[:n:n], m)
+	}
 	w.touched = w.touched[:0]
 	if n > 0 { // an empty row leaves a run of dense ones as it is
 		w.denseRows = 0
 	}
 	return false
+}
+
+// compactRow writes the entries of an open row (its keys marked in the
+// bitmap marked, or else listed in touched) into keys and vals, as
+// sweepMarked or compactInto says, and returns their number.
+func compactRow[K int32 | int64, V int64 | float64](ws []V, touched []int64, marked []uint64, lo, hi int64, sorted bool, keys []K, vals []V, bits *[]uint64) int {
+	if marked != nil {
+		return sweepMarked(ws, marked, 0, keys, vals)
+	}
+	return compactInto(ws, touched, lo, hi, sorted, keys, vals, bits)
+}
+
+// widen returns keys as int64s.
+func widen(keys []int32) []int64 {
+	w := make([]int64, len(keys))
+	for i, k := range keys {
+		w[i] = int64(k)
+	}
+	return w
 }
 
 // sortKeys returns the distinct keys of touched (keys of a slice of length
@@ -508,7 +531,7 @@ func keyRange(keys []int64) (lo, hi int64, sorted bool) {
 // grown as needed) unless the range is too wide for their number; the
 // loops store every candidate and step past the non-zero ones only, so
 // that rows whose zeros fall at random cost no mispredicted branches.
-func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorted bool, keys []int64, vals []V, bits *[]uint64) int {
+func compactInto[K int32 | int64, V int64 | float64](ws []V, touched []int64, lo, hi int64, sorted bool, keys []K, vals []V, bits *[]uint64) int {
 	if !sorted && hi-lo+1 <= bitmapFactor*int64(len(touched)) {
 		return sweepMarked(ws, markKeys(touched, lo, hi, bits), lo, keys, vals)
 	}
@@ -519,7 +542,7 @@ func compactInto[V int64 | float64](ws []V, touched []int64, lo, hi int64, sorte
 	for _, k := range touched {
 		// Repeated keys were zeroed at their first occurrence.
 		v := ws[k]
-		keys[n], vals[n] = k, v
+		keys[n], vals[n] = K(k), v
 		n += isNonZero(v)
 		ws[k] = 0
 	}
@@ -543,7 +566,7 @@ func markKeys(touched []int64, lo, hi int64, bits *[]uint64) []uint64 {
 // sweepMarked writes the non-zero entries of ws at the keys marked in bm
 // (bit d for key lo+d) into keys and vals in increasing key order,
 // zeroing ws there and bm, and returns their number.
-func sweepMarked[V int64 | float64](ws []V, bm []uint64, lo int64, keys []int64, vals []V) int {
+func sweepMarked[K int32 | int64, V int64 | float64](ws []V, bm []uint64, lo int64, keys []K, vals []V) int {
 	n := 0
 	for i, word := range bm {
 		bm[i] = 0
@@ -552,7 +575,7 @@ func sweepMarked[V int64 | float64](ws []V, bm []uint64, lo int64, keys []int64,
 			k := base + int64(mathbits.TrailingZeros64(word))
 			word &= word - 1
 			v := ws[k]
-			keys[n], vals[n] = k, v
+			keys[n], vals[n] = K(k), v
 			n += isNonZero(v)
 			ws[k] = 0
 		}

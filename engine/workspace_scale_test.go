@@ -106,8 +106,8 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 }
 
 // TestLeafRowRepresentation: a row of a nested @dense level is a dense
-// slice when that takes fewer bytes than a list (8 per key up to its
-// highest against 16 per entry), else a list carved from the level's
+// slice from half full (8 bytes per key up to its highest against 12 per
+// entry of a list), else a list of 4-byte keys carved from the level's
 // blocks; two dense rows in a row start a streak of rows made dense at
 // once, ended by the first row that comes out sparse; empty rows change
 // nothing. The entries are right whatever the representation.
@@ -153,8 +153,10 @@ func TestLeafRowRepresentation(t *testing.T) {
 			t.Errorf("row %d: a list, want dense", i)
 		case !dense[i] && !c.listed:
 			t.Errorf("row %d: dense, want a list", i)
-		case c.listed && (cap(c.lkeys) != len(c.lkeys) || cap(c.reals) != len(c.reals)):
+		case c.listed && (cap(c.nkeys) != len(c.nkeys) || cap(c.reals) != len(c.reals)):
 			t.Errorf("row %d: a list with room to grow into its neighbours", i)
+		case c.listed && c.lkeys != nil:
+			t.Errorf("row %d: a list of 8-byte keys, want 4-byte ones", i)
 		}
 		got := d.getDict(int64(i))
 		want := 0
