@@ -76,7 +76,8 @@ func (b *builder) listKey(i int) int64 {
 	return b.lkeys[i]
 }
 
-// addList adds the entries of a list (keys and vals aligned) to b.
+// addList adds the entries of a list (keys and vals aligned, vals at
+// least as long) to b.
 func addList[K int32 | int64, V int64 | float64](b *builder, keys []K, vals []V) {
 	vals = vals[:len(keys)]
 	switch vs := any(vals).(type) {
@@ -89,16 +90,6 @@ func addList[K int32 | int64, V int64 | float64](b *builder, keys []K, vals []V)
 			b.addInt(int64(k), vs[i])
 		}
 	}
-}
-
-// addRow adds the entries of a list-mode leaf row o, narrow keys or not,
-// with values vals (o.reals or o.ints), to b.
-func addRow[V int64 | float64](b, o *builder, vals []V) {
-	if o.nkeys != nil {
-		addList(b, o.nkeys, vals)
-		return
-	}
-	addList(b, o.lkeys, vals)
 }
 
 // builderAux holds the fields of a builder that a row of scalars built
@@ -779,9 +770,11 @@ func (b *builder) merge(o *builder) {
 			visit(k, ox.mkids[k])
 		}
 	case o.listed && s.real:
-		addRow(b, o, o.reals)
+		addList(b, o.nkeys, o.reals) // one of the two lists is empty
+		addList(b, o.lkeys, o.reals)
 	case o.listed:
-		addRow(b, o, o.ints)
+		addList(b, o.nkeys, o.ints)
+		addList(b, o.lkeys, o.ints)
 	case s.real:
 		for k, v := range o.reals {
 			if v != 0 {

@@ -548,15 +548,32 @@ func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, lo
 		if l < 0 || l > h || h > lim {
 			return p, -1, 0
 		}
-		ap := a[p-start]
-		seg, sv := idx[l:h], vals[l:h]
-		for i, j := range seg {
-			if uint64(j) >= uint64(len(out)) {
-				return p, l + int64(i), h
-			}
-			out[j] += ap * float64(sv[i])
-			bm[j>>6] |= 1 << (j & 63)
+		if i := markSeg(out, bm, idx[l:h], vals[l:h], a[p-start]); i < h-l {
+			return p, l + i, h
 		}
 	}
 	return end, -1, 0
+}
+
+// markSeg adds a*vals[i] at key seg[i] of out and marks the key in bm,
+// stopping at the first key outside out, whose position it returns
+// (len(seg) when done). A function of its own, so that its loop keeps
+// everything in registers: inlined in markProduct's loop, Go spilled the
+// loop counter and four other values to the stack. The gain is small
+// (MMM, alternating in one process: medians 0.89-0.97 on Andrews,
+// landmark and copter2): what bounds the loop is the read-modify-write
+// of out[j] and of the bitmap's word, the same few words again and
+// again.
+//
+//go:noinline
+func markSeg[V number](out []float64, bm []uint64, seg []int64, vals []V, a float64) int64 {
+	vals = vals[:len(seg)]
+	for i, j := range seg {
+		if uint64(j) >= uint64(len(out)) {
+			return int64(i)
+		}
+		out[j] += a * float64(vals[i])
+		bm[j>>6] |= 1 << (j & 63)
+	}
+	return int64(len(seg))
 }

@@ -286,21 +286,25 @@ func (b *builder) acquire() {
 // into the dense slices given, which become its own: the workspace's on
 // reopening, fresh ones for ownDense.
 func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
-	o := *b // the list
+	lkeys, nkeys := b.lkeys, b.nkeys
 	b.listed, b.lkeys, b.nkeys = false, nil, nil
 	switch s := b.spec; {
 	case s.depth > 1:
-		listed := b.x.kids // o.x is b.x
+		listed := b.x.kids
 		b.x.kids = kids
-		for i, k := range o.lkeys {
+		for i, k := range lkeys {
 			*b.slot(k) = listed[i]
 		}
 	case s.real:
+		vals := b.reals
 		b.reals = reals
-		addRow(b, &o, o.reals)
+		addList(b, nkeys, vals)
+		addList(b, lkeys, vals)
 	default:
+		vals := b.ints
 		b.ints = ints
-		addRow(b, &o, o.ints)
+		addList(b, nkeys, vals)
+		addList(b, lkeys, vals)
 	}
 }
 
