@@ -24,8 +24,10 @@
 //     TTM) run as one function, reading each segment's bounds one position
 //     ahead, with the guards and lets between them (if 0 <= k < B_len1,
 //     let t = A_val(p)) decided once per row from the key array's range
-//     and read in place (windowPrelude); the rows of a dense vector of
-//     segment dot products (SpMV) run as one loop, and so do rows that
+//     and read in place (windowPrelude), and a row of MMM into a narrow
+//     workspace runs as one loop without calls (rowProduct); the rows of
+//     a dense vector of segment dot products (SpMV) run as one loop, and
+//     so do rows that
 //     bind a let to a row's dot product and scatter a row scaled by it
 //     (BATAX, rowlet.go); a scalar merge of two segments reads their
 //     bounds in place;
