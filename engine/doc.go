@@ -27,10 +27,9 @@
 //     and read in place (windowPrelude), and a row of MMM into a narrow
 //     workspace runs as one loop without calls (rowProduct); the rows of
 //     a dense vector of segment dot products (SpMV) run as one loop, and
-//     so do rows that
-//     bind a let to a row's dot product and scatter a row scaled by it
-//     (BATAX, rowlet.go); a scalar merge of two segments reads their
-//     bounds in place;
+//     so do rows that bind a let to a row's dot product and scatter a row
+//     scaled by it (BATAX, rowlet.go); a scalar merge of two segments
+//     reads their bounds in place;
 //   - the fused loops are generic in the element type of the arrays they
 //     read (typed.go): int arrays (the values of pattern and integer
 //     matrices) are converted in a register as they are read, as the
