@@ -75,7 +75,11 @@ func Build(name string, c *COO, f Format) (Store, error) {
 		st[TrieName(name)] = t
 		return st, nil
 	}
-	if err := buildLevels(st, name, c, f); err != nil {
+	build := buildLevels
+	if f.Kind == FormatSell {
+		build = buildSell
+	}
+	if err := build(st, name, c, f); err != nil {
 		return nil, fmt.Errorf("tensor %s in format %s: %v", name, f.Name, err)
 	}
 	// Scan the int arrays' ranges here, in the build phase, rather than

@@ -46,6 +46,7 @@ const (
 	FormatLevels FormatKind = iota // arrays per level (dense, CSR, COO, CSF, ...)
 	FormatHash                     // one HASHMAP T_hash keyed by all coordinates
 	FormatTrie                     // one TRIE T_trie, one level per mode
+	FormatSell                     // sliced ELLPACK of a matrix, rows in chunks of 8 (sell.go)
 )
 
 // Format is a tensor storage format: a named format or a TACO-style level
@@ -64,10 +65,10 @@ type Format struct {
 }
 
 // FormatNames lists the named formats.
-var FormatNames = []string{"dense", "coo", "csr", "csc", "dcsr", "dcsc", "csf", "hash", "trie"}
+var FormatNames = []string{"dense", "coo", "csr", "csc", "dcsr", "dcsc", "csf", "hash", "trie", "sell"}
 
 // ParseFormat parses a format name (dense, coo, csr, csc, dcsr, dcsc, csf,
-// hash, trie) or a level string: one letter per level, d dense or s
+// hash, trie, sell) or a level string: one letter per level, d dense or s
 // sparse, optionally followed by a colon and the mode order, the logical
 // mode (0-based) each level holds: "ds", "ss:1,0", "sss:0,2,1".
 //
@@ -80,8 +81,8 @@ func ParseFormat(s string) (Format, error) {
 		if err != nil {
 			return Format{}, err
 		}
-		if f.Kind != FormatLevels {
-			return Format{}, fmt.Errorf("format %q: +pattern needs a level format (csr, csc, dcsr, dcsc, csf, coo or a level string), not %s", s, f.Name)
+		if f.Kind != FormatLevels && f.Kind != FormatSell {
+			return Format{}, fmt.Errorf("format %q: +pattern needs a level format (csr, csc, dcsr, dcsc, csf, coo or a level string) or sell, not %s", s, f.Name)
 		}
 		if n := len(f.Levels); n > 0 && f.Levels[n-1] == LevelDense || f.family == 'd' {
 			return Format{}, fmt.Errorf("format %q: +pattern needs a sparse last level (a dense one holds every position, stored or not)", s)
@@ -100,6 +101,8 @@ func ParseFormat(s string) (Format, error) {
 		return Format{Name: "hash", Kind: FormatHash}, nil
 	case "trie":
 		return Format{Name: "trie", Kind: FormatTrie}, nil
+	case "sell":
+		return Format{Name: "sell", Kind: FormatSell, ModeOrder: []int{0, 1}}, nil
 	case "csr":
 		return levelFormat("csr", "ds", []int{0, 1}), nil
 	case "csc":

@@ -29,6 +29,9 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 	if err != nil {
 		return ""
 	}
+	if f.Kind == FormatSell {
+		return sellMapping(name, elem, f.Pattern)
+	}
 	g := &mappingGen{name: name, f: f, order: order, elem: elem}
 	g.pickNames()
 	var sb strings.Builder

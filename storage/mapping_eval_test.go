@@ -84,6 +84,7 @@ func TestMappingsEvaluate(t *testing.T) {
 		{"sd", []int64{4, 5}}, {"dd:1,0", []int64{4, 5}}, {"sd:1,0", []int64{4, 5}},
 		{"sss:0,2,1", []int64{3, 4, 5}}, {"sds:2,0,1", []int64{3, 4, 5}}, {"dsd:1,2,0", []int64{3, 4, 5}},
 		{"ssd:2,1,0", []int64{3, 4, 5}}, {"dss:1,0,2", []int64{2, 3, 4}},
+		{"sell", []int64{5, 4}}, {"sell", []int64{21, 13}}, {"sell", []int64{9, 1}},
 	}
 	for _, tc := range cases {
 		f, err := storage.ParseFormat(tc.format)

@@ -41,8 +41,8 @@ const usage = `usage:
 
 flags of run and explain:
   --tensor NAME=FILE[:FORMAT]  load .mtx/.tns (optionally .gz) as tensor NAME stored in FORMAT
-                               (dense, coo, csr, csc, dcsr, dcsc, csf, hash, trie, or a level
-                               string such as ds, ss:1,0, sss:0,2,1); a sparse format with
+                               (dense, coo, csr, csc, dcsr, dcsc, csf, hash, trie, sell, or a
+                               level string such as ds, ss:1,0, sss:0,2,1); a sparse format with
                                +pattern (csr+pattern) stores no values: every entry is 1;
                                repeatable
   --dims NAME=D1,D2,...        dimensions of a --tensor (default: inferred from the file)
