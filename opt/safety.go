@@ -87,6 +87,26 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 				return interval{as.Min, as.Max, true}
 			}
 		}
+	case opDiv, opMod:
+		// Non-negative by positive: truncation is floor, and a remainder
+		// is below the divisor and at most the dividend. A(e) % 2^32 and
+		// A(e) / 2^32 take the halves' ranges of the array's words.
+		a, b := kid(0), kid(1)
+		if !a.ok || !b.ok || a.lo < 0 || b.lo <= 0 {
+			return interval{}
+		}
+		if b.lo == half && b.hi == half {
+			if as, ok := s.lookupStats(g, n.Children[0]); ok && as.HasRange && as.Min >= 0 {
+				if n.Op == opMod {
+					return interval{as.Low[0], as.Low[1], true}
+				}
+				return interval{as.High[0], as.High[1], true}
+			}
+		}
+		if n.Op == opMod {
+			return interval{0, min(a.hi, b.hi-1), true}
+		}
+		return interval{a.lo / b.hi, a.hi / b.lo, true}
 	case opIf:
 		// if c then e is e or 0.
 		e := kid(1)
@@ -102,6 +122,22 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 		return kid(2)
 	}
 	return interval{}
+}
+
+// lookupStats returns the statistics of the physical array class c reads
+// from, when some term of c is a lookup into one.
+func (s *session) lookupStats(g *graph, c egraph.ClassID) (ArrayStats, bool) {
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		if n.Op != opLookup {
+			continue
+		}
+		if name, ok := s.globalName(g, n.Children[0]); ok {
+			as, ok := s.stats.Arrays[name]
+			return as, ok
+		}
+	}
+	return ArrayStats{}, false
 }
 
 // arrayLen returns the length of a physical array class.

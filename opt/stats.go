@@ -46,6 +46,31 @@ type ArrayStats struct {
 	// Sorted: an int array that never decreases (segment bounds), so
 	// that P(x) <= P(x+1).
 	Sorted bool
+	// Low and High bound the 32-bit halves of the values of a non-empty
+	// int array with no negative value, A(e) % 2^32 and A(e) / 2^32: an
+	// array may pack two narrow indices per word (the sell format), and
+	// reads indexed by a half are then provably in bounds too.
+	Low, High [2]int64
+}
+
+// half is 2^32, the divisor that takes a packed word apart.
+const half = 1 << 32
+
+// halves returns the ranges of the low and high 32-bit halves of the
+// values of a (smallest lo, hi): a scan only when some value reaches 2^32.
+// For an array with a negative value, both are the array's own range: the
+// interval analysis uses them only for non-negative arrays.
+func halves(a []int64, lo, hi int64) (low, high [2]int64) {
+	if lo < 0 || hi < half {
+		return [2]int64{lo, hi}, [2]int64{0, 0}
+	}
+	low, high = [2]int64{a[0] % half, a[0] % half}, [2]int64{a[0] / half, a[0] / half}
+	for _, v := range a {
+		l, h := v%half, v/half
+		low = [2]int64{min(low[0], l), max(low[1], l)}
+		high = [2]int64{min(high[0], h), max(high[1], h)}
+	}
+	return low, high
 }
 
 // GatherStats computes statistics from the physical objects of st.
@@ -66,7 +91,9 @@ func GatherStats(st storage.Store) *Stats {
 				}
 			}
 			if x.Elem == ir.Int && len(x.I) > 0 {
-				as.Min, as.Max, as.HasRange = slices.Min(x.I), slices.Max(x.I), true
+				as.Min, as.Max = x.IntRange()
+				as.HasRange = true
+				as.Low, as.High = halves(x.I, as.Min, as.Max)
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:

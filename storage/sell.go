@@ -36,8 +36,9 @@ func sellColsName(t string) string   { return t + "_cols" }
 
 // buildSell fills st with the SELL arrays of the matrix c: T_chunks, the
 // number of chunks; T_perm(8c+r) and T_rlen(8c+r), the row held by lane
-// r of chunk c and its length (lanes past the last row: row -1, length
-// 0); T_cpos(c), the first word of chunk c in T_cols, 4 words per step
+// r of chunk c and its length (lanes past the last row: row 0, length 0,
+// never read: the mapping walks lanes 0:T_dim1, and row keys within
+// 0:T_dim1 let the optimizer build a result densely); T_cpos(c), the first word of chunk c in T_cols, 4 words per step
 // k up to the chunk's longest row; T_cols, the packed columns
 // (lane 2h in the low half of word 4k+h of its chunk, lane 2h+1 in the
 // high half; padding is column 0); T_val, without +pattern, the value of
@@ -72,7 +73,6 @@ func buildSell(st Store, name string, c *COO, f Format) error {
 	clen := make([]int64, chunks) // the longest row of each chunk
 	cpos := make([]int64, chunks+1)
 	for q := range perm {
-		perm[q] = -1
 		if q < len(rows) {
 			perm[q], rlen[q] = rows[q], length(rows[q])
 		}
@@ -126,8 +126,10 @@ func buildSell(st Store, name string, c *COO, f Format) error {
 // sellMapping is the storage mapping of a SELL matrix name (see
 // buildSell). Lane q (row T_perm(q)) lies in chunk q / 8; its k-th entry
 // is in word T_cpos(q / 8) + 4k + q % 8 / 2 of T_cols, in the low half
-// for an even lane and in the high half for an odd one: the word divided
-// by 1 or by 2^32, modulo 2^32. Its value, without +pattern, is slot
+// for an even lane (the word modulo 2^32) and in the high half for an odd
+// one (the word divided by 2^32): written so, the optimizer bounds both
+// by the halves' ranges it records for the array and proves x(column)
+// in bounds, which fusing SpMV needs. Its value, without +pattern, is slot
 // 2 T_cpos(q / 8) + 8k + q % 8 of T_val. Lanes are rows, so each row is
 // one singleton, as in CSR: a kernel may walk a chunk's eight rows side
 // by side, because they are independent sums.
@@ -148,7 +150,8 @@ CREATE int ARRAY T_cols(T_cpos(T_chunks));
 ` + decl + `CREATE TENSOR T AS
   sum(<q, _> in 0:T_dim1)
     { @unique T_perm(q) -> sum(<k, _> in 0:T_rlen(q))
-      { @unique T_cols(T_cpos(q / 8) + 4 * k + q % 8 / 2) / (1 + q % 2 * 4294967295) % 4294967296 -> VAL } };
+      { @unique if (q % 2 == 0) then T_cols(T_cpos(q / 8) + 4 * k + q % 8 / 2) % 4294967296
+                else T_cols(T_cpos(q / 8) + 4 * k + q % 8 / 2) / 4294967296 -> VAL } };
 `
 	text = strings.ReplaceAll(text, "VAL", val)
 	return strings.NewReplacer("T_", name+"_", "TENSOR T ", "TENSOR "+name+" ", "ELEM", elem.String()).Replace(text)

@@ -85,7 +85,7 @@ func checkSellLayout(t *testing.T, st storage.Store, dims []int64) {
 	seen := make([]bool, dims[0])
 	for q, i := range perm {
 		if int64(q) >= dims[0] {
-			if i != -1 || rlen[q] != 0 {
+			if i != 0 || rlen[q] != 0 {
 				t.Fatalf("lane %d past the last row holds row %d of length %d", q, i, rlen[q])
 			}
 			continue
