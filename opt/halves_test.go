@@ -25,7 +25,7 @@ func TestHalvesRange(t *testing.T) {
 		{"A_cols(q) / 4294967296", []int64{1, 2<<32 + 3, 4, 10<<32 + 5, 6}, false}, // high half 10: past x
 		{"A_cols(q) % 4294967296", []int64{1, 2<<32 + 3, -4, 9<<32 + 5, 6}, false}, // negative: no halves
 		{"A_cols(q) % 4294967296", []int64{1, 2<<32 + 10, 4, 9<<32 + 5, 6}, false}, // low half 10: past x
-		{"A_cols(q) % 7", []int64{1, 2<<32 + 3, 4, 9<<32 + 5, 6}, true},          // below the divisor
+		{"A_cols(q) % 7", []int64{1, 2<<32 + 3, 4, 9<<32 + 5, 6}, true},            // below the divisor
 		{"A_cols(q) / 1000000000000", []int64{1, 2<<32 + 3, 4, 9<<32 + 5, 6}, true},
 	}
 	for _, tc := range cases {
