@@ -53,13 +53,14 @@ type ArrayStats struct {
 	Low, High [2]int64
 }
 
-// half is 2^32, the divisor that takes a packed word apart.
-const half = 1 << 32
+// half is the divisor that takes a packed word apart.
+const half = storage.PackedHalf
 
 // halves returns the ranges of the low and high 32-bit halves of the
-// values of a (smallest lo, hi): a scan only when some value reaches 2^32.
-// For an array with a negative value, both are the array's own range: the
-// interval analysis uses them only for non-negative arrays.
+// values of a, whose smallest and largest values are lo and hi: a scan
+// only when some value reaches 2^32 (below it the low half is the value
+// and the high half 0). With a negative value the answer means nothing:
+// the interval analysis uses the halves only for non-negative arrays.
 func halves(a []int64, lo, hi int64) (low, high [2]int64) {
 	if lo < 0 || hi < half {
 		return [2]int64{lo, hi}, [2]int64{0, 0}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,8 +24,9 @@ import (
 const (
 	SellHeight = 8
 	SellWindow = 4096
-	// sellHalf is 2^32: the high half of a packed word is w / sellHalf.
-	sellHalf = 1 << 32
+	// PackedHalf is 2^32: a packed word w holds w % PackedHalf and
+	// w / PackedHalf (the optimizer bounds both, opt.ArrayStats).
+	PackedHalf = 1 << 32
 )
 
 // Physical object names of a SELL tensor T.
@@ -38,15 +40,13 @@ func sellColsName(t string) string   { return t + "_cols" }
 // number of chunks; T_perm(8c+r) and T_rlen(8c+r), the row held by lane
 // r of chunk c and its length (lanes past the last row: row 0, length 0,
 // never read: the mapping walks lanes 0:T_dim1, and row keys within
-// 0:T_dim1 let the optimizer build a result densely); T_cpos(c), the first word of chunk c in T_cols, 4 words per step
-// k up to the chunk's longest row; T_cols, the packed columns
+// 0:T_dim1 let the optimizer build a result densely); T_cpos(c), the
+// first word of chunk c in T_cols, 4 words per step k up to the chunk's
+// longest row; T_cols, the packed columns
 // (lane 2h in the low half of word 4k+h of its chunk, lane 2h+1 in the
 // high half; padding is column 0); T_val, without +pattern, the value of
 // each slot, 2 per word, in the same order (padding 0).
 func buildSell(st Store, name string, c *COO, f Format) error {
-	if c.Order() != 2 {
-		return fmt.Errorf("sell stores matrices, not tensors of order %d", c.Order())
-	}
 	if c.Dims[1] > math.MaxInt32 {
 		return fmt.Errorf("sell packs columns in 32 bits: %d columns are too many", c.Dims[1])
 	}
@@ -65,7 +65,7 @@ func buildSell(st Store, name string, c *COO, f Format) error {
 	length := func(i int64) int64 { return pos[i+1] - pos[i] }
 	for w := int64(0); w < n; w += SellWindow {
 		win := rows[w:min(w+SellWindow, n)]
-		slices.SortStableFunc(win, func(a, b int64) int { return int(length(b) - length(a)) })
+		slices.SortStableFunc(win, func(a, b int64) int { return cmp.Compare(length(b), length(a)) })
 	}
 	chunks := (n + SellHeight - 1) / SellHeight
 	perm := make([]int64, chunks*SellHeight)
@@ -99,7 +99,7 @@ func buildSell(st Store, name string, c *COO, f Format) error {
 			if lane%2 == 0 {
 				cols[word] += idx[p]
 			} else {
-				cols[word] += idx[p] * sellHalf
+				cols[word] += idx[p] * PackedHalf
 			}
 			slot := 2*word + lane%2
 			if ints != nil {
