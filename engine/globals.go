@@ -89,11 +89,14 @@ type cell struct {
 	// imin, imax: the smallest and largest of ints (Array.IntRange);
 	// a loop reading y[ints[p]] checks no index when they fit y.
 	imin, imax int64
-	ints       []int64
-	reals      []float64
-	hash       *storage.HashMap
-	trie       *storage.Trie
-	view       dict
+	// halfMax: the largest 32-bit half of ints' values (Array.Halves),
+	// -1 when an int is negative: sell packs two columns per word.
+	halfMax int64
+	ints    []int64
+	reals   []float64
+	hash    *storage.HashMap
+	trie    *storage.Trie
+	view    dict
 }
 
 // bind points c at obj, checking that obj matches the schema and is well
@@ -117,9 +120,12 @@ func (c *cell) bind(obj storage.Object) error {
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
 		c.ints, c.reals, c.n = o.I, o.F, int64(o.Len())
-		c.imin, c.imax = 0, -1
+		c.imin, c.imax, c.halfMax = 0, -1, -1
 		if o.Elem == ir.Int {
 			c.imin, c.imax = o.IntRange()
+			if low, high, ok := o.Halves(); ok {
+				c.halfMax = max(low[1], high[1])
+			}
 		}
 		if c.needSorted {
 			c.countDescents()

@@ -127,7 +127,7 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		}
 		if l := c.fuse(e, lb, open, nil, nil, ks, vs); l != nil {
 			c.unbind(2)
-			return l
+			return c.sellLoop(e, lb, l)
 		}
 		if l := c.rowLetLoop(e, lb, open, ks, vs); l != nil {
 			c.unbind(2)
@@ -135,7 +135,7 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		}
 		body := mkBody()
 		c.unbind(2)
-		return &loop{
+		return c.sellLoop(e, lb, &loop{
 			open:  open,
 			count: windowCount,
 			run: func(fr *frame, st srcState, from, to int64, b *builder) {
@@ -152,7 +152,7 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 					}
 				}
 			},
-		}
+		})
 	case ir.OpGlobal, ir.OpSubArray:
 		g := src
 		if src.Op == ir.OpSubArray {

@@ -56,24 +56,6 @@ type ArrayStats struct {
 // half is the divisor that takes a packed word apart.
 const half = storage.PackedHalf
 
-// halves returns the ranges of the low and high 32-bit halves of the
-// values of a, whose smallest and largest values are lo and hi: a scan
-// only when some value reaches 2^32 (below it the low half is the value
-// and the high half 0). With a negative value the answer means nothing:
-// the interval analysis uses the halves only for non-negative arrays.
-func halves(a []int64, lo, hi int64) (low, high [2]int64) {
-	if lo < 0 || hi < half {
-		return [2]int64{lo, hi}, [2]int64{0, 0}
-	}
-	low, high = [2]int64{a[0] % half, a[0] % half}, [2]int64{a[0] / half, a[0] / half}
-	for _, v := range a {
-		l, h := v%half, v/half
-		low = [2]int64{min(low[0], l), max(low[1], l)}
-		high = [2]int64{min(high[0], h), max(high[1], h)}
-	}
-	return low, high
-}
-
 // GatherStats computes statistics from the physical objects of st.
 func GatherStats(st storage.Store) *Stats {
 	s := &Stats{Ints: map[string]int64{}, Arrays: map[string]ArrayStats{}, Maps: map[string][]float64{}, MapKeys: map[string][]int64{}}
@@ -94,7 +76,7 @@ func GatherStats(st storage.Store) *Stats {
 			if x.Elem == ir.Int && len(x.I) > 0 {
 				as.Min, as.Max = x.IntRange()
 				as.HasRange = true
-				as.Low, as.High = halves(x.I, as.Min, as.Max)
+				as.Low, as.High, _ = x.Halves()
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:

@@ -37,11 +37,12 @@ type Array struct {
 }
 
 // intRange is the smallest and largest value of the slice at data with
-// length n.
+// length n, and the ranges of its values' 32-bit halves (see Halves).
 type intRange struct {
-	data     *int64
-	n        int
-	min, max int64
+	data      *int64
+	n         int
+	min, max  int64
+	low, high [2]int64
 }
 
 // IntRange returns the smallest and the largest value in I (0 and -1 when
@@ -56,7 +57,29 @@ func (a *Array) IntRange() (lo, hi int64) {
 	if r := a.ints.Load(); r != nil && r.data == data && r.n == len(a.I) {
 		return r.min, r.max
 	}
-	r := &intRange{data: data, n: len(a.I), min: 0, max: -1}
+	r := a.scan()
+	return r.min, r.max
+}
+
+// Halves returns the ranges of the low and the high 32-bit halves of I's
+// values, w % PackedHalf and w / PackedHalf, remembered with IntRange's
+// answer; ok is false when I is empty or holds a negative value. An
+// array packing two narrow indices per word (sell) is read through its
+// halves: the optimizer and the engine check those reads against them.
+func (a *Array) Halves() (low, high [2]int64, ok bool) {
+	data := unsafe.SliceData(a.I)
+	r := a.ints.Load()
+	if r == nil || r.data != data || r.n != len(a.I) {
+		r = a.scan()
+	}
+	return r.low, r.high, len(a.I) > 0 && r.min >= 0
+}
+
+// scan computes and remembers a's intRange. Only arrays with a value of
+// 2^32 or more are scanned a second time for the halves: below it the
+// low half is the value and the high half 0.
+func (a *Array) scan() *intRange {
+	r := &intRange{data: unsafe.SliceData(a.I), n: len(a.I), min: 0, max: -1}
 	if len(a.I) > 0 {
 		r.min, r.max = a.I[0], a.I[0]
 		for _, v := range a.I {
@@ -64,8 +87,18 @@ func (a *Array) IntRange() (lo, hi int64) {
 			r.max = max(r.max, v)
 		}
 	}
+	r.low, r.high = [2]int64{r.min, r.max}, [2]int64{0, 0}
+	if r.min >= 0 && r.max >= PackedHalf {
+		w := a.I[0]
+		r.low, r.high = [2]int64{w % PackedHalf, w % PackedHalf}, [2]int64{w / PackedHalf, w / PackedHalf}
+		for _, w := range a.I {
+			l, h := w%PackedHalf, w/PackedHalf
+			r.low = [2]int64{min(r.low[0], l), max(r.low[1], l)}
+			r.high = [2]int64{min(r.high[0], h), max(r.high[1], h)}
+		}
+	}
 	a.ints.Store(r)
-	return r.min, r.max
+	return r
 }
 
 // MaxHashArity bounds the number of key components of a HASHMAP.

@@ -66,3 +66,33 @@ func TestBuildScansIntRanges(t *testing.T) {
 		t.Errorf("A_idx2 range %d, %d; want 1, 4", lo, hi)
 	}
 }
+
+func TestHalves(t *testing.T) {
+	const w = PackedHalf
+	for _, c := range []struct {
+		in        []int64
+		low, high [2]int64
+		ok        bool
+	}{
+		{nil, [2]int64{0, -1}, [2]int64{0, 0}, false},
+		{[]int64{3, -2}, [2]int64{-2, 3}, [2]int64{0, 0}, false},
+		{[]int64{7, 2, 9}, [2]int64{2, 9}, [2]int64{0, 0}, true},
+		{[]int64{5 + 3*w, 1 + 8*w, 6}, [2]int64{1, 6}, [2]int64{0, 8}, true},
+		{[]int64{w - 1, w}, [2]int64{0, w - 1}, [2]int64{0, 1}, true},
+	} {
+		a := IntArray(c.in)
+		for range 2 { // computed by the first call, remembered after
+			low, high, ok := a.Halves()
+			if ok != c.ok || ok && (low != c.low || high != c.high) {
+				t.Errorf("Halves(%v) = %v, %v, %v; want %v, %v, %v", c.in, low, high, ok, c.low, c.high, c.ok)
+			}
+		}
+	}
+	// A new slice is scanned again.
+	a := IntArray([]int64{1 + 2*w})
+	a.Halves()
+	a.I = []int64{4 + 9*w}
+	if low, high, _ := a.Halves(); low != [2]int64{4, 4} || high != [2]int64{9, 9} {
+		t.Errorf("after a new slice: %v, %v; want [4 4], [9 9]", low, high)
+	}
+}

@@ -1,0 +1,189 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func hasAVX2() bool
+//
+// CPUID.1:ECX says the CPU has AVX and the OS saves its registers
+// (OSXSAVE, then XCR0 bits 1 and 2: SSE and AVX state); CPUID.7:EBX bit
+// 5 is AVX2.
+TEXT ·hasAVX2(SB), NOSPLIT, $0-1
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	ANDL $0x18000000, CX
+	CMPL CX, $0x18000000
+	JNE  no
+	XORL CX, CX
+	XGETBV
+	ANDL $6, AX
+	CMPL AX, $6
+	JNE  no
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	BTL  $5, BX
+	JCC  no
+	MOVB $1, ret+0(FP)
+	RET
+
+no:
+	MOVB $0, ret+0(FP)
+	RET
+
+// AX = max(0, the 8 lane lengths at R9).
+#define LONGEST XORQ AX, AX; \
+	MOVQ 0(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 8(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 16(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 24(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 32(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 40(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 48(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
+	MOVQ 56(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX
+
+// To BAD unless the key of lane OFF/8 at R8 is in [0, nout = R14).
+#define KEY_OK(OFF, BAD) CMPQ OFF(R8), R14; JCC BAD
+
+// out[perm[lane]] += XR's low double, as Go's out[k] += s.
+#define ADD_LANE(OFF, XR) MOVQ OFF(R8), DX; VMOVSD (R13)(DX*8), X3; VADDSD XR, X3, X3; VMOVSD X3, (R13)(DX*8)
+
+// The eight sums, Y0 (lanes 0-3) and Y1 (lanes 4-7), added into out in
+// lane order.
+#define STORE_LANES ADD_LANE(0, X0); \
+	VUNPCKHPD X0, X0, X4; ADD_LANE(8, X4); \
+	VEXTRACTF128 $1, Y0, X5; ADD_LANE(16, X5); \
+	VUNPCKHPD X5, X5, X4; ADD_LANE(24, X4); \
+	ADD_LANE(32, X1); \
+	VUNPCKHPD X1, X1, X4; ADD_LANE(40, X4); \
+	VEXTRACTF128 $1, Y1, X5; ADD_LANE(48, X5); \
+	VUNPCKHPD X5, X5, X4; ADD_LANE(56, X4)
+
+// Masks of the lanes still in their rows, step k (Y7) < length (Y6 for
+// lanes 0-3, Y11 for 4-7), into Y4 and Y5; the 8 columns at BX into Y2
+// (lanes 0-3 in X2, 4-7 then in X9).
+#define STEP_MASKS VMOVDQU (BX), Y2; \
+	VPCMPGTQ Y7, Y6, Y4; \
+	VPCMPGTQ Y7, Y11, Y5; \
+	VEXTRACTI128 $1, Y2, X9
+
+// x at the columns of the lanes in Y4/Y5 into Y8 (lanes 0-3) and Y10
+// (4-7), 0.0 in the other lanes. A gather clears its mask.
+#define GATHER_X VXORPD Y8, Y8, Y8; \
+	VGATHERDPD Y4, (DI)(X2*8), Y8; \
+	VXORPD Y10, Y10, Y10; \
+	VGATHERDPD Y5, (DI)(X9*8), Y10
+
+// func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals *float64, nvals int64, x *float64) int64
+//
+// sellChunksGo's loop for AVX2 CPUs, with the same bits: each lane adds
+// its row's terms in order from 0.0, a lane past its row's end adds
+// +0.0 (x is not read there; with vals, the value is masked to 0 before
+// the product), and out[perm[q]] += the lane's sum in lane order. perm,
+// rlen and cpos point at the first chunk's lanes and offset. It stops
+// before a chunk with a key outside out, words outside cols or values
+// outside vals, and returns the chunks done. The caller has checked that
+// both halves of every word of cols index x and are below 2^31.
+TEXT ·sellRows(SB), NOSPLIT, $0-96
+	MOVQ out+0(FP), R13
+	MOVQ nout+8(FP), R14
+	MOVQ perm+16(FP), R8
+	MOVQ rlen+24(FP), R9
+	MOVQ cpos+32(FP), R10
+	MOVQ chunks+40(FP), R11
+	MOVQ cols+48(FP), SI
+	MOVQ ncols+56(FP), R12
+	MOVQ vals+64(FP), R15
+	MOVQ x+80(FP), DI
+	XORQ CX, CX
+	MOVQ $1, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+
+chunk:
+	CMPQ CX, R11
+	JGE  done
+	LONGEST
+	KEY_OK(0, done)
+	KEY_OK(8, done)
+	KEY_OK(16, done)
+	KEY_OK(24, done)
+	KEY_OK(32, done)
+	KEY_OK(40, done)
+	KEY_OK(48, done)
+	KEY_OK(56, done)
+
+	// Words w..w+4L-1 inside cols (w = BX, L = AX): sellFits.
+	MOVQ (R10), BX
+	TESTQ BX, BX
+	JLT  done
+	CMPQ BX, R12
+	JGT  done
+	CMPQ AX, R12
+	JGT  done
+	LEAQ (BX)(AX*4), DX
+	CMPQ DX, R12
+	JGT  done
+
+	VMOVDQU (R9), Y6
+	VMOVDQU 32(R9), Y11
+	VPXOR   Y7, Y7, Y7
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	TESTQ   R15, R15
+	JNE     valued
+	LEAQ    (SI)(BX*8), BX
+	TESTQ   AX, AX
+	JEQ     store
+
+pattern:
+	STEP_MASKS
+	GATHER_X
+	VADDPD  Y8, Y0, Y0
+	VADDPD  Y10, Y1, Y1
+	VPADDQ  Y15, Y7, Y7
+	ADDQ    $32, BX
+	DECQ    AX
+	JNE     pattern
+	JMP     store
+
+valued:
+	// Values 2w..2w+8L-1 inside vals.
+	LEAQ    (BX)(AX*4), DX
+	SHLQ    $1, DX
+	CMPQ    DX, nvals+72(FP)
+	JGT     done
+	MOVQ    BX, DX
+	SHLQ    $4, DX
+	ADDQ    R15, DX
+	LEAQ    (SI)(BX*8), BX
+	TESTQ   AX, AX
+	JEQ     store
+
+valuedStep:
+	STEP_MASKS
+	VANDPD  (DX), Y4, Y12
+	VANDPD  32(DX), Y5, Y13
+	GATHER_X
+	VMULPD  Y8, Y12, Y12
+	VMULPD  Y10, Y13, Y13
+	VADDPD  Y12, Y0, Y0
+	VADDPD  Y13, Y1, Y1
+	VPADDQ  Y15, Y7, Y7
+	ADDQ    $32, BX
+	ADDQ    $64, DX
+	DECQ    AX
+	JNE     valuedStep
+
+store:
+	STORE_LANES
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $8, R10
+	INCQ CX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	MOVQ CX, ret+88(FP)
+	RET

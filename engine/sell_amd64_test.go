@@ -1,0 +1,106 @@
+//go:build !purego
+
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestSellChunksAgree runs the AVX2 kernel and the Go kernel over random
+// chunks, consistent and not (keys outside out, negative lengths, word
+// offsets past cols or before it, words or values past the arrays' ends), and requires the
+// same chunks done and the same bits in out. Padding values are NaN: a
+// lane past its row's end must not read them into its sum.
+func TestSellChunksAgree(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	const h = storage.SellHeight
+	rng := rand.New(rand.NewPCG(3, 4))
+	ran, stopped := int64(0), 0
+	for trial := range 400 {
+		nout, nx := 1+rng.Int64N(40), 1+rng.Int64N(30)
+		chunks := rng.Int64N(12)
+		perm, rlen := make([]int64, chunks*h), make([]int64, chunks*h)
+		cpos := make([]int64, chunks+1)
+		for c := range chunks {
+			longest := int64(0)
+			for l := range int64(h) {
+				perm[c*h+l] = rng.Int64N(nout)
+				rlen[c*h+l] = rng.Int64N(7)
+				longest = max(longest, rlen[c*h+l])
+			}
+			cpos[c+1] = cpos[c] + 4*longest
+		}
+		cols := make([]int64, cpos[chunks])
+		for i := range cols {
+			cols[i] = rng.Int64N(nx) + rng.Int64N(nx)*storage.PackedHalf
+		}
+		vals := make([]float64, 2*len(cols))
+		for c := range chunks {
+			for k := range (cpos[c+1] - cpos[c]) / 4 {
+				for l := range int64(h) {
+					v := rng.NormFloat64()
+					if k >= rlen[c*h+l] {
+						v = math.NaN()
+					}
+					vals[2*cpos[c]+8*k+l] = v
+				}
+			}
+		}
+		// Break something in a third of the trials.
+		if chunks > 0 && trial%3 == 0 {
+			c := rng.Int64N(chunks)
+			switch rng.IntN(7) {
+			case 0:
+				perm[c*h+rng.Int64N(h)] = nout + rng.Int64N(3)
+			case 1:
+				perm[c*h+rng.Int64N(h)] = -1 - rng.Int64N(3)
+			case 2:
+				rlen[c*h+rng.Int64N(h)] = -1 - rng.Int64N(5)
+			case 3:
+				cpos[c] = -4
+			case 4:
+				cpos[c] += 4 + int64(len(cols))
+			case 5:
+				vals = vals[:max(0, len(vals)-1-rng.IntN(8))]
+			case 6:
+				cols = cols[:max(0, len(cols)-1-rng.IntN(4))]
+			}
+		}
+		x := make([]float64, nx)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		c0 := rng.Int64N(chunks + 1)
+		for _, vs := range [][]float64{nil, vals} {
+			base := make([]float64, nout)
+			for i := range base {
+				base[i] = rng.NormFloat64()
+			}
+			want, got := append([]float64(nil), base...), append([]float64(nil), base...)
+			wantDone := sellChunksGo(want, perm, rlen, cpos, cols, vs, x, c0, chunks)
+			gotDone := sellChunks(got, perm, rlen, cpos, cols, vs, x, c0, chunks)
+			if gotDone != wantDone {
+				t.Fatalf("trial %d (values %v): AVX2 kernel did %d chunks, Go kernel %d", trial, vs != nil, gotDone, wantDone)
+			}
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("trial %d (values %v): out[%d] = %v, Go kernel %v", trial, vs != nil, i, got[i], want[i])
+				}
+			}
+			ran += gotDone - c0
+			if gotDone < chunks {
+				stopped++
+			}
+		}
+	}
+	// Both kinds of chunk are common enough to mean something.
+	if ran < 1000 || stopped < 50 {
+		t.Errorf("%d chunks ran and %d calls stopped early: too few", ran, stopped)
+	}
+}
