@@ -102,6 +102,37 @@ func TestBandwidthRatio(t *testing.T) {
 			t.Fatalf("the pattern mapping's SpMV differs from the CSR one (%v, %v)", err1, err2)
 		}
 	}
+	// The same matrix stored as sell, with values and (a pattern matrix)
+	// without: 32-bit columns, eight rows at a time (sell.go).
+	var sells []sellRun
+	for _, format := range []string{"sell", "sell+pattern"} {
+		f, err := storage.ParseFormat(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := storage.Build("A", coo, f)
+		if err != nil {
+			t.Logf("no %s: %v", format, err)
+			continue
+		}
+		ss["x"] = st["x"]
+		kernels := 0
+		sellCompiled = func(*sellPlan) { kernels++ }
+		kk, err := Compile(optimizedPlan(t, "spmv", map[string]string{"A": format}, ss), SchemaOf(ss), Options{})
+		sellCompiled = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kernels == 0 {
+			t.Fatalf("SpMV over %s does not run the eight-lane kernel", format)
+		}
+		want, err1 := k.Run(st)
+		got, err2 := kk.Run(ss)
+		if err1 != nil || err2 != nil || !value.Equal(want, got, 0) {
+			t.Fatalf("SpMV over %s differs from CSR's (%v, %v)", format, err1, err2)
+		}
+		sells = append(sells, sellRun{format: format, k: kk, st: ss})
+	}
 	nnz := int64(st["A_idx2"].(*storage.Array).Len())
 	// Bound: 8-byte values, x and y; 4-byte indices and row pointers.
 	bound := newStream(nnz+m+n, nnz+n+1)
@@ -146,6 +177,13 @@ func TestBandwidthRatio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		for i := range sells {
+			sr := &sells[i]
+			sr.times = append(sr.times, timed(func() { _, err = sr.k.Exec(sr.st) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		tb = append(tb, timed(bound.read))
 		ta = append(ta, timed(actual.read))
 	}
@@ -158,10 +196,22 @@ func TestBandwidthRatio(t *testing.T) {
 	t.Logf("%s: %d x %d, %d non-zeros (values %s); medians of %d alternating runs:", *bandwidthMatrix, n, m, nnz, st["A_val"].ElemType(), *bandwidthRuns)
 	t.Logf("  storel SpMV            %8.3f ms", ms(s))
 	t.Logf("  storel SpMV, pattern   %8.3f ms  (a mapping whose values are 1: no value array)  pattern / bound %.2f", ms(sp), float64(sp)/float64(b))
+	for _, sr := range sells {
+		sl := med(sr.times)
+		t.Logf("  storel SpMV, %-12s %8.3f ms  (32-bit columns, 8 rows at a time)  %s / bound %.2f", sr.format, ms(sl), sr.format, float64(sl)/float64(b))
+	}
 	t.Logf("  stream %4.1f MB (12 B/nz) %8.3f ms (%.1f GB/s)  storel / bound  %.2f", float64(bound.bytes)/1e6, ms(b), gbs(bound.bytes, b), float64(s)/float64(b))
 	t.Logf("  stream %4.1f MB (16 B/nz) %8.3f ms (%.1f GB/s)  storel / stream %.2f", float64(actual.bytes)/1e6, ms(a), gbs(actual.bytes, a), float64(s)/float64(a))
 	h64, h32 := med(t64), med(t32)
 	t.Logf("  hand loop, int64 index %8.3f ms, int32 index %8.3f ms: int32 / int64 %.2f", ms(h64), ms(h32), float64(h32)/float64(h64))
+}
+
+// sellRun is SpMV over the matrix stored as sell and its timings.
+type sellRun struct {
+	format string
+	k      *Kernel
+	st     storage.Store
+	times  []time.Duration
 }
 
 // handSpMV is the textbook CSR SpMV, for either index width.

@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 	"slices"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -121,11 +122,14 @@ func (sp *sellPlan) run(fr *frame, st srcState, from, to int64, bd *builder) {
 // into out and returns the first chunk it did not run, stopping before a
 // chunk with a key outside out or words or values outside their arrays.
 // The caller has checked that the halves of every word of cols index x
-// and that the chunks' lanes lie inside perm, rlen and cpos.
+// (so x is read without a check, as in fit.go) and that the chunks'
+// lanes lie inside perm, rlen and cpos. Each lane adds its terms in
+// order from 0.0, as the general path does.
 func sellChunksGo[V number](out []float64, perm, rlen, cpos, cols []int64, vals []V, x []float64, c0, c1 int64) int64 {
 	const h = int64(storage.SellHeight)
+	xp := unsafe.Pointer(unsafe.SliceData(x))
 	for c := c0; c < c1; c++ {
-		p, r := perm[c*h:c*h+h], rlen[c*h:c*h+h]
+		p, r := (*[h]int64)(perm[c*h:]), (*[h]int64)(rlen[c*h:])
 		n, w := int64(0), cpos[c]
 		for l := range h {
 			n = max(n, r[l])
@@ -136,28 +140,78 @@ func sellChunksGo[V number](out []float64, perm, rlen, cpos, cols []int64, vals 
 		if !sellFits(w, n, int64(len(cols)), int64(len(vals)), vals != nil) {
 			return c
 		}
-		var s [h]float64
-		for k := range n {
-			words := cols[w+4*k : w+4*k+4]
-			for l := range h {
-				col := words[l/2]
-				if l%2 == 0 {
-					col %= storage.PackedHalf
-				} else {
-					col /= storage.PackedHalf
+		// The lanes one by one, unrolled: Go keeps neither an array of
+		// sums nor a loop over lanes in registers.
+		r0, r1, r2, r3, r4, r5, r6, r7 := r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
+		var s0, s1, s2, s3, s4, s5, s6, s7 float64
+		words := cols[w : w+4*n]
+		const low = storage.PackedHalf - 1
+		if vals == nil {
+			for k := range n {
+				ws := (*[4]int64)(words[4*k:])
+				if k < r0 {
+					s0 += at[float64](xp, ws[0]&low)
 				}
-				t := x[col]
-				if vals != nil {
-					t = float64(vals[2*w+8*k+l]) * t
+				if k < r1 {
+					s1 += at[float64](xp, ws[0]>>32)
 				}
-				if k < r[l] {
-					s[l] += t
+				if k < r2 {
+					s2 += at[float64](xp, ws[1]&low)
+				}
+				if k < r3 {
+					s3 += at[float64](xp, ws[1]>>32)
+				}
+				if k < r4 {
+					s4 += at[float64](xp, ws[2]&low)
+				}
+				if k < r5 {
+					s5 += at[float64](xp, ws[2]>>32)
+				}
+				if k < r6 {
+					s6 += at[float64](xp, ws[3]&low)
+				}
+				if k < r7 {
+					s7 += at[float64](xp, ws[3]>>32)
+				}
+			}
+		} else {
+			vs := vals[2*w : 2*w+8*n]
+			for k := range n {
+				ws, v := (*[4]int64)(words[4*k:]), (*[h]V)(vs[8*k:])
+				if k < r0 {
+					s0 += float64(v[0]) * at[float64](xp, ws[0]&low)
+				}
+				if k < r1 {
+					s1 += float64(v[1]) * at[float64](xp, ws[0]>>32)
+				}
+				if k < r2 {
+					s2 += float64(v[2]) * at[float64](xp, ws[1]&low)
+				}
+				if k < r3 {
+					s3 += float64(v[3]) * at[float64](xp, ws[1]>>32)
+				}
+				if k < r4 {
+					s4 += float64(v[4]) * at[float64](xp, ws[2]&low)
+				}
+				if k < r5 {
+					s5 += float64(v[5]) * at[float64](xp, ws[2]>>32)
+				}
+				if k < r6 {
+					s6 += float64(v[6]) * at[float64](xp, ws[3]&low)
+				}
+				if k < r7 {
+					s7 += float64(v[7]) * at[float64](xp, ws[3]>>32)
 				}
 			}
 		}
-		for l := range h {
-			out[p[l]] += s[l]
-		}
+		out[p[0]] += s0
+		out[p[1]] += s1
+		out[p[2]] += s2
+		out[p[3]] += s3
+		out[p[4]] += s4
+		out[p[5]] += s5
+		out[p[6]] += s6
+		out[p[7]] += s7
 	}
 	return c1
 }
@@ -290,3 +344,9 @@ func operands(op ir.Op, e *ir.Expr, out []*ir.Expr) []*ir.Expr {
 	}
 	return out
 }
+
+// The kernels, Go and assembly, are written for eight lanes.
+var (
+	_ [storage.SellHeight - 8]struct{}
+	_ [8 - storage.SellHeight]struct{}
+)
