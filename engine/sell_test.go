@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -100,6 +104,105 @@ func TestSellKernels(t *testing.T) {
 					t.Fatalf("trial %d %s: SpMV differs from CSR's: %s against %s", trial, format, value.Format(got), value.Format(overCSR))
 				}
 			}
+		}
+	}
+}
+
+// TestSellInconsistentData runs the sell SpMV plan over stores whose
+// arrays contradict each other (a column past x, a chunk's words past the
+// end of the columns, keys out of range, negative lengths, values cut
+// short): the engine, whose eight-lane kernel hands such chunks to the
+// general path, must agree with the interpreter on 1 and 3 threads, and
+// where it fails, name the array read out of bounds.
+func TestSellInconsistentData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows, cols = 100, 30
+	c := &storage.COO{Dims: []int64{rows, cols}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
+	for i := range int64(rows) {
+		for _, j := range rng.Perm(cols)[:1+rng.IntN(6)] {
+			c.Coords[0] = append(c.Coords[0], i)
+			c.Coords[1] = append(c.Coords[1], int64(j))
+			c.Vals = append(c.Vals, rng.NormFloat64())
+		}
+	}
+	pattern := &storage.COO{Dims: c.Dims, Coords: c.Coords, Field: storage.FieldPattern, Vals: make([]float64, len(c.Vals))}
+	for i := range pattern.Vals {
+		pattern.Vals[i] = 1
+	}
+	x := storage.RealArray(randVec(cols, rng))
+	for _, format := range []string{"sell", "sell+pattern"} {
+		m := c
+		// The plan reads A_val(…) before x(A_cols(…)), as the
+		// interpreter does: with values, a broken chunk fails there.
+		broken := "A_val"
+		if format == "sell+pattern" {
+			m, broken = pattern, "A_cols"
+		}
+		f, _ := storage.ParseFormat(format)
+		good, err := storage.Build("A", m, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		good["x"] = x
+		plan := optimizedPlan(t, "spmv", map[string]string{"A": format}, good)
+		ints := func(name string) []int64 { return good[name].(*storage.Array).I }
+		cpos := ints("A_cpos")
+		for _, tc := range []struct {
+			name  string
+			array string // the array whose copy is broken
+			edit  func(a []int64) []int64
+			fails string // the array an error must name, "" if none is expected
+		}{
+			{"column past x", "A_cols", func(a []int64) []int64 { a[cpos[3]] += cols; return a }, "x"},
+			{"words past the end", "A_cpos", func(a []int64) []int64 { a[5] = int64(len(ints("A_cols"))) - 2; return a }, broken},
+			{"negative word offset", "A_cpos", func(a []int64) []int64 { a[2] = -4; return a }, broken},
+			{"key past the rows", "A_perm", func(a []int64) []int64 { a[17] = 5000; return a }, ""},
+			{"negative key", "A_perm", func(a []int64) []int64 { a[9] = -2; return a }, ""},
+			{"negative length", "A_rlen", func(a []int64) []int64 { a[33] = -3; return a }, ""},
+			{"longer row", "A_rlen", func(a []int64) []int64 { a[40] += 50; return a }, broken},
+		} {
+			t.Run(format+"/"+tc.name, func(t *testing.T) {
+				st := maps.Clone(good)
+				st[tc.array] = storage.IntArray(tc.edit(slices.Clone(ints(tc.array))))
+				checkSellRun(t, plan, st, tc.fails)
+			})
+		}
+		if format == "sell" {
+			t.Run("sell/values cut short", func(t *testing.T) {
+				st := maps.Clone(good)
+				v := good["A_val"].(*storage.Array).F
+				st["A_val"] = storage.RealArray(slices.Clone(v[:len(v)/2]))
+				checkSellRun(t, plan, st, "A_val")
+			})
+		}
+	}
+}
+
+// checkSellRun runs plan on st with the engine (1 and 3 threads) and the
+// interpreter: both fail, the engine naming array, or both agree.
+func checkSellRun(t *testing.T, plan *ir.Expr, st storage.Store, array string) {
+	t.Helper()
+	want, werr := eval.Eval(plan, st)
+	if (werr != nil) != (array != "") {
+		t.Fatalf("interpreter: %v, want an error naming %q", werr, array)
+	}
+	for _, threads := range []int{1, 3} {
+		kernels := 0
+		sellCompiled = func(*sellPlan) { kernels++ }
+		got, err := runEngine(plan, st, threads)
+		sellCompiled = nil
+		if kernels == 0 {
+			t.Fatal("the eight-lane kernel was not compiled")
+		}
+		switch {
+		case werr != nil:
+			if _, ok := err.(*Error); !ok || !strings.Contains(err.Error(), array+"(") {
+				t.Fatalf("threads=%d: engine error %v (%T), want one naming %s (interpreter: %v)", threads, err, err, array, werr)
+			}
+		case err != nil:
+			t.Fatalf("threads=%d: engine failed: %v", threads, err)
+		case !value.Equal(got, want, 1e-12):
+			t.Fatalf("threads=%d: engine %s, interpreter %s", threads, value.Format(got), value.Format(want))
 		}
 	}
 }
