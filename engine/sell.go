@@ -96,16 +96,18 @@ func (sp *sellPlan) run(fr *frame, st srcState, from, to int64, bd *builder) {
 		return
 	}
 	bd.holdKeysOf(perm)
+	// Int values convert exactly in SIMD when |v| < 2^51 (sell_amd64.s).
+	exact := sp.vals != nil && sp.vals.imin >= -1<<51 && sp.vals.imax < 1<<51
 	for c := c0; c < c1; {
 		end := min(c1, c+sellChunkCalls)
 		var done int64
 		switch {
 		case sp.vals == nil:
-			done = sellChunks(bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, nil, x.reals, c, end)
+			done = sellChunks[float64](bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, nil, x.reals, c, end, false)
 		case sp.vals.info.Elem == ir.Real:
-			done = sellChunks(bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, sp.vals.reals, x.reals, c, end)
+			done = sellChunks(bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, sp.vals.reals, x.reals, c, end, false)
 		default: // int values, converted as they are read
-			done = sellChunksGo(bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, sp.vals.ints, x.reals, c, end)
+			done = sellChunks(bd.reals, perm.ints, rlen.ints, cpos.ints, cols.ints, sp.vals.ints, x.reals, c, end, exact)
 		}
 		if c = done; c < end {
 			// The chunk failed a check: the general path runs it.

@@ -74,17 +74,20 @@ no:
 	VXORPD Y10, Y10, Y10; \
 	VGATHERDPD Y5, (DI)(X9*8), Y10
 
-// func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals *float64, nvals int64, x *float64) int64
+// func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals unsafe.Pointer, nvals int64, x *float64, ints int64) int64
 //
 // sellChunksGo's loop for AVX2 CPUs, with the same bits: each lane adds
 // its row's terms in order from 0.0, a lane past its row's end adds
 // +0.0 (x is not read there; with vals, the value is masked to 0 before
-// the product), and out[perm[q]] += the lane's sum in lane order. perm,
+// the product), and out[perm[q]] += the lane's sum in lane order. vals
+// are reals, or ints (ints = 1) in [-2^51, 2^51), converted exactly:
+// the int plus the bits of 2^52+2^51 are the bits of that double plus
+// the int, from which subtracting it leaves the int. perm,
 // rlen and cpos point at the first chunk's lanes and offset. It stops
 // before a chunk with a key outside out, words outside cols or values
 // outside vals, and returns the chunks done. The caller has checked that
 // both halves of every word of cols index x and are below 2^31.
-TEXT ·sellRows(SB), NOSPLIT, $0-96
+TEXT ·sellRows(SB), NOSPLIT, $0-104
 	MOVQ out+0(FP), R13
 	MOVQ nout+8(FP), R14
 	MOVQ perm+16(FP), R8
@@ -99,6 +102,9 @@ TEXT ·sellRows(SB), NOSPLIT, $0-96
 	MOVQ $1, AX
 	MOVQ AX, X15
 	VPBROADCASTQ X15, Y15
+	MOVQ $0x4338000000000000, AX
+	MOVQ AX, X14
+	VPBROADCASTQ X14, Y14
 
 chunk:
 	CMPQ CX, R11
@@ -159,6 +165,8 @@ valued:
 	LEAQ    (SI)(BX*8), BX
 	TESTQ   AX, AX
 	JEQ     store
+	CMPQ    ints+88(FP), $1
+	JEQ     intStep
 
 valuedStep:
 	STEP_MASKS
@@ -174,6 +182,26 @@ valuedStep:
 	ADDQ    $64, DX
 	DECQ    AX
 	JNE     valuedStep
+	JMP     store
+
+intStep:
+	// No mask for int values: a finite value times the gather's 0.0
+	// is a zero, which adds nothing to a sum started at +0.0.
+	STEP_MASKS
+	VPADDQ  (DX), Y14, Y12
+	VSUBPD  Y14, Y12, Y12
+	VPADDQ  32(DX), Y14, Y13
+	VSUBPD  Y14, Y13, Y13
+	GATHER_X
+	VMULPD  Y8, Y12, Y12
+	VMULPD  Y10, Y13, Y13
+	VADDPD  Y12, Y0, Y0
+	VADDPD  Y13, Y1, Y1
+	VPADDQ  Y15, Y7, Y7
+	ADDQ    $32, BX
+	ADDQ    $64, DX
+	DECQ    AX
+	JNE     intStep
 
 store:
 	STORE_LANES
@@ -185,5 +213,5 @@ store:
 
 done:
 	VZEROUPPER
-	MOVQ CX, ret+88(FP)
+	MOVQ CX, ret+96(FP)
 	RET

@@ -13,8 +13,10 @@ import (
 // TestSellChunksAgree runs the AVX2 kernel and the Go kernel over random
 // chunks, consistent and not (keys outside out, negative lengths, word
 // offsets past cols or before it, words or values past the arrays' ends), and requires the
-// same chunks done and the same bits in out. Padding values are NaN: a
-// lane past its row's end must not read them into its sum.
+// same chunks done and the same bits in out, for pattern matrices, real
+// values and int values (converted exactly in SIMD up to 2^51). Padding
+// values are NaN, or the ends of that range: a lane past its row's end
+// must not add them into its sum.
 func TestSellChunksAgree(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2 on this CPU")
@@ -40,15 +42,20 @@ func TestSellChunksAgree(t *testing.T) {
 		for i := range cols {
 			cols[i] = rng.Int64N(nx) + rng.Int64N(nx)*storage.PackedHalf
 		}
-		vals := make([]float64, 2*len(cols))
+		// Real values, NaN in the padding; int values anywhere in the
+		// range converted exactly, its ends in the padding.
+		vals, ivals := make([]float64, 2*len(cols)), make([]int64, 2*len(cols))
 		for c := range chunks {
 			for k := range (cpos[c+1] - cpos[c]) / 4 {
 				for l := range int64(h) {
-					v := rng.NormFloat64()
-					if k >= rlen[c*h+l] {
-						v = math.NaN()
+					v, iv := rng.NormFloat64(), rng.Int64N(1<<52)-1<<51
+					if rng.IntN(4) == 0 {
+						iv = rng.Int64N(19) - 9
 					}
-					vals[2*cpos[c]+8*k+l] = v
+					if k >= rlen[c*h+l] {
+						v, iv = math.NaN(), []int64{-1 << 51, 1<<51 - 1}[rng.IntN(2)]
+					}
+					vals[2*cpos[c]+8*k+l], ivals[2*cpos[c]+8*k+l] = v, iv
 				}
 			}
 		}
@@ -67,7 +74,8 @@ func TestSellChunksAgree(t *testing.T) {
 			case 4:
 				cpos[c] += 4 + int64(len(cols))
 			case 5:
-				vals = vals[:max(0, len(vals)-1-rng.IntN(8))]
+				cut := max(0, len(vals)-1-rng.IntN(8))
+				vals, ivals = vals[:cut], ivals[:cut]
 			case 6:
 				cols = cols[:max(0, len(cols)-1-rng.IntN(4))]
 			}
@@ -77,20 +85,31 @@ func TestSellChunksAgree(t *testing.T) {
 			x[i] = rng.NormFloat64()
 		}
 		c0 := rng.Int64N(chunks + 1)
-		for _, vs := range [][]float64{nil, vals} {
+		for kind := range 3 {
 			base := make([]float64, nout)
 			for i := range base {
 				base[i] = rng.NormFloat64()
 			}
 			want, got := append([]float64(nil), base...), append([]float64(nil), base...)
-			wantDone := sellChunksGo(want, perm, rlen, cpos, cols, vs, x, c0, chunks)
-			gotDone := sellChunks(got, perm, rlen, cpos, cols, vs, x, c0, chunks)
+			var wantDone, gotDone int64
+			switch kind {
+			case 0:
+				wantDone = sellChunksGo[float64](want, perm, rlen, cpos, cols, nil, x, c0, chunks)
+				gotDone = sellChunks[float64](got, perm, rlen, cpos, cols, nil, x, c0, chunks, false)
+			case 1:
+				wantDone = sellChunksGo(want, perm, rlen, cpos, cols, vals, x, c0, chunks)
+				gotDone = sellChunks(got, perm, rlen, cpos, cols, vals, x, c0, chunks, false)
+			case 2:
+				wantDone = sellChunksGo(want, perm, rlen, cpos, cols, ivals, x, c0, chunks)
+				gotDone = sellChunks(got, perm, rlen, cpos, cols, ivals, x, c0, chunks, true)
+			}
+			what := []string{"pattern", "real values", "int values"}[kind]
 			if gotDone != wantDone {
-				t.Fatalf("trial %d (values %v): AVX2 kernel did %d chunks, Go kernel %d", trial, vs != nil, gotDone, wantDone)
+				t.Fatalf("trial %d (%s): AVX2 kernel did %d chunks, Go kernel %d", trial, what, gotDone, wantDone)
 			}
 			for i := range want {
 				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-					t.Fatalf("trial %d (values %v): out[%d] = %v, Go kernel %v", trial, vs != nil, i, got[i], want[i])
+					t.Fatalf("trial %d (%s): out[%d] = %v, Go kernel %v", trial, what, i, got[i], want[i])
 				}
 			}
 			ran += gotDone - c0

@@ -4,6 +4,6 @@ package engine
 
 // No assembly here: sell chunks run in Go.
 
-func sellChunks(out []float64, perm, rlen, cpos, cols []int64, vals, x []float64, c0, c1 int64) int64 {
+func sellChunks[V number](out []float64, perm, rlen, cpos, cols []int64, vals []V, x []float64, c0, c1 int64, exact bool) int64 {
 	return sellChunksGo(out, perm, rlen, cpos, cols, vals, x, c0, c1)
 }
