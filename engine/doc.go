@@ -69,6 +69,14 @@
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition;
+//   - SpMV over the sell format (storage's sliced ELLPACK, two 32-bit
+//     columns per int word) runs eight rows at a time (sell.go): the
+//     optimizer's fused plan is recognized up to the order of + and *,
+//     and on amd64 with AVX2 each step of a chunk is one load of eight
+//     columns, two masked gathers of x and two vector adds
+//     (sell_amd64.s), elsewhere the same loop in Go; every lane adds in
+//     the order of the plan, so the bits are CSR's. Chunks whose arrays
+//     contradict each other run on the general path, which reports them;
 //   - a let computes its value once where it is bound;
 //   - with Options.Threads > 1 the outermost sum of the plan (at the top,
 //     under lets, or as a top let's value) is split across workers with

@@ -158,6 +158,13 @@ func (h *Harness) runE2E() error {
 				if pattern {
 					jobs = append(jobs, h.storelJob(k, storelPatternSystem, StorelRun{h.program(kernel), map[string]string{"A": "csr+pattern"}, "optimized", 1}, in, false))
 				}
+				if kernel == "spmv" {
+					format := "sell"
+					if pattern {
+						format = "sell+pattern"
+					}
+					jobs = append(jobs, h.storelJob(k, storelSellSystem, StorelRun{h.program(kernel), map[string]string{"A": format}, "optimized", 1}, in, false))
+				}
 			}
 			jobs = append(jobs, h.peerJobs(k, in, peers)...)
 			h.runJobs(k, jobs)
@@ -170,6 +177,10 @@ func (h *Harness) runE2E() error {
 // pattern matrices (Matrix Market field "pattern": every entry is 1): CSR
 // without a value array.
 const storelPatternSystem = "storel (csr+pattern)"
+
+// storelSellSystem is SpMV's storel line over sell (sliced ELLPACK, 32-bit
+// columns, eight rows at a time), without values on pattern matrices.
+const storelSellSystem = "storel (sell)"
 
 // sweepSeries is one line group of Fig. 8: a kernel on random n x n
 // matrices over densities.

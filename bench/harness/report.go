@@ -307,7 +307,9 @@ func writeReport(dir string, d *reportData) error {
 			"SpMV (y(i) = Σⱼ A(i,j)·x(j), not among the paper's kernels; examples/spmv.sdql) multiplies every matrix by a random dense x: "+
 			"storel CSR·dense, SciPy CSR @ x, NumPy dense @ x, PyTorch CSR @ x (as an n×1 matrix: Debian's PyTorch has no MKL for its CSR×vector), "+
 			"DuckDB a join + GROUP BY, TACO `Q(i)=A(i,j)*x(j)` with A CSR (`ds`) and x dense; on the matrices whose Matrix Market header says `pattern` "+
-			"(every entry 1), storel also runs %s for SpMV and BATAX: CSR with no value array.", d.Config["factor density"], "`"+storelPatternSystem+"`")
+			"(every entry 1), storel also runs %s for SpMV and BATAX: CSR with no value array. "+
+			"For SpMV storel also runs %s on every matrix: sliced ELLPACK with 32-bit columns, eight rows at a time (`sell+pattern` on the pattern matrices).",
+			d.Config["factor density"], "`"+storelPatternSystem+"`", "`"+storelSellSystem+"`")
 		w.p("")
 		writeTacoNote(w, ms)
 		w.p("")
@@ -504,7 +506,7 @@ func writeHeadline(w *mdWriter, ms []*Measurement, mode string) {
 	}
 	var losses []loss
 	// storel's other storage (TTM's CSF·CSR, SpMV's and BATAX's
-	// csr+pattern) against
+	// csr+pattern, SpMV's sell) against
 	// its Table 3 storage, in a table of their own.
 	var variants [][]string
 	for _, kernel := range byKernel.keys {

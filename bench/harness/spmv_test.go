@@ -69,7 +69,8 @@ func TestMtxIsPatternReadsTheHeader(t *testing.T) {
 // data (--quick takes their leading blocks): a real symmetric matrix
 // (bcsstk16's name) and a pattern one (wiki-Vote's). Every peer gets a
 // job, x has A's column count, the csr+pattern line runs only on the
-// pattern matrix and is checked against storel's answer.
+// pattern matrix and is checked against storel's answer, and the sell
+// line runs on both, as sell+pattern on the pattern one.
 func TestE2ESpMVRunsEveryPeerAndThePatternLineOnPatternMatrices(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -112,10 +113,10 @@ func TestE2ESpMVRunsEveryPeerAndThePatternLineOnPatternMatrices(t *testing.T) {
 			}
 		}
 		peers := []string{"scipy", "numpy", "torch", "duckdb"}
-		if want := append([]string{"storel"}, peers...); !slices.Equal(systems["bcsstk16"], want) {
+		if want := append([]string{"storel", storelSellSystem}, peers...); !slices.Equal(systems["bcsstk16"], want) {
 			t.Errorf("bcsstk16 (real): systems %v, want %v", systems["bcsstk16"], want)
 		}
-		if want := append([]string{"storel", storelPatternSystem}, peers...); !slices.Equal(systems["wiki-Vote"], want) {
+		if want := append([]string{"storel", storelPatternSystem, storelSellSystem}, peers...); !slices.Equal(systems["wiki-Vote"], want) {
 			t.Errorf("wiki-Vote (pattern): systems %v, want %v", systems["wiki-Vote"], want)
 		}
 		if failed := len(h.Failures) > 0; failed != (patternValue == "3") {
@@ -126,24 +127,21 @@ func TestE2ESpMVRunsEveryPeerAndThePatternLineOnPatternMatrices(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(lines) != 3 {
+		if len(lines) != 5 {
 			t.Fatalf("storel calls:\n%s", b)
 		}
 		for i, l := range lines {
 			if !strings.Contains(l, "examples/spmv.sdql") || !strings.Contains(l, "--plan optimized") {
 				t.Errorf("call %d: %s", i, l)
 			}
-			format := ":csr "
-			if i == 2 {
-				format = ":csr+pattern "
-			}
+			format := []string{":csr ", ":sell ", ":csr ", ":csr+pattern ", ":sell+pattern "}[i]
 			if !strings.Contains(l, format) {
 				t.Errorf("call %d lacks %q: %s", i, format, l)
 			}
 			// x is a vector of the leading block's column count (600 for wiki-Vote, 240 for bcsstk16).
 			f := strings.Fields(l[strings.Index(l, "--data x=")+len("--data x="):])[0]
 			a, err := readNPYFile(f)
-			n := map[bool]int{true: 240, false: 600}[i == 0]
+			n := map[bool]int{true: 240, false: 600}[i < 2]
 			if err != nil || len(a.F) != n || strings.Contains(l, "beta") {
 				t.Errorf("call %d: x %s has %d entries (%v), want %d; %s", i, f, len(a.F), err, n, l)
 			}
