@@ -22,9 +22,10 @@ var (
 	bandwidthMatrix = flag.String("engine.matrix", "/work/shared/data/cnr-2000.mtx.gz", "TestBandwidthRatio: the matrix (.mtx, .tns, optionally .gz)")
 )
 
-// TestBandwidthRatio measures storel's SpMV (the optimizer's plan, CSR) on
-// a real matrix against the memory bandwidth of the machine, in the same
-// process, alternating runs (a shared machine's load hits both alike):
+// TestBandwidthRatio measures storel's SpMV (the optimizer's plans over
+// CSR, the pattern mapping, sell and sell+pattern) on a real matrix
+// against the memory bandwidth of the machine, in the same process,
+// alternating runs (a shared machine's load hits both alike):
 //
 //	go test ./engine -run BandwidthRatio -engine.bandwidth 31 -v
 //
@@ -46,16 +47,19 @@ var (
 // 1.22-1.60 for CSR and 1.05-1.36 for the pattern mapping on cnr-2000.
 //
 // Measured on the 2-core development machine with both fixed (medians of
-// 21 runs, two runs of the test): cnr-2000 (325557 rows, 3216152 pattern
-// non-zeros, stored as ints), the 12-byte stream reads 45 MB in 3.4-4.5
-// ms (10-13 GB/s); storel's SpMV takes 8.9-13.1 ms (2.6-2.9x the bound),
-// the pattern mapping 7.6-10.6 ms (2.2-2.35x), a hand-written Go loop
-// 7.2-10.1 ms, with 32-bit indices 7.4-10.5. landmark (1.1M non-zeros, 2704 columns: x stays in the L1
-// cache) is 1.17-1.57x for CSR and 0.98-1.25x with the pattern mapping.
-// So on cnr-2000 the reads of x at scattered columns, which wait on
-// memory one by one, not the bytes streamed, bound the loop: narrower
-// indices do not help there (the int32 loop is 1.01-1.05x the int64 one),
-// and the 1.3x bar is not met.
+// 21 runs, two runs of the test, session 6): cnr-2000 (325557 rows,
+// 3216152 pattern non-zeros, stored as ints), the 12-byte stream reads 45
+// MB in 3.4-4.5 ms (10-13 GB/s); storel's SpMV took 2.6-2.9x the bound,
+// the pattern mapping 2.2-2.35x. On cnr-2000 the cost per row, not the
+// bytes streamed, bounds a CSR loop: narrower indices do not help there
+// (the int32 hand loop is 0.87-1.03x the int64 one).
+//
+// The test also runs SpMV over the matrix stored as sell and as
+// sell+pattern (32-bit columns, eight rows at a time: sell.go) and checks
+// that both give CSR's bits. Session 10, six runs: sell+pattern 1.00-1.21x
+// the bound (1.00, 1.21, 1.05, 1.00, 1.06, 1.16), sell with int values
+// 1.46-1.92x, CSR 2.1-2.5x; on landmark (real values) sell 1.28-1.44x and
+// CSR 1.64-1.71x.
 func TestBandwidthRatio(t *testing.T) {
 	if *bandwidthRuns == 0 {
 		t.Skip("set -engine.bandwidth N")
