@@ -6,8 +6,13 @@
 //
 // CPUID.1:ECX says the CPU has AVX and the OS saves its registers
 // (OSXSAVE, then XCR0 bits 1 and 2: SSE and AVX state); CPUID.7:EBX bit
-// 5 is AVX2.
+// 5 is AVX2, when leaf 7 exists (CPUID.0:EAX, the highest leaf).
 TEXT ·hasAVX2(SB), NOSPLIT, $0-1
+	XORL AX, AX
+	XORL CX, CX
+	CPUID
+	CMPL AX, $7
+	JLT  no
 	MOVL $1, AX
 	XORL CX, CX
 	CPUID
