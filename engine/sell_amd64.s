@@ -79,6 +79,18 @@ no:
 	VXORPD Y10, Y10, Y10; \
 	VGATHERDPD Y5, (DI)(X9*8), Y10
 
+// The values (Y12 lanes 0-3, Y13 4-7) times x (Y8, Y10) added to the
+// sums; then the next step: k, the words at BX, the values at DX, and
+// the steps left in AX (flags set for the loop's JNE).
+#define ADD_PRODUCTS VMULPD Y8, Y12, Y12; \
+	VMULPD Y10, Y13, Y13; \
+	VADDPD Y12, Y0, Y0; \
+	VADDPD Y13, Y1, Y1; \
+	VPADDQ Y15, Y7, Y7; \
+	ADDQ $32, BX; \
+	ADDQ $64, DX; \
+	DECQ AX
+
 // func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals unsafe.Pointer, nvals int64, x *float64, ints int64) int64
 //
 // sellChunksGo's loop for AVX2 CPUs, with the same bits: each lane adds
@@ -178,14 +190,7 @@ valuedStep:
 	VANDPD  (DX), Y4, Y12
 	VANDPD  32(DX), Y5, Y13
 	GATHER_X
-	VMULPD  Y8, Y12, Y12
-	VMULPD  Y10, Y13, Y13
-	VADDPD  Y12, Y0, Y0
-	VADDPD  Y13, Y1, Y1
-	VPADDQ  Y15, Y7, Y7
-	ADDQ    $32, BX
-	ADDQ    $64, DX
-	DECQ    AX
+	ADD_PRODUCTS
 	JNE     valuedStep
 	JMP     store
 
@@ -198,14 +203,7 @@ intStep:
 	VPADDQ  32(DX), Y14, Y13
 	VSUBPD  Y14, Y13, Y13
 	GATHER_X
-	VMULPD  Y8, Y12, Y12
-	VMULPD  Y10, Y13, Y13
-	VADDPD  Y12, Y0, Y0
-	VADDPD  Y13, Y1, Y1
-	VPADDQ  Y15, Y7, Y7
-	ADDQ    $32, BX
-	ADDQ    $64, DX
-	DECQ    AX
+	ADD_PRODUCTS
 	JNE     intStep
 
 store:
