@@ -53,11 +53,7 @@ type intRange struct {
 // kernel has run on it breaks that, so build a new Array instead. Safe
 // for concurrent use.
 func (a *Array) IntRange() (lo, hi int64) {
-	data := unsafe.SliceData(a.I)
-	if r := a.ints.Load(); r != nil && r.data == data && r.n == len(a.I) {
-		return r.min, r.max
-	}
-	r := a.scan()
+	r := a.ranges()
 	return r.min, r.max
 }
 
@@ -67,19 +63,20 @@ func (a *Array) IntRange() (lo, hi int64) {
 // array packing two narrow indices per word (sell) is read through its
 // halves: the optimizer and the engine check those reads against them.
 func (a *Array) Halves() (low, high [2]int64, ok bool) {
-	data := unsafe.SliceData(a.I)
-	r := a.ints.Load()
-	if r == nil || r.data != data || r.n != len(a.I) {
-		r = a.scan()
-	}
+	r := a.ranges()
 	return r.low, r.high, len(a.I) > 0 && r.min >= 0
 }
 
-// scan computes and remembers a's intRange. Only arrays with a value of
-// 2^32 or more are scanned a second time for the halves: below it the
-// low half is the value and the high half 0.
-func (a *Array) scan() *intRange {
-	r := &intRange{data: unsafe.SliceData(a.I), n: len(a.I), min: 0, max: -1}
+// ranges returns the intRange remembered for I, scanning I first when
+// it is a new slice. Only arrays with a value of 2^32 or more are
+// scanned a second time, for the halves: below it the low half is the
+// value and the high half 0.
+func (a *Array) ranges() *intRange {
+	data := unsafe.SliceData(a.I)
+	if r := a.ints.Load(); r != nil && r.data == data && r.n == len(a.I) {
+		return r
+	}
+	r := &intRange{data: data, n: len(a.I), min: 0, max: -1}
 	if len(a.I) > 0 {
 		r.min, r.max = a.I[0], a.I[0]
 		for _, v := range a.I {
