@@ -76,12 +76,18 @@ func BenchmarkBuildRows(b *testing.B) {
 // beyond it) and cancelling to zero, by one builder or by two merged as
 // workers' are, freeze to exactly the non-zero entries of a map-based
 // reference: rows frozen as they are (rowLeaf) must hold no zeros.
+//
+// Half of the trials add runs of entries of one row with scatterAdd, as
+// the loops of sparse products do, so that rows are marked in a bitmap
+// or (useSweep) swept whole, besides listed.
 func TestRowsAgainstMaps(t *testing.T) {
-	defer func(l int64) { narrowKeyLimit = l }(narrowKeyLimit)
+	defer func(l int64, s bool) { narrowKeyLimit, useSweep = l, s }(narrowKeyLimit, useSweep)
 	rng := rand.New(rand.NewPCG(7, 8))
-	for trial := range 200 {
+	for trial := range 400 {
 		// Every other trial, rows with keys past 20 keep 8-byte keys.
 		narrowKeyLimit = []int64{math.MaxInt32, 20}[trial/3%2]
+		scatter := trial%4 >= 2
+		useSweep = trial%8 >= 4
 		nrows := 1 + rng.IntN(40)
 		width := []int{4, 25, 300}[trial%3]
 		type op struct {
@@ -103,6 +109,10 @@ func TestRowsAgainstMaps(t *testing.T) {
 			}
 		}
 		rng.Shuffle(len(ops), func(a, b int) { ops[a], ops[b] = ops[b], ops[a] })
+		if scatter && rng.IntN(2) == 0 {
+			// Long runs of one row, each row visited once or twice.
+			slices.SortStableFunc(ops[:rng.IntN(len(ops)+1)], func(a, b op) int { return int(a.i - b.i) })
+		}
 		want := map[int64]map[int64]float64{}
 		for _, o := range ops {
 			if want[o.i] == nil {
@@ -111,8 +121,22 @@ func TestRowsAgainstMaps(t *testing.T) {
 			want[o.i][o.j] += o.v
 		}
 		add := func(b *builder, ops []op) {
-			for _, o := range ops {
-				b.child(o.i).addReal(o.j, o.v)
+			for len(ops) > 0 {
+				if !scatter {
+					b.child(ops[0].i).addReal(ops[0].j, ops[0].v)
+					ops = ops[1:]
+					continue
+				}
+				n := 1
+				for n < len(ops) && ops[n].i == ops[0].i {
+					n++
+				}
+				idx, vals := make([]int64, n), make([]float64, n)
+				for q, o := range ops[:n] {
+					idx[q], vals[q] = o.j, o.v
+				}
+				scatterAdd(b.child(ops[0].i), idx, vals, 1, 1, 1, true)
+				ops = ops[n:]
 			}
 		}
 		one := newBuilder(rowsShape)

@@ -61,8 +61,11 @@
 //     another opens, to a dense slice if that takes fewer bytes than a
 //     sorted list (it fills at least half of its keys from 0; a quarter
 //     for levels of children), else to a sorted list; both are carved
-//     from blocks per level. After two dense rows in a row the next ones
-//     skip the workspace for dense slices of their own (a streak, ended
+//     from blocks per level. With AVX-512, a narrow row (MMM's 250
+//     columns) is not tracked at all: the scatter loops only add, and
+//     the whole slice is compacted eight keys at a time by compress
+//     instructions (sweep.go, sweep_amd64.s). After two dense rows in a
+//     row the next ones skip the workspace for dense slices of their own (a streak, ended
 //     by the first row that turns out sparse; empty rows count for
 //     nothing); rows reopened too often get slices of their own. Keys
 //     far beyond a dense slice (or negative) go to a side map;

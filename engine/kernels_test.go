@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/storel/storel/storage"
@@ -485,19 +486,31 @@ func kernelCases(scale int, rng *rand.Rand) []kernelCase {
 	return cases
 }
 
+// Each kernel runs with narrow rows swept whole and marked (useSweep);
+// MMM and TTM, whose rows are narrow, must sweep some of them.
 func TestPaperKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	defer func(s bool) { useSweep, sweptRow = s, nil }(useSweep)
+	var swept atomic.Int64
+	sweptRow = func() { swept.Add(1) }
 	for _, kc := range kernelCases(1, rng) {
 		t.Run(kc.name, func(t *testing.T) {
 			e := parse(t, kc.plan, kc.st)
 			want := kc.want()
-			for _, threads := range []int{1, 2, 4} {
-				got, err := runEngine(e, kc.st, threads)
-				if err != nil {
-					t.Fatalf("threads=%d: %v", threads, err)
+			for _, sweep := range []bool{false, true} {
+				useSweep = sweep
+				swept.Store(0)
+				for _, threads := range []int{1, 2, 4} {
+					got, err := runEngine(e, kc.st, threads)
+					if err != nil {
+						t.Fatalf("sweep=%v threads=%d: %v", sweep, threads, err)
+					}
+					if !value.Equal(got, want, 0) {
+						t.Fatalf("sweep=%v threads=%d: engine differs from the hand-written loop\nengine: %.300s\nwant:   %.300s", sweep, threads, value.Format(got), value.Format(want))
+					}
 				}
-				if !value.Equal(got, want, 0) {
-					t.Fatalf("threads=%d: engine differs from the hand-written loop\nengine: %.300s\nwant:   %.300s", threads, value.Format(got), value.Format(want))
+				if n := swept.Load(); (n > 0) != (sweep && (kc.name == "MMM" || kc.name == "TTM")) {
+					t.Errorf("sweep=%v: %d rows swept", sweep, n)
 				}
 			}
 			agree(t, e, kc.st)

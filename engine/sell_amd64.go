@@ -14,14 +14,11 @@ import (
 // and each x with scalar loads and ran about 1.6-2.2x the bandwidth bound
 // on cnr-2000 (pattern), against about 1.0-1.15x for this one.
 
-// hasAVX2 reports whether the CPU and the OS support AVX2.
-func hasAVX2() bool
-
 //go:noescape
 func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals unsafe.Pointer, nvals int64, x *float64, ints int64) int64
 
 // useAVX2 selects the assembly kernel; tests turn it off to compare.
-var useAVX2 = hasAVX2()
+var useAVX2 = cpuAVX2
 
 // sellChunks runs chunks c0..c1-1 as sellChunksGo does, giving the same
 // bits, in assembly where the CPU has AVX2 and the values are reals or

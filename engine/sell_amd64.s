@@ -2,40 +2,6 @@
 
 #include "textflag.h"
 
-// func hasAVX2() bool
-//
-// CPUID.1:ECX says the CPU has AVX and the OS saves its registers
-// (OSXSAVE, then XCR0 bits 1 and 2: SSE and AVX state); CPUID.7:EBX bit
-// 5 is AVX2, when leaf 7 exists (CPUID.0:EAX, the highest leaf).
-TEXT ·hasAVX2(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JLT  no
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x18000000, CX
-	CMPL CX, $0x18000000
-	JNE  no
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	BTL  $5, BX
-	JCC  no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // AX = max(0, the 8 lane lengths at R9).
 #define LONGEST XORQ AX, AX; \
 	MOVQ 0(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \

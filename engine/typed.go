@@ -150,7 +150,11 @@ func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, o
 	vals = vals[:len(idx)]
 	out := bd.reals
 	if w := bd.ws; w != nil {
-		if w.marking || len(out) <= bitmapFactor*len(idx) {
+		if w.marking || w.sweep || len(out) <= bitmapFactor*len(idx) {
+			if w.sweeps(len(out)) {
+				scatterPlain(bd, idx, vals, a, b, c, only)
+				return
+			}
 			scatterMark(bd, w, idx, vals, a, b, c, only)
 			return
 		}
@@ -174,6 +178,14 @@ func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, o
 		bd.reals, w.touched = out, tch
 		return
 	}
+	scatterPlain(bd, idx, vals, a, b, c, only)
+}
+
+// scatterPlain is scatterAdd tracking no keys: outside workspace mode, or
+// in sweep mode.
+func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
+	vals = vals[:len(idx)]
+	out := bd.reals
 	if only {
 		for q, j := range idx {
 			v := a * float64(vals[q])
@@ -501,7 +513,7 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 	if w == nil || !bd.spec.real || start >= end || int64(len(r.outer.ints)) < end {
 		return start
 	}
-	if !w.marking && int64(len(bd.reals)) > bitmapFactor*(end-start) {
+	if !w.marking && !w.sweep && int64(len(bd.reals)) > bitmapFactor*(end-start) {
 		return start
 	}
 	avals := r.a.reals
@@ -509,14 +521,17 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 		return start
 	}
 	avals = avals[start+r.aOff : end+r.aOff]
-	growBits(&w.bits, (len(bd.reals)+63)>>6)
-	w.marking = true
+	var bm []uint64 // nil: no marks (sweep mode)
+	if !w.sweeps(len(bd.reals)) {
+		growBits(&w.bits, (len(bd.reals)+63)>>6)
+		w.marking, bm = true, w.bits
+	}
 	var p, q, h int64
 	outer, pa, pb, idx := r.outer.ints, r.lo.ints, r.hi.ints, r.idx.ints
 	if r.v.ints {
-		p, q, h = markProduct(bd.reals, w.bits, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.ints, avals, start, end)
+		p, q, h = markProduct(bd.reals, bm, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.ints, avals, start, end)
 	} else {
-		p, q, h = markProduct(bd.reals, w.bits, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.reals, avals, start, end)
+		p, q, h = markProduct(bd.reals, bm, outer, pa, pb, r.loOff, r.hiOff, lim, idx, r.v.arr.reals, avals, start, end)
 	}
 	if q < 0 {
 		return p
@@ -528,7 +543,7 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 }
 
 // markProduct adds a[p-start]*vals[q] at key idx[q] of out, marking the
-// key in bm (which covers out), for the positions q of segment
+// key in bm (which covers out; nil in sweep mode: no marks), for the positions q of segment
 // pa[k+loOff]:pb[k+hiOff] (within lim) of every position p in
 // start..end-1, k = outer[p]: scatterMark's loop for a whole row. It
 // stops at the first position whose segment is off, returned with q =
@@ -548,7 +563,13 @@ func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, lo
 		if l < 0 || l > h || h > lim {
 			return p, -1, 0
 		}
-		if i := markSeg(out, bm, idx[l:h], vals[l:h], a[p-start]); i < h-l {
+		var i int64
+		if bm != nil {
+			i = markSeg(out, bm, idx[l:h], vals[l:h], a[p-start])
+		} else {
+			i = addSeg(out, idx[l:h], vals[l:h], a[p-start])
+		}
+		if i < h-l {
 			return p, l + i, h
 		}
 	}
@@ -574,6 +595,20 @@ func markSeg[V number](out []float64, bm []uint64, seg []int64, vals []V, a floa
 		}
 		out[j] += a * float64(vals[i])
 		bm[j>>6] |= 1 << (j & 63)
+	}
+	return int64(len(seg))
+}
+
+// addSeg is markSeg without marks, for rows in sweep mode.
+//
+//go:noinline
+func addSeg[V number](out []float64, seg []int64, vals []V, a float64) int64 {
+	vals = vals[:len(seg)]
+	for i, j := range seg {
+		if uint64(j) >= uint64(len(out)) {
+			return int64(i)
+		}
+		out[j] += a * float64(vals[i])
 	}
 	return int64(len(seg))
 }

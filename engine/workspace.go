@@ -128,6 +128,9 @@ type workspace struct {
 	// of listing them in touched (which other writes still use).
 	bits    []uint64
 	marking bool
+	// sweep: the open row's scatter loops track none of the keys they
+	// write, and release sweeps the whole slice (sweep.go).
+	sweep bool
 	// Likewise the slices of its dense leaves (zero until carved).
 	denseReals  []float64
 	denseInts   []int64
@@ -399,6 +402,14 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	// is often); *own is overwritten below.
 	if len(*own) != len(*shared) || cap(*own) != cap(*shared) {
 		*shared = *own
+	}
+	if w.sweep {
+		if int64(len(*shared))-1 <= narrowKeyLimit {
+			return sweepLeaf(b, w, own, shared, dense, block, spill)
+		}
+		// Keys past int32: the general path, from the keys listed.
+		w.touched = appendNonZeroKeys(w.touched[:0], *shared)
+		touched, w.sweep = w.touched, false
 	}
 	// The keys' range, and their order: when a bitmap of the whole slice
 	// may put them in order (a narrow workspace: MMM's 250 columns),
