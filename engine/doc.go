@@ -65,10 +65,10 @@
 //     columns) is not tracked at all: the scatter loops only add, and
 //     the whole slice is compacted eight keys at a time by compress
 //     instructions (sweep.go, sweep_amd64.s). After two dense rows in a
-//     row the next ones skip the workspace for dense slices of their own (a streak, ended
-//     by the first row that turns out sparse; empty rows count for
-//     nothing); rows reopened too often get slices of their own. Keys
-//     far beyond a dense slice (or negative) go to a side map;
+//     row the next ones skip the workspace for dense slices of their own
+//     (a streak, ended by the first row that turns out sparse; empty rows
+//     count for nothing); rows reopened too often get slices of their
+//     own. Keys far beyond a dense slice (or negative) go to a side map;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition;
