@@ -29,14 +29,15 @@ package engine
 const sweepMax = 1 << 12
 
 // sweepGo writes the non-zero entries of ws, whose keys are base,
-// base+1, ..., to keys and vals in key order and returns their number.
-// keys and vals have room for len(ws) entries.
+// base+1, ..., to keys and vals in key order, zeroes ws and returns the
+// number of entries. keys and vals have room for len(ws) entries.
 func sweepGo[V int64 | float64](ws []V, base int32, keys []int32, vals []V) int {
 	keys, vals = keys[:len(ws)], vals[:len(ws)]
 	n := 0
 	for k, v := range ws {
 		keys[n], vals[n] = base+int32(k), v
 		n += isNonZero(v)
+		ws[k] = 0
 	}
 	return n
 }
@@ -85,13 +86,16 @@ func sweepLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, 
 		}
 	}
 	if n > 0 && hi+1 <= denseLeafFactor*int64(n) {
-		*own, *shared = handOver(ws, hi+1, dense, &w.carvedDense)
-		clear(ws[hi+1:]) // only zeros, -0 among them
+		// From the list (not committed: the room is reused) to a slice.
+		row := carveDense(dense, int(hi+1), &w.carvedDense)
+		for p, k := range keys[:n] {
+			row[k] = vals[p]
+		}
+		*own = row
 		w.startStreak(hi + 1)
 		b.ws = nil
 		return true
 	}
-	clear(ws)
 	var m map[int64]V
 	if spill != nil {
 		m, *spill = *spill, nil

@@ -2,10 +2,8 @@
 
 package engine
 
-// sweepChunks writes the non-zero entries among the first 8*chunks
-// values of ws to vals and their keys to keys, in key order, and returns
-// their number (AVX-512, sweep_amd64.s). keys and vals have room for
-// 8*chunks entries.
+// sweepChunks is sweepRow for the first 8*chunks keys of ws (AVX-512,
+// sweep_amd64.s). keys and vals have room for 8*chunks entries.
 //
 //go:noescape
 func sweepChunks(ws *float64, chunks int64, keys *int32, vals *float64) int64

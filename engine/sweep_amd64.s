@@ -14,7 +14,8 @@ GLOBL sweepIota<>(SB), RODATA, $32
 
 // func sweepChunks(ws *float64, chunks int64, keys *int32, vals *float64) int64
 //
-// Per chunk of eight doubles: one load, a compare with zero into a mask
+// sweepRow for the first 8*chunks keys of ws.
+// Per chunk of eight doubles: one load (and a store of zeros), a compare with zero into a mask
 // (not-equal-or-unordered, Go's v != 0), the chunk's values and their
 // keys compressed to the front of a register by the mask, both stored
 // whole at position n (the entries past the non-zero ones are
@@ -35,6 +36,7 @@ TEXT ·sweepChunks(SB), NOSPLIT, $0-40
 
 loop:
 	VMOVUPD (SI), Z0
+	VMOVUPD Z4, (SI)
 	VCMPPD $4, Z4, Z0, K1
 	VCOMPRESSPD Z0, K1, Z1
 	VPCOMPRESSD Y2, K1, Y5

@@ -5,11 +5,12 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // TestSweepChunksAgree: the AVX-512 sweep lists exactly the entries the
-// Go loop lists (bit for bit, keys in order), on rows of every length up
+// Go loop lists (bit for bit, keys in order) and zeroes the row, on rows of every length up
 // to a few chunks past sweepMax's scale, with zeros, -0 (not listed),
 // NaN and infinities (listed) at random, and rows empty or full. The
 // room past the entries is filled with garbage first: nothing there may
@@ -40,8 +41,13 @@ func TestSweepChunksAgree(t *testing.T) {
 		for i := range keys {
 			keys[i], vals[i] = -7, 3.5
 		}
+		want := sweepGo(slices.Clone(ws), 0, gk, gv)
 		got := sweepReals(ws, keys, vals)
-		want := sweepGo(ws, 0, gk, gv)
+		for k, v := range ws {
+			if v != 0 || math.Signbit(v) {
+				t.Fatalf("trial %d (%d keys): key %d left %v", trial, n, k, v)
+			}
+		}
 		if got != want {
 			t.Fatalf("trial %d (%d keys): %d entries, want %d", trial, n, got, want)
 		}
