@@ -543,12 +543,13 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 }
 
 // markProduct adds a[p-start]*vals[q] at key idx[q] of out, marking the
-// key in bm (which covers out; nil in sweep mode: no marks), for the positions q of segment
-// pa[k+loOff]:pb[k+hiOff] (within lim) of every position p in
-// start..end-1, k = outer[p]: scatterMark's loop for a whole row. It
-// stops at the first position whose segment is off, returned with q =
-// -1 and nothing of it added, or at a key outside out, returned with its
-// position q and the segment's end h, the keys before it added.
+// key in bm (which covers out; bm is nil in sweep mode: no marks), for
+// the positions q of segment pa[k+loOff]:pb[k+hiOff] (within lim) of
+// every position p in start..end-1, k = outer[p]: scatterMark's loop
+// for a whole row. It stops at the first position whose segment is off,
+// returned with q = -1 and nothing of it added, or at a key outside out,
+// returned with its position q and the segment's end h, the keys before
+// it added.
 func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, loOff, hiOff, lim int64, idx []int64, vals []V, a []float64, start, end int64) (p, q, h int64) {
 	idx, vals = idx[:lim], vals[:lim]
 	outer = outer[:end]
