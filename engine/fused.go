@@ -1148,10 +1148,14 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 	switch {
 	case direct != nil:
 		rows.a, rows.aOff = direct.cl, direct.off
-	case slotA >= 0 && window != nil:
-		// The let the window prelude loads into slot slotA.
+	case single != nil && !single.negate && single.kind == invArr && single.slot == ks && ks >= 0 && single.cl.info.Elem == ir.Int:
+		// An int factor read in place (a pattern or integer matrix).
+		rows.a, rows.aOff = single.cl, single.off
+	case (slotA >= 0 || slotAI >= 0) && window != nil:
+		// The let the window prelude loads into slot slotA (a real) or
+		// slotAI (an int).
 		for _, rd := range window.reads {
-			if rd.dst == slotA && rd.arr.info.Elem == ir.Real {
+			if rd.dst == slotA && rd.arr.info.Elem == ir.Real || rd.dst == slotAI && rd.arr.info.Elem == ir.Int {
 				rows.a, rows.aOff = rd.arr, rd.off
 			}
 		}

@@ -487,19 +487,21 @@ func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
 // rowProduct is nestedRun's loop for its most common case, the rows of
 // MMM by a narrow factor: the builder is in workspace mode over a slice
 // at most bitmapFactor times longer than the positions of the call, the
-// factor of each position is read from a real array (A_val(p), directly
-// or through a let the window prelude would load), and no prelude step
+// factor of each position is read from an array (A_val(p), directly or
+// through a let the window prelude would load), and no prelude step
 // needs running. It then runs all positions in one loop without calls
 // (markProduct), where the general loop made three calls per position
 // and kept its state in the frame. MMM, one process alternating the two
 // ways over 20 runs each: medians 0.77-0.92 of the time on landmark,
-// copter2, Andrews, wiki-Vote and cnr-2000.
+// copter2, Andrews, wiki-Vote and cnr-2000. Until session 11 the factor
+// had to be real, which left the pattern and integer matrices (cnr-2000,
+// copter2, wiki-Vote, Andrews) to the general loop.
 type rowProduct struct {
 	outer, lo, hi *cell // k = outer(p); segment lo(k+loOff):hi(k+hiOff)
 	loOff, hiOff  int64
 	idx           *cell // keys of the inner segment
 	v             *variant
-	a             *cell // a(p+aOff), reals
+	a             *cell // a(p+aOff), reals or ints
 	aOff          int64
 }
 
@@ -516,7 +518,14 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 	if !w.marking && !w.sweep && int64(len(bd.reals)) > bitmapFactor*(end-start) {
 		return start
 	}
-	avals := r.a.reals
+	if r.a.info.Elem == ir.Real {
+		return runRows(r, bd, w, r.a.reals, start, end, lim)
+	}
+	return runRows(r, bd, w, r.a.ints, start, end, lim)
+}
+
+// runRows is rowProduct.run once the factors' type is known.
+func runRows[A number](r *rowProduct, bd *builder, w *workspace, avals []A, start, end, lim int64) int64 {
 	if start+r.aOff < 0 || end+r.aOff > int64(len(avals)) {
 		return start
 	}
@@ -538,7 +547,7 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 	}
 	// A key outside the slice at q: the rest of the segment takes the
 	// general path of scatterAdd, which grows the slice.
-	r.v.scatter(bd, idx, q, h, avals[p-start], 1, 1, true)
+	r.v.scatter(bd, idx, q, h, float64(avals[p-start]), 1, 1, true)
 	return p + 1
 }
 
@@ -550,7 +559,7 @@ func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 // returned with q = -1 and nothing of it added, or at a key outside out,
 // returned with its position q and the segment's end h, the keys before
 // it added.
-func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, loOff, hiOff, lim int64, idx []int64, vals []V, a []float64, start, end int64) (p, q, h int64) {
+func markProduct[V, A number](out []float64, bm []uint64, outer, pa, pb []int64, loOff, hiOff, lim int64, idx []int64, vals []V, a []A, start, end int64) (p, q, h int64) {
 	idx, vals = idx[:lim], vals[:lim]
 	outer = outer[:end]
 	a = a[:end-start]
@@ -566,9 +575,9 @@ func markProduct[V number](out []float64, bm []uint64, outer, pa, pb []int64, lo
 		}
 		var i int64
 		if bm != nil {
-			i = markSeg(out, bm, idx[l:h], vals[l:h], a[p-start])
+			i = markSeg(out, bm, idx[l:h], vals[l:h], float64(a[p-start]))
 		} else {
-			i = addSeg(out, idx[l:h], vals[l:h], a[p-start])
+			i = addSeg(out, idx[l:h], vals[l:h], float64(a[p-start]))
 		}
 		if i < h-l {
 			return p, l + i, h
