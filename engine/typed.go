@@ -485,8 +485,9 @@ func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
 }
 
 // rowProduct is nestedRun's loop for its most common case, the rows of
-// MMM by a narrow factor: the builder is in workspace mode over a slice
-// at most bitmapFactor times longer than the positions of the call, the
+// MMM by a narrow factor: the builder has a dense slice of its own (a
+// streak: workspace.go) or is in workspace mode over a slice at most
+// bitmapFactor times longer than the positions of the call, the
 // factor of each position is read from an array (A_val(p), directly or
 // through a let the window prelude would load), and no prelude step
 // needs running. It then runs all positions in one loop without calls
@@ -495,7 +496,8 @@ func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
 // ways over 20 runs each: medians 0.77-0.92 of the time on landmark,
 // copter2, Andrews, wiki-Vote and cnr-2000. Until session 11 the factor
 // had to be real, which left the pattern and integer matrices (cnr-2000,
-// copter2, wiki-Vote, Andrews) to the general loop.
+// copter2, wiki-Vote, Andrews) to the general loop, and so did the rows
+// of a streak.
 type rowProduct struct {
 	outer, lo, hi *cell // k = outer(p); segment lo(k+loOff):hi(k+hiOff)
 	loOff, hiOff  int64
@@ -512,10 +514,10 @@ type rowProduct struct {
 // position it runs.
 func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
 	w := bd.ws
-	if w == nil || !bd.spec.real || start >= end || int64(len(r.outer.ints)) < end {
+	if !bd.spec.real || start >= end || int64(len(r.outer.ints)) < end {
 		return start
 	}
-	if !w.marking && !w.sweep && int64(len(bd.reals)) > bitmapFactor*(end-start) {
+	if w != nil && !w.marking && !w.sweep && int64(len(bd.reals)) > bitmapFactor*(end-start) {
 		return start
 	}
 	if r.a.info.Elem == ir.Real {
@@ -530,8 +532,8 @@ func runRows[A number](r *rowProduct, bd *builder, w *workspace, avals []A, star
 		return start
 	}
 	avals = avals[start+r.aOff : end+r.aOff]
-	var bm []uint64 // nil: no marks (sweep mode)
-	if !w.sweeps(len(bd.reals)) {
+	var bm []uint64 // nil: no marks (a slice of bd's own, or sweep mode)
+	if w != nil && !w.sweeps(len(bd.reals)) {
 		growBits(&w.bits, (len(bd.reals)+63)>>6)
 		w.marking, bm = true, w.bits
 	}
