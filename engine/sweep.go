@@ -96,20 +96,7 @@ func sweepLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, 
 		b.ws = nil
 		return true
 	}
-	var m map[int64]V
-	if spill != nil {
-		m, *spill = *spill, nil
-	}
-	deleteZeros(m)
-	if need > 0 {
-		commit(&w.keyBlock, block, need, n)
-		w.carved += n
-	}
-	if len(m) == 0 {
-		b.nkeys, *own = keys[:n:n], vals[:n:n]
-	} else {
-		b.lkeys, *own = withSpill(widen(keys[:n]), vals[:n:n], m)
-	}
+	keepList(b, w, own, block, keys, vals, need, n, takeSpill(spill))
 	if n > 0 {
 		w.denseRows = 0
 	}

@@ -434,24 +434,13 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 		return true
 	}
 	need := entries + 1
-	var m map[int64]V
-	if spill != nil {
-		m, *spill = *spill, nil
-	}
-	// The frozen row is b's list itself (rowLeaf): no zeros.
-	deleteZeros(m)
+	m := takeSpill(spill)
 	var n int
 	if hi <= narrowKeyLimit {
 		// Keys of 4 bytes, not 8: a list entry of 12 bytes, not 16.
 		keys, vals := carve(&w.keyBlock, block, need, w.carved)
 		n = compactRow(*shared, touched, marked, lo, hi, sorted, keys, vals, &w.bits)
-		commit(&w.keyBlock, block, need, n)
-		w.carved += n
-		if len(m) == 0 {
-			b.nkeys, *own = keys[:n:n], vals[:n:n]
-		} else {
-			b.lkeys, *own = withSpill(widen(keys[:n]), vals[:n:n], m)
-		}
+		keepList(b, w, own, block, keys, vals, need, n, m)
 	} else {
 		// Keys past int32 (a slice of over 2^31 entries): 8-byte
 		// keys, of the row's own.
@@ -464,6 +453,31 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 		w.denseRows = 0
 	}
 	return false
+}
+
+// takeSpill takes a row's spilled entries (keys outside the slice; spill
+// nil: none) for its list, without zeros: the frozen row is the list
+// itself (rowLeaf).
+func takeSpill[V int64 | float64](spill *map[int64]V) map[int64]V {
+	if spill == nil {
+		return nil
+	}
+	m := *spill
+	*spill = nil
+	deleteZeros(m)
+	return m
+}
+
+// keepList makes the first n entries of keys and vals, carved for need,
+// b's frozen list (*own its values), the spilled entries m merged in.
+func keepList[V int64 | float64](b *builder, w *workspace, own, block *[]V, keys []int32, vals []V, need, n int, m map[int64]V) {
+	commit(&w.keyBlock, block, need, n)
+	w.carved += n
+	if len(m) == 0 {
+		b.nkeys, *own = keys[:n:n], vals[:n:n]
+	} else {
+		b.lkeys, *own = withSpill(widen(keys[:n]), vals[:n:n], m)
+	}
 }
 
 // compactRow writes the entries of an open row (its keys marked in the
