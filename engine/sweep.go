@@ -68,7 +68,7 @@ func (w *workspace) sweeps(n int) bool {
 var sweptRow func()
 
 // sweepLeaf is releaseLeaf for a row in sweep mode: every entry of the
-// slice is visited, and touched and the bitmap are only reset.
+// slice is visited (and zeroed), and touched is only reset.
 func sweepLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, block *[]V, spill *map[int64]V) bool {
 	ws := *shared
 	w.sweep, w.touched = false, w.touched[:0]
