@@ -19,7 +19,7 @@ import (
 
 var (
 	bandwidthRuns   = flag.Int("engine.bandwidth", 0, "TestBandwidthRatio: alternate this many runs of storel's SpMV and of a streaming loop over as many bytes, and print the ratio")
-	bandwidthMatrix = flag.String("engine.matrix", "/work/shared/data/cnr-2000.mtx.gz", "TestBandwidthRatio: the matrix (.mtx, .tns, optionally .gz)")
+	bandwidthMatrix = flag.String("engine.matrix", "/work/shared/data/cnr-2000.mtx.gz", "TestBandwidthRatio and TestSweepRatio: the matrix (.mtx, .tns, optionally .gz)")
 )
 
 // TestBandwidthRatio measures storel's SpMV (the optimizer's plans over
