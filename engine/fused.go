@@ -402,6 +402,8 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		}
 	}
 	fb.p = *p
+	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
+	fb.onlyA = p.b == nil && p.c == nil
 	needSlots := func(at int) bool { return at == atFn || at == atSeg }
 	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(p.v1.at) || needSlots(p.v2.at)
 	return fb
@@ -521,8 +523,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	p := &fb.p
-	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
-	fb.onlyA = p.b == nil && p.c == nil
 	switch {
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
@@ -1022,6 +1022,10 @@ func (c *compiler) segment(sub *ir.Expr, cl *cell) (func(fr *frame) (int64, int6
 	return sb.bounds, sb
 }
 
+// mergeDirect, when set (by tests), is called for every merge mergeSum
+// runs as the product of two real arrays with no invariant factor.
+var mergeDirect func()
+
 // mergeSum intersects the sorted segments a (positions lo1...) and b
 // (positions lo2...) of two int arrays, adding the fused product for every
 // pair of positions with equal values, in the nested loops' order.
@@ -1038,6 +1042,9 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
 		if lo1 >= 0 && lo2 >= 0 && lo1+int64(len(a)) <= int64(len(x1)) && lo2+int64(len(b)) <= int64(len(x2)) {
 			va, vb := x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))]
+			if mergeDirect != nil {
+				mergeDirect()
+			}
 			for i < len(a) && j < len(b) {
 				u, w := a[i], b[j]
 				switch {

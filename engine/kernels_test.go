@@ -487,12 +487,16 @@ func kernelCases(scale int, rng *rand.Rand) []kernelCase {
 }
 
 // Each kernel runs with narrow rows swept whole and marked (useSweep);
-// MMM and TTM, whose rows are narrow, must sweep some of them.
+// MMM and TTM, whose rows are narrow, must sweep some of them. MTTKRP's
+// merge (B_val(p3) * D_val(p5)) must run as the direct loop of two real
+// arrays: until session 12 merges never set fusedBody.pure, so that
+// loop was never run.
 func TestPaperKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	defer func(s bool) { useSweep, sweptRow = s, nil }(useSweep)
-	var swept atomic.Int64
+	defer func(s bool) { useSweep, sweptRow, mergeDirect = s, nil, nil }(useSweep)
+	var swept, direct atomic.Int64
 	sweptRow = func() { swept.Add(1) }
+	mergeDirect = func() { direct.Add(1) }
 	for _, kc := range kernelCases(1, rng) {
 		t.Run(kc.name, func(t *testing.T) {
 			e := parse(t, kc.plan, kc.st)
@@ -511,6 +515,9 @@ func TestPaperKernels(t *testing.T) {
 				}
 				if n := swept.Load(); (n > 0) != (sweep && (kc.name == "MMM" || kc.name == "TTM")) {
 					t.Errorf("sweep=%v: %d rows swept", sweep, n)
+				}
+				if n := direct.Swap(0); (n > 0) != (kc.name == "MTTKRP") {
+					t.Errorf("%d merges ran the direct loop", n)
 				}
 			}
 			agree(t, e, kc.st)
