@@ -176,7 +176,7 @@ type fusedBody struct {
 	// steps is the prelude of the body (guards and lets), run every
 	// iteration before the core.
 	steps []step
-	// shape picks a specialized loop (set by fuse); pure: no invariant
+	// shape picks a specialized loop (set by fuse); pure (set by analyse): no invariant
 	// factors, so the product needs no multiplication by them.
 	shape int
 	pure  bool

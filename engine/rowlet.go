@@ -62,8 +62,6 @@ func (c *compiler) rowLetLoop(e *ir.Expr, lb loopBody, open func(*frame) (srcSta
 	if fb == nil || fb.steps != nil {
 		return nil
 	}
-	p := &fb.p
-	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
 	rl := &rowLet{rs: rs, ks: ks, vs: vs, let: fb}
 	rl.slot = c.bind(let.Vars[0], ir.RealType)
 	inner := c.compileLoop(core, lb)
