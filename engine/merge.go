@@ -192,14 +192,26 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 			}
 		}
 	}
-	if fb == nil || seg1 == nil || seg2 == nil {
+	if seg1 == nil || seg2 == nil {
 		return general
 	}
-	// A scalar merge of two segments (MTTKRP's fiber of B against a row
-	// of D, once per entry of C): their bounds are read in place and the
-	// sorted intersection runs directly; anything else (bounds out of
-	// order or past the arrays, an unsorted segment) takes the general
-	// path, which reports the exact error.
+	// Two segments (MTTKRP's fiber of B against a row of D, once per
+	// entry of C): their bounds are read in place and the sorted
+	// intersection runs directly, a scalar body fused (mergeSum), any
+	// other through its closure; anything else (bounds out of order or
+	// past the arrays, an unsorted segment) takes the general path, which
+	// reports the exact error.
+	if fb == nil {
+		return func(fr *frame, b *builder) {
+			l1, h1, ok1 := seg1.inPlace(fr)
+			l2, h2, ok2 := seg2.inPlace(fr)
+			if c1, c2 := seg1.arr, seg2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
+				mergeSorted(fr, b, c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, k1, k2, vs, body)
+				return
+			}
+			general(fr, b)
+		}
+	}
 	acc := lb.accF
 	return func(fr *frame, b *builder) {
 		l1, h1, ok1 := seg1.inPlace(fr)
