@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math/bits"
+
 	"github.com/storel/storel/ir"
 )
 
@@ -240,6 +242,12 @@ func sortedDict(d dict) bool {
 // row (MTTKRP's B(i,k,:) against D(j,:)) then costs the short side times
 // a logarithm of the long one, not the long side's length. The pairs the
 // merge visits, and their order, do not change.
+//
+// The binary search has no branch on the keys: each step's comparison
+// comes out as a borrow (less, below) that masks the step, where a branch
+// would be mispredicted half the time. On a row of 3677 keys out of
+// 117659 (MTTKRP's D on WordNet) a seek took 150-175 ns with the branch
+// and 82-98 ns without (a throwaway benchmark, session 12).
 func seek(s []int64, from int, x int64) int {
 	if from >= len(s) || s[from] >= x {
 		return from
@@ -251,16 +259,22 @@ func seek(s []int64, from int, x int64) int {
 		step <<= 1
 		hi = lo + step
 	}
-	hi = min(hi, len(s)) // s[hi] >= x, or hi == len(s)
-	for lo+1 < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s[m] < x {
-			lo = m
-		} else {
-			hi = m
-		}
+	hi = min(hi, len(s)) // s[lo] < x, and s[hi] >= x or hi == len(s)
+	// The answer is in (lo, hi]: halve the n = hi-lo candidates, keeping
+	// s[lo] < x.
+	for n := hi - lo; n > 1; {
+		half := n >> 1
+		lo += half & -less(s[lo+half], x)
+		n -= half
 	}
-	return hi
+	return lo + 1
+}
+
+// less is 1 if a < b, else 0, without a branch: the borrow of subtracting
+// b from a with both sign bits flipped (which orders int64s as uint64s).
+func less(a, b int64) int {
+	_, borrow := bits.Sub64(uint64(a)^(1<<63), uint64(b)^(1<<63), 0)
+	return int(borrow)
 }
 
 // mergeSorted intersects two sorted segments a (positions lo1...) and b
