@@ -181,6 +181,9 @@ type fusedBody struct {
 	shape int
 	pure  bool
 	onlyA bool // only A: the product is A * V1 (* V2)
+	// window: the steps as a windowPrelude of the loop's slots, when
+	// they can be one (set by fuse; addDense skips them per window).
+	window *windowPrelude
 }
 
 // Loop shapes with their own code.
@@ -522,6 +525,7 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 		return nil
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
+	fb.window = windowPreludeOf(fb.steps, ks, vs)
 	p := &fb.p
 	switch {
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
@@ -710,6 +714,7 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 		}
 	}
 	ready := fb.pure || fb.steps == nil
+	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -722,19 +727,11 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			if vs >= 0 {
 				fr.i[vs] = j
 			}
-			if fb.steps != nil {
-				if !runSteps(fr, fb.steps) {
-					if fr.err != nil {
-						return s
-					}
-					continue
+			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
+				if fr.err != nil {
+					return s
 				}
-				if !ready {
-					if a, b, cc = p.invariants(fr); fr.err != nil {
-						return s
-					}
-					ready = true
-				}
+				continue
 			}
 		}
 		x1, ok := p.v1.read(fr, q, j)
@@ -804,6 +801,42 @@ func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
 	return fb.keyFn(fr)
 }
 
+// windowOf returns the body's steps as a windowPrelude when they hold for
+// positions lo..hi-1 of the index array cl without being run: guards on
+// the key that every key of cl passes (its range, Array.IntRange), lets
+// of array reads that fall inside their arrays (MTTKRP's if 0 <= j && j <
+// D_len1 for every entry of C's row); nil otherwise.
+func (fb *fusedBody) windowOf(cl *cell, lo, hi int64) *windowPrelude {
+	w := fb.window
+	if w == nil || cl == nil {
+		return nil
+	}
+	covered := w.covers(cl.imin, cl.imax, lo, hi)
+	if nestedWindow != nil && !nestedWindow(covered) || !covered {
+		return nil
+	}
+	return w
+}
+
+// enter runs the body's steps at position q, whose slots are set (only
+// the loads of win when it is not nil), and evaluates the invariant
+// factors into a, b, c at the first position that passes. False when the
+// guards fail, or when an error stops the loop (fr.err set).
+func (fb *fusedBody) enter(fr *frame, win *windowPrelude, q int64, ready *bool, a, b, c *float64) bool {
+	if win != nil {
+		win.load(fr, q)
+	} else if !runSteps(fr, fb.steps) {
+		return false
+	}
+	if !*ready {
+		if *a, *b, *c = fb.p.invariants(fr); fr.err != nil {
+			return false
+		}
+		*ready = true
+	}
+	return true
+}
+
 // addDense runs positions lo..hi-1 adding into a dense builder.
 func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
 	p := &fb.p
@@ -855,6 +888,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		}
 	}
 	ready := fb.pure || fb.steps == nil
+	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -867,19 +901,11 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			if vs >= 0 {
 				fr.i[vs] = j
 			}
-			if fb.steps != nil {
-				if !runSteps(fr, fb.steps) {
-					if fr.err != nil {
-						return
-					}
-					continue
+			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
+				if fr.err != nil {
+					return
 				}
-				if !ready {
-					if a, b, cc = p.invariants(fr); fr.err != nil {
-						return
-					}
-					ready = true
-				}
+				continue
 			}
 		}
 		k := fb.key(fr, q, j)
@@ -921,6 +947,7 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 		bd.growList(int(hi - lo))
 	}
 	ready := fb.pure || fb.steps == nil
+	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {
@@ -933,19 +960,11 @@ func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *
 			if vs >= 0 {
 				fr.i[vs] = j
 			}
-			if fb.steps != nil {
-				if !runSteps(fr, fb.steps) {
-					if fr.err != nil {
-						return
-					}
-					continue
+			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
+				if fr.err != nil {
+					return
 				}
-				if !ready {
-					if a, b, cc = p.invariants(fr); fr.err != nil {
-						return
-					}
-					ready = true
-				}
+				continue
 			}
 		}
 		k := fb.key(fr, q, j)
@@ -1107,8 +1126,8 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 }
 
 // nestedWindow, when set (by tests), learns for every window nestedRun
-// runs whether its prelude can run as a windowPrelude, and answers
-// whether it will.
+// or a fused loop with steps runs whether its prelude can run as a
+// windowPrelude, and answers whether it will.
 var nestedWindow func(covered bool) bool
 
 // nestedRun runs, for every position p of a window of the int array cl

@@ -11,7 +11,8 @@ import (
 )
 
 // Sparse products whose outer loop has a prelude of guards on the key
-// and lets of array reads (nestedRun's windowPrelude).
+// and lets of array reads (nestedRun's windowPrelude), and single loops
+// with such a prelude (fusedBody.windowOf).
 var windowPlans = []struct{ name, plan string }{
 	{"MMM as the optimizer writes it", `sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
@@ -24,6 +25,20 @@ var windowPlans = []struct{ name, plan string }{
     if k >= 0 && k <= lastB && k != 7 then
       let t1 = A_val(p2 + 1) in
       sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1))) { @dense j -> t1 * B_val(p1) } }`},
+	// One loop with the same prelude, into a dense row, a hash row and a
+	// scalar (fusedBody.windowOf): MTTKRP's guard on C's keys.
+	{"a dense row", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < B_len1 then
+      let t1 = A_val(p2) in { @dense k -> t1 * B_pos2(k + 1) } }`},
+	{"a hash row", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < B_len1 then
+      let t1 = A_val(p2) in { @hash k -> t1 * B_pos2(k + 1) } }`},
+	{"a scalar", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < B_len1 then
+      let t1 = A_val(p2) in t1 * B_pos2(k + 1) }`},
 }
 
 // TestWindowPrelude runs the products against the interpreter (1 and 3
