@@ -71,7 +71,13 @@
 //     own. Keys far beyond a dense slice (or negative) go to a side map;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
-//     otherwise it runs the nested loops of its definition;
+//     otherwise it runs the nested loops of its definition. A pointer that
+//     falls behind gallops (seek: an exponential, then a binary search with
+//     no branch on the keys), segment bounds are read in place, and a body
+//     that is a product of two real arrays runs in the merge's own loop;
+//   - a fused loop whose prelude only tests its key against constants and
+//     reads lets at its position skips those steps for a window whose keys
+//     all pass (fusedBody.windowOf, the same decision as nestedRun's);
 //   - SpMV over the sell format (storage's sliced ELLPACK, two 32-bit
 //     columns per int word) runs eight rows at a time (sell.go): the
 //     optimizer's fused plan is recognized up to the order of + and *,
