@@ -176,13 +176,15 @@ type fusedBody struct {
 	// steps is the prelude of the body (guards and lets), run every
 	// iteration before the core.
 	steps []step
-	// shape picks a specialized loop (set by fuse); pure (set by analyse): no invariant
-	// factors, so the product needs no multiplication by them.
+	// shape picks a specialized loop (set by fuse); pure (set by
+	// analyse): no invariant factors, so the product needs no
+	// multiplication by them.
 	shape int
 	pure  bool
 	onlyA bool // only A: the product is A * V1 (* V2)
 	// window: the steps as a windowPrelude of the loop's slots, when
-	// they can be one (set by fuse; addDense skips them per window).
+	// they can be one (set by fuse; the loops skip them per window,
+	// windowOf).
 	window *windowPrelude
 }
 
@@ -812,7 +814,10 @@ func (fb *fusedBody) windowOf(cl *cell, lo, hi int64) *windowPrelude {
 		return nil
 	}
 	covered := w.covers(cl.imin, cl.imax, lo, hi)
-	if nestedWindow != nil && !nestedWindow(covered) || !covered {
+	if nestedWindow != nil && !nestedWindow(covered) {
+		covered = false // a test forces the steps
+	}
+	if !covered {
 		return nil
 	}
 	return w

@@ -205,10 +205,8 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 	// reports the exact error.
 	if fb == nil {
 		return func(fr *frame, b *builder) {
-			l1, h1, ok1 := seg1.inPlace(fr)
-			l2, h2, ok2 := seg2.inPlace(fr)
-			if c1, c2 := seg1.arr, seg2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
-				mergeSorted(fr, b, c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, k1, k2, vs, body)
+			if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
+				mergeSorted(fr, b, a, bb, l1, l2, k1, k2, vs, body)
 				return
 			}
 			general(fr, b)
@@ -216,14 +214,24 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 	}
 	acc := lb.accF
 	return func(fr *frame, b *builder) {
-		l1, h1, ok1 := seg1.inPlace(fr)
-		l2, h2, ok2 := seg2.inPlace(fr)
-		if c1, c2 := seg1.arr, seg2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
-			fr.f[acc] = fb.mergeSum(fr, c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, fr.f[acc])
+		if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
+			fr.f[acc] = fb.mergeSum(fr, a, bb, l1, l2, fr.f[acc])
 			return
 		}
 		general(fr, b)
 	}
+}
+
+// sortedInPlace returns the segments of s1 and s2, and their first
+// positions, when their bounds read in place are in order and inside
+// their arrays and both are sorted.
+func sortedInPlace(fr *frame, s1, s2 *segBounds) (a, b []int64, l1, l2 int64, ok bool) {
+	l1, h1, ok1 := s1.inPlace(fr)
+	l2, h2, ok2 := s2.inPlace(fr)
+	if c1, c2 := s1.arr, s2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
+		return c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, true
+	}
+	return nil, nil, 0, 0, false
 }
 
 func sortedDict(d dict) bool {
