@@ -64,13 +64,7 @@ func TestBandwidthRatio(t *testing.T) {
 	if *bandwidthRuns == 0 {
 		t.Skip("set -engine.bandwidth N")
 	}
-	if _, err := os.Stat(*bandwidthMatrix); err != nil {
-		t.Skipf("no matrix: %v", err)
-	}
-	coo, err := storage.ReadTensorFile(*bandwidthMatrix, storage.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	coo := readMatrixFlag(t)
 	csrFormat, err := storage.ParseFormat("csr")
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +204,20 @@ func TestBandwidthRatio(t *testing.T) {
 	t.Logf("  stream %4.1f MB (16 B/nz) %8.3f ms (%.1f GB/s)  storel / stream %.2f", float64(actual.bytes)/1e6, ms(a), gbs(actual.bytes, a), float64(s)/float64(a))
 	h64, h32 := med(t64), med(t32)
 	t.Logf("  hand loop, int64 index %8.3f ms, int32 index %8.3f ms: int32 / int64 %.2f", ms(h64), ms(h32), float64(h32)/float64(h64))
+}
+
+// readMatrixFlag reads the matrix -engine.matrix names, skipping the
+// test when the file is not there.
+func readMatrixFlag(t *testing.T) *storage.COO {
+	t.Helper()
+	if _, err := os.Stat(*bandwidthMatrix); err != nil {
+		t.Skipf("no matrix: %v", err)
+	}
+	coo, err := storage.ReadTensorFile(*bandwidthMatrix, storage.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coo
 }
 
 // sellRun is SpMV over the matrix stored as sell and its timings.

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -30,13 +29,7 @@ func TestSweepRatio(t *testing.T) {
 	if !useSweep {
 		t.Skip("rows are not swept here (no AVX-512)")
 	}
-	if _, err := os.Stat(*bandwidthMatrix); err != nil {
-		t.Skipf("no matrix: %v", err)
-	}
-	a, err := storage.ReadTensorFile(*bandwidthMatrix, storage.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := readMatrixFlag(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	b := &storage.COO{Dims: []int64{a.Dims[1], 250}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
 	for i := range b.Dims[0] {
