@@ -809,7 +809,12 @@ func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
 // of array reads that fall inside their arrays (MTTKRP's if 0 <= j && j <
 // D_len1 for every entry of C's row); nil otherwise.
 func (fb *fusedBody) windowOf(cl *cell, lo, hi int64) *windowPrelude {
-	w := fb.window
+	return coveredWindow(fb.window, cl, lo, hi)
+}
+
+// coveredWindow returns w when its steps hold for positions lo..hi-1 of
+// the index array cl (see windowOf), else nil.
+func coveredWindow(w *windowPrelude, cl *cell, lo, hi int64) *windowPrelude {
 	if w == nil || cl == nil {
 		return nil
 	}

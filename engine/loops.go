@@ -205,19 +205,11 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				if inner.direct != nil {
 					innerAll = inner.direct
 				}
-				body := innerAll
-				if steps != nil {
-					body = func(fr *frame, b *builder) {
-						if runSteps(fr, steps) {
-							innerAll(fr, b)
-						}
-					}
-				}
-				return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
+				return segmentLoop(open, seg, preludeRun(cl, ks, vs, steps, innerAll))
 			}
 			body := mkBody()
 			c.unbind(2)
-			return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
+			return segmentLoop(open, seg, arrayRun(cl, ks, vs, body))
 		case cl.info.Kind == ir.ObjTrie && src.Op == ir.OpGlobal:
 			ks, vs := c.varSlots(e, bodyExpr, vt)
 			body := mkBody()
@@ -240,6 +232,63 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		},
 		count: dictCount,
 		run:   dictRun(ks, vs, vt, body),
+	}
+}
+
+// segmentLoop is the loop over a window of an array that run walks; over
+// a segment whose bounds can be read in place (seg), all runs it in one
+// call, without the open and count closures: this loop runs once per
+// entry of the loop around it (MTTKRP's row of C, once per fiber of B).
+func segmentLoop(open func(*frame) (srcState, bool), seg *segBounds, run func(*frame, srcState, int64, int64, *builder)) *loop {
+	l := &loop{open: open, count: windowCount, run: run}
+	if seg != nil {
+		l.direct = func(fr *frame, b *builder) {
+			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
+				run(fr, srcState{lo: lo, hi: hi}, 0, hi-lo, b)
+			}
+		}
+	}
+	return l
+}
+
+// preludeRun is arrayRun of an int array for a body behind a prelude
+// (guards and lets, maybe none). A prelude that only tests the key
+// against constants and reads lets at the loop's position (a
+// windowPrelude) is not run for a window whose keys all pass: the lets
+// are read in place and the guards skipped, as nestedRun does (MTTKRP's
+// if 0 <= k && k < C_len1 for every fiber of B, when the inner loop is
+// not one nestedRun fuses).
+func preludeRun(cl *cell, ks, vs int, steps []step, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
+	if steps == nil {
+		return arrayRun(cl, ks, vs, body)
+	}
+	guarded := arrayRun(cl, ks, vs, func(fr *frame, b *builder) {
+		if runSteps(fr, steps) {
+			body(fr, b)
+		}
+	})
+	w := windowPreludeOf(steps, ks, vs)
+	if w == nil {
+		return guarded
+	}
+	return func(fr *frame, st srcState, from, to int64, b *builder) {
+		lo, hi := st.lo+from, st.lo+to
+		if coveredWindow(w, cl, lo, hi) == nil {
+			guarded(fr, st, from, to, b)
+			return
+		}
+		a := cl.ints
+		for p := lo; p < hi; p++ {
+			fr.i[ks] = p
+			if vs >= 0 {
+				fr.i[vs] = a[p]
+			}
+			w.load(fr, p)
+			body(fr, b)
+			if fr.err != nil {
+				return
+			}
+		}
 	}
 }
 

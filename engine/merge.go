@@ -206,7 +206,9 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 	if fb == nil {
 		return func(fr *frame, b *builder) {
 			if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
-				mergeSorted(fr, b, a, bb, l1, l2, k1, k2, vs, body)
+				if len(a) > 0 && len(bb) > 0 {
+					mergeSorted(fr, b, a, bb, l1, l2, k1, k2, vs, body)
+				}
 				return
 			}
 			general(fr, b)
@@ -215,7 +217,9 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 	acc := lb.accF
 	return func(fr *frame, b *builder) {
 		if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
-			fr.f[acc] = fb.mergeSum(fr, a, bb, l1, l2, fr.f[acc])
+			if len(a) > 0 && len(bb) > 0 {
+				fr.f[acc] = fb.mergeSum(fr, a, bb, l1, l2, fr.f[acc])
+			}
 			return
 		}
 		general(fr, b)
@@ -224,11 +228,21 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 
 // sortedInPlace returns the segments of s1 and s2, and their first
 // positions, when their bounds read in place are in order and inside
-// their arrays and both are sorted.
+// their arrays and both are sorted. When one is empty there is nothing
+// to intersect: both come back empty, unchecked (MTTKRP on orghs, where
+// half of D's rows are empty, reads the second bounds first).
 func sortedInPlace(fr *frame, s1, s2 *segBounds) (a, b []int64, l1, l2 int64, ok bool) {
-	l1, h1, ok1 := s1.inPlace(fr)
 	l2, h2, ok2 := s2.inPlace(fr)
-	if c1, c2 := s1.arr, s2.arr; ok1 && ok2 && c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2) {
+	if !ok2 {
+		return nil, nil, 0, 0, false
+	}
+	l1, h1, ok1 := s1.inPlace(fr)
+	switch c1, c2 := s1.arr, s2.arr; {
+	case !ok1:
+		return nil, nil, 0, 0, false
+	case l1 == h1 || l2 == h2:
+		return nil, nil, l1, l2, true
+	case c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2):
 		return c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, true
 	}
 	return nil, nil, 0, 0, false

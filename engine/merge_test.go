@@ -9,21 +9,29 @@ import (
 	"github.com/storel/storel/storage"
 )
 
-// TestMergeSegments runs a scalar merge of two segments (its bounds read
-// in place, merge.go) against the interpreter on sorted rows and on data
-// that sends it to the general path: an unsorted row, bounds out of
-// order, values shorter than the indices.
+// TestMergeSegments runs merges of two segments (their bounds read in
+// place, merge.go), one scalar and one into a dictionary, against the
+// interpreter on sorted rows and on data that sends them to the general
+// path: an unsorted row, bounds out of order in either operand (also
+// where the other segment is empty), values shorter than the indices.
 func TestMergeSegments(t *testing.T) {
-	const plan = `sum(<i, _> in 0:A_len1)
+	for _, plan := range []string{`sum(<i, _> in 0:A_len1)
   { @dense i -> 2.0 * merge(<p, q, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(i + 1):B_pos2(i + 2))>)
-      A_val(p) * B_val(q) }`
+      A_val(p) * B_val(q) }`, `sum(<i, _> in 0:A_len1)
+  { @dense i -> merge(<p, q, l> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(i + 1):B_pos2(i + 2))>)
+      { @dense l -> A_val(p) * B_val(q) } }`} {
+		mergeSegmentTrials(t, plan)
+	}
+}
+
+func mergeSegmentTrials(t *testing.T, plan string) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	for trial := range 60 {
+	for trial := range 75 {
 		n, m := 2+rng.IntN(20), 1+rng.IntN(12)
 		st := storage.Store{}
 		csr(st, "A", n-1, m, rng.IntN(4*n+1), rng)
 		csr(st, "B", n, m, rng.IntN(4*n+1), rng)
-		switch trial % 4 {
+		switch trial % 5 {
 		case 1: // an unsorted row of A
 			idx := slices.Clone(st["A_idx2"].(*storage.Array).I)
 			pos := st["A_pos2"].(*storage.Array).I
@@ -40,6 +48,13 @@ func TestMergeSegments(t *testing.T) {
 				pos[r], pos[r+1] = pos[r+1], pos[r]
 			}
 			st["B_pos2"] = storage.IntArray(pos)
+		case 4: // A's bounds out of order, and most rows of B empty
+			pos := slices.Clone(st["A_pos2"].(*storage.Array).I)
+			if r := rng.IntN(n - 1); pos[r+1] > pos[r] {
+				pos[r], pos[r+1] = pos[r+1], pos[r]
+			}
+			st["A_pos2"] = storage.IntArray(pos)
+			csr(st, "B", n, m, rng.IntN(n/2+1), rng)
 		case 3: // B's values shorter than its indices
 			if v := st["B_val"].(*storage.Array); v.Len() > 0 {
 				st["B_val"] = storage.RealArray(v.F[:v.Len()-1])

@@ -25,6 +25,15 @@ var windowPlans = []struct{ name, plan string }{
     if k >= 0 && k <= lastB && k != 7 then
       let t1 = A_val(p2 + 1) in
       sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1))) { @dense j -> t1 * B_val(p1) } }`},
+	// The same prelude before a loop whose body nestedRun does not fuse
+	// (preludeRun): MTTKRP's guard on B's keys before C's row of merges.
+	{"a loop of merges", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < B_len1 then
+      let t1 = A_val(p2) in
+      sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+        merge(<q1, q2, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(k):B_pos2(k + 1))>)
+          { @dense j -> t1 * B_val(q2) } }`},
 	// One loop with the same prelude, into a dense row, a hash row and a
 	// scalar (fusedBody.windowOf): MTTKRP's guard on C's keys.
 	{"a dense row", `sum(<i, _> in 0:A_len1)
