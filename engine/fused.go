@@ -383,6 +383,16 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 			fb.writeSlots = true
 		}
 		core = core.Args[1]
+		// { k -> if g then x } adds nothing where g fails, as
+		// if g then { k -> x } does: a zero added into a built
+		// dictionary is dropped. With the key a loop variable (reading
+		// it cannot fail), the guard joins the prelude, where a window
+		// whose keys all pass skips it (MTTKRP on WordNet: if 0 <= j &&
+		// j < D_len1 for every entry j of C's row).
+		for fb.keyAt != atFn && core.Op == ir.OpIf && len(core.Args) == 2 {
+			pre = append(pre, core)
+			core = core.Args[1]
+		}
 	default:
 		c.unbind(decl)
 		return nil

@@ -44,6 +44,12 @@ var windowPlans = []struct{ name, plan string }{
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
     if 0 <= k && k < B_len1 then
       let t1 = A_val(p2) in { @hash k -> t1 * B_pos2(k + 1) } }`},
+	// The guard inside the singleton joins the prelude (analyse).
+	{"a guard inside a dense singleton", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    { @dense k -> if 0 <= k && k < B_len1 then A_val(p2) * B_pos2(k + 1) } }`},
+	{"a guard inside a hash singleton, at the top", `sum(<p2, k> in A_idx2(A_pos2(0):A_pos2(A_len1)))
+    { @hash k -> if 0 <= k && k < B_len1 then A_val(p2) * B_pos2(k + 1) }`},
 	{"a scalar", `sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
     if 0 <= k && k < B_len1 then
