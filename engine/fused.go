@@ -23,12 +23,13 @@ import (
 
 // Where a variant factor or a key comes from.
 const (
-	atNone = iota // absent: the factor is 1
-	at1           // a real array read at the first loop index (key p; merge: k1)
-	at2           // a real array read at the second (value j; merge: k2)
-	atFn          // any expression, through its closure (loop slots written)
-	atSeg         // a fused scalar sum over a segment, run in place
-	atDict        // a lookup, at a loop index, into a dictionary computed once per loop run
+	atNone  = iota // absent: the factor is 1
+	at1            // a real array read at the first loop index (key p; merge: k1)
+	at2            // a real array read at the second (value j; merge: k2)
+	atFn           // any expression, through its closure (loop slots written)
+	atSeg          // a fused scalar sum over a segment, run in place
+	atDict         // a lookup, at a loop index, into a dictionary computed once per loop run
+	atMerge        // a scalar merge of two segments, its body fused, run in place
 )
 
 // variant is a factor of the product that depends on the loop.
@@ -45,6 +46,7 @@ type variant struct {
 	dict  dictFn
 	dslot int
 	dat   int
+	merge *mergeParts // atMerge
 }
 
 // segValue evaluates an atSeg variant.
@@ -330,6 +332,13 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return sum(fr)
 			}}
 		}
+		if f.Op == ir.OpMerge && c.typeOf(f) == ir.RealType {
+			m, fn := c.realMerge(f)
+			if m.inPlace() {
+				return variant{at: atMerge, merge: m, e: f}
+			}
+			return variant{at: atFn, fn: fn, e: f}
+		}
 		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
 	}
 	invariant := c.invariant
@@ -419,7 +428,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb.p = *p
 	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
 	fb.onlyA = p.b == nil && p.c == nil
-	needSlots := func(at int) bool { return at == atFn || at == atSeg }
+	needSlots := func(at int) bool { return at == atFn || at == atSeg || at == atMerge }
 	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(p.v1.at) || needSlots(p.v2.at)
 	return fb
 }
@@ -780,6 +789,9 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 		return v.get(k), true
 	case atSeg:
 		return v.segValue(fr)
+	case atMerge:
+		x := v.merge.value(fr)
+		return x, fr.err == nil
 	case atDict:
 		k := q
 		if v.dat == at2 {

@@ -63,6 +63,25 @@ func (v *vecSrc) asDict() dict {
 // same pairs in the same order as the nested loops; anything else runs the
 // nested loops.
 func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) {
+	return c.mergeOf(e, lb).run()
+}
+
+// mergeParts is a compiled merge: the general path, which runs any
+// operands, and, for two segments of int arrays, their bounds (read in
+// place) and what the sorted intersection runs at each pair: a fused
+// scalar body (fb, adding into slot acc) or the body's closure, with the
+// slots of the merge's variables (-1: unused).
+type mergeParts struct {
+	general    func(*frame, *builder)
+	seg1, seg2 *segBounds
+	fb         *fusedBody
+	acc        int
+	body       bodyFn
+	k1, k2, vs int
+}
+
+// mergeOf compiles merge e whose body adds as lb says.
+func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 	op1, seg1 := c.vecOperand(e.Args[0])
 	op2, seg2 := c.vecOperand(e.Args[1])
 	t1, t2 := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
@@ -194,36 +213,58 @@ func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) 
 			}
 		}
 	}
-	if seg1 == nil || seg2 == nil {
-		return general
+	return &mergeParts{general: general, seg1: seg1, seg2: seg2, fb: fb, acc: lb.accF, body: body, k1: k1, k2: k2, vs: vs}
+}
+
+// run returns the merge's closure. Two segments (MTTKRP's fiber of B
+// against a row of D, once per entry of C) have their bounds read in
+// place and the sorted intersection runs directly, a scalar body fused
+// (mergeSum), any other through its closure; anything else (bounds out
+// of order or past the arrays, an unsorted segment) takes the general
+// path, which reports the exact error.
+func (m *mergeParts) run() func(*frame, *builder) {
+	if m.seg1 == nil || m.seg2 == nil {
+		return m.general
 	}
-	// Two segments (MTTKRP's fiber of B against a row of D, once per
-	// entry of C): their bounds are read in place and the sorted
-	// intersection runs directly, a scalar body fused (mergeSum), any
-	// other through its closure; anything else (bounds out of order or
-	// past the arrays, an unsorted segment) takes the general path, which
-	// reports the exact error.
-	if fb == nil {
-		return func(fr *frame, b *builder) {
-			if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
-				if len(a) > 0 && len(bb) > 0 {
-					mergeSorted(fr, b, a, bb, l1, l2, k1, k2, vs, body)
-				}
-				return
-			}
-			general(fr, b)
-		}
-	}
-	acc := lb.accF
 	return func(fr *frame, b *builder) {
-		if a, bb, l1, l2, ok := sortedInPlace(fr, seg1, seg2); ok {
+		if a, bb, l1, l2, ok := sortedInPlace(fr, m.seg1, m.seg2); ok {
 			if len(a) > 0 && len(bb) > 0 {
-				fr.f[acc] = fb.mergeSum(fr, a, bb, l1, l2, fr.f[acc])
+				m.intersect(fr, b, a, bb, l1, l2)
 			}
 			return
 		}
-		general(fr, b)
+		m.general(fr, b)
 	}
+}
+
+// intersect runs the sorted intersection of a (from position l1) and
+// bb (from l2), both non-empty.
+func (m *mergeParts) intersect(fr *frame, b *builder, a, bb []int64, l1, l2 int64) {
+	if m.fb != nil {
+		fr.f[m.acc] = m.fb.mergeSum(fr, a, bb, l1, l2, fr.f[m.acc])
+		return
+	}
+	mergeSorted(fr, b, a, bb, l1, l2, m.k1, m.k2, m.vs, m.body)
+}
+
+// inPlace reports whether the merge is of two segments with a fused
+// scalar body, whose value computes it.
+func (m *mergeParts) inPlace() bool { return m.seg1 != nil && m.seg2 != nil && m.fb != nil }
+
+// value returns the sum of a scalar merge of two segments (inPlace): in
+// place when both are, else by the general path. A fused loop reads it
+// as a factor of its product (atMerge), without the closures of the
+// merge and of the product around it.
+func (m *mergeParts) value(fr *frame) float64 {
+	if a, bb, l1, l2, ok := sortedInPlace(fr, m.seg1, m.seg2); ok {
+		if len(a) == 0 || len(bb) == 0 {
+			return 0
+		}
+		return m.fb.mergeSum(fr, a, bb, l1, l2, 0)
+	}
+	fr.f[m.acc] = 0
+	m.general(fr, nil)
+	return fr.f[m.acc]
 }
 
 // sortedInPlace returns the segments of s1 and s2, and their first
@@ -342,20 +383,33 @@ func (c *compiler) mergeScalar(e *ir.Expr) cx {
 	if t.Base != ir.Real && t.Base != ir.Int {
 		c.bail(e, "cannot sum %s values", t)
 	}
+	if t.Base == ir.Real {
+		_, fn := c.realMerge(e)
+		return realCx(fn)
+	}
 	acc := c.newSlot(ir.Type{Base: t.Base})
 	run := c.compileMerge(e, scalarBody(t, acc))
-	if t.Base == ir.Real {
-		return realCx(func(fr *frame) float64 {
-			fr.f[acc] = 0
-			run(fr, nil)
-			return fr.f[acc]
-		})
-	}
 	return intCx(func(fr *frame) int64 {
 		fr.i[acc] = 0
 		run(fr, nil)
 		return fr.i[acc]
 	})
+}
+
+// realMerge compiles a merge whose value is a real, and returns its parts
+// and its closure.
+func (c *compiler) realMerge(e *ir.Expr) (*mergeParts, realFn) {
+	acc := c.newSlot(ir.RealType)
+	m := c.mergeOf(e, scalarBody(ir.RealType, acc))
+	if m.inPlace() {
+		return m, m.value
+	}
+	run := m.run()
+	return m, func(fr *frame) float64 {
+		fr.f[acc] = 0
+		run(fr, nil)
+		return fr.f[acc]
+	}
 }
 
 func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
