@@ -73,11 +73,19 @@
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition. A pointer that
 //     falls behind gallops (seek: an exponential, then a binary search with
-//     no branch on the keys), segment bounds are read in place, and a body
-//     that is a product of two real arrays runs in the merge's own loop;
+//     no branch on the keys), segment bounds are read in place, a merge
+//     with an empty segment returns at once, and a body that is a product
+//     of two real arrays runs in the merge's own loop; a real merge of two
+//     segments that is a factor of a fused loop's product is read in place
+//     (atMerge), without the closures around it;
 //   - a fused loop whose prelude only tests its key against constants and
 //     reads lets at its position skips those steps for a window whose keys
-//     all pass (fusedBody.windowOf, the same decision as nestedRun's);
+//     all pass (fusedBody.windowOf, the same decision as nestedRun's), and
+//     so does a loop whose body nestedRun does not fuse (preludeRun); a
+//     guard inside a singleton keyed by a loop variable, {k -> if g then
+//     x}, joins the prelude (a zero added into a built dictionary is
+//     dropped); a loop over a segment whose body is not fused runs in one
+//     call, its bounds read in place (segmentLoop);
 //   - SpMV over the sell format (storage's sliced ELLPACK, two 32-bit
 //     columns per int word) runs eight rows at a time (sell.go): the
 //     optimizer's fused plan is recognized up to the order of + and *,
