@@ -270,16 +270,13 @@ func (m *mergeParts) value(fr *frame) float64 {
 // sortedInPlace returns the segments of s1 and s2, and their first
 // positions, when their bounds read in place are in order and inside
 // their arrays and both are sorted. When one is empty there is nothing
-// to intersect: both come back empty, unchecked (MTTKRP on orghs, where
-// half of D's rows are empty, reads the second bounds first).
+// to intersect: both come back empty, their order unchecked (half of D's
+// rows are empty in MTTKRP on orghs).
 func sortedInPlace(fr *frame, s1, s2 *segBounds) (a, b []int64, l1, l2 int64, ok bool) {
-	l2, h2, ok2 := s2.inPlace(fr)
-	if !ok2 {
-		return nil, nil, 0, 0, false
-	}
 	l1, h1, ok1 := s1.inPlace(fr)
+	l2, h2, ok2 := s2.inPlace(fr)
 	switch c1, c2 := s1.arr, s2.arr; {
-	case !ok1:
+	case !ok1 || !ok2:
 		return nil, nil, 0, 0, false
 	case l1 == h1 || l2 == h2:
 		return nil, nil, l1, l2, true
