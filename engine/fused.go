@@ -1157,9 +1157,10 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 	return s
 }
 
-// nestedWindow, when set (by tests), learns for every window nestedRun
-// or a fused loop with steps runs whether its prelude can run as a
-// windowPrelude, and answers whether it will.
+// nestedWindow, when set (by tests), learns for every window that
+// nestedRun, preludeRun or a fused loop runs behind a windowPrelude
+// whether the prelude can be skipped (coveredWindow), and answers whether
+// it will.
 var nestedWindow func(covered bool) bool
 
 // nestedRun runs, for every position p of a window of the int array cl
@@ -1223,12 +1224,9 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 	}
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
 		outer, innerIdx, n := cl.ints, fl.cl.ints, v1.length()
-		pre, loads := steps, (*windowPrelude)(nil)
-		if window != nil && window.covers(cl.imin, cl.imax, st.lo+from, st.lo+to) {
-			pre, loads = nil, window
-		}
-		if nestedWindow != nil && !nestedWindow(loads != nil) {
-			pre, loads = steps, nil
+		pre, loads := steps, coveredWindow(window, cl, st.lo+from, st.lo+to)
+		if loads != nil {
+			pre = nil
 		}
 		pa, pb := sb.lo.ints, sb.hi.ints
 		var avals []float64
