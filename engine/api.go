@@ -155,6 +155,10 @@ func (r *Result) Entries(visit func(coords []int64, i int64, f float64)) {
 	coords := make([]int64, r.Type.Depth)
 	var walk func(d dict, level int)
 	walk = func(d dict, level int) {
+		if sn, ok := d.(*seqNode); ok && level+2 == len(coords) {
+			sn.entries(coords, level, visit)
+			return
+		}
 		n := d.size()
 		for p := 0; p < n; p++ {
 			coords[level] = d.keyAt(p)

@@ -102,6 +102,10 @@ type builderAux struct {
 	kids  []kid // dense: by key
 	mkids map[int64]*kid
 	tree  *tree // the workspaces of the dictionary b belongs to
+	// Sequential mode (seqrows.go): sequential until the first row,
+	// seq while in the mode.
+	sequential bool
+	seq        *seqRows
 }
 
 // aux returns b's side struct, making it if need be.
@@ -126,7 +130,7 @@ type kid struct {
 func newBuilder(s *bspec) *builder {
 	b := &builder{spec: s}
 	if s.depth > 1 {
-		b.x = &builderAux{}
+		b.x = &builderAux{sequential: startsSequential(s)}
 		b.x.tree = &tree{root: b}
 	}
 	b.init()
@@ -462,6 +466,9 @@ func (b *builder) addIntSlow(k int64, v int64) {
 // slot returns the child at key k, creating it empty.
 func (b *builder) slot(k int64) *kid {
 	x := b.x
+	if x.sequential || x.seq != nil {
+		b.leaveSequential()
+	}
 	if b.spec.dense {
 		if uint64(k) >= uint64(len(x.kids)) {
 			switch {
@@ -508,6 +515,11 @@ func (b *builder) slot(k int64) *kid {
 // child returns the builder of the child at key k, for accumulating into
 // it in place.
 func (b *builder) child(k int64) *builder {
+	if x := b.x; x.sequential || x.seq != nil {
+		if c := b.seqRow(k); c != nil {
+			return c
+		}
+	}
 	if kids := b.x.kids; b.spec.dense && uint64(k) < uint64(len(kids)) {
 		if c := kids[k].b; c != nil {
 			c.acquire()
@@ -723,6 +735,12 @@ func productNonZero(x, y dict, depth int) bool {
 // mergeRoot adds the dictionary o (same spec, another worker's) into b, in
 // place; o is consumed.
 func (b *builder) mergeRoot(o *builder) {
+	if b.appendSequential(o) {
+		return
+	}
+	if o.x != nil {
+		o.leaveSequential()
+	}
 	if o.x != nil && o.x.tree != nil {
 		o.x.tree.closeAll()
 		if b.x != nil && b.x.tree != nil {
@@ -817,6 +835,10 @@ func (b *builder) freeze() dict {
 	case b.x != nil && b.x.tree != nil && b.x.tree.root == b:
 		// Nothing is added any more: compact what the workspaces hold
 		// and let them go.
+		if b.finishSequential() {
+			b.x.tree.finish()
+			return b.x.seq.freeze(s.kid)
+		}
 		b.x.tree.finish()
 	case b.open:
 		b.release()

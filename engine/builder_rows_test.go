@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/storel/storel/ir"
 )
 
 // rowsShape is a nested @dense result {@dense i -> {@dense j -> real}}
@@ -83,6 +85,15 @@ func BenchmarkBuildRows(b *testing.B) {
 func TestRowsAgainstMaps(t *testing.T) {
 	defer func(l int64, s bool) { narrowKeyLimit, useSweep = l, s }(narrowKeyLimit, useSweep)
 	rng := rand.New(rand.NewPCG(7, 8))
+	sequential := map[string]int{}
+	defer func() {
+		// Enough trials stayed in sequential mode to the end, built in
+		// one piece and merged from two (most cuts fall inside a row, whose
+		// halves the merge cannot append).
+		if !t.Failed() && (sequential["one"] < 40 || sequential["merged"] < 5) {
+			t.Errorf("trials frozen in sequential mode: %v", sequential)
+		}
+	}()
 	for trial := range 400 {
 		// Every other trial, rows with keys past 20 keep 8-byte keys.
 		narrowKeyLimit = []int64{math.MaxInt32, 20}[trial/3%2]
@@ -90,6 +101,11 @@ func TestRowsAgainstMaps(t *testing.T) {
 		useSweep = trial%8 >= 4
 		nrows := 1 + rng.IntN(40)
 		width := []int{4, 25, 300}[trial%3]
+		// One trial in three adds the rows in order (sequential mode,
+		// seqrows.go), half of those without spilled keys, which would
+		// end the mode.
+		inOrder := trial%3 == 1
+		spills := !inOrder || trial%2 == 0
 		type op struct {
 			i, j int64
 			v    float64
@@ -99,8 +115,14 @@ func TestRowsAgainstMaps(t *testing.T) {
 			o := op{i: int64(rng.IntN(nrows)), j: int64(rng.IntN(width)), v: float64(1 + rng.IntN(5))}
 			switch rng.IntN(10) {
 			case 0:
+				if !spills {
+					break
+				}
 				o.j = -1 - int64(rng.IntN(3)) // spilled below the slice
 			case 1:
+				if !spills {
+					break
+				}
 				o.j = 1<<20 + int64(rng.IntN(3)) // spilled beyond it
 			}
 			ops = append(ops, o)
@@ -109,7 +131,9 @@ func TestRowsAgainstMaps(t *testing.T) {
 			}
 		}
 		rng.Shuffle(len(ops), func(a, b int) { ops[a], ops[b] = ops[b], ops[a] })
-		if scatter && rng.IntN(2) == 0 {
+		if inOrder {
+			slices.SortStableFunc(ops, func(a, b op) int { return int(a.i - b.i) })
+		} else if scatter && rng.IntN(2) == 0 {
 			// Long runs of one row, each row visited once or twice.
 			slices.SortStableFunc(ops[:rng.IntN(len(ops)+1)], func(a, b op) int { return int(a.i - b.i) })
 		}
@@ -147,6 +171,10 @@ func TestRowsAgainstMaps(t *testing.T) {
 		add(w1, ops[cut:])
 		w0.mergeRoot(w1)
 		for name, d := range map[string]dict{"one": one.freeze(), "merged": w0.freeze()} {
+			if _, ok := d.(*seqNode); ok {
+				sequential[name]++
+			}
+			checkEntries(t, d, want)
 			rows := 0
 			for i := range int64(nrows) {
 				var keys []int64
@@ -182,5 +210,34 @@ func TestRowsAgainstMaps(t *testing.T) {
 				t.Fatalf("trial %d %s: %d rows, want %d", trial, name, d.size(), rows)
 			}
 		}
+	}
+}
+
+// checkEntries checks that Result.Entries lists the non-zero entries of
+// want, a dictionary of depth 2, in order, and nothing else.
+func checkEntries(t *testing.T, d dict, want map[int64]map[int64]float64) {
+	t.Helper()
+	type entry struct {
+		i, j int64
+		v    float64
+	}
+	var wants, got []entry
+	for i, row := range want {
+		for j, v := range row {
+			if v != 0 {
+				wants = append(wants, entry{i, j, v})
+			}
+		}
+	}
+	slices.SortFunc(wants, func(a, b entry) int {
+		if a.i != b.i {
+			return int(a.i - b.i)
+		}
+		return int(a.j - b.j)
+	})
+	r := &Result{Type: ir.Type{Base: ir.Real, Depth: 2}, d: d}
+	r.Entries(func(c []int64, _ int64, f float64) { got = append(got, entry{c[0], c[1], f}) })
+	if !slices.Equal(got, wants) {
+		t.Fatalf("entries:\n got %v\nwant %v", got, wants)
 	}
 }

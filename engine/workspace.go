@@ -291,6 +291,18 @@ func (b *builder) acquire() {
 func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
 	lkeys, nkeys := b.lkeys, b.nkeys
 	b.listed, b.lkeys, b.nkeys = false, nil, nil
+	if len(lkeys)+len(nkeys) == 0 {
+		// A new row: nothing to move (most rows, when rows are small).
+		switch s := b.spec; {
+		case s.depth > 1:
+			b.x.kids = kids
+		case s.real:
+			b.reals = reals
+		default:
+			b.ints = ints
+		}
+		return
+	}
 	switch s := b.spec; {
 	case s.depth > 1:
 		listed := b.x.kids

@@ -114,6 +114,7 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 func TestLeafRowRepresentation(t *testing.T) {
 	spec := &bspec{depth: 2, real: true, dense: true, kid: &bspec{depth: 1, real: true, dense: true}}
 	b := newBuilder(spec)
+	b.x.sequential = false // a builder per row (see TestSequentialRows)
 	// Keys of each row i (every step-th of 0..hi-1); 0 steps: empty.
 	type row struct{ hi, step int }
 	rows := []row{
