@@ -1,6 +1,10 @@
 package engine
 
-import "slices"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // Rows that arrive in order. The result of MTTKRP, TTM or MMM is a dense
 // level of rows of scalars, and the plan usually walks the outer keys in
@@ -16,9 +20,10 @@ import "slices"
 // leaves starts in sequential mode (seqRows): one builder, reused, takes
 // each row in turn through the level's workspace as usual, and a closed
 // row is copied to the end of flat arrays, as the workspace compacted it
-// (a sorted list, or a dense slice from key 0 when at least half full):
-// row keys, where each row ends, list keys and values, no pointers per
-// row. The first key out of order, keys that do not fit a list of 4-byte
+// (a sorted list, or a dense slice from key 0 when at least half full)
+// to the end of the mode's own blocks (chunks, sized as the workspace's
+// blocks are: one allocation per many rows, never copied as they grow),
+// with the row's key and where it ends: no pointers per row. The first key out of order, keys that do not fit a list of 4-byte
 // keys, a streak of dense rows long enough that skipping the workspace
 // pays (see workspace.streak), or any access other than adding into the
 // row at a key (addDict, merge) ends the mode for good: the rows so far
@@ -34,11 +39,19 @@ type seqRows struct {
 	key  int64      // the greatest key given a row so far (-1: none)
 	live bool       // cur holds row key, not yet copied out
 	keys []int64    // keys of the closed non-empty rows, increasing
-	// Row r's values end at vEnds[r] in reals or ints, its list keys at
-	// cEnds[r] in cols; a row with values but no list keys is dense
-	// (its values are at keys 0, 1, ...).
-	vEnds []int
-	cEnds []int
+	// Row r's values end at vEnds[r] in its chunk's reals or ints, its
+	// list keys at cEnds[r] in the chunk's cols; a row with values but
+	// no list keys is dense (its values are at keys 0, 1, ...). A row
+	// starts where the one before ends, or at 0 if it is its chunk's
+	// first.
+	vEnds  []int32
+	cEnds  []int32
+	chunks []seqChunk
+}
+
+// seqChunk is a block of rows in sequential mode.
+type seqChunk struct {
+	first int // the index of its first row
 	cols  []int32
 	reals []float64
 	ints  []int64
@@ -84,7 +97,7 @@ func (b *builder) seqRow(k int64) *builder {
 	return s.cur
 }
 
-// closeRow copies the open row, if any, to the end of the arrays and
+// closeRow copies the open row, if any, to the end of the chunks and
 // empties cur. It reports false, leaving the row in cur, when the row
 // cannot be kept there.
 func (s *seqRows) closeRow() bool {
@@ -97,9 +110,9 @@ func (s *seqRows) closeRow() bool {
 	}
 	var ok bool
 	if c.spec.real {
-		ok = closeSeqRow(s, c, &s.reals, &c.reals, &s.w.realBlock, &s.w.denseReals, c.x != nil && len(c.x.mreal) > 0)
+		ok = closeSeqRow(s, c, chunkReals, &c.reals, &s.w.realBlock, &s.w.denseReals, c.x != nil && len(c.x.mreal) > 0)
 	} else {
-		ok = closeSeqRow(s, c, &s.ints, &c.ints, &s.w.intBlock, &s.w.denseInts, c.x != nil && len(c.x.mint) > 0)
+		ok = closeSeqRow(s, c, chunkInts, &c.ints, &s.w.intBlock, &s.w.denseInts, c.x != nil && len(c.x.mint) > 0)
 	}
 	if ok {
 		s.live = false
@@ -107,39 +120,97 @@ func (s *seqRows) closeRow() bool {
 	return ok
 }
 
-// closeSeqRow is closeRow for the values in vals (the arrays') and own
-// (the row's), carved from block if a list, from dense if a dense row;
-// spilled says whether the row has keys outside its dense slice.
-func closeSeqRow[V int64 | float64](s *seqRows, c *builder, vals, own, block, dense *[]V, spilled bool) bool {
-	if c.ws == nil {
-		// Dense: a slice of its own from key 0.
-		if spilled || (s.w.streak && len(*own) >= seqShortRow) {
-			return false
+func chunkReals(c *seqChunk) *[]float64 { return &c.reals }
+func chunkInts(c *seqChunk) *[]int64    { return &c.ints }
+
+// closeSeqRow is closeRow for values of type V, a chunk's values given
+// by vals; own is the row's values, carved from block if a list, from
+// dense if a dense row; spilled says whether the row has keys outside
+// its dense slice.
+func closeSeqRow[V int64 | float64](s *seqRows, c *builder, vals func(*seqChunk) *[]V, own, block, dense *[]V, spilled bool) bool {
+	n := len(*own)
+	if n > math.MaxInt32 {
+		return false
+	}
+	w := s.w
+	switch {
+	case c.ws != nil && c.lkeys != nil:
+		return false
+	case c.ws != nil:
+		// A list, carved from the level's blocks as it should stay.
+		if n > 0 {
+			store(s, vals, carved(*block, *own), carved(w.keyBlock, c.nkeys))
 		}
-		s.w.streak = false
+	case spilled || (w.streak && n >= seqShortRow):
+		return false
+	default:
+		// Dense (a slice of its own from key 0), rows shorter than a
+		// streak needs: moved next to the lists, where a chunk is.
+		w.streak = false
 		if nonZeroCount(*own) > 0 {
-			*vals = append(*vals, *own...)
-			s.keys = append(s.keys, s.key)
-			s.vEnds = append(s.vEnds, len(*vals))
-			s.cEnds = append(s.cEnds, len(s.cols))
+			if n > maxBlock/4 {
+				store(s, vals, *own, nil)
+			} else {
+				_, room := carve(&w.keyBlock, block, n, w.carved)
+				copy(room, *own)
+				uncarveDense(dense, &w.carvedDense, *own)
+				*block = (*block)[:len(*block)+n]
+				w.carved += n
+				store(s, vals, carved(*block, room), nil)
+			}
 		}
-		uncarveDense(dense, &s.w.carvedDense, *own)
-		c.ws, c.listed = s.w, true
-	} else {
-		if c.lkeys != nil {
-			return false
-		}
-		if n := len(c.nkeys); n > 0 {
-			s.cols = append(s.cols, c.nkeys...)
-			*vals = append(*vals, *own...)
-			s.keys = append(s.keys, s.key)
-			s.vEnds = append(s.vEnds, len(*vals))
-			s.cEnds = append(s.cEnds, len(s.cols))
-			uncarve(s.w, block, c.nkeys)
-		}
+		c.ws, c.listed = w, true
 	}
 	c.nkeys, *own = nil, nil
 	return true
+}
+
+// carved returns row, just carved at the end of block, with block's
+// capacity behind it, or row itself if it is not there (a row too long
+// for the blocks has storage of its own).
+func carved[T any](block, row []T) []T {
+	n := len(row)
+	if n == 0 || len(block) < n || &block[len(block)-n] != &row[0] {
+		return row
+	}
+	return block[len(block)-n:]
+}
+
+// follows reports whether next starts where s ends, in the same array.
+func follows[T any](s, next []T) bool {
+	rest := s[len(s):cap(s)]
+	return len(next) > 0 && len(rest) >= len(next) && &rest[0] == &next[0]
+}
+
+// store records a row at s.key: its values own and, for a list, its keys
+// cols (nil: dense). Both are where the row is to stay; when they follow
+// the last chunk's in its arrays, they extend the chunk, else they start
+// a new one.
+func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, cols []int32) {
+	n := len(own)
+	var ch *seqChunk
+	if k := len(s.chunks); k > 0 {
+		ch = &s.chunks[k-1]
+		if !follows(*vals(ch), own) || (cols != nil && ch.cols != nil && !follows(ch.cols, cols)) {
+			ch = nil
+		}
+	}
+	if ch == nil {
+		s.chunks = append(s.chunks, seqChunk{first: len(s.keys)})
+		ch = &s.chunks[len(s.chunks)-1]
+		*vals(ch) = own[:0]
+	}
+	v := vals(ch)
+	*v = (*v)[:len(*v)+n]
+	if cols != nil {
+		if ch.cols == nil {
+			ch.cols = cols[:0]
+		}
+		ch.cols = ch.cols[:len(ch.cols)+n]
+	}
+	s.keys = append(s.keys, s.key)
+	s.vEnds = append(s.vEnds, int32(len(*v)))
+	s.cEnds = append(s.cEnds, int32(len(ch.cols)))
 }
 
 // nonZeroCount counts the non-zero values of s.
@@ -151,19 +222,6 @@ func nonZeroCount[V int64 | float64](s []V) int {
 		return nonZeroInts(x)
 	}
 	return 0
-}
-
-// uncarve gives back to the level's blocks the list of a row just
-// released (keys, the last carved from them: see carve) once it has been
-// copied elsewhere.
-func uncarve[V any](w *workspace, block *[]V, keys []int32) {
-	n, kb := len(keys), w.keyBlock
-	if n == 0 || len(kb) < n || &kb[len(kb)-n] != &keys[0] {
-		return
-	}
-	w.keyBlock = kb[:len(kb)-n]
-	*block = (*block)[:len(*block)-n]
-	w.carved -= n
 }
 
 // uncarveDense gives back to block the dense slice own, the last carved
@@ -178,33 +236,37 @@ func uncarveDense[V any](block *[]V, carved *int, own []V) {
 	*carved -= n
 }
 
-// rowOf returns row r of the arrays as a builder of spec s, closed: a
-// list of the level (ws set) or a plain dense leaf.
-func (s *seqRows) rowOf(r int, spec *bspec, ws *workspace) *builder {
-	nb := &builder{spec: spec}
-	s.fill(nb, r, ws)
-	return nb
+// chunkOf returns the index of row r's chunk.
+func (s *seqRows) chunkOf(r int) int {
+	return sort.Search(len(s.chunks), func(i int) bool { return s.chunks[i].first > r }) - 1
 }
 
-// fill makes nb, an empty builder of the rows' spec, row r.
-func (s *seqRows) fill(nb *builder, r int, ws *workspace) {
-	v0, c0 := 0, 0
-	if r > 0 {
-		v0, c0 = s.vEnds[r-1], s.cEnds[r-1]
+// span returns where row r, of chunk ci, starts and ends in the chunk's
+// values (v0, v1) and list keys (c0, c1).
+func (s *seqRows) span(r, ci int) (v0, v1, c0, c1 int) {
+	if r > s.chunks[ci].first {
+		v0, c0 = int(s.vEnds[r-1]), int(s.cEnds[r-1])
 	}
-	v1, c1 := s.vEnds[r], s.cEnds[r]
+	return v0, int(s.vEnds[r]), c0, int(s.cEnds[r])
+}
+
+// fill makes nb, an empty builder of the rows' spec, row r of chunk ci:
+// a closed list of the workspace ws, or a plain dense leaf.
+func (s *seqRows) fill(nb *builder, r, ci int, ws *workspace) {
+	v0, v1, c0, c1 := s.span(r, ci)
+	ch := &s.chunks[ci]
 	if nb.spec.real {
-		nb.reals = s.reals[v0:v1:v1]
+		nb.reals = ch.reals[v0:v1:v1]
 	} else {
-		nb.ints = s.ints[v0:v1:v1]
+		nb.ints = ch.ints[v0:v1:v1]
 	}
 	if c1 > c0 {
-		nb.nkeys, nb.ws, nb.listed = s.cols[c0:c1:c1], ws, true
+		nb.nkeys, nb.ws, nb.listed = ch.cols[c0:c1:c1], ws, true
 	}
 }
 
 // leaveSequential ends b's sequential mode: every closed row becomes a
-// closed builder of the level (sharing the arrays, which are not
+// closed builder of the level (sharing the chunks, which are not
 // written again), the open row keeps its builder, and b is an ordinary
 // dense builder from then on.
 func (b *builder) leaveSequential() {
@@ -215,10 +277,14 @@ func (b *builder) leaveSequential() {
 		return
 	}
 	t := x.tree
+	ci := 0
 	for r, k := range s.keys {
+		for ci+1 < len(s.chunks) && s.chunks[ci+1].first <= r {
+			ci++
+		}
 		nb := t.alloc()
 		nb.spec = b.spec.kid
-		s.fill(nb, r, s.w)
+		s.fill(nb, r, ci, s.w)
 		b.slot(k).b = nb
 	}
 	if s.live {
@@ -250,21 +316,20 @@ func (b *builder) appendSequential(o *builder) bool {
 	if len(os.keys) > 0 && os.keys[0] <= s.key {
 		return false
 	}
-	voff, coff := len(s.reals)+len(s.ints), len(s.cols)
+	off := len(s.keys)
 	s.keys = append(s.keys, os.keys...)
-	for r := range os.keys {
-		s.vEnds = append(s.vEnds, voff+os.vEnds[r])
-		s.cEnds = append(s.cEnds, coff+os.cEnds[r])
+	s.vEnds = append(s.vEnds, os.vEnds...)
+	s.cEnds = append(s.cEnds, os.cEnds...)
+	for _, c := range os.chunks {
+		c.first += off
+		s.chunks = append(s.chunks, c)
 	}
-	s.cols = append(s.cols, os.cols...)
-	s.reals = append(s.reals, os.reals...)
-	s.ints = append(s.ints, os.ints...)
 	s.key = max(s.key, os.key)
 	return true
 }
 
 // seqNode is a dictionary built in sequential mode, frozen: its rows in
-// flat arrays.
+// chunks.
 type seqNode struct {
 	spec *bspec // the rows' spec
 	rows *seqRows
@@ -277,7 +342,8 @@ func (s *seqRows) freeze(spec *bspec) *seqNode {
 // row returns row p: a closed list row of a workspace level (whose
 // values are all non-zero) or a dense leaf.
 func (d *seqNode) row(p int) dict {
-	r := d.rows.rowOf(p, d.spec, nil)
+	r := &builder{spec: d.spec}
+	d.rows.fill(r, p, d.rows.chunkOf(p), nil)
 	if r.nkeys != nil {
 		return (*rowLeaf)(r)
 	}
@@ -304,24 +370,27 @@ func (d *seqNode) getDict(k int64) dict {
 // Result.Entries).
 func (d *seqNode) entries(coords []int64, level int, visit func(coords []int64, i int64, f float64)) {
 	s := d.rows
-	v0, c0 := 0, 0
+	ci := 0
 	for r, k := range s.keys {
+		for ci+1 < len(s.chunks) && s.chunks[ci+1].first <= r {
+			ci++
+		}
+		ch := &s.chunks[ci]
+		v0, v1, c0, c1 := s.span(r, ci)
 		coords[level] = k
-		v1, c1 := s.vEnds[r], s.cEnds[r]
 		for q := v0; q < v1; q++ {
 			key := int64(q - v0)
 			if c1 > c0 {
-				key = int64(s.cols[c0+q-v0])
+				key = int64(ch.cols[c0+q-v0])
 			}
 			coords[level+1] = key
 			if d.spec.real {
-				if v := s.reals[q]; v != 0 {
+				if v := ch.reals[q]; v != 0 {
 					visit(coords, int64(v), v)
 				}
-			} else if v := s.ints[q]; v != 0 {
+			} else if v := ch.ints[q]; v != 0 {
 				visit(coords, v, float64(v))
 			}
 		}
-		v0, c0 = v1, c1
 	}
 }
