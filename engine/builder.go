@@ -316,6 +316,9 @@ func (b *builder) addReal(k int64, v float64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.reals)) {
 			if b.ws != nil && b.reals[k] == 0 {
+				if v == 0 {
+					return // no entry, and no key to list
+				}
 				b.ws.touched = append(b.ws.touched, k)
 			}
 			b.reals[k] += v
@@ -413,6 +416,9 @@ func (b *builder) addInt(k int64, v int64) {
 	if b.spec.dense {
 		if uint64(k) < uint64(len(b.ints)) {
 			if b.ws != nil && b.ints[k] == 0 {
+				if v == 0 {
+					return // no entry, and no key to list
+				}
 				b.ws.touched = append(b.ws.touched, k)
 			}
 			b.ints[k] += v

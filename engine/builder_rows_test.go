@@ -123,6 +123,8 @@ func TestRowsAgainstMaps(t *testing.T) {
 					break
 				}
 				o.j = 1<<20 + int64(rng.IntN(3)) // spilled beyond it
+			case 2:
+				o.v = 0 // adds no entry (and lists no key)
 			}
 			ops = append(ops, o)
 			if rng.IntN(4) == 0 { // cancelled, later or at once
