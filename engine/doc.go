@@ -68,12 +68,19 @@
 //     row the next ones skip the workspace for dense slices of their own
 //     (a streak, ended by the first row that turns out sparse; empty rows
 //     count for nothing); rows reopened too often get slices of their
-//     own. Keys far beyond a dense slice (or negative) go to a side map;
+//     own. Keys far beyond a dense slice (or negative) go to a side map.
+//     A dictionary of rows whose keys arrive in increasing order, each
+//     row once (the first level of a CSF tensor), is built in sequential
+//     mode (seqrows.go): one reused row builder, closed rows left where
+//     the workspace carved them and recorded by key and end, no builder
+//     or pointer per row, empty rows costing nothing; the first key out
+//     of order (or any other access) turns it into the general form;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition. A pointer that
 //     falls behind gallops (seek: an exponential, then a binary search with
-//     no branch on the keys), segment bounds are read in place, a merge
+//     no branch on the keys; into 512 keys or more, from an interpolated
+//     first probe), segment bounds are read in place, a merge
 //     with an empty segment returns at once, and a body that is a product
 //     of two real arrays runs in the merge's own loop; a real merge of two
 //     segments that is a factor of a fused loop's product is read in place
