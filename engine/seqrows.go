@@ -19,17 +19,24 @@ import (
 // So the builder of a whole dictionary of depth 2 whose rows are dense
 // leaves starts in sequential mode (seqRows): one builder, reused, takes
 // each row in turn through the level's workspace as usual, and a closed
-// row is copied to the end of flat arrays, as the workspace compacted it
-// (a sorted list, or a dense slice from key 0 when at least half full)
-// to the end of the mode's own blocks (chunks, sized as the workspace's
-// blocks are: one allocation per many rows, never copied as they grow),
-// with the row's key and where it ends: no pointers per row. The first key out of order, keys that do not fit a list of 4-byte
-// keys, a streak of dense rows long enough that skipping the workspace
-// pays (see workspace.streak), or any access other than adding into the
-// row at a key (addDict, merge) ends the mode for good: the rows so far
-// become closed builders (pointing into the arrays) and the dictionary
+// row stays where the workspace compacted it, a sorted list carved from
+// the level's blocks (a row at least half full, compacted to a dense
+// slice from key 0, is moved next to the lists). Consecutive rows of a
+// block make a chunk; a row is recorded by its key and where it ends in
+// its chunk: no builder and no pointer per row, and an empty row costs
+// nothing. The first key out of order, keys that do not fit a list of
+// 4-byte keys, a streak of long dense rows (see workspace.streak: the
+// rows skip the workspace then), or any access other than adding into
+// the row at a key (addDict, merge) ends the mode for good: the rows so
+// far become closed builders over the same storage and the dictionary
 // goes on the general way. So the mode changes what a row costs, never
 // the entries, their order or the bytes they take.
+//
+// MTTKRP on WordNet (6401 entries in 117,659 rows), in one process
+// against session 13's engine: 21.9-23.3 ms against 29.5-31.2, together
+// with what releaseLeaf and addReal skip for empty rows and zeros and
+// with seek's interpolation (session 14); its result takes 0.2 MiB
+// against 19.9.
 
 // seqRows holds the closed rows of a dictionary in sequential mode, and
 // the builder of the open one.
@@ -37,7 +44,7 @@ type seqRows struct {
 	w    *workspace // the rows' level
 	cur  *builder   // the row being built, reused from row to row
 	key  int64      // the greatest key given a row so far (-1: none)
-	live bool       // cur holds row key, not yet copied out
+	live bool       // cur holds row key, not yet recorded
 	keys []int64    // keys of the closed non-empty rows, increasing
 	// Row r's values end at vEnds[r] in its chunk's reals or ints, its
 	// list keys at cEnds[r] in the chunk's cols; a row with values but
@@ -97,7 +104,7 @@ func (b *builder) seqRow(k int64) *builder {
 	return s.cur
 }
 
-// closeRow copies the open row, if any, to the end of the chunks and
+// closeRow records the open row, if any, at the end of the chunks and
 // empties cur. It reports false, leaving the row in cur, when the row
 // cannot be kept there.
 func (s *seqRows) closeRow() bool {
