@@ -291,18 +291,8 @@ func (b *builder) acquire() {
 func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
 	lkeys, nkeys := b.lkeys, b.nkeys
 	b.listed, b.lkeys, b.nkeys = false, nil, nil
-	if len(lkeys)+len(nkeys) == 0 {
-		// A new row: nothing to move (most rows, when rows are small).
-		switch s := b.spec; {
-		case s.depth > 1:
-			b.x.kids = kids
-		case s.real:
-			b.reals = reals
-		default:
-			b.ints = ints
-		}
-		return
-	}
+	// Nothing to move for a new row (most rows, when rows are small).
+	moving := len(lkeys)+len(nkeys) > 0
 	switch s := b.spec; {
 	case s.depth > 1:
 		listed := b.x.kids
@@ -313,13 +303,17 @@ func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
 	case s.real:
 		vals := b.reals
 		b.reals = reals
-		addList(b, nkeys, vals)
-		addList(b, lkeys, vals)
+		if moving {
+			addList(b, nkeys, vals)
+			addList(b, lkeys, vals)
+		}
 	default:
 		vals := b.ints
 		b.ints = ints
-		addList(b, nkeys, vals)
-		addList(b, lkeys, vals)
+		if moving {
+			addList(b, nkeys, vals)
+			addList(b, lkeys, vals)
+		}
 	}
 }
 
