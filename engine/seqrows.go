@@ -176,11 +176,16 @@ func closeSeqRow[V int64 | float64](s *seqRows, c *builder, vals func(*seqChunk)
 // capacity behind it, or row itself if it is not there (a row too long
 // for the blocks has storage of its own).
 func carved[T any](block, row []T) []T {
-	n := len(row)
-	if n == 0 || len(block) < n || &block[len(block)-n] != &row[0] {
+	if !atEnd(block, row) {
 		return row
 	}
-	return block[len(block)-n:]
+	return block[len(block)-len(row):]
+}
+
+// atEnd reports whether row, not empty, is the end of block.
+func atEnd[T any](block, row []T) bool {
+	n := len(row)
+	return n > 0 && len(block) >= n && &block[len(block)-n] == &row[0]
 }
 
 // follows reports whether next starts where s ends, in the same array.
@@ -234,18 +239,26 @@ func nonZeroCount[V int64 | float64](s []V) int {
 // uncarveDense gives back to block the dense slice own, the last carved
 // from it (see carveDense), once it has been copied elsewhere.
 func uncarveDense[V any](block *[]V, carved *int, own []V) {
-	n, b := len(own), *block
-	if n == 0 || len(b) < n || &b[len(b)-n] != &own[0] {
+	if !atEnd(*block, own) {
 		return
 	}
 	clear(own) // carveDense gives zeroed slices
-	*block = b[:len(b)-n]
-	*carved -= n
+	*block = (*block)[:len(*block)-len(own)]
+	*carved -= len(own)
 }
 
 // chunkOf returns the index of row r's chunk.
 func (s *seqRows) chunkOf(r int) int {
 	return sort.Search(len(s.chunks), func(i int) bool { return s.chunks[i].first > r }) - 1
+}
+
+// chunkFrom returns the index of row r's chunk, ci or a later one: rows
+// visited in order find theirs without a search.
+func (s *seqRows) chunkFrom(r, ci int) int {
+	for ci+1 < len(s.chunks) && s.chunks[ci+1].first <= r {
+		ci++
+	}
+	return ci
 }
 
 // span returns where row r, of chunk ci, starts and ends in the chunk's
@@ -286,9 +299,7 @@ func (b *builder) leaveSequential() {
 	t := x.tree
 	ci := 0
 	for r, k := range s.keys {
-		for ci+1 < len(s.chunks) && s.chunks[ci+1].first <= r {
-			ci++
-		}
+		ci = s.chunkFrom(r, ci)
 		nb := t.alloc()
 		nb.spec = b.spec.kid
 		s.fill(nb, r, ci, s.w)
@@ -379,9 +390,7 @@ func (d *seqNode) entries(coords []int64, level int, visit func(coords []int64, 
 	s := d.rows
 	ci := 0
 	for r, k := range s.keys {
-		for ci+1 < len(s.chunks) && s.chunks[ci+1].first <= r {
-			ci++
-		}
+		ci = s.chunkFrom(r, ci)
 		ch := &s.chunks[ci]
 		v0, v1, c0, c1 := s.span(r, ci)
 		coords[level] = k
