@@ -245,3 +245,42 @@ func checkEntries(t *testing.T, d dict, want map[int64]map[int64]float64) {
 		t.Fatalf("entries:\n got %v\nwant %v", got, wants)
 	}
 }
+
+// TestSequentialLongRows: rows too long for the level's blocks (more
+// than maxBlock/4 entries) get storage of their own, as a list or as a
+// dense slice, between short rows that share blocks (enough of them
+// first that the current block is longer than a long row); in
+// sequential mode every row keeps its entries.
+func TestSequentialLongRows(t *testing.T) {
+	long := maxBlock/4 + 100
+	short := int64(30000)
+	want := map[int64]map[int64]float64{}
+	b := newBuilder(rowsShape)
+	for i := range short + 12 {
+		want[i] = map[int64]float64{}
+		var keys []int64
+		switch {
+		case i >= short && i%4 == 0: // a long list: every third key
+			for k := 0; k < 3*long; k += 3 {
+				keys = append(keys, int64(k))
+			}
+		case i >= short && i%4 == 1: // a long dense row
+			for k := range long {
+				keys = append(keys, int64(k))
+			}
+		default: // short lists
+			keys = []int64{i % 7, 40 + i%11}
+		}
+		c := b.child(i)
+		for _, k := range keys {
+			v := float64(i%13 + k + 1)
+			c.addReal(k, v)
+			want[i][k] = v
+		}
+	}
+	d := b.freeze()
+	if _, ok := d.(*seqNode); !ok {
+		t.Fatalf("left sequential mode: %T", d)
+	}
+	checkEntries(t, d, want)
+}
