@@ -843,7 +843,7 @@ func (b *builder) freeze() dict {
 		// and let them go.
 		if b.finishSequential() {
 			b.x.tree.finish()
-			return b.x.seq.freeze(s.kid)
+			return b.x.seq.freeze(s)
 		}
 		b.x.tree.finish()
 	case b.open:

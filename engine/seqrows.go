@@ -54,6 +54,9 @@ type seqRows struct {
 	vEnds  []int32
 	cEnds  []int32
 	chunks []seqChunk
+	// outer: the rows are the rows of rows of a dictionary of depth 3
+	// (see seqOuter), nil for one of depth 2.
+	outer *seqOuter
 }
 
 // seqChunk is a block of rows in sequential mode.
@@ -70,26 +73,43 @@ type seqChunk struct {
 const seqShortRow = 32
 
 // startsSequential reports whether a new builder of spec s starts in
-// sequential mode: a dense level of dense rows of scalars.
+// sequential mode: a dense level of dense rows of scalars, or a dense
+// level of those (seqOuter).
 func startsSequential(s *bspec) bool {
-	return s.depth == 2 && s.dense && s.kid.dense
+	switch s.depth {
+	case 2:
+		return s.dense && s.kid.dense
+	case 3:
+		return s.dense && s.kid.dense && s.kid.kid.dense
+	}
+	return false
+}
+
+// newSeqRows returns empty sequential rows of spec row, built in the
+// level's workspace of tree t.
+func newSeqRows(t *tree, row *bspec) *seqRows {
+	s := &seqRows{w: t.workspace(1), key: -1}
+	s.cur = t.alloc()
+	s.cur.spec, s.cur.ws, s.cur.listed = row, s.w, true
+	return s
 }
 
 // seqRow returns the open row at key k of b in sequential mode, starting
 // the mode on b's first row, or nil when k is out of order or the mode
-// cannot go on (b then has left it).
+// cannot go on (b then has left it). For a dictionary of depth 3, the
+// row is the open dictionary of rows (seqOuter.mid).
 func (b *builder) seqRow(k int64) *builder {
 	x := b.x
 	s := x.seq
+	if b.spec.depth == 3 {
+		return b.seqMid(k)
+	}
 	if s == nil {
 		x.sequential = false
 		if k < 0 {
 			return nil
 		}
-		t := x.tree
-		s = &seqRows{w: t.workspace(1), key: -1}
-		s.cur = t.alloc()
-		s.cur.spec, s.cur.ws, s.cur.listed = b.spec.kid, s.w, true
+		s = newSeqRows(x.tree, b.spec.kid)
 		x.seq = s
 	}
 	switch {
@@ -292,6 +312,10 @@ func (s *seqRows) fill(nb *builder, r, ci int, ws *workspace) {
 func (b *builder) leaveSequential() {
 	x := b.x
 	s := x.seq
+	if s != nil && s.outer != nil {
+		s.outer.leave()
+		return
+	}
 	x.seq, x.sequential = nil, false
 	if s == nil {
 		return
@@ -317,6 +341,13 @@ func (b *builder) finishSequential() bool {
 	if s == nil {
 		return false
 	}
+	if o := s.outer; o != nil {
+		if !o.closeMid() {
+			o.leave()
+			return false
+		}
+		return true
+	}
 	if !s.closeRow() {
 		b.leaveSequential()
 		return false
@@ -331,36 +362,53 @@ func (b *builder) appendSequential(o *builder) bool {
 		return false
 	}
 	s, os := b.x.seq, o.x.seq
+	if s.outer != nil {
+		return s.outer.append(os.outer)
+	}
 	if len(os.keys) > 0 && os.keys[0] <= s.key {
 		return false
 	}
-	off := len(s.keys)
-	s.keys = append(s.keys, os.keys...)
-	s.vEnds = append(s.vEnds, os.vEnds...)
-	s.cEnds = append(s.cEnds, os.cEnds...)
-	for _, c := range os.chunks {
-		c.first += off
-		s.chunks = append(s.chunks, c)
-	}
+	s.appendRows(os)
 	s.key = max(s.key, os.key)
 	return true
 }
 
-// seqNode is a dictionary built in sequential mode, frozen: its rows in
-// chunks.
-type seqNode struct {
-	spec *bspec // the rows' spec
-	rows *seqRows
+// appendRows moves the closed rows of o after s's and returns the index
+// of o's first row in s.
+func (s *seqRows) appendRows(o *seqRows) int {
+	off := len(s.keys)
+	s.keys = append(s.keys, o.keys...)
+	s.vEnds = append(s.vEnds, o.vEnds...)
+	s.cEnds = append(s.cEnds, o.cEnds...)
+	for _, c := range o.chunks {
+		c.first += off
+		s.chunks = append(s.chunks, c)
+	}
+	return off
 }
 
-func (s *seqRows) freeze(spec *bspec) *seqNode {
-	return &seqNode{spec: spec, rows: s}
+// seqNode is a dictionary built in sequential mode, frozen: its rows in
+// chunks, rows lo to hi-1 of rows (all of them for a dictionary of depth
+// 2; those of one key for one of depth 3).
+type seqNode struct {
+	spec   *bspec // the rows' spec
+	rows   *seqRows
+	lo, hi int
+}
+
+// freeze returns the frozen dictionary of spec, built in sequential mode.
+func (s *seqRows) freeze(spec *bspec) dict {
+	if o := s.outer; o != nil {
+		return &seqOuterNode{spec: spec.kid.kid, rows: s, keys: o.keys, ends: o.ends}
+	}
+	return &seqNode{spec: spec.kid, rows: s, hi: len(s.keys)}
 }
 
 // row returns row p: a closed list row of a workspace level (whose
 // values are all non-zero) or a dense leaf.
 func (d *seqNode) row(p int) dict {
 	r := &builder{spec: d.spec}
+	p += d.lo
 	d.rows.fill(r, p, d.rows.chunkOf(p), nil)
 	if r.nkeys != nil {
 		return (*rowLeaf)(r)
@@ -368,16 +416,17 @@ func (d *seqNode) row(p int) dict {
 	return &denseLeaf{reals: r.reals, ints: r.ints, real: d.spec.real}
 }
 
-func (d *seqNode) size() int                     { return len(d.rows.keys) }
-func (d *seqNode) keyAt(p int) int64             { return d.rows.keys[p] }
+func (d *seqNode) keys() []int64                 { return d.rows.keys[d.lo:d.hi] }
+func (d *seqNode) size() int                     { return d.hi - d.lo }
+func (d *seqNode) keyAt(p int) int64             { return d.rows.keys[d.lo+p] }
 func (d *seqNode) intAt(int) int64               { return 0 }
 func (d *seqNode) realAt(int) float64            { return 0 }
 func (d *seqNode) dictAt(p int) dict             { return d.row(p) }
-func (d *seqNode) has(k int64) bool              { _, ok := slices.BinarySearch(d.rows.keys, k); return ok }
+func (d *seqNode) has(k int64) bool              { _, ok := slices.BinarySearch(d.keys(), k); return ok }
 func (d *seqNode) getInt(int64) (int64, bool)    { return 0, true }
 func (d *seqNode) getReal(int64) (float64, bool) { return 0, true }
 func (d *seqNode) getDict(k int64) dict {
-	if p, ok := slices.BinarySearch(d.rows.keys, k); ok {
+	if p, ok := slices.BinarySearch(d.keys(), k); ok {
 		return d.row(p)
 	}
 	return empty
@@ -388,8 +437,9 @@ func (d *seqNode) getDict(k int64) dict {
 // Result.Entries).
 func (d *seqNode) entries(coords []int64, level int, visit func(coords []int64, i int64, f float64)) {
 	s := d.rows
-	ci := 0
-	for r, k := range s.keys {
+	ci := s.chunkOf(d.lo)
+	for r := d.lo; r < d.hi; r++ {
+		k := s.keys[r]
 		ci = s.chunkFrom(r, ci)
 		ch := &s.chunks[ci]
 		v0, v1, c0, c1 := s.span(r, ci)
