@@ -75,7 +75,7 @@ func BenchmarkBuildRows(b *testing.B) {
 
 // TestRowsAgainstMaps: rows of a nested @dense result, added to in any
 // order (reopened), at keys inside the slice, spilled (negative or far
-// beyond it) and cancelling to zero, by one builder or by two merged as
+// beyond it) and cancelling to zero, by one builder or by three merged as
 // workers' are, freeze to exactly the non-zero entries of a map-based
 // reference: rows frozen as they are (rowLeaf) must hold no zeros.
 //
@@ -88,8 +88,8 @@ func TestRowsAgainstMaps(t *testing.T) {
 	sequential := map[string]int{}
 	defer func() {
 		// Enough trials stayed in sequential mode to the end, built in
-		// one piece and merged from two.
-		if !t.Failed() && (sequential["one"] < 40 || sequential["merged"] < 40) {
+		// one piece and merged from three.
+		if !t.Failed() && (sequential["one"] < 40 || sequential["merged"] < 25) {
 			t.Errorf("trials frozen in sequential mode: %v", sequential)
 		}
 	}()
@@ -166,14 +166,24 @@ func TestRowsAgainstMaps(t *testing.T) {
 		}
 		one := newBuilder(rowsShape)
 		add(one, ops)
-		cut := rng.IntN(len(ops) + 1)
-		for inOrder && cut > 0 && cut < len(ops) && ops[cut-1].i == ops[cut].i {
-			cut++ // workers split the rows, not a row
+		// Three workers, cut at row boundaries in half the trials in
+		// order (their rows then appended), anywhere in the others.
+		cuts := []int{0, rng.IntN(len(ops) + 1), rng.IntN(len(ops) + 1), len(ops)}
+		slices.Sort(cuts)
+		for c := 1; c <= 2; c++ {
+			for inOrder && trial/6%2 == 0 && cuts[c] > 0 && cuts[c] < len(ops) && ops[cuts[c]-1].i == ops[cuts[c]].i {
+				cuts[c]++ // workers split the rows, not a row
+			}
 		}
-		w0, w1 := newBuilder(rowsShape), newBuilder(rowsShape)
-		add(w0, ops[:cut])
-		add(w1, ops[cut:])
-		w0.mergeRoot(w1)
+		cuts[2] = max(cuts[1], cuts[2])
+		var ws [3]*builder
+		for w := range ws {
+			ws[w] = newBuilder(rowsShape)
+			add(ws[w], ops[cuts[w]:cuts[w+1]])
+		}
+		ws[0].mergeRoot(ws[1])
+		ws[0].mergeRoot(ws[2])
+		w0 := ws[0]
 		for name, d := range map[string]dict{"one": one.freeze(), "merged": w0.freeze()} {
 			if _, ok := d.(*seqNode); ok {
 				sequential[name]++
@@ -221,26 +231,38 @@ func TestRowsAgainstMaps(t *testing.T) {
 // want, a dictionary of depth 2, in order, and nothing else.
 func checkEntries(t *testing.T, d dict, want map[int64]map[int64]float64) {
 	t.Helper()
-	type entry struct {
-		i, j int64
-		v    float64
-	}
-	var wants, got []entry
+	flat := map[[3]int64]float64{}
 	for i, row := range want {
 		for j, v := range row {
-			if v != 0 {
-				wants = append(wants, entry{i, j, v})
-			}
+			flat[[3]int64{i, j}] = v
 		}
 	}
-	slices.SortFunc(wants, func(a, b entry) int {
-		if a.i != b.i {
-			return int(a.i - b.i)
+	checkEntriesOf(t, d, 2, flat)
+}
+
+// checkEntriesOf checks that Result.Entries lists the non-zero entries of
+// want, a dictionary of the given depth (at most 3) by coordinates, in
+// order, and nothing else.
+func checkEntriesOf(t *testing.T, d dict, depth int, want map[[3]int64]float64) {
+	t.Helper()
+	type entry struct {
+		c [3]int64
+		v float64
+	}
+	var wants, got []entry
+	for c, v := range want {
+		if v != 0 {
+			wants = append(wants, entry{c, v})
 		}
-		return int(a.j - b.j)
+	}
+	slices.SortFunc(wants, func(a, b entry) int { return slices.Compare(a.c[:], b.c[:]) })
+	r := &Result{Type: ir.Type{Base: ir.Real, Depth: depth}, d: d}
+	r.Entries(func(c []int64, _ int64, f float64) {
+		var e entry
+		copy(e.c[:], c)
+		e.v = f
+		got = append(got, e)
 	})
-	r := &Result{Type: ir.Type{Base: ir.Real, Depth: 2}, d: d}
-	r.Entries(func(c []int64, _ int64, f float64) { got = append(got, entry{c[0], c[1], f}) })
 	if !slices.Equal(got, wants) {
 		t.Fatalf("entries:\n got %v\nwant %v", got, wants)
 	}
