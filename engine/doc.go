@@ -73,8 +73,10 @@
 //     row once (the first level of a CSF tensor), is built in sequential
 //     mode (seqrows.go): one reused row builder, closed rows left where
 //     the workspace carved them and recorded by key and end, no builder
-//     or pointer per row, empty rows costing nothing; the first key out
-//     of order (or any other access) turns it into the general form;
+//     or pointer per row, empty rows costing nothing; so is a dictionary
+//     of such dictionaries (TTM's {i -> {j -> {k -> v}}}, seqouter.go),
+//     its rows (i, j) in one sequence; the first key out of order (or any
+//     other access) turns it into the general form;
 //   - merge is a two-pointer intersection when both segments are sorted,
 //     checked in O(1) from per-array descent counts made when a run starts;
 //     otherwise it runs the nested loops of its definition. A pointer that

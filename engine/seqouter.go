@@ -22,6 +22,12 @@ import "slices"
 // list of closed row builders over the same storage), the open one mid
 // itself, opened in its level's workspace, and the dictionary goes on the
 // general way.
+//
+// TTM by the CLI (storel run --threads 1 --repeat 15, alternating with the
+// binary before, session 15): orghs 64-93 ms against 116-160, WordNet 106
+// against 183 (62 against 140 on two threads); the result takes 5.1 MiB
+// against 59.3 on orghs, 7.6 against 73.1 on WordNet; outputs are
+// byte-identical.
 
 // seqOuter is the outer level of a dictionary of depth 3 in sequential
 // mode.
