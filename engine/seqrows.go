@@ -99,11 +99,11 @@ func newSeqRows(t *tree, row *bspec) *seqRows {
 // cannot go on (b then has left it). For a dictionary of depth 3, the
 // row is the open dictionary of rows (seqOuter.mid).
 func (b *builder) seqRow(k int64) *builder {
-	x := b.x
-	s := x.seq
 	if b.spec.depth == 3 {
 		return b.seqMid(k)
 	}
+	x := b.x
+	s := x.seq
 	if s == nil {
 		x.sequential = false
 		if k < 0 {
