@@ -168,22 +168,11 @@ func TestRowsAgainstMaps(t *testing.T) {
 		add(one, ops)
 		// Three workers, cut at row boundaries in half the trials in
 		// order (their rows then appended), anywhere in the others.
-		cuts := []int{0, rng.IntN(len(ops) + 1), rng.IntN(len(ops) + 1), len(ops)}
-		slices.Sort(cuts)
-		for c := 1; c <= 2; c++ {
-			for inOrder && trial/6%2 == 0 && cuts[c] > 0 && cuts[c] < len(ops) && ops[cuts[c]-1].i == ops[cuts[c]].i {
-				cuts[c]++ // workers split the rows, not a row
-			}
+		var split func(a, b op) bool
+		if inOrder && trial/6%2 == 0 {
+			split = func(a, b op) bool { return a.i != b.i } // the rows, not a row
 		}
-		cuts[2] = max(cuts[1], cuts[2])
-		var ws [3]*builder
-		for w := range ws {
-			ws[w] = newBuilder(rowsShape)
-			add(ws[w], ops[cuts[w]:cuts[w+1]])
-		}
-		ws[0].mergeRoot(ws[1])
-		ws[0].mergeRoot(ws[2])
-		w0 := ws[0]
+		w0 := threeWorkers(rng, rowsShape, ops, split, add)
 		for name, d := range map[string]dict{"one": one.freeze(), "merged": w0.freeze()} {
 			if _, ok := d.(*seqNode); ok {
 				sequential[name]++
@@ -225,6 +214,29 @@ func TestRowsAgainstMaps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// threeWorkers builds ops as three workers would, cut at two random
+// places (moved on while split, if not nil, says no cut may fall between
+// two ops), by add into a builder of spec each, and returns their
+// builders merged as parallelSum merges them.
+func threeWorkers[O any](rng *rand.Rand, spec *bspec, ops []O, split func(a, b O) bool, add func(*builder, []O)) *builder {
+	cuts := []int{0, rng.IntN(len(ops) + 1), rng.IntN(len(ops) + 1), len(ops)}
+	slices.Sort(cuts)
+	for c := 1; c <= 2; c++ {
+		for split != nil && cuts[c] > 0 && cuts[c] < len(ops) && !split(ops[cuts[c]-1], ops[cuts[c]]) {
+			cuts[c]++
+		}
+	}
+	cuts[2] = max(cuts[1], cuts[2])
+	var ws [3]*builder
+	for w := range ws {
+		ws[w] = newBuilder(spec)
+		add(ws[w], ops[cuts[w]:cuts[w+1]])
+	}
+	ws[0].mergeRoot(ws[1])
+	ws[0].mergeRoot(ws[2])
+	return ws[0]
 }
 
 // checkEntries checks that Result.Entries lists the non-zero entries of

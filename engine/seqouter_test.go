@@ -120,22 +120,11 @@ func TestRowsOfRowsAgainstMaps(t *testing.T) {
 		add(one, ops)
 		// Three workers, cut between two values of i (their rows then
 		// appended) in half the in-order trials, anywhere in the others.
-		cuts := []int{0, rng.IntN(len(ops) + 1), rng.IntN(len(ops) + 1), len(ops)}
-		slices.Sort(cuts)
-		for c := 1; c <= 2; c++ {
-			for breaks == 0 && trial%2 == 0 && cuts[c] > 0 && cuts[c] < len(ops) && ops[cuts[c]-1].i == ops[cuts[c]].i {
-				cuts[c]++
-			}
+		var split func(a, b op) bool
+		if breaks == 0 && trial%2 == 0 {
+			split = func(a, b op) bool { return a.i != b.i }
 		}
-		cuts[2] = max(cuts[1], cuts[2])
-		var ws [3]*builder
-		for w := range ws {
-			ws[w] = newBuilder(rowsOfRowsShape)
-			add(ws[w], ops[cuts[w]:cuts[w+1]])
-		}
-		ws[0].mergeRoot(ws[1])
-		ws[0].mergeRoot(ws[2])
-		w0 := ws[0]
+		w0 := threeWorkers(rng, rowsOfRowsShape, ops, split, add)
 		for name, d := range map[string]dict{"one": one.freeze(), "merged": w0.freeze()} {
 			if _, ok := d.(*seqOuterNode); ok {
 				sequential[name]++
