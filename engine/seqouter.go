@@ -103,25 +103,15 @@ func (o *seqOuter) leave() {
 	s := mid.x.seq
 	root.x.seq, root.x.sequential, mid.x.seq = nil, false, nil
 	t := root.x.tree
-	w := t.workspace(2)
 	r, ci := 0, 0
-	// rowOf returns a closed builder of row r (of the seqRows).
-	rowOf := func() *builder {
-		ci = s.chunkFrom(r, ci)
-		nb := t.alloc()
-		nb.spec = mid.spec.kid
-		s.fill(nb, r, ci, s.w)
-		return nb
-	}
 	for v, k := range o.keys {
-		nb := t.alloc()
-		nb.spec, nb.ws, nb.listed = mid.spec, w, true
-		nb.x = &builderAux{tree: t}
+		// A closed value: newKid's empty builder, given its list.
+		nb := root.newKid()
 		n := o.ends[v] - r
 		nb.lkeys, nb.x.kids = make([]int64, 0, n), make([]kid, 0, n)
 		for ; r < o.ends[v]; r++ {
 			nb.lkeys = append(nb.lkeys, s.keys[r])
-			nb.x.kids = append(nb.x.kids, kid{b: rowOf()})
+			nb.x.kids = append(nb.x.kids, kid{b: s.closedRow(t, r, &ci)})
 		}
 		root.slot(k).b = nb
 	}
@@ -130,10 +120,10 @@ func (o *seqOuter) leave() {
 	}
 	// mid becomes the open value's builder, as newKid and acquire
 	// would have made it.
-	mid.ws, mid.listed = w, true
+	mid.ws, mid.listed = t.workspace(2), true
 	mid.acquire()
 	for ; r < len(s.keys); r++ {
-		mid.slot(s.keys[r]).b = rowOf()
+		mid.slot(s.keys[r]).b = s.closedRow(t, r, &ci)
 	}
 	if s.live {
 		mid.slot(s.key).b = s.cur

@@ -320,18 +320,23 @@ func (b *builder) leaveSequential() {
 	if s == nil {
 		return
 	}
-	t := x.tree
 	ci := 0
 	for r, k := range s.keys {
-		ci = s.chunkFrom(r, ci)
-		nb := t.alloc()
-		nb.spec = b.spec.kid
-		s.fill(nb, r, ci, s.w)
-		b.slot(k).b = nb
+		b.slot(k).b = s.closedRow(x.tree, r, &ci)
 	}
 	if s.live {
 		b.slot(s.key).b = s.cur
 	}
+}
+
+// closedRow returns a closed builder, of tree t, of row r (of chunk *ci
+// or a later one, which *ci becomes: see chunkFrom), sharing its storage.
+func (s *seqRows) closedRow(t *tree, r int, ci *int) *builder {
+	*ci = s.chunkFrom(r, *ci)
+	nb := t.alloc()
+	nb.spec = s.cur.spec
+	s.fill(nb, r, *ci, s.w)
+	return nb
 }
 
 // finishSequential closes the last row of b in sequential mode, and
