@@ -190,6 +190,9 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 			return nil, err
 		}
 		res.Timings.Add("compile", k.CompileTime())
+		start := time.Now()
+		k.Prepare(v.Store)
+		res.Timings.Add("prepare", time.Since(start))
 		exec = func(sample bool) (func() value.Value, time.Duration, error) {
 			run := k.Exec
 			if sample {

@@ -15,6 +15,10 @@ import "unsafe"
 // in the same order (TestFitLoops compares them bit for bit), and stops
 // where its twin stops on bad row bounds.
 
+// narrowRead, when set (by tests), is called each time a row loop is
+// given an index array's 32-bit copy to read.
+var narrowRead func()
+
 // fits reports whether every value of the index array in c lies in
 // [0, n).
 func (c *cell) fits(n int) bool { return c.imin >= 0 && c.imax < int64(n) }
@@ -25,7 +29,9 @@ func at[T number](a unsafe.Pointer, k int64) T { return *(*T)(unsafe.Add(a, k*8)
 // rowsDotFit is rowsDot for an idx whose values all index y: CSR rows
 // (see csrRows) run without checks; other bound arrays, which plans read
 // rarely, take rowsDot.
-func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+//
+// nidx is idx narrowed (Array.Narrow), or nil: the assembly reads it.
+func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	h, ok := csrRows(pl, ph, ol, oh, lo, hi)
 	if !ok {
 		return rowsDot(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
@@ -33,7 +39,7 @@ func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 	out = out[:hi]
 	n = min(n, int64(len(idx)), int64(len(x)))
 	l := pl[lo+ol]
-	if k, ok := csrDotAsm(out[lo:hi], h, l, idx, x, y, n, a, b, c); ok {
+	if k, ok := csrDotAsm(out[lo:hi], h, l, idx, nidx, x, y, n, a, b, c); ok {
 		return lo + int64(k)
 	}
 	return lo + int64(csrDot(out[lo:hi], h, l, idx, x, y, n, a, b, c))
@@ -104,11 +110,11 @@ func csrGatherScatter[Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 }
 
 // rowsGatherFit is rowsGather for an idx whose values all index y: CSR
-// rows run without checks in assembly where there is any; everything
-// else takes rowsGather.
-func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+// rows run without checks in assembly where there is any (reading nidx,
+// as rowsDotFit); everything else takes rowsGather.
+func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
-		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, y, min(n, int64(len(idx))), a, b, c); ok {
+		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, nidx, y, min(n, int64(len(idx))), a, b, c); ok {
 			return lo + int64(k)
 		}
 	}

@@ -26,14 +26,32 @@ func intFlag[X number](x []X) int64 {
 	return 0
 }
 
-// csrDotAsm is csrDot in assembly, for y of reals (false otherwise).
-func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
+// narrowRows says the row loops here read int32 column indices
+// (Array.Narrow) when they are given them.
+const narrowRows = true
+
+// narrowFlag is the flag dotRows adds for an index array read as int32s,
+// and the pointer it reads: nidx when it is idx narrowed, else idx.
+func narrowFlag(idx []int64, nidx []int32) (*int64, int64) {
+	if len(nidx) == len(idx) && len(idx) > 0 {
+		if narrowRead != nil {
+			narrowRead()
+		}
+		return (*int64)(unsafe.Pointer(unsafe.SliceData(nidx))), 4
+	}
+	return unsafe.SliceData(idx), 0
+}
+
+// csrDotAsm is csrDot in assembly, for y of reals (false otherwise). It
+// reads the column indices from nidx when that is idx narrowed.
+func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
 	ys, ok := any(y).([]float64)
 	if !ok || len(h) == 0 {
 		return 0, false
 	}
 	out = out[:len(h)]
-	ip, xp, yp, ints := unsafe.SliceData(idx), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), intFlag(x)
+	ip, narrow := narrowFlag(idx, nidx)
+	xp, yp, ints := unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), intFlag(x)+narrow
 	for k := 0; k < len(h); k += asmChunk {
 		rows := int64(min(asmChunk, len(h)-k))
 		if done := dotRows(&h[k], &out[k], rows, l, ip, xp, n, yp, a, b, c, ints); done < rows {
@@ -45,17 +63,18 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, x []
 }
 
 // csrGatherAsm is rowsGatherFit's CSR rows in assembly, for y of reals
-// (false otherwise).
-func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, y []Y, n int64, a, b, c float64) (int, bool) {
+// (false otherwise), reading nidx as csrDotAsm does.
+func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, y []Y, n int64, a, b, c float64) (int, bool) {
 	ys, ok := any(y).([]float64)
 	if !ok || len(h) == 0 {
 		return 0, false
 	}
 	out = out[:len(h)]
-	ip, yp := unsafe.SliceData(idx), unsafe.SliceData(ys)
+	ip, narrow := narrowFlag(idx, nidx)
+	yp := unsafe.SliceData(ys)
 	for k := 0; k < len(h); k += asmChunk {
 		rows := int64(min(asmChunk, len(h)-k))
-		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2); done < rows {
+		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2+narrow); done < rows {
 			return k + int(done), true
 		}
 		l = h[k+int(rows)-1]

@@ -3,11 +3,16 @@
 #include "textflag.h"
 
 // One entry of a row dot: X1 += x[p]*y[idx[p]] with p = AX, idx at SI,
-// x at DI, y at R13, x[p] loaded into X0 by LOADX; then p++ and the
-// flags of p against the row's end BX.
-#define DOT_STEP(LOADX) MOVQ (SI)(AX*8), DX; LOADX; MULSD (R13)(DX*8), X0; ADDSD X0, X1; INCQ AX; CMPQ AX, BX
+// x at DI, y at R13, idx[p] loaded into DX by LOADI, x[p] into X0 by
+// LOADX; then p++ and the flags of p against the row's end BX.
+#define DOT_STEP(LOADI, LOADX) LOADI; LOADX; MULSD (R13)(DX*8), X0; ADDSD X0, X1; INCQ AX; CMPQ AX, BX
+#define WIDE_I MOVQ (SI)(AX*8), DX
+#define NARROW_I MOVLQSX (SI)(AX*4), DX
 #define REAL_X MOVSD (DI)(AX*8), X0
 #define INT_X XORPS X0, X0; CVTSQ2SD (DI)(AX*8), X0
+
+// One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
+#define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
 
 // A row's bounds: to BAD unless 0 <= L <= H (H <= n is checked next to
 // it: go vet cannot see frame references in a macro's arguments).
@@ -21,7 +26,8 @@
 // Go's loops compute them, so that results are bit for bit the same.
 // Values are reals, or ints (ints = 1) converted as they are read, or
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
-// are reals. A row k runs p = l..h[k]-1 with l the bound before (the
+// are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
+// read sign-extended: 4 bytes per entry instead of 8. A row k runs p = l..h[k]-1 with l the bound before (the
 // argument l for row 0). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
@@ -55,26 +61,48 @@ row:
 	XORPS X1, X1
 	CMPQ  AX, BX
 	JGE   store
+	CMPQ  R9, $4
+	JNE   otherEntry
+	PCALIGN $16
+
+narrowEntry:
+	DOT_STEP(NARROW_I, REAL_X)
+	JNE   narrowEntry
+	JMP   store
+
+otherEntry:
 	CMPQ  R9, $1
+	JLT   realEntry
 	JEQ   intEntry
-	JGT   gatherEntry
+	CMPQ  R9, $2
+	JEQ   gatherEntry
+	CMPQ  R9, $5
+	JEQ   intNarrowEntry
+	JMP   gatherNarrowEntry
 	PCALIGN $16
 
 realEntry:
-	DOT_STEP(REAL_X)
+	DOT_STEP(WIDE_I, REAL_X)
 	JNE   realEntry
 	JMP   store
 
 intEntry:
-	DOT_STEP(INT_X)
+	DOT_STEP(WIDE_I, INT_X)
 	JNE      intEntry
 	JMP      store
 
+intNarrowEntry:
+	DOT_STEP(NARROW_I, INT_X)
+	JNE      intNarrowEntry
+	JMP      store
+
+gatherNarrowEntry:
+	GATHER_STEP(NARROW_I)
+	JNE   gatherNarrowEntry
+	JMP   store
+
 gatherEntry:
-	MOVQ  (SI)(AX*8), DX
-	ADDSD (R13)(DX*8), X1
-	INCQ  AX
-	CMPQ  AX, BX
+	GATHER_STEP(WIDE_I)
 	JNE   gatherEntry
 
 store:
@@ -128,12 +156,12 @@ row2:
 	PCALIGN $16
 
 dotReal:
-	DOT_STEP(REAL_X)
+	DOT_STEP(WIDE_I, REAL_X)
 	JNE   dotReal
 	JMP   scale
 
 dotInt:
-	DOT_STEP(INT_X)
+	DOT_STEP(WIDE_I, INT_X)
 	JNE      dotInt
 
 scale:

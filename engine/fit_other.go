@@ -3,9 +3,13 @@
 package engine
 
 // No assembly here: csrDot and csrDotScatter run, and pattern rows take
-// rowsGather.
+// rowsGather. They read 8-byte indices, so no narrow copy is made.
 
-func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
+// narrowRows says the row loops here read int32 column indices when
+// they are given them.
+const narrowRows = false
+
+func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
 	return 0, false
 }
 
@@ -13,6 +17,6 @@ func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []i
 	return 0, false
 }
 
-func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, y []Y, n int64, a, b, c float64) (int, bool) {
+func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, y []Y, n int64, a, b, c float64) (int, bool) {
 	return 0, false
 }

@@ -63,36 +63,51 @@ func TestFitLoops(t *testing.T) {
 			wg, rg := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) })
 			check("csrDot real*real", gg, wg, qg, rg)
 		}
-		// The same rows through separate bound arrays (not CSR-shaped).
-		pl, ph := pos[:rows], pos[1:]
-		g0, q0 := run(func(o []float64) int64 { return rowsDotFit(o, pl, ph, 0, 0, idx, xi, yf, n, lo, int64(rows), a, b, c) })
-		w0, r0 := run(func(o []float64) int64 { return rowsDot(o, pl, ph, 0, 0, idx, xi, yf, n, lo, int64(rows), a, b, c) })
-		check("dot int*real, two bound arrays", g0, w0, q0, r0)
-		gp, qp := run(func(o []float64) int64 { return rowsGatherFit(o, pl, ph, 0, 0, idx, yf, n, lo, int64(rows), a, b, c) })
-		wp, rp := run(func(o []float64) int64 { return rowsGather(o, pl, ph, 0, 0, idx, yf, n, lo, int64(rows), a, b, c) })
-		check("gather real, two bound arrays", gp, wp, qp, rp)
-		g1, q1 := run(func(o []float64) int64 {
-			return rowsDotFit(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c)
-		})
-		w1, r1 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) })
-		check("dot real*real", g1, w1, q1, r1)
-		g2, q2 := run(func(o []float64) int64 {
-			return rowsDotFit(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c)
-		})
-		w2, r2 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c) })
-		check("dot int*real", g2, w2, q2, r2)
-		g3, q3 := run(func(o []float64) int64 {
-			return rowsDotFit(o, pos, pos, 0, 1, idx, xf, yi, n, lo, int64(rows), a, b, c)
-		})
-		w3, r3 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yi, n, lo, int64(rows), a, b, c) })
-		check("dot real*int", g3, w3, q3, r3)
-		g4, q4 := run(func(o []float64) int64 { return rowsGatherFit(o, pos, pos, 0, 1, idx, yf, n, lo, int64(rows), a, b, c) })
-		w4, r4 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yf, n, lo, int64(rows), a, b, c) })
-		check("gather real", g4, w4, q4, r4)
-		g5, q5 := run(func(o []float64) int64 { return rowsGatherFit(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
-		w5, r5 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
-		check("gather int", g5, w5, q5, r5)
-
+		// Each with the indices read as 8 bytes, and as their 32-bit copy
+		// (Array.Narrow), which the assembly reads when it is given one.
+		for _, nidx := range [][]int32{nil, narrow(idx)} {
+			w := ""
+			if nidx != nil {
+				w = ", narrow"
+			}
+			// The same rows through separate bound arrays (not CSR-shaped).
+			pl, ph := pos[:rows], pos[1:]
+			g0, q0 := run(func(o []float64) int64 {
+				return rowsDotFit(o, pl, ph, 0, 0, idx, nidx, xi, yf, n, lo, int64(rows), a, b, c)
+			})
+			w0, r0 := run(func(o []float64) int64 { return rowsDot(o, pl, ph, 0, 0, idx, xi, yf, n, lo, int64(rows), a, b, c) })
+			check(w+"dot int*real, two bound arrays", g0, w0, q0, r0)
+			gp, qp := run(func(o []float64) int64 {
+				return rowsGatherFit(o, pl, ph, 0, 0, idx, nidx, yf, n, lo, int64(rows), a, b, c)
+			})
+			wp, rp := run(func(o []float64) int64 { return rowsGather(o, pl, ph, 0, 0, idx, yf, n, lo, int64(rows), a, b, c) })
+			check(w+"gather real, two bound arrays", gp, wp, qp, rp)
+			g1, q1 := run(func(o []float64) int64 {
+				return rowsDotFit(o, pos, pos, 0, 1, idx, nidx, xf, yf, n, lo, int64(rows), a, b, c)
+			})
+			w1, r1 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) })
+			check(w+"dot real*real", g1, w1, q1, r1)
+			g2, q2 := run(func(o []float64) int64 {
+				return rowsDotFit(o, pos, pos, 0, 1, idx, nidx, xi, yf, n, lo, int64(rows), a, b, c)
+			})
+			w2, r2 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c) })
+			check(w+"dot int*real", g2, w2, q2, r2)
+			g3, q3 := run(func(o []float64) int64 {
+				return rowsDotFit(o, pos, pos, 0, 1, idx, nidx, xf, yi, n, lo, int64(rows), a, b, c)
+			})
+			w3, r3 := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yi, n, lo, int64(rows), a, b, c) })
+			check(w+"dot real*int", g3, w3, q3, r3)
+			g4, q4 := run(func(o []float64) int64 {
+				return rowsGatherFit(o, pos, pos, 0, 1, idx, nidx, yf, n, lo, int64(rows), a, b, c)
+			})
+			w4, r4 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yf, n, lo, int64(rows), a, b, c) })
+			check(w+"gather real", g4, w4, q4, r4)
+			g5, q5 := run(func(o []float64) int64 {
+				return rowsGatherFit(o, pos, pos, 0, 1, idx, nidx, yi, n, lo, int64(rows), a, b, c)
+			})
+			w5, r5 := run(func(o []float64) int64 { return rowsGather(o, pos, pos, 0, 1, idx, yi, n, lo, int64(rows), a, b, c) })
+			check(w+"gather int", g5, w5, q5, r5)
+		}
 		// BATAX's rows: a dot over one row, a scatter over another (here
 		// the same bounds, other indices and values), against sumDot and
 		// scatterAdd row by row; in Go and, where there is any, in

@@ -83,6 +83,12 @@ type cell struct {
 	needSorted bool
 	descents   []int32
 
+	// needNarrow: a CSR row loop reads the array as column indices;
+	// where the assembly reads int32s (narrowRows), narrow is the
+	// array's 32-bit copy (Array.Narrow; nil when a value does not fit).
+	needNarrow bool
+	narrow     []int32
+
 	scalarI int64
 	scalarF float64
 	n       int64 // an array's length
@@ -129,6 +135,9 @@ func (c *cell) bind(obj storage.Object) error {
 		}
 		if c.needSorted {
 			c.countDescents()
+		}
+		if c.needNarrow && narrowRows && o.Elem == ir.Int {
+			c.narrow = o.Narrow()
 		}
 		if c.needView {
 			c.view = &arrView{name: c.name, ints: o.I, reals: o.F, real: real, lo: 0, hi: int64(o.Len()), whole: true}
@@ -243,7 +252,7 @@ func checkTrie(t *storage.Trie) error {
 
 // unbind drops the cell's references to the store after a run.
 func (c *cell) unbind() {
-	c.ints, c.reals, c.hash, c.trie, c.view = nil, nil, nil, nil, nil
+	c.ints, c.reals, c.hash, c.trie, c.view, c.narrow = nil, nil, nil, nil, nil, nil
 	if cap(c.descents) > 1<<20 {
 		c.descents = nil
 	}

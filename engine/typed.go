@@ -327,38 +327,38 @@ func rowDot(v *variant, ks int) *fusedLoop {
 // dot product in (see rowDot).
 func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
 	sb, v1, v2 := in.seg, &in.fb.p.v1, &in.fb.p.v2
-	pl, ph, idx := sb.lo.ints, sb.hi.ints, in.cl.ints
+	pl, ph, idx, nidx := sb.lo.ints, sb.hi.ints, in.cl.ints, in.cl.narrow
 	if in.fb.shape == shapeGather {
 		if v1.ints {
-			return rowsGatherOf(in.cl.fits(len(v1.arr.ints)), out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
+			return rowsGatherOf(in.cl.fits(len(v1.arr.ints)), out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
 		}
-		return rowsGatherOf(in.cl.fits(len(v1.arr.reals)), out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		return rowsGatherOf(in.cl.fits(len(v1.arr.reals)), out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
 	}
 	fit := in.cl.fits(int(v2.length()))
 	switch {
 	case !v1.ints && !v2.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
 	case v1.ints && !v2.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
+		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
 	case !v1.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
 	}
-	return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
+	return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
 }
 
 // rowsDotOf runs rowsDotFit when every index fits y (fit), else rowsDot.
-func rowsDotOf[X, Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+func rowsDotOf[X, Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	if fit {
-		return rowsDotFit(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
+		return rowsDotFit(out, pl, ph, ol, oh, idx, nidx, x, y, n, lo, hi, a, b, c)
 	}
 	return rowsDot(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
 }
 
 // rowsGatherOf runs rowsGatherFit when every index fits y (fit), else
 // rowsGather.
-func rowsGatherOf[Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
+func rowsGatherOf[Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	if fit {
-		return rowsGatherFit(out, pl, ph, ol, oh, idx, y, n, lo, hi, a, b, c)
+		return rowsGatherFit(out, pl, ph, ol, oh, idx, nidx, y, n, lo, hi, a, b, c)
 	}
 	return rowsGather(out, pl, ph, ol, oh, idx, y, n, lo, hi, a, b, c)
 }

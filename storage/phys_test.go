@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"math"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -42,6 +44,53 @@ func TestIntRange(t *testing.T) {
 			defer wg.Done()
 			if lo, hi := b.IntRange(); lo != -1 || hi != 8 {
 				t.Errorf("concurrent IntRange = %d, %d", lo, hi)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestNarrow(t *testing.T) {
+	for _, c := range []struct {
+		in   []int64
+		want []int32 // nil: no copy
+	}{
+		{nil, nil},
+		{[]int64{7, -3, 0}, []int32{7, -3, 0}},
+		{[]int64{math.MaxInt32, math.MinInt32}, []int32{math.MaxInt32, math.MinInt32}},
+		{[]int64{1, math.MaxInt32 + 1}, nil},
+		{[]int64{math.MinInt32 - 1, 1}, nil},
+	} {
+		a := IntArray(c.in)
+		for range 2 { // the remembered copy is the one made
+			if got := a.Narrow(); !slices.Equal(got, c.want) || (got == nil) != (c.want == nil) {
+				t.Errorf("Narrow(%v) = %v; want %v", c.in, got, c.want)
+			}
+		}
+		if got, want := (Store{"a": a}).Bytes(), int64(8*len(c.in)+4*len(c.want)); got != want {
+			t.Errorf("Bytes with Narrow(%v) made = %d; want %d", c.in, got, want)
+		}
+	}
+	// A new slice is copied again, even one of the same length; a
+	// store counts no copy made for an earlier slice.
+	a := IntArray([]int64{1, 2})
+	a.Narrow()
+	a.I = []int64{1, 20}
+	if got := (Store{"a": a}).Bytes(); got != 16 {
+		t.Errorf("Bytes after a new slice = %d; want 16", got)
+	}
+	if got := a.Narrow(); !slices.Equal(got, []int32{1, 20}) {
+		t.Errorf("after a new slice: %v; want [1 20]", got)
+	}
+	// Concurrent first calls agree (run with -race).
+	b := IntArray([]int64{4, -1, 8})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := b.Narrow(); !slices.Equal(got, []int32{4, -1, 8}) {
+				t.Errorf("concurrent Narrow = %v", got)
 			}
 		}()
 	}

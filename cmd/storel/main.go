@@ -385,7 +385,7 @@ func orStdout(p string) string {
 // printTimings prints the contract's phases in a fixed order, then the
 // peak heap of the execution when the compiled engine measured it.
 func printTimings(w io.Writer, res *storel.Result) {
-	for _, phase := range []string{"parse", "load", "optimize", "compile", "execute", "write"} {
+	for _, phase := range []string{"parse", "load", "optimize", "compile", "prepare", "execute", "write"} {
 		fmt.Fprintf(w, "timing: %s %.3f ms\n", phase, float64(res.Timings.Get(phase).Microseconds())/1000)
 	}
 	if res.PeakHeap > 0 {
