@@ -83,13 +83,19 @@ func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx
 }
 
 // csrDotScatterAsm is csrDotScatter in assembly, for y of reals (false
-// otherwise).
-func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, v []X, n2 int64, a, b, c float64) (int, bool) {
+// otherwise). It reads the indices from nidx1 and nidx2 when both are
+// their arrays narrowed.
+func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, nidx1 []int32, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, nidx2 []int32, v []X, n2 int64, a, b, c float64) (int, bool) {
 	ys, ok := any(y).([]float64)
 	if !ok || len(h1) == 0 || len(h1) != len(h2) || len(out) == 0 {
 		return 0, false
 	}
 	ip1, xp, yp, ip2, vp, ints := unsafe.SliceData(idx1), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), unsafe.SliceData(idx2), unsafe.Pointer(unsafe.SliceData(v)), intFlag(x)
+	if n1, f1 := narrowFlag(idx1, nidx1); f1 != 0 {
+		if n2, f2 := narrowFlag(idx2, nidx2); f2 != 0 {
+			ip1, ip2, ints = n1, n2, ints+4
+		}
+	}
 	for k := 0; k < len(h1); k += asmChunk {
 		rows := int64(min(asmChunk, len(h1)-k))
 		if done := dotScatterRows2(&h1[k], l1, ip1, xp, n1, yp, &h2[k], l2, ip2, vp, n2, &out[0], rows, a, b, c, ints); done < rows {

@@ -14,6 +14,15 @@
 // One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
 #define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
 
+// One entry of a row scatter: out[idx2[q]] += v[q]*X1 with q = R11, idx2
+// at R14 read into DX by LOADI, v at R15 read into X0 by LOADV, out at
+// R10; then q++ and the flags of q against the row's end R12.
+#define SCATTER_STEP(LOADI, LOADV) LOADI; LOADV; MULSD X1, X0; ADDSD (R10)(DX*8), X0; MOVSD X0, (R10)(DX*8); INCQ R11; CMPQ R11, R12
+#define WIDE_Q MOVQ (R14)(R11*8), DX
+#define NARROW_Q MOVLQSX (R14)(R11*4), DX
+#define REAL_V MOVSD (R15)(R11*8), X0
+#define INT_V XORPS X0, X0; CVTSQ2SD (R15)(R11*8), X0
+
 // A row's bounds: to BAD unless 0 <= L <= H (H <= n is checked next to
 // it: go vet cannot see frame references in a macro's arguments).
 #define ROW_OK(L, H, BAD) TESTQ L, L; JLT BAD; CMPQ L, H; JGT BAD
@@ -120,7 +129,7 @@ done:
 //
 // csrDotScatter: t = ((a*s)*b)*c, s the sum of x[p]*y[idx1[p]] over row
 // k of the first rows, then out[idx2[p]] += t*v[p] over row k of the
-// second.
+// second. With ints + 4, idx1 and idx2 both hold int32s.
 TEXT ·dotScatterRows2(SB), NOSPLIT, $0-144
 	MOVQ  h1+0(FP), R8
 	MOVQ  l1+8(FP), AX
@@ -151,8 +160,13 @@ row2:
 	XORPS X1, X1
 	CMPQ  AX, BX
 	JGE   scale
-	CMPQ  ints+128(FP), $0
-	JNE   dotInt
+	MOVQ  ints+128(FP), DX
+	CMPQ  DX, $4
+	JEQ   dotRealN
+	CMPQ  DX, $1
+	JLT   dotReal
+	JEQ   dotInt
+	JMP   dotIntN
 	PCALIGN $16
 
 dotReal:
@@ -163,36 +177,48 @@ dotReal:
 dotInt:
 	DOT_STEP(WIDE_I, INT_X)
 	JNE      dotInt
+	JMP      scale
+
+dotRealN:
+	DOT_STEP(NARROW_I, REAL_X)
+	JNE   dotRealN
+	JMP   scale
+
+dotIntN:
+	DOT_STEP(NARROW_I, INT_X)
+	JNE      dotIntN
 
 scale:
 	SCALE(X1)
 	CMPQ  R11, R12
 	JGE   next
-	CMPQ  ints+128(FP), $0
-	JNE   scatterInt
+	MOVQ  ints+128(FP), DX
+	CMPQ  DX, $4
+	JEQ   scatterRealN
+	CMPQ  DX, $1
+	JLT   scatterReal
+	JEQ   scatterInt
+	JMP   scatterIntN
 	PCALIGN $16
 
 scatterReal:
-	MOVQ  (R14)(R11*8), DX
-	MOVSD (R15)(R11*8), X0
-	MULSD X1, X0
-	ADDSD (R10)(DX*8), X0
-	MOVSD X0, (R10)(DX*8)
-	INCQ  R11
-	CMPQ  R11, R12
+	SCATTER_STEP(WIDE_Q, REAL_V)
 	JNE   scatterReal
 	JMP   next
 
 scatterInt:
-	MOVQ     (R14)(R11*8), DX
-	XORPS    X0, X0
-	CVTSQ2SD (R15)(R11*8), X0
-	MULSD    X1, X0
-	ADDSD    (R10)(DX*8), X0
-	MOVSD    X0, (R10)(DX*8)
-	INCQ     R11
-	CMPQ     R11, R12
-	JNE      scatterInt
+	SCATTER_STEP(WIDE_Q, INT_V)
+	JNE   scatterInt
+	JMP   next
+
+scatterRealN:
+	SCATTER_STEP(NARROW_Q, REAL_V)
+	JNE   scatterRealN
+	JMP   next
+
+scatterIntN:
+	SCATTER_STEP(NARROW_Q, INT_V)
+	JNE   scatterIntN
 
 next:
 	INCQ CX

@@ -13,7 +13,7 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	return 0, false
 }
 
-func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, v []X, n2 int64, a, b, c float64) (int, bool) {
+func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, nidx1 []int32, x []X, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, nidx2 []int32, v []X, n2 int64, a, b, c float64) (int, bool) {
 	return 0, false
 }
 

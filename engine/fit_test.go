@@ -141,19 +141,30 @@ func TestFitLoops(t *testing.T) {
 						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c, 1, 1, true)
 					}
 				}
-				for _, impl := range []string{"go", "asm"} {
+				// The assembly also with both index arrays as their
+				// 32-bit copies, and with only one (which it reads as
+				// 8 bytes).
+				n1idx, n2idx := narrow(idx), narrow(idx2)
+				for _, impl := range []string{"go", "asm", "asm, narrow", "asm, one narrow"} {
 					got := make([]float64, nout)
 					var k int
 					ok := true
+					var nx1, nx2 []int32
+					switch impl {
+					case "asm, narrow":
+						nx1, nx2 = n1idx, n2idx
+					case "asm, one narrow":
+						nx1 = n1idx
+					}
 					switch {
 					case impl == "go" && ints:
 						k = csrDotScatter(got, hs, pos[lo], idx, xi, yf, n, hs, pos[lo], idx2, xi, n2, a, b, c)
 					case impl == "go":
 						k = csrDotScatter(got, hs, pos[lo], idx, xf, yf, n, hs, pos[lo], idx2, xf, n2, a, b, c)
 					case ints:
-						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, xi, yf, n, hs, pos[lo], idx2, xi, n2, a, b, c)
+						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, nx1, xi, yf, n, hs, pos[lo], idx2, nx2, xi, n2, a, b, c)
 					default:
-						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, xf, yf, n, hs, pos[lo], idx2, xf, n2, a, b, c)
+						k, ok = csrDotScatterAsm(got, hs, pos[lo], idx, nx1, xf, yf, n, hs, pos[lo], idx2, nx2, xf, n2, a, b, c)
 					}
 					if ok {
 						check(fmt.Sprintf("dot-scatter rows (%s, int values %v)", impl, ints), got, want.reals, lo+int64(k), stop)

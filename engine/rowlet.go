@@ -113,6 +113,9 @@ func (rl *rowLet) fastPath(inner *loop) {
 		return
 	}
 	rl.dot, rl.scat, rl.pattern = dot, fl, pattern
+	if !pattern {
+		dot.cl.needNarrow, fl.cl.needNarrow = true, true // csrDotScatterAsm reads them
+	}
 	rl.same = pattern || dot.fb.p.v1.ints == q.v1.ints
 }
 
@@ -209,7 +212,7 @@ func dotScatterRows[X, Y number](bd *builder, dot, scat *fusedLoop, pattern bool
 			if pattern {
 				return lo + int64(csrGatherScatter(out, h1, l1, idx1, y, n1, h2, l2, idx2, n2, a, b, c))
 			}
-			if k, ok := csrDotScatterAsm(out, h1, l1, idx1, x, y, n1, h2, l2, idx2, v, n2, a, b, c); ok {
+			if k, ok := csrDotScatterAsm(out, h1, l1, idx1, dot.cl.narrow, x, y, n1, h2, l2, idx2, scat.cl.narrow, v, n2, a, b, c); ok {
 				return lo + int64(k)
 			}
 			return lo + int64(csrDotScatter(out, h1, l1, idx1, x, y, n1, h2, l2, idx2, v, n2, a, b, c))
