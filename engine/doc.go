@@ -42,12 +42,15 @@
 //     of the same loop in C. CSR-shaped rows of SpMV and BATAX, on amd64,
 //     run in SSE2 assembly (fit_amd64.s) in the same order as the Go
 //     loops that run elsewhere (build tag purego forces them), so both
-//     give the same bits. BATAX's rows of a pattern matrix (a gather,
-//     then the let's value at every key) run in Go. Before a scatter, the
-//     dense result grows to every key its index array holds
-//     (builder.holdKeysOf), past the usual growth limit when that costs
-//     at most 4x the array: otherwise a matrix with more than 65536
-//     columns kept BATAX in its checked loop;
+//     give the same bits. There they read the column indices from a
+//     32-bit copy (storage.Array.Narrow; made for the arrays these row
+//     loops read, by Kernel.Prepare or the first run): 12 bytes per
+//     non-zero, as SciPy's loop, instead of 16. BATAX's rows of a
+//     pattern matrix (a gather, then the let's value at every key) run
+//     in Go. Before a scatter, the dense result grows to every key its
+//     index array holds (builder.holdKeysOf), past the usual growth
+//     limit when that costs at most 4x the array: otherwise a matrix
+//     with more than 65536 columns kept BATAX in its checked loop;
 //   - a sum of singletons accumulates in place into the enclosing result
 //     (out[i][k] += e), never adding up freshly built dictionaries;
 //   - results are built per level as the plan's annotations say: @hash in

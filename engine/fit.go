@@ -19,6 +19,10 @@ import "unsafe"
 // given an index array's 32-bit copy to read.
 var narrowRead func()
 
+// useNarrow gives the row loops their index arrays' 32-bit copies where
+// they read them (narrowRows); TestNarrowRatio turns it off to compare.
+var useNarrow = narrowRows
+
 // fits reports whether every value of the index array in c lies in
 // [0, n).
 func (c *cell) fits(n int) bool { return c.imin >= 0 && c.imax < int64(n) }

@@ -136,7 +136,7 @@ func (c *cell) bind(obj storage.Object) error {
 		if c.needSorted {
 			c.countDescents()
 		}
-		if c.needNarrow && narrowRows && o.Elem == ir.Int {
+		if c.needNarrow && useNarrow && o.Elem == ir.Int {
 			c.narrow = o.Narrow()
 		}
 		if c.needView {
