@@ -84,7 +84,7 @@ func TestRunOutputsAndTimings(t *testing.T) {
 	if want := "1 1 12\n1 3 10\n3 1 18\n4 1 16\n4 3 14\n"; string(got) != want {
 		t.Errorf("transpose: got %q, want %q", got, want)
 	}
-	for _, phase := range []string{"parse", "load", "optimize", "compile", "execute", "write"} {
+	for _, phase := range []string{"parse", "load", "optimize", "compile", "prepare", "execute", "write"} {
 		if !regexp.MustCompile(`(?m)^timing: ` + phase + ` [0-9.]+ ms$`).MatchString(errs) {
 			t.Errorf("no timing line for %s in %q", phase, errs)
 		}
