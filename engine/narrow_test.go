@@ -49,34 +49,44 @@ func TestNarrowRatio(t *testing.T) {
 			t.Fatal(err)
 		}
 		k.Prepare(st)
-		result := func(narrow bool) value.Value {
-			useNarrow = narrow
-			v, err := k.Run(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-		if !value.Equal(result(true), result(false), 0) {
-			t.Fatalf("%s with 32-bit indices differs from %s with 64-bit ones", kernel, kernel)
-		}
-		timed := func(narrow bool) time.Duration {
-			useNarrow = narrow
-			start := time.Now()
-			if _, err := k.Exec(st); err != nil {
-				t.Fatal(err)
-			}
-			return time.Since(start)
-		}
-		var on, off []time.Duration
-		for range *narrowRuns {
-			on = append(on, timed(true))
-			off = append(off, timed(false))
-		}
-		slices.Sort(on)
-		slices.Sort(off)
+		on, off := alternate(t, *narrowRuns, func(narrow bool) { useNarrow = narrow }, k, st)
 		t.Logf("%s of %s, one thread, %d runs each: 32-bit indices %v (min %v), 64-bit %v (min %v): ratio of medians %.2f, of mins %.2f",
 			kernel, *bandwidthMatrix, *narrowRuns, on[len(on)/2], on[0], off[len(off)/2], off[0],
 			float64(on[len(on)/2])/float64(off[len(off)/2]), float64(on[0])/float64(off[0]))
 	}
+}
+
+// alternate runs kernel k on st with a toggle on and off (set), checks
+// that both ways give the same bits, then times runs times each way,
+// alternating (a shared machine's load hits both alike), and returns the
+// sorted times. It leaves the toggle on.
+func alternate(t *testing.T, runs int, set func(bool), k *Kernel, st storage.Store) (on, off []time.Duration) {
+	t.Helper()
+	result := func(b bool) value.Value {
+		set(b)
+		v, err := k.Run(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if !value.Equal(result(false), result(true), 0) {
+		t.Fatal("the kernel's result differs with the toggle off")
+	}
+	timed := func(b bool) time.Duration {
+		set(b)
+		start := time.Now()
+		if _, err := k.Exec(st); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	for range runs {
+		on = append(on, timed(true))
+		off = append(off, timed(false))
+	}
+	set(true)
+	slices.Sort(on)
+	slices.Sort(off)
+	return on, off
 }

@@ -4,12 +4,9 @@ import (
 	"flag"
 	"maps"
 	"math/rand/v2"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/storel/storel/storage"
-	"github.com/storel/storel/value"
 )
 
 var sweepRuns = flag.Int("engine.sweep", 0, "TestSweepRatio: alternate this many runs of MMM with rows swept and with rows marked, and print the ratio")
@@ -57,32 +54,7 @@ func TestSweepRatio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func(s bool) { useSweep = s }(useSweep)
-	result := func(sweep bool) value.Value {
-		useSweep = sweep
-		v, err := k.Run(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	if !value.Equal(result(true), result(false), 0) {
-		t.Fatal("MMM with rows swept differs from MMM with rows marked")
-	}
-	timed := func(sweep bool) time.Duration {
-		useSweep = sweep
-		start := time.Now()
-		if _, err := k.Exec(st); err != nil {
-			t.Fatal(err)
-		}
-		return time.Since(start)
-	}
-	var on, off []time.Duration
-	for range *sweepRuns {
-		on = append(on, timed(true))
-		off = append(off, timed(false))
-	}
-	slices.Sort(on)
-	slices.Sort(off)
+	on, off := alternate(t, *sweepRuns, func(sweep bool) { useSweep = sweep }, k, st)
 	t.Logf("MMM of %s by a 250-column factor, one thread, %d runs each: swept %v (min %v), marked %v (min %v): ratio of medians %.2f",
 		*bandwidthMatrix, *sweepRuns, on[len(on)/2], on[0], off[len(off)/2], off[0], float64(on[len(on)/2])/float64(off[len(off)/2]))
 }
