@@ -203,7 +203,7 @@ func toValue(d dict, depth int, real bool) value.Value {
 // that execute times the kernel alone.
 func (k *Kernel) Prepare(st storage.Store) {
 	for _, cl := range k.cells {
-		if a, ok := st[cl.name].(*storage.Array); ok && cl.needNarrow && narrowRows && a.Elem == ir.Int {
+		if a, ok := st[cl.name].(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
 			a.Narrow()
 		}
 	}

@@ -552,7 +552,7 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
 		fb.shape = shapeRows
-		if in := rowDot(&p.v1, ks); in != nil && in.cl != nil {
+		if in := rowDot(&p.v1, ks); in != nil && in.cl != nil && fb.keyAt == at1 {
 			in.cl.needNarrow = true // addDense's rows (SpMV) read its indices
 		}
 	case !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2:

@@ -112,18 +112,18 @@ func (a *Array) ranges() *intRange {
 // calls return the remembered copy while I is the same slice. A CSR row
 // loop that reads its column indices from the copy reads 4 bytes per
 // non-zero instead of 8: on landmark (1.1M non-zeros, served from the
-// last-level cache as a repeated kernel is) the SpMV row loop took 0.70x
-// the time. The copy is kept beside I, not instead of it (every other
-// reader takes I), so it is made only for the arrays a kernel's row
-// loops read (engine: Kernel.Prepare); Store.Bytes counts it. Safe for
-// concurrent use; the same rule as IntRange's holds: build a new Array
-// rather than change I in place.
+// last-level cache as a repeated kernel is) the SpMV row loop alone took
+// 0.70x the time, the whole kernel 0.86x (engine's TestNarrowRatio;
+// 0.86-0.95x on the six real matrices). The copy is kept beside I, not
+// instead of it (every other reader takes I), so it is made only for
+// the arrays a kernel's row loops read (engine: Kernel.Prepare);
+// Store.Bytes counts it. Safe for concurrent use; the same rule as
+// IntRange's holds: build a new Array rather than change I in place.
 func (a *Array) Narrow() []int32 {
-	data := unsafe.SliceData(a.I)
-	if r := a.narrow.Load(); r != nil && r.data == data && r.n == len(a.I) {
+	if r := a.narrowed(); r != nil {
 		return r.vals
 	}
-	r := &narrowed{data: data, n: len(a.I)}
+	r := &narrowed{data: unsafe.SliceData(a.I), n: len(a.I)}
 	if lo, hi := a.IntRange(); len(a.I) > 0 && lo >= math.MinInt32 && hi <= math.MaxInt32 {
 		r.vals = make([]int32, len(a.I))
 		for p, v := range a.I {
@@ -134,12 +134,13 @@ func (a *Array) Narrow() []int32 {
 	return r.vals
 }
 
-// narrowLen is the length of the copy Narrow made, 0 when there is none.
-func (a *Array) narrowLen() int {
+// narrowed returns what Narrow remembers for I as it is now, nil when
+// Narrow has not been called since I was set.
+func (a *Array) narrowed() *narrowed {
 	if r := a.narrow.Load(); r != nil && r.data == unsafe.SliceData(a.I) && r.n == len(a.I) {
-		return len(r.vals)
+		return r
 	}
-	return 0
+	return nil
 }
 
 // MaxHashArity bounds the number of key components of a HASHMAP.
@@ -323,9 +324,10 @@ func (n *TrieNode) sortKeys() {
 type Store map[string]Object
 
 // Bytes estimates the memory the store's objects hold: 8 bytes per array
-// element, and 4 more per element of an array's narrow copy (Narrow); for hash maps and tries, their entries' keys and values plus
-// their Go maps' index (measured with Go 1.26 at a million keys: 38 bytes
-// per key of a map[int64]int, 134 of a map[HKey]int, HKey being 6 ints).
+// element, and 4 more per element of an array's 32-bit copy (Narrow);
+// for hash maps and tries, their entries' keys and values plus their Go
+// maps' index (measured with Go 1.26 at a million keys: 38 bytes per key
+// of a map[int64]int, 134 of a map[HKey]int, HKey being 6 ints).
 func (s Store) Bytes() int64 {
 	const mapEntry, hkeyEntry = 38, 134
 	var n int64
@@ -334,7 +336,10 @@ func (s Store) Bytes() int64 {
 		case *Scalar:
 			n += 8
 		case *Array:
-			n += 8*int64(x.Len()) + 4*int64(x.narrowLen())
+			n += 8 * int64(x.Len())
+			if r := x.narrowed(); r != nil {
+				n += 4 * int64(len(r.vals))
+			}
 		case *HashMap:
 			n += int64(len(x.Keys))*(int64(len(HKey{}))*8+8) + int64(len(x.Index))*hkeyEntry
 		case *Trie:
