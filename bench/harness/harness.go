@@ -30,7 +30,12 @@ type Config struct {
 
 	Experiments []string // which experiments, in order (see AllExperiments)
 	Repeat      int      // runs per measurement; the median is reported
-	Timeout     time.Duration
+	// Rounds runs each e2e case's systems this many times in turn (storel,
+	// then each peer, then storel again, ...), so that the machine's drift
+	// during a case falls on all of them alike; a system's phases are the
+	// medians over its rounds. 0 or 1: one round.
+	Rounds  int
+	Timeout time.Duration
 	// SweepTimeout caps a run of the §6.2 sweep (at most Timeout), which
 	// has many cases where some systems are hopeless (dense storage at
 	// low densities, unfactorized loops at high ones).
@@ -339,11 +344,7 @@ func runRepeated(j job, repeat int) (ExecResult, map[string]float64, int) {
 			phases[phase] = append(phases[phase], v)
 		}
 	}
-	t := map[string]float64{}
-	for phase, vs := range phases {
-		t[phase] = median(vs)
-	}
-	return r, t, runs
+	return r, medians(phases), runs
 }
 
 func median(vs []float64) float64 {
@@ -399,6 +400,9 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 	var dissenters []int
 	oracleConfirmed := false
 	var out []Measurement
+	// firstTimes holds the phases of each job that ran to an answer, by
+	// its index in out (one measurement per job), for later rounds.
+	firstTimes := map[int]map[string]float64{}
 	for _, j := range jobs {
 		m := Measurement{Experiment: k.experiment, Kernel: k.kernel, Input: k.input, X: k.x, System: j.system, Threads: j.threads, StorelBuild: h.cfg.StorelBuild}
 		if j.skip != "" {
@@ -421,12 +425,7 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 			m.Note = fmt.Sprintf("median of %d runs of the process", runs)
 		}
 		m.Wall = float64(r.Wall.Microseconds()) / 1000
-		m.Load, m.Build, m.Optimize, m.Compile, m.Execute = ms(t, "load"), ms(t, "build"), ms(t, "optimize"), ms(t, "compile"), ms(t, "execute")
-		// storel's prepare (index arrays narrowed for its row loops) is
-		// building data structures, as a peer's build is.
-		if p := ms(t, "prepare"); p != nil {
-			m.Build = p
-		}
+		m.setPhases(t)
 		m.Status = r.Status
 		if r.Status == StatusError && r.Code == 3 {
 			m.Status = StatusSkip // the peer says it cannot run this input
@@ -514,10 +513,14 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 			}
 		}
 		h.logf("%s %s %s %s: %s execute %s ms (wall %.0f ms) %s", k.experiment, k.kernel, k.input, j.system, m.Status, fmtMS(m.Execute), m.Wall, m.Note)
+		if m.Status == StatusOK || m.Status == StatusNoCheck {
+			firstTimes[len(out)] = t
+		}
 		out = append(out, m)
 		// Only the reference's answer is kept, in memory; the files are large.
 		removeAnswer(j.answer, j.npy)
 	}
+	h.moreRounds(k, jobs, out, firstTimes)
 	if len(dissenters) >= 2 && !oracleConfirmed {
 		var names []string
 		for _, i := range dissenters {

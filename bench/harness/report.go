@@ -34,6 +34,7 @@ func (h *Harness) WriteReport(elapsed time.Duration) error {
 		Versions: h.Versions(), Duration: elapsed.Round(time.Second).String(),
 		Config: map[string]string{
 			"repeat":          fmt.Sprint(h.cfg.Repeat),
+			"e2e rounds":      fmt.Sprint(max(h.cfg.Rounds, 1)),
 			"timeout":         h.cfg.Timeout.String(),
 			"sweep timeout":   h.sweepLimit().String(),
 			"oracle max nnz":  fmt.Sprint(h.cfg.OracleMaxNNZ),
@@ -45,8 +46,8 @@ func (h *Harness) WriteReport(elapsed time.Duration) error {
 	if h.previous != nil {
 		d.Runs = append(d.Runs, h.previous.Runs...)
 	}
-	d.Runs = append(d.Runs, fmt.Sprintf("%s: %s (timeout %s, repeat %d, storel build %s)",
-		h.started.Format("2006-01-02 15:04 MST"), strings.Join(h.cfg.Experiments, ", "), h.cfg.Timeout, h.cfg.Repeat, h.cfg.StorelBuild))
+	d.Runs = append(d.Runs, fmt.Sprintf("%s: %s (timeout %s, repeat %d, e2e rounds %d, storel build %s)",
+		h.started.Format("2006-01-02 15:04 MST"), strings.Join(h.cfg.Experiments, ", "), h.cfg.Timeout, h.cfg.Repeat, max(h.cfg.Rounds, 1), h.cfg.StorelBuild))
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {
 		return err
@@ -311,6 +312,7 @@ func writeReport(dir string, d *reportData) error {
 			"For SpMV storel also runs %s on every matrix: sliced ELLPACK with 32-bit columns, eight rows at a time (`sell+pattern` on the pattern matrices).",
 			d.Config["factor density"], "`"+storelPatternSystem+"`", "`"+storelSellSystem+"`")
 		w.p("")
+		writeRoundsNote(w, ms)
 		writeTacoNote(w, ms)
 		w.p("")
 		byKernel := groupBy(ms, func(m *Measurement) string { return m.Kernel })
@@ -648,6 +650,24 @@ func writeNotes(w *mdWriter, notes []string) {
 		}
 		w.p("- %s", strings.ReplaceAll(n, "|", "\\|"))
 	}
+	w.p("")
+}
+
+// writeRoundsNote says how many e2e times are medians over rounds, when
+// any is (results merged from runs before rounds have one round).
+func writeRoundsNote(w *mdWriter, ms []*Measurement) {
+	n := 0
+	for _, m := range ms {
+		if strings.Contains(m.Note, roundsNote) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	w.p("%d of these %d times are medians over rounds: each case's systems ran in turn (storel, then each peer, then storel again, ...; `--rounds`), "+
+		"each run reporting the median of its own repeats, so that the machine's drift during a case falls on all of them alike. "+
+		"TACO, the reference interpreter and runs longer than %s ran once.", n, len(ms), roundWallBudget)
 	w.p("")
 }
 

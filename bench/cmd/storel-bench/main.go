@@ -52,6 +52,7 @@ func run(args []string) error {
 	duck := fs.String("duckdb", "", "duckdb-peer binary (default: REPO/bench/bin/duckdb-peer if built)")
 	taco := fs.String("taco", "", "taco binary (default: taco on PATH, if any)")
 	repeat := fs.Int("repeat", 5, "runs per measurement; the median is reported")
+	rounds := fs.Int("rounds", 3, "e2e: run each case's systems this many times in turn; the median over rounds is reported")
 	timeout := fs.Duration("timeout", 0, "per-run time limit (default 10m, 60s with --quick)")
 	sweepTimeout := fs.Duration("sweep-timeout", time.Minute, "per-run time limit of the sweep (at most --timeout)")
 	oracleTimeout := fs.Duration("oracle-timeout", 0, "time limit of a reference-interpreter run (default 2m, 30s with --quick)")
@@ -153,7 +154,7 @@ func run(args []string) error {
 	cfg := harness.Config{
 		Quick: *quick, Repo: abs(*repo), DataDir: abs(*dataDir), OutDir: abs(*out), TmpDir: abs(tmp),
 		Storel: abs(*storel), Self: self, Python: *python, PyPeer: filepath.Join(abs(*repo), "bench", "peers", "pypeer.py"),
-		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Timeout: *timeout, SweepTimeout: *sweepTimeout,
+		DuckDB: *duck, Taco: *taco, Experiments: exps, Repeat: *repeat, Rounds: *rounds, Timeout: *timeout, SweepTimeout: *sweepTimeout,
 		OracleTimeout: *oracleTimeout, OracleMaxNNZ: *oracleMax, Threads: ts, FactorDensity: *factorDensity,
 		Kernels: splitList(*kernels), Inputs: splitList(*inputs), Merge: *merge, MaxRSS: int64(*maxMem * 1e9),
 		Machine: harness.Describe(), StorelBuild: harness.StorelBuild(abs(*repo), abs(*storel)), Log: os.Stderr,
