@@ -667,7 +667,7 @@ func writeRoundsNote(w *mdWriter, ms []*Measurement) {
 	}
 	w.p("%d of these %d times are medians over rounds: each case's systems ran in turn (storel, then each peer, then storel again, ...; `--rounds`), "+
 		"each run reporting the median of its own repeats, so that the machine's drift during a case falls on all of them alike. "+
-		"TACO, the reference interpreter and runs longer than %s ran once.", n, len(ms), roundWallBudget)
+		"Only the systems within %d× of the case's fastest took part (the far slower ones, and TACO, the reference interpreter and runs longer than %s, ran once).", n, len(ms), roundsWithin, roundWallBudget)
 	w.p("")
 }
 

@@ -2,13 +2,23 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
 // roundWallBudget bounds the runs worth repeating in further rounds: a
 // system whose first run took longer is measured once (its own --repeat
-// still applies), so that the hopeless peers do not multiply the run.
+// still applies).
 const roundWallBudget = 20 * time.Second
+
+// roundsWithin: only systems whose first execute time is within this
+// factor of the case's fastest take part in further rounds. The rounds are
+// for comparisons that are close; the far slower peers (dense NumPy,
+// DuckDB's MMM) would multiply the run's time, and a run that fills
+// gigabytes leaves the machine busy for a while after it exits (storel's
+// MMM on wiki-Vote read 26 and 57 ms in the rounds that followed NumPy's
+// dense product, 10-12 ms alone), which would fall on whoever comes next.
+const roundsWithin = 4
 
 // setPhases sets m's phases from a run's timing lines.
 func (m *Measurement) setPhases(t map[string]float64) {
@@ -34,9 +44,10 @@ func (h *Harness) rounds(k caseKey) int {
 // runs; rounds guard against the machine's drift between the systems' turns
 // (on a shared machine one system's turn can fall in a busy minute), which
 // within-process repeats cannot. Only systems whose first run gave a
-// checked (or cross-checked) answer take part; the reference interpreter
-// does not (its time is not compared), nor does TACO, which already runs
-// as separate processes (runRepeated), nor any run longer than
+// checked (or cross-checked) answer take part, and of those only the ones
+// within roundsWithin of the fastest; the reference interpreter does not
+// (its time is not compared), nor does TACO, which already runs as
+// separate processes (runRepeated), nor any run longer than
 // roundWallBudget. Later rounds' answers are not checked again: the
 // program, inputs and binary are the same, and the first round checked
 // them. A later round that fails ends that system's rounds, noted.
@@ -49,10 +60,19 @@ func (h *Harness) moreRounds(k caseKey, jobs []job, out []Measurement, first map
 		phases map[string][]float64
 		walls  []float64
 	}
+	eligible := func(i int) bool {
+		j := jobs[i]
+		return !j.oracle && !j.tacoTimes && out[i].Wall <= float64(roundWallBudget.Milliseconds())
+	}
+	fastest := math.Inf(1)
+	for i, t := range first {
+		if eligible(i) {
+			fastest = min(fastest, t["execute"])
+		}
+	}
 	taking := map[int]*series{}
 	for i, t := range first {
-		j := jobs[i]
-		if j.oracle || j.tacoTimes || out[i].Wall > float64(roundWallBudget.Milliseconds()) {
+		if !eligible(i) || t["execute"] > roundsWithin*fastest {
 			continue
 		}
 		s := &series{phases: map[string][]float64{}, walls: []float64{out[i].Wall}}
