@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"flag"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+var (
+	mttkrpRuns   = flag.Int("engine.mttkrp", 0, "TestRealMTTKRPRatio: alternate this many runs of MTTKRP and its hand loop on -engine.tensor")
+	mttkrpTensor = flag.String("engine.tensor", "", "TestRealMTTKRPRatio: a 3-tensor file (.tns or .tns.gz)")
+	mttkrpD      = flag.String("engine.dformat", "csr", "TestRealMTTKRPRatio: D's format, csr or dense")
+)
+
+// TestRealMTTKRPRatio measures MTTKRP on a real 3-tensor against a
+// hand-written loop over the same arrays, in one process, alternating, one
+// thread: the optimizer's plan for B CSF, C CSR (dim2 x 25) and D CSR
+// (25 x dim3), the factors random at density 1/32 as in the e2e benchmark.
+// The hand loop is the engine's plan written out: per fiber B(i,k,:), per
+// entry j of C's row k, the galloping merge (seek) of the fiber with D's
+// row j, into a flat dense output. Its result must match the engine's; it
+// never fails on timings.
+//
+//	go test ./engine -run RealMTTKRPRatio -engine.mttkrp 41 -engine.tensor /work/shared/data/wordnet30_synset_ptr_synset.tns.gz -v
+func TestRealMTTKRPRatio(t *testing.T) {
+	if *mttkrpRuns == 0 {
+		t.Skip("set -engine.mttkrp N")
+	}
+	if _, err := os.Stat(*mttkrpTensor); err != nil {
+		t.Skipf("no tensor: %v", err)
+	}
+	coo, err := storage.ReadTensorFile(*mttkrpTensor, storage.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rank = 25
+	rng := rand.New(rand.NewPCG(14, 15))
+	randFactor := func(n, m int64) *storage.COO {
+		f := &storage.COO{Dims: []int64{n, m}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
+		for i := range n {
+			for j := range m {
+				if rng.IntN(32) == 0 {
+					f.Coords[0], f.Coords[1] = append(f.Coords[0], i), append(f.Coords[1], j)
+					f.Vals = append(f.Vals, float64(1+rng.IntN(2048))/1024)
+				}
+			}
+		}
+		return f
+	}
+	st := storage.Store{}
+	for name, in := range map[string]struct {
+		coo    *storage.COO
+		format string
+	}{"B": {coo, "csf"}, "C": {randFactor(coo.Dims[1], rank), "csr"}, "D": {randFactor(rank, coo.Dims[2]), *mttkrpD}} {
+		f, err := storage.ParseFormat(in.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := storage.Build(name, in.coo, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(st, s)
+	}
+	ints := func(name string) []int64 { return st[name].(*storage.Array).I }
+	reals := func(name string) []float64 { return st[name].(*storage.Array).F }
+	b := &sparseCSF{pos1: ints("B_pos1"), idx1: ints("B_idx1"), pos2: ints("B_pos2"), idx2: ints("B_idx2"),
+		pos3: ints("B_pos3"), idx3: ints("B_idx3"), val: reals("B_val")}
+	c := &sparseCSR{n: int(coo.Dims[1]), m: rank, pos: ints("C_pos2"), idx: ints("C_idx2"), val: reals("C_val")}
+	hand := func(out []float64) {
+		handMTTKRP(b, c, &sparseCSR{n: rank, m: int(coo.Dims[2]), pos: ints("D_pos2"), idx: ints("D_idx2"), val: reals("D_val")}, out)
+	}
+	switch *mttkrpD {
+	case "dense":
+		hand = func(out []float64) { handMTTKRPDense(b, c, reals("D_val"), coo.Dims[2], out) }
+	case "csr":
+	default:
+		t.Fatalf("-engine.dformat %s: want csr or dense", *mttkrpD)
+	}
+
+	plan := optimizedPlan(t, "mttkrp", map[string]string{"B": "csf", "C": "csr", "D": *mttkrpD}, st)
+	t.Logf("the optimizer's plan:\n%s", ir.Format(plan))
+	k, err := Compile(plan, SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, coo.Dims[0]*rank)
+	v, err := k.Run(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hand(out)
+	want := map[int64][]float64{}
+	for _, i := range b.idx1 {
+		want[i] = out[i*rank : (i+1)*rank]
+	}
+	if !value.Equal(v, mapValue(want, vecValue), 0) {
+		t.Fatal("the engine's result differs from the hand loop's")
+	}
+
+	var ts, th []time.Duration
+	for range *mttkrpRuns {
+		start := time.Now()
+		if _, err := k.Exec(st); err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, time.Since(start))
+		start = time.Now()
+		clear(out)
+		hand(out)
+		th = append(th, time.Since(start))
+	}
+	slices.Sort(ts)
+	slices.Sort(th)
+	t.Logf("MTTKRP of %s, one thread, %d runs each: storel median %v (min %v), hand %v (min %v): ratio of medians %.2f, of mins %.2f",
+		*mttkrpTensor, *mttkrpRuns, ts[len(ts)/2], ts[0], th[len(th)/2], th[0],
+		float64(ts[len(ts)/2])/float64(th[len(th)/2]), float64(ts[0])/float64(th[0]))
+}
+
+// handMTTKRP adds A(i,j) = sum_{k,l} B(i,k,l) C(k,j) D(j,l) into the flat
+// dense out (row i at out[i*c.m:]).
+func handMTTKRP(b *sparseCSF, c, d *sparseCSR, out []float64) {
+	for ip, i := range b.idx1 {
+		row := out[i*int64(c.m) : (i+1)*int64(c.m)]
+		for kp := b.pos2[ip]; kp < b.pos2[ip+1]; kp++ {
+			k := b.idx2[kp]
+			bs, bv := b.idx3[b.pos3[kp]:b.pos3[kp+1]], b.val[b.pos3[kp]:b.pos3[kp+1]]
+			for jp := c.pos[k]; jp < c.pos[k+1]; jp++ {
+				j := c.idx[jp]
+				ds, dv := d.idx[d.pos[j]:d.pos[j+1]], d.val[d.pos[j]:d.pos[j+1]]
+				s := 0.0
+				x, y := 0, 0
+				for x < len(bs) && y < len(ds) {
+					switch {
+					case bs[x] < ds[y]:
+						x = seek(bs, x+1, ds[y])
+					case ds[y] < bs[x]:
+						y = seek(ds, y+1, bs[x])
+					default:
+						s += bv[x] * dv[y]
+						x++
+						y++
+					}
+				}
+				row[j] += c.val[jp] * s
+			}
+		}
+	}
+}
+
+// handMTTKRPDense is handMTTKRP with D dense (row j at dv[j*n:]): the
+// optimizer's plan for that storage, per entry B(i,k,l) and entry j of C's
+// row k, out[i][j] += B(i,k,l) C(k,j) D(j,l).
+func handMTTKRPDense(b *sparseCSF, c *sparseCSR, dv []float64, n int64, out []float64) {
+	for ip, i := range b.idx1 {
+		row := out[i*int64(c.m) : (i+1)*int64(c.m)]
+		for kp := b.pos2[ip]; kp < b.pos2[ip+1]; kp++ {
+			k := b.idx2[kp]
+			cs, cv := c.idx[c.pos[k]:c.pos[k+1]], c.val[c.pos[k]:c.pos[k+1]]
+			for lp := b.pos3[kp]; lp < b.pos3[kp+1]; lp++ {
+				l, bv := b.idx3[lp], b.val[lp]
+				for q, j := range cs {
+					row[j] += bv * cv[q] * dv[j*n+l]
+				}
+			}
+		}
+	}
+}
