@@ -4,10 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
-	"github.com/storel/storel/storage"
 )
 
 // The two forms of MTTKRP's inner product over orghs-shaped data that the
@@ -40,36 +38,13 @@ sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 // (engine.TestRealMTTKRPRatio).
 func TestScaledTemporaryCostsItsConstruction(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	st := storage.Store{}
-	var srcs []sdql.Source
-	for _, x := range []struct {
-		name, format string
-		coo          *storage.COO
-	}{
+	naive, st := composeOver(t, "mttkrp", []tensorInput{
 		{"B", "csf", randomSparseCOO(r, []int64{2000, 1800, 20}, 20000)},
 		{"C", "csr", randomSparseCOO(r, []int64{1800, 25}, 1800*25/32)},
 		{"D", "csr", randomSparseCOO(r, []int64{25, 20}, 25*20/32)},
-	} {
-		f, err := storage.ParseFormat(x.format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := storage.Build(x.name, x.coo, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range objs {
-			st[k] = v
-		}
-		srcs = append(srcs, sdql.Source{Name: x.name + ".sdql", Text: []byte(storage.Mapping(x.name, f, len(x.coo.Dims), ir.Real))})
-	}
-	src, _ := examples.Source("mttkrp")
-	p, err := sdql.Compile(append(srcs, sdql.Source{Name: "mttkrp.sdql", Text: src})...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	env := map[string]ir.Type{}
-	ir.Walk(p.Compose(""), func(n *ir.Expr) bool {
+	ir.Walk(naive, func(n *ir.Expr) bool {
 		if n.Op == ir.OpGlobal {
 			env[n.Name] = n.Type
 		}

@@ -47,15 +47,25 @@ func randomSparseCOO(r *rand.Rand, dims []int64, nnz int) *storage.COO {
 func setupWordNetTTM(t testing.TB, n int64, nnz int, bDensity float64) (*ir.Expr, storage.Store) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 2))
-	st := storage.Store{}
-	var srcs []sdql.Source
-	for _, x := range []struct {
-		name, format string
-		coo          *storage.COO
-	}{
+	return composeOver(t, "ttm", []tensorInput{
 		{"A", "csf", randomSparseCOO(r, []int64{n, 26, n}, nnz)},
 		{"B", "csc", randomSparseCOO(r, []int64{25, n}, int(bDensity*float64(25*n)))},
-	} {
+	})
+}
+
+// tensorInput is a tensor of a test program: its name, format and entries.
+type tensorInput struct {
+	name, format string
+	coo          *storage.COO
+}
+
+// composeOver builds the tensors in their formats and composes the
+// example program with their standard mappings.
+func composeOver(t testing.TB, program string, tensors []tensorInput) (*ir.Expr, storage.Store) {
+	t.Helper()
+	st := storage.Store{}
+	var srcs []sdql.Source
+	for _, x := range tensors {
 		f, err := storage.ParseFormat(x.format)
 		if err != nil {
 			t.Fatal(err)
@@ -69,8 +79,8 @@ func setupWordNetTTM(t testing.TB, n int64, nnz int, bDensity float64) (*ir.Expr
 		}
 		srcs = append(srcs, sdql.Source{Name: x.name + ".sdql", Text: []byte(storage.Mapping(x.name, f, len(x.coo.Dims), ir.Real))})
 	}
-	src, _ := examples.Source("ttm")
-	p, err := sdql.Compile(append(srcs, sdql.Source{Name: "ttm.sdql", Text: src})...)
+	src, _ := examples.Source(program)
+	p, err := sdql.Compile(append(srcs, sdql.Source{Name: program + ".sdql", Text: src})...)
 	if err != nil {
 		t.Fatal(err)
 	}
