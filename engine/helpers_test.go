@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -108,4 +109,43 @@ func randVec(n int, rng *rand.Rand) []float64 {
 		v[i] = float64(rng.IntN(7)) - 2
 	}
 	return v
+}
+
+// randFactor draws an n x m right-hand factor as the e2e benchmark's:
+// density 1/32, values k/1024 for k in 1..2048.
+func randFactor(rng *rand.Rand, n, m int64) *storage.COO {
+	f := &storage.COO{Dims: []int64{n, m}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
+	for i := range n {
+		for j := range m {
+			if rng.IntN(32) == 0 {
+				f.Coords[0], f.Coords[1] = append(f.Coords[0], i), append(f.Coords[1], j)
+				f.Vals = append(f.Vals, float64(1+rng.IntN(2048))/1024)
+			}
+		}
+	}
+	return f
+}
+
+// stored is a tensor and the format to build it in.
+type stored struct {
+	coo    *storage.COO
+	format string
+}
+
+// storeOf builds every tensor in its format into one store.
+func storeOf(t *testing.T, tensors map[string]stored) storage.Store {
+	t.Helper()
+	st := storage.Store{}
+	for name, in := range tensors {
+		f, err := storage.ParseFormat(in.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := storage.Build(name, in.coo, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(st, s)
+	}
+	return st
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"flag"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -43,33 +42,7 @@ func TestRealMTTKRPRatio(t *testing.T) {
 	}
 	const rank = 25
 	rng := rand.New(rand.NewPCG(14, 15))
-	randFactor := func(n, m int64) *storage.COO {
-		f := &storage.COO{Dims: []int64{n, m}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
-		for i := range n {
-			for j := range m {
-				if rng.IntN(32) == 0 {
-					f.Coords[0], f.Coords[1] = append(f.Coords[0], i), append(f.Coords[1], j)
-					f.Vals = append(f.Vals, float64(1+rng.IntN(2048))/1024)
-				}
-			}
-		}
-		return f
-	}
-	st := storage.Store{}
-	for name, in := range map[string]struct {
-		coo    *storage.COO
-		format string
-	}{"B": {coo, "csf"}, "C": {randFactor(coo.Dims[1], rank), "csr"}, "D": {randFactor(rank, coo.Dims[2]), *mttkrpD}} {
-		f, err := storage.ParseFormat(in.format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := storage.Build(name, in.coo, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps.Copy(st, s)
-	}
+	st := storeOf(t, map[string]stored{"B": {coo, "csf"}, "C": {randFactor(rng, coo.Dims[1], rank), "csr"}, "D": {randFactor(rng, rank, coo.Dims[2]), *mttkrpD}})
 	ints := func(name string) []int64 { return st[name].(*storage.Array).I }
 	reals := func(name string) []float64 { return st[name].(*storage.Array).F }
 	b := &sparseCSF{pos1: ints("B_pos1"), idx1: ints("B_idx1"), pos2: ints("B_pos2"), idx2: ints("B_idx2"),

@@ -2,11 +2,8 @@ package engine
 
 import (
 	"flag"
-	"maps"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/storel/storel/storage"
 )
 
 var sweepRuns = flag.Int("engine.sweep", 0, "TestSweepRatio: alternate this many runs of MMM with rows swept and with rows marked, and print the ratio")
@@ -28,27 +25,7 @@ func TestSweepRatio(t *testing.T) {
 	}
 	a := readMatrixFlag(t)
 	rng := rand.New(rand.NewPCG(11, 12))
-	b := &storage.COO{Dims: []int64{a.Dims[1], 250}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
-	for i := range b.Dims[0] {
-		for j := range b.Dims[1] {
-			if rng.IntN(32) == 0 {
-				b.Coords[0], b.Coords[1] = append(b.Coords[0], i), append(b.Coords[1], j)
-				b.Vals = append(b.Vals, float64(1+rng.IntN(2048))/1024)
-			}
-		}
-	}
-	csr, err := storage.ParseFormat("csr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storage.Store{}
-	for name, coo := range map[string]*storage.COO{"A": a, "B": b} {
-		s, err := storage.Build(name, coo, csr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps.Copy(st, s)
-	}
+	st := storeOf(t, map[string]stored{"A": {a, "csr"}, "B": {randFactor(rng, a.Dims[1], 250), "csr"}})
 	k, err := Compile(optimizedPlan(t, "mmm", map[string]string{"A": "csr", "B": "csr"}, st), SchemaOf(st), Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)

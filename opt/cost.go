@@ -170,7 +170,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
 			c = sum + costScalarOp
 			if dict {
-				c = sum + s.dictOpCost(n, d)
+				c = sum + tempDict + s.dictOpCost(n, d)
 			}
 		} else {
 			return planCost{}, false
@@ -196,11 +196,6 @@ func mergeSteps(n1, n2 float64) float64 {
 // entries (a scalar factor scales every leaf; + and - insert every entry
 // of both sides).
 func (s *session) dictOpCost(n egraph.Node, d func(int) *Data) float64 {
-	return tempDict + s.dictOpEntries(n, d)
-}
-
-// dictOpEntries is dictOpCost's part that grows with the entries.
-func (s *session) dictOpEntries(n egraph.Node, d func(int) *Data) float64 {
 	switch n.Op {
 	case opNeg:
 		return d(0).Card.Total()
