@@ -40,7 +40,7 @@ type variant struct {
 	fn    realFn
 	e     *ir.Expr
 	inner *fusedLoop // atSeg
-	steps []step     // atSeg: a guard in front of the sum (else 0)
+	steps []step     // atSeg, atMerge: a guard in front of the sum (else 0)
 	// atDict: the dictionary's closure, the frame slot it is kept in
 	// during a loop run, and which index looks it up (at1 or at2).
 	dict  dictFn
@@ -188,6 +188,9 @@ type fusedBody struct {
 	// they can be one (set by fuse; the loops skip them per window,
 	// windowOf).
 	window *windowPrelude
+	// mergeRow: addDense's loop when the product is an array read times
+	// a merge (set by fuse, mergeRowOf).
+	mergeRow *mergeRow
 }
 
 // Loop shapes with their own code.
@@ -338,6 +341,22 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: atMerge, merge: m, e: f}
 			}
 			return variant{at: atFn, fn: fn, e: f}
+		}
+		if f.Op == ir.OpIf && len(f.Args) == 2 && f.Args[1].Op == ir.OpMerge && c.typeOf(f.Args[1]) == ir.RealType {
+			// if c then merge(...): a guarded merge, zero when c fails
+			// (MTTKRP: C_val(q) * (if 0 <= j && j < D_len1 then merge
+			// of B's fiber with D's row j)).
+			steps := []step{c.guardStep(f.Args[0])}
+			m, fn := c.realMerge(f.Args[1])
+			if m.inPlace() {
+				return variant{at: atMerge, merge: m, steps: steps, e: f}
+			}
+			return variant{at: atFn, e: f, fn: func(fr *frame) float64 {
+				if !runSteps(fr, steps) {
+					return 0
+				}
+				return fn(fr)
+			}}
 		}
 		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
 	}
@@ -561,6 +580,9 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 		fb.shape = shapeOne
 	case !fb.writeSlots && cl != nil && p.v1.at == at2 && p.v2.at == atNone:
 		fb.shape = shapeGather
+	}
+	if lb.spec != nil && lb.spec.dense && cl != nil {
+		fb.mergeRow = mergeRowOf(fb, ks, vs)
 	}
 	var run func(fr *frame, st srcState, from, to int64, b *builder)
 	switch {
@@ -793,6 +815,9 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 	case atSeg:
 		return v.segValue(fr)
 	case atMerge:
+		if v.steps != nil && !runSteps(fr, v.steps) {
+			return 0, fr.err == nil
+		}
 		x := v.merge.value(fr)
 		return x, fr.err == nil
 	case atDict:
@@ -919,6 +944,15 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		}
 		if hi <= p.v1.length() && lo >= 0 {
 			p.v1.scatter(bd, idx, lo, hi, a, b, cc, fb.onlyA)
+			return
+		}
+	}
+	if fb.mergeRow != nil && fb.steps == nil && lo >= 0 && !mergeRowOff {
+		stop := fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc)
+		if mergeRowStopped != nil {
+			mergeRowStopped(lo, stop, hi)
+		}
+		if lo = stop; lo >= hi || fr.err != nil {
 			return
 		}
 	}

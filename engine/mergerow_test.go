@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// Products of an array read and a merge whose one segment stays put while
+// the loop runs (mergeRow): MTTKRP's inner loop over C's row, with A's row
+// i for B's fiber and B's row j for D's.
+var mergeRowPlans = []struct{ name, plan string }{
+	{"MTTKRP's loop", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> C_val(q) * (if 0 <= j && j < B_len1 then
+      merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+        A_val(p3) * B_val(p5)) } }`},
+	{"the merge first, its second segment fixed", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> (if j < B_len1 && j >= 0 then
+      merge(<p5, p3, _> in <B_idx2(B_pos2(j):B_pos2(j + 1)), A_idx2(A_pos2(i):A_pos2(i + 1))>)
+        B_val(p5) * A_val(p3)) * C_val(q) } }`},
+	// A guard that drops keys B has rows for (lastB below B_len1).
+	{"a guard on a scalar", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> C_val(q) * (if j <= lastB then
+      merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+        A_val(p3) * B_val(p5)) } }`},
+	// Without a guard a key past B's rows is an error, which the general
+	// loop must report as it would have.
+	{"invariant factors, no guard", `sum(<i, _> in 0:A_len1)
+  { @dense i -> let s = 0.5 * i + 1.0 in
+    sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> s * C_val(q) * 3.0 *
+      merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+        A_val(p3) * B_val(p5) * s } }`},
+	{"a merge body with an invariant factor", `sum(<i, _> in 0:A_len1)
+  { @dense i -> let s = 2.0 - i in
+    sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> C_val(q) * (if 0 <= j && j < B_len1 then
+      merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+        s * A_val(p3) * B_val(p5)) } }`},
+}
+
+// TestMergeRow runs the products against the interpreter (1 and 3
+// threads) and against the general loop (the same bits and errors), on
+// data where every key of C has a row of B (the loop runs to the end of
+// its windows) and where some have none (the guard is not covered), B's
+// rows are out of order or A's values one short (the loop hands over to
+// the general one at the start of a window or in its middle), and checks
+// that each of those happened.
+func TestMergeRow(t *testing.T) {
+	defer func() { mergeRowOff, mergeRowStopped = false, nil }()
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, pc := range mergeRowPlans {
+		var ended, handed int
+		for trial := range 60 {
+			n, m, w := 1+rng.IntN(30), 1+rng.IntN(12), 1+rng.IntN(25)
+			mb, lastB := m, m-1
+			if trial%4 == 1 {
+				mb = 1 + rng.IntN(m) // some of C's keys have no row of B
+				lastB = rng.IntN(mb)
+			}
+			st := storage.Store{"lastB": storage.IntScalar(int64(lastB))}
+			csr(st, "A", n, w, rng.IntN(3*n+1), rng)
+			csr(st, "B", mb, w, rng.IntN(w*mb+1), rng)
+			csr(st, "C", n, m, rng.IntN(2*n+1), rng)
+			switch trial % 4 {
+			case 2:
+				reverseARow(st, "B", rng)
+			case 3:
+				if v := st["A_val"].(*storage.Array); v.Len() > 0 && trial%8 == 3 {
+					st["A_val"] = oneShort(v)
+				}
+			}
+			mergeRowOff = false
+			mergeRowStopped = func(lo, stop, hi int64) {
+				if stop == hi {
+					ended++
+				} else {
+					handed++
+				}
+			}
+			e := parse(t, pc.plan, st)
+			got := agree(t, e, st)
+			_, gerr := runEngine(e, st, 1)
+			mergeRowOff, mergeRowStopped = true, nil
+			want, werr := runEngine(e, st, 1)
+			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+				t.Fatalf("%s: error %v, with the general loop %v", pc.name, gerr, werr)
+			}
+			if gerr == nil && !value.Equal(got, want, 0) {
+				t.Fatalf("%s: %s, with the general loop %s", pc.name, value.Format(got), value.Format(want))
+			}
+		}
+		if ended == 0 || handed == 0 {
+			t.Errorf("%s: windows run to the end %d, handed over %d; want both", pc.name, ended, handed)
+		}
+	}
+}
+
+// reverseARow reverses the keys of one of matrix p's rows with two or
+// more entries, if it has one: its keys are then out of order.
+func reverseARow(st storage.Store, p string, rng *rand.Rand) {
+	pos, idx := st[p+"_pos2"].(*storage.Array).I, st[p+"_idx2"].(*storage.Array).I
+	var rows []int
+	for r := 0; r+1 < len(pos); r++ {
+		if pos[r+1]-pos[r] >= 2 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	r := rows[rng.IntN(len(rows))]
+	slices.Reverse(idx[pos[r]:pos[r+1]])
+}
