@@ -948,11 +948,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		}
 	}
 	if fb.mergeRow != nil && fb.steps == nil && lo >= 0 && !mergeRowOff {
-		stop := fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc)
-		if mergeRowStopped != nil {
-			mergeRowStopped(lo, stop, hi)
-		}
-		if lo = stop; lo >= hi || fr.err != nil {
+		if lo = fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
 			return
 		}
 	}
@@ -1110,6 +1106,35 @@ func (c *compiler) segment(sub *ir.Expr, cl *cell) (func(fr *frame) (int64, int6
 	return sb.bounds, sb
 }
 
+// dotMerge returns s plus va[i] * vb[j] for every pair of positions of
+// the sorted a and b with a[i] == b[j], in the nested loops' order: the
+// merge of MTTKRP (B(i,k,:) against D(j,:)).
+func dotMerge(a, b []int64, va, vb []float64, s float64) float64 {
+	va, vb = va[:len(a)], vb[:len(b)]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		u, w := a[i], b[j]
+		switch {
+		case u < w:
+			i = seek(a, i+1, w)
+		case w < u:
+			j = seek(b, j+1, u)
+		default:
+			j2 := j + 1
+			for j2 < len(b) && b[j2] == u {
+				j2++
+			}
+			for ; i < len(a) && a[i] == u; i++ {
+				for jj := j; jj < j2; jj++ {
+					s += va[i] * vb[jj]
+				}
+			}
+			j = j2
+		}
+	}
+	return s
+}
+
 // mergeDirect, when set (by tests), is called for every merge mergeSum
 // runs as the product of two real arrays with no invariant factor.
 var mergeDirect func()
@@ -1129,31 +1154,10 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 		// B(k1) * D(k2): the merge of MTTKRP.
 		x1, x2 := p.v1.arr.reals, p.v2.arr.reals
 		if lo1 >= 0 && lo2 >= 0 && lo1+int64(len(a)) <= int64(len(x1)) && lo2+int64(len(b)) <= int64(len(x2)) {
-			va, vb := x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))]
 			if mergeDirect != nil {
 				mergeDirect()
 			}
-			for i < len(a) && j < len(b) {
-				u, w := a[i], b[j]
-				switch {
-				case u < w:
-					i = seek(a, i+1, w)
-				case w < u:
-					j = seek(b, j+1, u)
-				default:
-					j2 := j + 1
-					for j2 < len(b) && b[j2] == u {
-						j2++
-					}
-					for ; i < len(a) && a[i] == u; i++ {
-						for jj := j; jj < j2; jj++ {
-							s += va[i] * vb[jj]
-						}
-					}
-					j = j2
-				}
-			}
-			return s
+			return dotMerge(a, b, x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))], s)
 		}
 	}
 	for i < len(a) && j < len(b) {

@@ -205,7 +205,11 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				if inner.direct != nil {
 					innerAll = inner.direct
 				}
-				return segmentLoop(open, seg, preludeRun(cl, ks, vs, steps, innerAll))
+				run := preludeRun(cl, ks, vs, steps, innerAll)
+				if rows := mergeRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
+					run = rows
+				}
+				return segmentLoop(open, seg, run)
 			}
 			body := mkBody()
 			c.unbind(2)

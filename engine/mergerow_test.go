@@ -43,15 +43,34 @@ var mergeRowPlans = []struct{ name, plan string }{
     { @dense j -> C_val(q) * (if 0 <= j && j < B_len1 then
       merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
         s * A_val(p3) * B_val(p5)) } }`},
+	// The loop over C's row inside the loop over the keys of B(i,:,:)
+	// (mergeRowsRun): A's row i gives the keys k, E's row p2 the fiber,
+	// F's row k the keys j.
+	{"MTTKRP's nest", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < F_len1 then
+      sum(<q, j> in F_idx2(F_pos2(k):F_pos2(k + 1)))
+        { @dense j -> F_val(q) * (if 0 <= j && j < B_len1 then
+          merge(<p3, p5, _> in <E_idx2(E_pos2(p2):E_pos2(p2 + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+            E_val(p3) * B_val(p5)) } }`},
+	{"the nest with a let and invariant factors", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if k < F_len1 && 0 <= k then
+      let t = A_val(p2) in
+      sum(<q, j> in F_idx2(F_pos2(k):F_pos2(k + 1)))
+        { @dense j -> t * (if j <= lastB then
+          merge(<p5, p3, _> in <B_idx2(B_pos2(j):B_pos2(j + 1)), E_idx2(E_pos2(p2):E_pos2(p2 + 1))>)
+            B_val(p5) * E_val(p3)) * F_val(q) * t } }`},
 }
 
 // TestMergeRow runs the products against the interpreter (1 and 3
 // threads) and against the general loop (the same bits and errors), on
 // data where every key of C has a row of B (the loop runs to the end of
 // its windows) and where some have none (the guard is not covered), B's
-// rows are out of order or A's values one short (the loop hands over to
-// the general one at the start of a window or in its middle), and checks
-// that each of those happened.
+// rows are out of order, A's values or F's row bounds one short (the loop
+// hands over to the general one at the start of a window or in its
+// middle, or an error stops it), and checks that the loop ran to the end
+// and handed over.
 func TestMergeRow(t *testing.T) {
 	defer func() { mergeRowOff, mergeRowStopped = false, nil }()
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -68,12 +87,24 @@ func TestMergeRow(t *testing.T) {
 			csr(st, "A", n, w, rng.IntN(3*n+1), rng)
 			csr(st, "B", mb, w, rng.IntN(w*mb+1), rng)
 			csr(st, "C", n, m, rng.IntN(2*n+1), rng)
+			// F has a row for each of A's keys, or for some of them.
+			mf := w
+			if trial%4 == 1 {
+				mf = 1 + rng.IntN(w)
+			}
+			csr(st, "F", mf, m, rng.IntN(2*mf+1), rng)
+			ne := st["A_val"].(*storage.Array).Len()
+			csr(st, "E", ne, w, rng.IntN(2*ne+1), rng)
 			switch trial % 4 {
 			case 2:
 				reverseARow(st, "B", rng)
 			case 3:
 				if v := st["A_val"].(*storage.Array); v.Len() > 0 && trial%8 == 3 {
 					st["A_val"] = oneShort(v)
+				}
+				if trial%8 == 7 {
+					// F's last row ends past F_pos2: an error in the nest.
+					st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
 				}
 			}
 			mergeRowOff = false
