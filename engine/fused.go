@@ -947,7 +947,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			return
 		}
 	}
-	if fb.mergeRow != nil && fb.steps == nil && lo >= 0 && !mergeRowOff {
+	if fb.mergeRow != nil && lo >= 0 && !mergeRowOff {
 		if lo = fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
 			return
 		}

@@ -9,9 +9,10 @@ package engine
 //	      merge(<p3, p5, _> in <B_idx3(B_pos3(p2):B_pos3(p2 + 1)), D_idx2(D_pos2(j):D_pos2(j + 1))>)
 //	        B_val(p3) * D_val(p5)) }
 //
-// B's fiber is the same for every entry of C's row: its bounds and its
-// order are checked once per run, and the guard once per window (when
-// every key of C's index array passes it). Per entry, only D's row is
+// (or with the guard in front of the product, where the optimizer may
+// put it). B's fiber is the same for every entry of C's row: its bounds
+// and its order are checked once per run, and the guards once per window
+// (when every key of C's index array passes them). Per entry, only D's row is
 // read. The general loop went through the guard's closure, the merge's
 // bounds and the order of both segments per entry, which on WordNet cost
 // more than the merges (C's rows have about 0.8 entries, B's fibers one
@@ -21,6 +22,9 @@ type mergeRow struct {
 	merge *mergeParts    // the merge (inPlace)
 	first bool           // the merge is the product's V1, the array read V2
 	guard *windowPrelude // the merge's guard (tests of the key), or nil
+	// body: the loop's body; its prelude, if any, is made of tests of
+	// the key (a windowPrelude, body.window).
+	body *fusedBody
 	fixed int            // which segment of the merge does not move: 1 or 2
 	// vals1, vals2: the real arrays the merge's body multiplies, read
 	// at its first and second positions, when that is all it does
@@ -39,10 +43,10 @@ var (
 // slot vs and position slot ks, or nil if it does not have the shape.
 func mergeRowOf(fb *fusedBody, ks, vs int) *mergeRow {
 	p := &fb.p
-	if fb.keyAt != at2 || ks < 0 || vs < 0 {
+	if fb.keyAt != at2 || ks < 0 || vs < 0 || fb.steps != nil && (fb.window == nil || len(fb.window.reads) > 0) {
 		return nil
 	}
-	r := &mergeRow{}
+	r := &mergeRow{body: fb}
 	var mv *variant
 	switch {
 	case p.v1.at == at1 && p.v2.at == atMerge:
@@ -86,6 +90,13 @@ func mergeRowOf(fb *fusedBody, ks, vs int) *mergeRow {
 func (r *mergeRow) run(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *builder, a, b, c float64) int64 {
 	stop := lo
 	if r.covered(cl) {
+		if fb := r.body; fb.steps != nil && !fb.pure {
+			// Behind a prelude, the invariant factors wait for the
+			// first position that passes it: this one.
+			if a, b, c = fb.p.invariants(fr); fr.err != nil {
+				return hi
+			}
+		}
 		stop = r.rows(fr, cl, lo, hi, ks, vs, bd, a, b, c)
 	}
 	if mergeRowStopped != nil {
@@ -95,9 +106,10 @@ func (r *mergeRow) run(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *builde
 }
 
 // covered reports whether every key of the index array cl passes the
-// merge's guard, if it has one.
+// merge's guard and the body's prelude, if they have them.
 func (r *mergeRow) covered(cl *cell) bool {
-	return r.guard == nil || r.guard.covers(cl.imin, cl.imax, 0, 0)
+	return (r.guard == nil || r.guard.covers(cl.imin, cl.imax, 0, 0)) &&
+		(r.body.window == nil || r.body.window.covers(cl.imin, cl.imax, 0, 0))
 }
 
 // rows is run once the guard is known to hold.
@@ -230,7 +242,7 @@ func (r *mergeRow) directRows(moving *segBounds, fa []int64, fv, mv, x []float64
 // of the kernel's time (per row i, the two guards' four tests).
 func mergeRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, memo int, general func(*frame, srcState, int64, int64, *builder)) func(*frame, srcState, int64, int64, *builder) {
 	fl := inner.fused
-	if fl == nil || fl.seg == nil || !lb.spec.dense || vs < 0 || fl.fb.mergeRow == nil || fl.fb.steps != nil {
+	if fl == nil || fl.seg == nil || !lb.spec.dense || vs < 0 || fl.fb.mergeRow == nil {
 		return nil
 	}
 	fb, sb, r := fl.fb, fl.seg, fl.fb.mergeRow

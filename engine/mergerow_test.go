@@ -29,6 +29,12 @@ var mergeRowPlans = []struct{ name, plan string }{
     { @dense j -> C_val(q) * (if j <= lastB then
       merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
         A_val(p3) * B_val(p5)) } }`},
+	// The guard in front of the product: the body's prelude.
+	{"the guard in front", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<q, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> if j <= lastB then 1.5 * C_val(q) *
+      merge(<p3, p5, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+        A_val(p3) * B_val(p5) } }`},
 	// Without a guard a key past B's rows is an error, which the general
 	// loop must report as it would have.
 	{"invariant factors, no guard", `sum(<i, _> in 0:A_len1)
@@ -61,6 +67,13 @@ var mergeRowPlans = []struct{ name, plan string }{
         { @dense j -> t * (if j <= lastB then
           merge(<p5, p3, _> in <B_idx2(B_pos2(j):B_pos2(j + 1)), E_idx2(E_pos2(p2):E_pos2(p2 + 1))>)
             B_val(p5) * E_val(p3)) * F_val(q) * t } }`},
+	{"the nest as the optimizer writes it for the e2e factors", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < F_len1 then
+      sum(<q, j> in F_idx2(F_pos2(k):F_pos2(k + 1)))
+        { @dense j -> if 0 <= j && j <= lastB then
+          F_val(q) * (merge(<p3, p5, _> in <E_idx2(E_pos2(p2):E_pos2(p2 + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+            E_val(p3) * B_val(p5)) } }`},
 }
 
 // TestMergeRow runs the products against the interpreter (1 and 3
