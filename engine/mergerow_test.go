@@ -90,37 +90,7 @@ func TestMergeRow(t *testing.T) {
 	for _, pc := range mergeRowPlans {
 		var ended, handed int
 		for trial := range 60 {
-			n, m, w := 1+rng.IntN(30), 1+rng.IntN(12), 1+rng.IntN(25)
-			mb, lastB := m, m-1
-			if trial%4 == 1 {
-				mb = 1 + rng.IntN(m) // some of C's keys have no row of B
-				lastB = rng.IntN(mb)
-			}
-			st := storage.Store{"lastB": storage.IntScalar(int64(lastB))}
-			csr(st, "A", n, w, rng.IntN(3*n+1), rng)
-			csr(st, "B", mb, w, rng.IntN(w*mb+1), rng)
-			csr(st, "C", n, m, rng.IntN(2*n+1), rng)
-			// F has a row for each of A's keys, or for some of them.
-			mf := w
-			if trial%4 == 1 {
-				mf = 1 + rng.IntN(w)
-			}
-			csr(st, "F", mf, m, rng.IntN(2*mf+1), rng)
-			ne := st["A_val"].(*storage.Array).Len()
-			csr(st, "E", ne, w, rng.IntN(2*ne+1), rng)
-			switch trial % 4 {
-			case 2:
-				reverseARow(st, "B", rng)
-			case 3:
-				if v := st["A_val"].(*storage.Array); v.Len() > 0 && trial%8 == 3 {
-					st["A_val"] = oneShort(v)
-				}
-				if trial%8 == 7 {
-					// F's last row ends past F_pos2: an error in the nest.
-					st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
-				}
-			}
-			mergeRowOff = false
+			st := mergeData(trial, rng)
 			mergeRowStopped = func(lo, stop, hi int64) {
 				if stop == hi {
 					ended++
@@ -128,21 +98,75 @@ func TestMergeRow(t *testing.T) {
 					handed++
 				}
 			}
-			e := parse(t, pc.plan, st)
-			got := agree(t, e, st)
-			_, gerr := runEngine(e, st, 1)
-			mergeRowOff, mergeRowStopped = true, nil
-			want, werr := runEngine(e, st, 1)
-			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
-				t.Fatalf("%s: error %v, with the general loop %v", pc.name, gerr, werr)
-			}
-			if gerr == nil && !value.Equal(got, want, 0) {
-				t.Fatalf("%s: %s, with the general loop %s", pc.name, value.Format(got), value.Format(want))
-			}
+			againstGeneral(t, pc.name, pc.plan, st, func(off bool) { mergeRowOff = off })
 		}
 		if ended == 0 || handed == 0 {
 			t.Errorf("%s: windows run to the end %d, handed over %d; want both", pc.name, ended, handed)
 		}
+	}
+}
+
+// mergeData returns the matrices of the merge plans for a trial: A (n x
+// w), B (mb x w), C (n x m), F (mf x m), E (one row per entry of A, x
+// w) and the scalar lastB. Trial 1 mod 4 leaves some of C's and F's keys
+// without a row of B and some of A's keys without a row of F, and lastB
+// below B's last row; trial 2 mod 4 reverses one of B's rows; trial 3
+// mod 8 makes A's values one short, and 7 mod 8 F's row bounds; B's
+// values are thirds and E's sevenths in trial 0 mod 3.
+func mergeData(trial int, rng *rand.Rand) storage.Store {
+	n, m, w := 1+rng.IntN(30), 1+rng.IntN(12), 1+rng.IntN(25)
+	mb, lastB := m, m-1
+	if trial%4 == 1 {
+		mb = 1 + rng.IntN(m)
+		lastB = rng.IntN(mb)
+	}
+	st := storage.Store{"lastB": storage.IntScalar(int64(lastB))}
+	csr(st, "A", n, w, rng.IntN(3*n+1), rng)
+	csr(st, "B", mb, w, rng.IntN(w*mb+1), rng)
+	csr(st, "C", n, m, rng.IntN(2*n+1), rng)
+	mf := w
+	if trial%4 == 1 {
+		mf = 1 + rng.IntN(w)
+	}
+	csr(st, "F", mf, m, rng.IntN(2*mf+1), rng)
+	ne := st["A_val"].(*storage.Array).Len()
+	csr(st, "E", ne, w, rng.IntN(5*ne+1), rng)
+	if trial%3 == 0 {
+		// Thirds and sevenths: sums in another order round differently.
+		for name, d := range map[string]float64{"B_val": 3, "E_val": 7} {
+			for i, v := range st[name].(*storage.Array).F {
+				st[name].(*storage.Array).F[i] = v / d
+			}
+		}
+	}
+	switch {
+	case trial%4 == 2:
+		reverseARow(st, "B", rng)
+	case trial%8 == 3 && st["A_val"].(*storage.Array).Len() > 0:
+		st["A_val"] = oneShort(st["A_val"].(*storage.Array))
+	case trial%8 == 7:
+		st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
+	}
+	return st
+}
+
+// againstGeneral runs plan on st against the interpreter (1 and 3
+// threads), then with setOff(true) against itself: the fast path and the
+// general one must give the same bits and errors.
+func againstGeneral(t *testing.T, name, plan string, st storage.Store, setOff func(bool)) {
+	t.Helper()
+	setOff(false)
+	e := parse(t, plan, st)
+	got := agree(t, e, st)
+	_, gerr := runEngine(e, st, 1)
+	setOff(true)
+	defer setOff(false)
+	want, werr := runEngine(e, st, 1)
+	if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+		t.Fatalf("%s: error %v, with the general path %v", name, gerr, werr)
+	}
+	if gerr == nil && !value.Equal(got, want, 0) {
+		t.Fatalf("%s: %s, with the general path %s", name, value.Format(got), value.Format(want))
 	}
 }
 
