@@ -24,8 +24,8 @@ type mergeRow struct {
 	guard *windowPrelude // the merge's guard (tests of the key), or nil
 	// body: the loop's body; its prelude, if any, is made of tests of
 	// the key (a windowPrelude, body.window).
-	body *fusedBody
-	fixed int            // which segment of the merge does not move: 1 or 2
+	body  *fusedBody
+	fixed int // which segment of the merge does not move: 1 or 2
 	// vals1, vals2: the real arrays the merge's body multiplies, read
 	// at its first and second positions, when that is all it does
 	// (dotMerge); else nil.
