@@ -89,7 +89,12 @@
 //     with an empty segment returns at once, and a body that is a product
 //     of two real arrays runs in the merge's own loop; a real merge of two
 //     segments that is a factor of a fused loop's product is read in place
-//     (atMerge), without the closures around it;
+//     (atMerge, also behind a guard: if g then merge), without the
+//     closures around it; a dense loop whose product is an array read
+//     times such a merge with one segment fixed (MTTKRP's C_val(q) *
+//     merge of B's fiber with D's row j) runs as one loop, the fixed
+//     segment checked once, the guards once per window (mergeRow), and
+//     so does the loop over B's keys around it (mergeRowsRun);
 //   - a fused loop whose prelude only tests its key against constants and
 //     reads lets at its position skips those steps for a window whose keys
 //     all pass (fusedBody.windowOf, the same decision as nestedRun's), and
