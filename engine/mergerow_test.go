@@ -3,6 +3,7 @@ package engine
 import (
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/storel/storel/storage"
@@ -88,20 +89,20 @@ func TestMergeRow(t *testing.T) {
 	defer func() { mergeRowOff, mergeRowStopped = false, nil }()
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, pc := range mergeRowPlans {
-		var ended, handed int
+		var ended, handed atomic.Int64 // agree runs 3 threads
 		for trial := range 60 {
 			st := mergeData(trial, rng)
 			mergeRowStopped = func(lo, stop, hi int64) {
 				if stop == hi {
-					ended++
+					ended.Add(1)
 				} else {
-					handed++
+					handed.Add(1)
 				}
 			}
 			againstGeneral(t, pc.name, pc.plan, st, func(off bool) { mergeRowOff = off })
 		}
-		if ended == 0 || handed == 0 {
-			t.Errorf("%s: windows run to the end %d, handed over %d; want both", pc.name, ended, handed)
+		if ended.Load() == 0 || handed.Load() == 0 {
+			t.Errorf("%s: windows run to the end %d, handed over %d; want both", pc.name, ended.Load(), handed.Load())
 		}
 	}
 }
