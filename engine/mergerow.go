@@ -170,19 +170,25 @@ func (r *mergeRow) rows(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *build
 				return hi
 			}
 		}
-		x1, x2 := x[q], s
-		if r.first {
-			x1, x2 = s, x[q]
-		}
-		v := (((a * x1) * b) * x2) * c
-		// A workspace lists the keys it sees first (addReal).
-		if out := bd.reals; uint64(j) < uint64(len(out)) && (bd.ws == nil || out[j] != 0) {
-			out[j] += v
-		} else {
-			bd.addReal(j, v)
-		}
+		r.add(bd, j, x[q], s, a, b, c)
 	}
 	return hi
+}
+
+// add adds the product of the array's value xq and the merge's s, in
+// the product's order, at key j of bd.
+func (r *mergeRow) add(bd *builder, j int64, xq, s, a, b, c float64) {
+	x1, x2 := xq, s
+	if r.first {
+		x1, x2 = s, xq
+	}
+	v := (((a * x1) * b) * x2) * c
+	// A workspace lists the keys it sees first (addReal).
+	if out := bd.reals; uint64(j) < uint64(len(out)) && (bd.ws == nil || out[j] != 0) {
+		out[j] += v
+	} else {
+		bd.addReal(j, v)
+	}
 }
 
 // directRows is rows when the merge is dotMerge and the moving segment
@@ -212,16 +218,7 @@ func (r *mergeRow) directRows(moving *segBounds, fa []int64, fv, mv, x []float64
 				s = dotMerge(mi[ml:mh], fa, mv[ml:mh], fv, 0)
 			}
 		}
-		x1, x2 := x[q], s
-		if r.first {
-			x1, x2 = s, x[q]
-		}
-		v := (((a * x1) * b) * x2) * c
-		if out := bd.reals; uint64(j) < uint64(len(out)) && (bd.ws == nil || out[j] != 0) {
-			out[j] += v
-		} else {
-			bd.addReal(j, v)
-		}
+		r.add(bd, j, x[q], s, a, b, c)
 	}
 	return hi
 }
