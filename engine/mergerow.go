@@ -266,7 +266,7 @@ func mergeRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, 
 			general(fr, st, from, to, bd)
 			return
 		}
-		outer, pa, pb, n := cl.ints, sb.lo.ints, sb.hi.ints, sb.arr.n
+		outer := cl.ints
 		for p := lo; p < hi; p++ {
 			k := outer[p]
 			if ks >= 0 {
@@ -276,29 +276,27 @@ func mergeRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, 
 			if window != nil {
 				window.load(fr, p)
 			}
-			if kl, kh := k+sb.loOff, k+sb.hiOff; uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
-				if l, h := pa[kl], pb[kh]; 0 <= l && l <= h && h <= n {
-					if l == h {
-						continue
-					}
-					a, b, c := 1.0, 1.0, 1.0
-					if !fb.pure {
-						if a, b, c = fb.p.invariants(fr); fr.err != nil {
-							return
-						}
-					}
-					stop := r.rows(fr, fl.cl, l, h, fl.ks, fl.vs, bd, a, b, c)
-					if mergeRowStopped != nil {
-						mergeRowStopped(l, stop, h)
-					}
-					if stop < h && fr.err == nil {
-						fb.addDense(fr, stop, h, fl.cl, fl.ks, fl.vs, bd)
-					}
-					if fr.err != nil {
-						return
-					}
+			if l, h, ok := sb.inPlace(fr); ok {
+				if l == h {
 					continue
 				}
+				a, b, c := 1.0, 1.0, 1.0
+				if !fb.pure {
+					if a, b, c = fb.p.invariants(fr); fr.err != nil {
+						return
+					}
+				}
+				stop := r.rows(fr, fl.cl, l, h, fl.ks, fl.vs, bd, a, b, c)
+				if mergeRowStopped != nil {
+					mergeRowStopped(l, stop, h)
+				}
+				if stop < h && fr.err == nil {
+					fb.addDense(fr, stop, h, fl.cl, fl.ks, fl.vs, bd)
+				}
+				if fr.err != nil {
+					return
+				}
+				continue
 			}
 			// Bounds out of order or past their arrays: the inner loop
 			// finds the exact error.
