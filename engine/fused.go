@@ -30,6 +30,7 @@ const (
 	atSeg          // a fused scalar sum over a segment, run in place
 	atDict         // a lookup, at a loop index, into a dictionary computed once per loop run
 	atMerge        // a scalar merge of two segments, its body fused, run in place
+	atAff          // a physical array read at m*x + o, x a loop index (affine.go)
 )
 
 // variant is a factor of the product that depends on the loop.
@@ -47,6 +48,10 @@ type variant struct {
 	dslot int
 	dat   int
 	merge *mergeParts // atMerge
+	// atAff: the index (dat says which loop index is x), and the window
+	// of the guard in steps (set by fuse).
+	aff *affIndex
+	win *windowPrelude
 }
 
 // segValue evaluates an atSeg variant.
@@ -305,6 +310,9 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: at, arr: cl, e: f, ints: cl.info.Elem == ir.Int}
 			}
 		}
+		if v, ok := c.affineRead(f, lv); ok {
+			return v
+		}
 		if f.Op == ir.OpLookup && c.typeOf(f.Args[0]) == (ir.Type{Depth: 1, Base: ir.Real}) && !lv.dependsOn(f.Args[0]) {
 			if at := lv.index(f.Args[1]); at != atNone {
 				d, _ := c.dictExpr(f.Args[0])
@@ -447,8 +455,10 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb.p = *p
 	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
 	fb.onlyA = p.b == nil && p.c == nil
-	needSlots := func(at int) bool { return at == atFn || at == atSeg || at == atMerge }
-	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(p.v1.at) || needSlots(p.v2.at)
+	needSlots := func(v *variant) bool {
+		return v.at == atFn || v.at == atSeg || v.at == atMerge || v.at == atAff && v.steps != nil
+	}
+	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(&p.v1) || needSlots(&p.v2)
 	return fb
 }
 
@@ -567,6 +577,11 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	fb.window = windowPreludeOf(fb.steps, ks, vs)
 	p := &fb.p
+	for _, v := range []*variant{&p.v1, &p.v2} {
+		if v.at == atAff && v.steps != nil {
+			v.win = windowPreludeOf(v.steps, ks, vs)
+		}
+	}
 	switch {
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
@@ -759,6 +774,11 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			return s
 		}
 	}
+	if fb.steps == nil && fb.affLoop(cl, lo, hi) {
+		// x(q) * y(m*j + o), a dense row read at the window's keys.
+		s, _ = affDot(fr, p, idx, lo, hi, a, b, cc, fb.pure, s)
+		return s
+	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
@@ -814,6 +834,8 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 		return v.get(k), true
 	case atSeg:
 		return v.segValue(fr)
+	case atAff:
+		return v.affValue(fr, q, j)
 	case atMerge:
 		if v.steps != nil && !runSteps(fr, v.steps) {
 			return 0, fr.err == nil
@@ -954,6 +976,16 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
+	if fb.keyAt == at2 && fb.affLoop(cl, lo, hi) && (fb.steps == nil || win != nil) {
+		// out[j] += x(q) * y(m*j + o): the guards hold over the window.
+		if !ready {
+			if a, b, cc = p.invariants(fr); fr.err != nil {
+				return
+			}
+		}
+		affScatter(fr, p, bd, idx, lo, hi, a, b, cc)
+		return
+	}
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {

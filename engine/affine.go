@@ -1,0 +1,366 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// Affine reads. A dense layout reads its value array at m*x + o: a row-major
+// matrix D (j,l) at D_len2 * j + l. Inside a fused loop one of j and l is
+// the loop's index and the rest does not change while the loop runs, so
+// the read is an atAff variant: m and o are loads of a constant, a
+// variable's slot or a physical scalar (nothing that can fail), and the
+// index is one multiply-add, where the closure path calls five closures.
+// A guard in front of the read (if 0 <= l && l < D_len2 then D_val(...))
+// is the variant's steps; it is zero where they fail.
+
+// Set by tests: affineOff compiles affine reads through their closures;
+// affineRan learns that a loop of this file ran.
+var (
+	affineOff bool
+	affineRan func()
+)
+
+// affIndex is the index mul*x + off of an atAff variant. A coefficient
+// is an operand, or a closure (non-nil) for a sum or product of operands.
+type affIndex struct {
+	mul, off     operand
+	mulFn, offFn intFn
+	negOff       bool // x*m - o
+}
+
+// at returns the index for the loop index x.
+func (a *affIndex) at(fr *frame, x int64) int64 {
+	m, o := a.coeffs(fr)
+	return m*x + o
+}
+
+// coeffs returns m and o (signed) for the current run.
+func (a *affIndex) coeffs(fr *frame) (m, o int64) {
+	if a.mulFn != nil {
+		m = a.mulFn(fr)
+	} else {
+		m = a.mul.value(fr)
+	}
+	if a.offFn != nil {
+		o = a.offFn(fr)
+	} else {
+		o = a.off.value(fr)
+	}
+	if a.negOff {
+		o = -o
+	}
+	return m, o
+}
+
+// affineRead returns the atAff variant of f, a read of a physical array
+// at an affine function of one of the loop's indices, maybe behind a
+// guard; ok false if f is not one.
+func (c *compiler) affineRead(f *ir.Expr, lv loopVars) (variant, bool) {
+	if affineOff {
+		return variant{}, false
+	}
+	read, guard := f, (*ir.Expr)(nil)
+	if f.Op == ir.OpIf && len(f.Args) == 2 {
+		read, guard = f.Args[1], f.Args[0]
+	}
+	if read.Op != ir.OpLookup || read.Args[0].Op != ir.OpGlobal {
+		return variant{}, false
+	}
+	cl := c.cell(read.Args[0])
+	if cl.info.Kind != ir.ObjArray {
+		return variant{}, false
+	}
+	at, ix, ok := c.affineIndex(read.Args[1], lv)
+	if !ok {
+		return variant{}, false
+	}
+	v := variant{at: atAff, arr: cl, ints: cl.info.Elem == ir.Int, dat: at, aff: ix, e: read}
+	if guard != nil {
+		v.steps = []step{c.guardStep(guard)}
+	}
+	return v, true
+}
+
+// affineIndex matches e against x, m*x, x*m, and those plus or minus o,
+// for x one of the loop's indices and m, o sums and products of int
+// constants, variables and physical scalars that do not depend on the
+// loop (D_len2 * j + l in the loop over l).
+func (c *compiler) affineIndex(e *ir.Expr, lv loopVars) (int, *affIndex, bool) {
+	type coeff struct {
+		op operand
+		fn intFn
+	}
+	fixed := func(e *ir.Expr) (coeff, bool) {
+		if lv.dependsOn(e) || !c.cannotFail(e) {
+			return coeff{}, false
+		}
+		if op, ok := c.intOperand(e); ok {
+			return coeff{op: op}, true
+		}
+		return coeff{fn: c.expr(e).i}, true
+	}
+	one := coeff{op: operand{slot: -1, k: 1}}
+	term := func(e *ir.Expr) (int, coeff, bool) {
+		if at := lv.index(e); at != atNone {
+			return at, one, true
+		}
+		if e.Op == ir.OpMul && c.typeOf(e) == ir.IntType {
+			for _, xm := range [][2]*ir.Expr{{e.Args[1], e.Args[0]}, {e.Args[0], e.Args[1]}} {
+				if at := lv.index(xm[0]); at != atNone {
+					if m, ok := fixed(xm[1]); ok {
+						return at, m, true
+					}
+				}
+			}
+		}
+		return atNone, coeff{}, false
+	}
+	if c.typeOf(e) != ir.IntType {
+		return atNone, nil, false
+	}
+	ix := func(m, o coeff, neg bool) *affIndex {
+		return &affIndex{mul: m.op, mulFn: m.fn, off: o.op, offFn: o.fn, negOff: neg}
+	}
+	if at, m, ok := term(e); ok {
+		return at, ix(m, coeff{op: operand{slot: -1}}, false), true
+	}
+	switch e.Op {
+	case ir.OpAdd:
+		for _, tx := range [][2]*ir.Expr{{e.Args[0], e.Args[1]}, {e.Args[1], e.Args[0]}} {
+			if at, m, ok := term(tx[0]); ok {
+				if o, ok := fixed(tx[1]); ok {
+					return at, ix(m, o, false), true
+				}
+			}
+		}
+	case ir.OpSub:
+		if at, m, ok := term(e.Args[0]); ok {
+			if o, ok := fixed(e.Args[1]); ok {
+				return at, ix(m, o, true), true
+			}
+		}
+	}
+	return atNone, nil, false
+}
+
+// cannotFail reports whether e is an int sum, difference or product of
+// int constants, variables and physical scalars: it evaluates to the same
+// value wherever it is evaluated, and without error.
+func (c *compiler) cannotFail(e *ir.Expr) bool {
+	if c.typeOf(e) != ir.IntType {
+		return false
+	}
+	switch e.Op {
+	case ir.OpAdd, ir.OpSub, ir.OpMul:
+		return c.cannotFail(e.Args[0]) && c.cannotFail(e.Args[1])
+	}
+	_, ok := c.intOperand(e)
+	return ok
+}
+
+// affValue evaluates an atAff variant at loop indices (q, j).
+func (v *variant) affValue(fr *frame, q, j int64) (float64, bool) {
+	if v.steps != nil && !runSteps(fr, v.steps) {
+		return 0, fr.err == nil
+	}
+	x := q
+	if v.dat == at2 {
+		x = j
+	}
+	k := v.aff.at(fr, x)
+	if n := v.length(); uint64(k) >= uint64(n) {
+		readFail(fr, v, k, int(n))
+		return 0, false
+	}
+	return v.get(k), true
+}
+
+// affCovered reports whether v's guard, if any, holds at every key of
+// positions lo..hi-1 of cl (its window, set by fuse).
+func (v *variant) affCovered(cl *cell, lo, hi int64) bool {
+	return v.steps == nil || coveredWindow(v.win, cl, lo, hi) != nil
+}
+
+// affDot is fusedBody.sum's loop for x(q) * y(m*j + o), y an atAff
+// variant whose guard holds over the window (affLoop): s plus the terms,
+// false after a read outside y (recorded in fr).
+func affDot(fr *frame, p *prod, idx []int64, lo, hi int64, a, b, c float64, pure bool, s float64) (float64, bool) {
+	v1, v2 := &p.v1, &p.v2
+	m, o := v2.aff.coeffs(fr)
+	seg := idx[lo:hi]
+	var bad int
+	switch {
+	case !v1.ints && !v2.ints:
+		s, bad = sumAffDot(seg, v1.arr.reals[lo:hi], v2.arr.reals, m, o, a, b, c, pure, s)
+	case v1.ints && !v2.ints:
+		s, bad = sumAffDot(seg, v1.arr.ints[lo:hi], v2.arr.reals, m, o, a, b, c, pure, s)
+	case !v1.ints:
+		s, bad = sumAffDot(seg, v1.arr.reals[lo:hi], v2.arr.ints, m, o, a, b, c, pure, s)
+	default:
+		s, bad = sumAffDot(seg, v1.arr.ints[lo:hi], v2.arr.ints, m, o, a, b, c, pure, s)
+	}
+	if bad >= 0 {
+		readFail(fr, v2, m*seg[bad]+o, int(v2.length()))
+		return s, false
+	}
+	return s, true
+}
+
+// sumAffDot returns s plus x[q]*y[m*idx[q]+o] for every q (or
+// (((a*x[q])*b)*y[...])*c unless pure), stopping at the first index
+// outside y, whose position it returns (else -1). With m 1 it is sumDot
+// over y from o.
+func sumAffDot[X, Y number](idx []int64, x []X, y []Y, m, o int64, a, b, c float64, pure bool, s float64) (float64, int) {
+	if m == 1 && o >= 0 && o <= int64(len(y)) {
+		return sumDot(idx, x, y[o:], a, b, c, pure, s)
+	}
+	x = x[:len(idx)]
+	for q, j := range idx {
+		k := m*j + o
+		if uint64(k) >= uint64(len(y)) {
+			return s, q
+		}
+		if pure {
+			s += float64(x[q]) * float64(y[k])
+		} else {
+			s += (((a * float64(x[q])) * b) * float64(y[k])) * c
+		}
+	}
+	return s, -1
+}
+
+// affScatter is addDense's loop for out[j] += ((a*x(q))*b)*y(m*j+o))*c, y
+// an atAff variant whose guard holds over the window: false after a read
+// outside y (recorded in fr).
+func affScatter(fr *frame, p *prod, bd *builder, idx []int64, lo, hi int64, a, b, c float64) bool {
+	v1, v2 := &p.v1, &p.v2
+	m, o := v2.aff.coeffs(fr)
+	seg := idx[lo:hi]
+	var bad int
+	switch {
+	case !v1.ints && !v2.ints:
+		bad = scatterAffDot(bd, seg, v1.arr.reals[lo:hi], v2.arr.reals, m, o, a, b, c)
+	case v1.ints && !v2.ints:
+		bad = scatterAffDot(bd, seg, v1.arr.ints[lo:hi], v2.arr.reals, m, o, a, b, c)
+	case !v1.ints:
+		bad = scatterAffDot(bd, seg, v1.arr.reals[lo:hi], v2.arr.ints, m, o, a, b, c)
+	default:
+		bad = scatterAffDot(bd, seg, v1.arr.ints[lo:hi], v2.arr.ints, m, o, a, b, c)
+	}
+	if bad >= 0 {
+		readFail(fr, v2, m*seg[bad]+o, int(v2.length()))
+		return false
+	}
+	return true
+}
+
+// scatterAffDot adds (((a*x[q])*b)*y[m*j+o])*c at key j = idx[q] of bd for
+// every q, stopping at the first index outside y, whose position it
+// returns (else -1).
+func scatterAffDot[X, Y number](bd *builder, idx []int64, x []X, y []Y, m, o int64, a, b, c float64) int {
+	x = x[:len(idx)]
+	for q, j := range idx {
+		k := m*j + o
+		if uint64(k) >= uint64(len(y)) {
+			return q
+		}
+		v := (((a * float64(x[q])) * b) * float64(y[k])) * c
+		if out := bd.reals; uint64(j) < uint64(len(out)) && bd.ws == nil {
+			out[j] += v
+		} else {
+			bd.addReal(j, v)
+		}
+	}
+	return -1
+}
+
+// affLoop reports whether positions lo..hi-1 (a non-empty window of the
+// index array cl) can run affDot or affScatter: the product is x(q) * y(m*j
+// + o) for a physical array x read in bounds and an atAff y at the key j
+// whose guard holds over the window.
+func (fb *fusedBody) affLoop(cl *cell, lo, hi int64) bool {
+	p := &fb.p
+	return cl != nil && lo >= 0 && lo < hi && p.v1.at == at1 && p.v2.at == atAff && p.v2.dat == at2 &&
+		hi <= p.v1.length() && p.v2.affCovered(cl, lo, hi)
+}
+
+// affRowsRun is the loop over the keys l of a segment (B's fiber) with,
+// inside it, a fused loop over a segment that does not move with it (C's
+// row k) adding x(q) * y(m*j + l) at the keys j (affLoop): MTTKRP with D
+// stored dense,
+//
+//	sum(<p3, l> in B_idx3(...)) if 0 <= l && l < D_len2 then
+//	  sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+//	    { @dense j -> B_val(p3) * C_val(p4) * D_val(D_len2 * j + l) }
+//
+// The inner segment's bounds and the guards are checked once per window
+// of the outer loop, not once per l; a window where they are not
+// covered runs general (preludeRun). Guards that test keys only hold for
+// every window or for none (the key arrays' ranges decide), so, as in
+// mergeRowsRun, they are decided once per run and kept in the int slot
+// memo (0: not yet, 1: covered, 2: not). nil if the loops are not of
+// this shape.
+func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, memo int, general func(*frame, srcState, int64, int64, *builder)) func(*frame, srcState, int64, int64, *builder) {
+	fl := inner.fused
+	if fl == nil || fl.seg == nil || !lb.spec.dense || fl.cl == nil || fl.fb.keyAt != at2 || affineOff {
+		return nil
+	}
+	fb, sb := fl.fb, fl.seg
+	if p := &fb.p; p.v1.at != at1 || p.v2.at != atAff || p.v2.dat != at2 {
+		return nil
+	}
+	for _, s := range []int{sb.loSlot, sb.hiSlot} {
+		if s == ks || s == vs {
+			return nil // the inner segment moves with the outer loop
+		}
+	}
+	window := windowPreludeOf(steps, ks, vs)
+	if window == nil && steps != nil || fb.window == nil && fb.steps != nil {
+		return nil
+	}
+	keysOnly := (window == nil || len(window.reads) == 0) && (fb.window == nil || len(fb.window.reads) == 0)
+	return func(fr *frame, st srcState, from, to int64, bd *builder) {
+		lo, hi := st.lo+from, st.lo+to
+		il, ih, ok := sb.inPlace(fr)
+		if ok && il >= ih && (window == nil || coveredWindow(window, cl, lo, hi) != nil) {
+			return // no iteration inside: the guards do nothing
+		}
+		covered := fr.i[memo] == 1
+		if ok && (!keysOnly || fr.i[memo] == 0) {
+			covered = (window == nil || coveredWindow(window, cl, lo, hi) != nil) &&
+				(fb.window == nil || fb.windowOf(fl.cl, il, ih) != nil) && fb.p.v2.affCovered(fl.cl, il, ih)
+			fr.i[memo] = 2
+			if covered {
+				fr.i[memo] = 1
+			}
+		}
+		if !ok || !covered || !fb.affLoop(fl.cl, il, ih) {
+			general(fr, st, from, to, bd)
+			return
+		}
+		if affineRan != nil {
+			affineRan()
+		}
+		outer := cl.ints
+		for p := lo; p < hi; p++ {
+			if ks >= 0 {
+				fr.i[ks] = p
+			}
+			if vs >= 0 {
+				fr.i[vs] = outer[p]
+			}
+			if window != nil {
+				window.load(fr, p)
+			}
+			a, b, c := 1.0, 1.0, 1.0
+			if !fb.pure {
+				if a, b, c = fb.p.invariants(fr); fr.err != nil {
+					return
+				}
+			}
+			if !affScatter(fr, &fb.p, bd, fl.cl.ints, il, ih, a, b, c) {
+				return
+			}
+		}
+	}
+}
