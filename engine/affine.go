@@ -14,18 +14,44 @@ import (
 // is the variant's steps; it is zero where they fail.
 
 // Set by tests: affineOff compiles affine reads through their closures;
-// affineRan learns that a loop of this file ran.
+// affineRan learns whether a window with an affine read ran one of this
+// file's loops (true) or the general one.
 var (
 	affineOff bool
-	affineRan func()
+	affineRan func(fast bool)
 )
 
-// affIndex is the index mul*x + off of an atAff variant. A coefficient
-// is an operand, or a closure (non-nil) for a sum or product of operands.
+func noteAffine(fast bool) {
+	if affineRan != nil {
+		affineRan(fast)
+	}
+}
+
+// affIndex is the index mul*x + off of an atAff variant, off a sum of
+// terms.
 type affIndex struct {
-	mul, off     operand
-	mulFn, offFn intFn
-	negOff       bool // x*m - o
+	mul  coeff
+	offs []offTerm
+}
+
+// coeff is a number that does not change while a loop runs: an operand,
+// or (fn non-nil) a sum or product of operands.
+type coeff struct {
+	op operand
+	fn intFn
+}
+
+func (c *coeff) value(fr *frame) int64 {
+	if c.fn != nil {
+		return c.fn(fr)
+	}
+	return c.op.value(fr)
+}
+
+// offTerm is a term of an affine index's offset.
+type offTerm struct {
+	c   coeff
+	neg bool
 }
 
 // at returns the index for the loop index x.
@@ -34,20 +60,16 @@ func (a *affIndex) at(fr *frame, x int64) int64 {
 	return m*x + o
 }
 
-// coeffs returns m and o (signed) for the current run.
+// coeffs returns m and o for the current run.
 func (a *affIndex) coeffs(fr *frame) (m, o int64) {
-	if a.mulFn != nil {
-		m = a.mulFn(fr)
-	} else {
-		m = a.mul.value(fr)
-	}
-	if a.offFn != nil {
-		o = a.offFn(fr)
-	} else {
-		o = a.off.value(fr)
-	}
-	if a.negOff {
-		o = -o
+	m = a.mul.value(fr)
+	for i := range a.offs {
+		t := &a.offs[i]
+		if t.neg {
+			o -= t.c.value(fr)
+		} else {
+			o += t.c.value(fr)
+		}
 	}
 	return m, o
 }
@@ -81,15 +103,11 @@ func (c *compiler) affineRead(f *ir.Expr, lv loopVars) (variant, bool) {
 	return v, true
 }
 
-// affineIndex matches e against x, m*x, x*m, and those plus or minus o,
-// for x one of the loop's indices and m, o sums and products of int
-// constants, variables and physical scalars that do not depend on the
-// loop (D_len2 * j + l in the loop over l).
+// affineIndex writes e as m*x + o1 ± o2 ..., for x one of the loop's
+// indices and m and the o's sums and products of int constants, variables
+// and physical scalars that do not depend on the loop (D_len2 * j + l in
+// the loop over l; int arithmetic wraps, so the terms may be regrouped).
 func (c *compiler) affineIndex(e *ir.Expr, lv loopVars) (int, *affIndex, bool) {
-	type coeff struct {
-		op operand
-		fn intFn
-	}
 	fixed := func(e *ir.Expr) (coeff, bool) {
 		if lv.dependsOn(e) || !c.cannotFail(e) {
 			return coeff{}, false
@@ -99,48 +117,52 @@ func (c *compiler) affineIndex(e *ir.Expr, lv loopVars) (int, *affIndex, bool) {
 		}
 		return coeff{fn: c.expr(e).i}, true
 	}
-	one := coeff{op: operand{slot: -1, k: 1}}
-	term := func(e *ir.Expr) (int, coeff, bool) {
-		if at := lv.index(e); at != atNone {
-			return at, one, true
+	var split func(e *ir.Expr, neg bool) (int, *affIndex, bool)
+	split = func(e *ir.Expr, neg bool) (int, *affIndex, bool) {
+		if c.typeOf(e) != ir.IntType {
+			return atNone, nil, false
 		}
-		if e.Op == ir.OpMul && c.typeOf(e) == ir.IntType {
+		if at := lv.index(e); at != atNone {
+			if neg {
+				return atNone, nil, false // -x: not matched
+			}
+			return at, &affIndex{mul: coeff{op: operand{slot: -1, k: 1}}}, true
+		}
+		if !lv.dependsOn(e) {
+			k, ok := fixed(e)
+			return atNone, &affIndex{offs: []offTerm{{c: k, neg: neg}}}, ok
+		}
+		switch e.Op {
+		case ir.OpAdd, ir.OpSub:
+			a1, x1, ok1 := split(e.Args[0], neg)
+			a2, x2, ok2 := split(e.Args[1], neg != (e.Op == ir.OpSub))
+			if !ok1 || !ok2 || a1 != atNone && a2 != atNone {
+				return atNone, nil, false
+			}
+			if a1 == atNone {
+				a1, x1, x2 = a2, x2, x1
+			}
+			x1.offs = append(x1.offs, x2.offs...)
+			return a1, x1, true
+		case ir.OpMul:
+			if neg {
+				return atNone, nil, false
+			}
 			for _, xm := range [][2]*ir.Expr{{e.Args[1], e.Args[0]}, {e.Args[0], e.Args[1]}} {
 				if at := lv.index(xm[0]); at != atNone {
 					if m, ok := fixed(xm[1]); ok {
-						return at, m, true
+						return at, &affIndex{mul: m}, true
 					}
 				}
 			}
 		}
-		return atNone, coeff{}, false
-	}
-	if c.typeOf(e) != ir.IntType {
 		return atNone, nil, false
 	}
-	ix := func(m, o coeff, neg bool) *affIndex {
-		return &affIndex{mul: m.op, mulFn: m.fn, off: o.op, offFn: o.fn, negOff: neg}
+	at, ix, ok := split(e, false)
+	if !ok || at == atNone {
+		return atNone, nil, false
 	}
-	if at, m, ok := term(e); ok {
-		return at, ix(m, coeff{op: operand{slot: -1}}, false), true
-	}
-	switch e.Op {
-	case ir.OpAdd:
-		for _, tx := range [][2]*ir.Expr{{e.Args[0], e.Args[1]}, {e.Args[1], e.Args[0]}} {
-			if at, m, ok := term(tx[0]); ok {
-				if o, ok := fixed(tx[1]); ok {
-					return at, ix(m, o, false), true
-				}
-			}
-		}
-	case ir.OpSub:
-		if at, m, ok := term(e.Args[0]); ok {
-			if o, ok := fixed(e.Args[1]); ok {
-				return at, ix(m, o, true), true
-			}
-		}
-	}
-	return atNone, nil, false
+	return at, ix, true
 }
 
 // cannotFail reports whether e is an int sum, difference or product of
@@ -335,12 +357,11 @@ func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, me
 			}
 		}
 		if !ok || !covered || !fb.affLoop(fl.cl, il, ih) {
+			noteAffine(false)
 			general(fr, st, from, to, bd)
 			return
 		}
-		if affineRan != nil {
-			affineRan()
-		}
+		noteAffine(true)
 		outer := cl.ints
 		for p := lo; p < hi; p++ {
 			if ks >= 0 {

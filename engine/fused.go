@@ -774,10 +774,14 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			return s
 		}
 	}
-	if fb.steps == nil && fb.affLoop(cl, lo, hi) {
-		// x(q) * y(m*j + o), a dense row read at the window's keys.
-		s, _ = affDot(fr, p, idx, lo, hi, a, b, cc, fb.pure, s)
-		return s
+	if p.v2.at == atAff {
+		if fb.steps == nil && fb.affLoop(cl, lo, hi) {
+			// x(q) * y(m*j + o), a dense row read at the window's keys.
+			noteAffine(true)
+			s, _ = affDot(fr, p, idx, lo, hi, a, b, cc, fb.pure, s)
+			return s
+		}
+		noteAffine(false)
 	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
@@ -976,15 +980,19 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
-	if fb.keyAt == at2 && fb.affLoop(cl, lo, hi) && (fb.steps == nil || win != nil) {
-		// out[j] += x(q) * y(m*j + o): the guards hold over the window.
-		if !ready {
-			if a, b, cc = p.invariants(fr); fr.err != nil {
-				return
+	if p.v2.at == atAff {
+		if fb.keyAt == at2 && fb.affLoop(cl, lo, hi) && (fb.steps == nil || win != nil) {
+			// out[j] += x(q) * y(m*j + o): the guards hold over the window.
+			noteAffine(true)
+			if !ready {
+				if a, b, cc = p.invariants(fr); fr.err != nil {
+					return
+				}
 			}
+			affScatter(fr, p, bd, idx, lo, hi, a, b, cc)
+			return
 		}
-		affScatter(fr, p, bd, idx, lo, hi, a, b, cc)
-		return
+		noteAffine(false)
 	}
 	for q := lo; q < hi; q++ {
 		j := q
