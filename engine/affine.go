@@ -341,6 +341,7 @@ func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, me
 		return nil
 	}
 	keysOnly := (window == nil || len(window.reads) == 0) && (fb.window == nil || len(fb.window.reads) == 0)
+	direct := affRowsDirectOf(&fb.p, ks, vs)
 	return func(fr *frame, st srcState, from, to int64, bd *builder) {
 		lo, hi := st.lo+from, st.lo+to
 		il, ih, ok := sb.inPlace(fr)
@@ -363,6 +364,9 @@ func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, me
 		}
 		noteAffine(true)
 		outer := cl.ints
+		if direct != nil && direct.run(fr, cl, fl.cl, lo, hi, il, ih, bd) {
+			return
+		}
 		for p := lo; p < hi; p++ {
 			if ks >= 0 {
 				fr.i[ks] = p
@@ -384,4 +388,71 @@ func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, me
 			}
 		}
 	}
+}
+
+// affRowsDirect is affRowsRun's loop written out for its commonest body,
+// out[j] += A(p) * x(q) * y(m*j + l) over real arrays, with m fixed for
+// the window: MTTKRP's B_val(p3) * C_val(p4) * D_val(D_len2 * j + l).
+type affRowsDirect struct {
+	a    *inv // A at the outer position plus a.off; nil: 1
+	m    operand
+	x, y *cell
+}
+
+// affRowsDirectOf returns the direct loop for a product p inside a loop
+// whose position and key are in slots ks and vs, or nil.
+func affRowsDirectOf(p *prod, ks, vs int) *affRowsDirect {
+	v1, v2 := &p.v1, &p.v2
+	if p.b != nil || p.c != nil || p.dicts != nil || v1.ints || v2.ints {
+		return nil
+	}
+	if a := p.a; a != nil && (a.kind != invArr || a.slot != ks || ks < 0 || a.negate || a.cl.info.Elem != ir.Real) {
+		return nil
+	}
+	ix := v2.aff
+	if ix.mul.fn != nil || ix.mul.op.slot >= 0 && (ix.mul.op.slot == ks || ix.mul.op.slot == vs) {
+		return nil
+	}
+	if len(ix.offs) != 1 || ix.offs[0].neg || ix.offs[0].c.fn != nil || vs < 0 || ix.offs[0].c.op.slot != vs {
+		return nil
+	}
+	return &affRowsDirect{a: p.a, m: ix.mul.op, x: v1.arr, y: v2.arr}
+}
+
+// run adds the terms of outer positions lo..hi-1 (keys of outer) over
+// the inner positions il..ih-1 (keys of inner) when every read falls
+// inside its array, decided from the key arrays' ranges; false, with
+// nothing added, when that is not known.
+func (d *affRowsDirect) run(fr *frame, outer, inner *cell, lo, hi, il, ih int64, bd *builder) bool {
+	const lim = 1 << 30 // keys and strides small enough that m*j + l cannot overflow
+	m := d.m.value(fr)
+	y := d.y.reals
+	jmin, jmax, lmin, lmax := inner.imin, inner.imax, outer.imin, outer.imax
+	if m < 0 || m > lim || jmin < 0 || jmax > lim || lmin < 0 || lmax > lim || m*jmax+lmax >= int64(len(y)) {
+		return false
+	}
+	var av []float64
+	if d.a != nil {
+		av = d.a.cl.reals
+		if lo+d.a.off < 0 || hi+d.a.off > int64(len(av)) {
+			return false
+		}
+		av = av[lo+d.a.off : hi+d.a.off]
+	}
+	keys, idx, x := outer.ints[lo:hi], inner.ints[il:ih], d.x.reals[il:ih]
+	for p, l := range keys {
+		a := 1.0
+		if av != nil {
+			a = av[p]
+		}
+		for q, j := range idx {
+			v := a * x[q] * y[m*j+l]
+			if out := bd.reals; uint64(j) < uint64(len(out)) && bd.ws == nil {
+				out[j] += v
+			} else {
+				bd.addReal(j, v)
+			}
+		}
+	}
+	return true
 }
