@@ -456,3 +456,96 @@ func (d *affRowsDirect) run(fr *frame, outer, inner *cell, lo, hi, il, ih int64,
 	}
 	return true
 }
+
+// affDotRows is addDense's loop for out[j] += ((a * x(q)) * b) * s(j)) *
+// c where s(j) is a fused sum over a segment that does not move with the
+// loop, of A(p) * y(m*l + o(j)) (affLoop): MTTKRP with D dense in the
+// other order,
+//
+//	sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+//	  { @dense j -> (if 0 <= j && j < D_len1 then C_val(p4)) *
+//	    (sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * (if 0 <= l && l < D_len2 then D_val(D_len2 * j + l))) }
+//
+// The inner segment's bounds are checked once per window, not once per
+// j, and the guards (which test keys only) once per run: the int slot
+// fb.affMemo keeps the decision (0: not yet, 1: covered, 2: not). It
+// returns the position it stopped at: lo when the window does not fit
+// (the general loop runs it), hi when done, or where a read failed
+// (recorded in fr).
+func (fb *fusedBody) affDotRows(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *builder, a, b, c float64) int64 {
+	p := &fb.p
+	v1, v2 := &p.v1, &p.v2
+	if cl == nil || fb.steps != nil || fb.keyAt != at2 || v2.at != atSeg || v2.steps != nil || lo < 0 || lo >= hi || hi > v1.length() {
+		return lo
+	}
+	if v1.at != at1 && (v1.at != atAff || v1.dat != at1 || !v1.aff.plain()) {
+		return lo
+	}
+	in := v2.inner
+	sb, ifb := in.seg, in.fb
+	if sb.loSlot == ks || sb.loSlot == vs || sb.hiSlot == ks || sb.hiSlot == vs || ifb.steps != nil {
+		return lo // the inner segment moves with the loop
+	}
+	il, ih, ok := sb.inPlace(fr)
+	if !ok || il >= ih {
+		return lo
+	}
+	memo := &fr.i[fb.affMemo]
+	if *memo == 0 {
+		// The guards' windows test keys only: the key arrays' ranges decide.
+		*memo = 2
+		if v1.affCovered(cl, lo, hi) && ifb.p.v2.at == atAff && ifb.p.v2.affCovered(in.cl, il, ih) {
+			*memo = 1
+		}
+	}
+	if *memo != 1 || !ifb.affLoop(in.cl, il, ih) {
+		return lo
+	}
+	noteAffine(true)
+	idx, fidx := cl.ints, in.cl.ints[il:ih]
+	// The inner sum written out when it is x(p) * y(m*l + o) over real
+	// arrays and every read falls inside y (decided per j below).
+	var fx, y []float64
+	if ifb.pure && !ifb.p.v1.ints && !ifb.p.v2.ints {
+		fx, y = ifb.p.v1.arr.reals[il:ih], ifb.p.v2.arr.reals
+	}
+	const lim = 1 << 30 // keys and coefficients that cannot overflow m*l + o
+	lmin, lmax := in.cl.imin, in.cl.imax
+	for q := lo; q < hi; q++ {
+		j := idx[q]
+		if ks >= 0 {
+			fr.i[ks] = q
+		}
+		if vs >= 0 {
+			fr.i[vs] = j
+		}
+		var x2 float64
+		if m, o := ifb.p.v2.aff.coeffs(fr); fx != nil && lmin >= 0 && lmax <= lim && m >= 0 && m <= lim && o >= 0 && o <= lim && m*lmax+o < int64(len(y)) {
+			for t, l := range fidx {
+				x2 += fx[t] * y[m*l+o]
+			}
+		} else {
+			a2, b2, c2 := 1.0, 1.0, 1.0
+			if !ifb.pure {
+				if a2, b2, c2 = ifb.p.invariants(fr); fr.err != nil {
+					return q
+				}
+			}
+			if x2, ok = affDot(fr, &ifb.p, in.cl.ints, il, ih, a2, b2, c2, ifb.pure, 0); !ok {
+				return q
+			}
+		}
+		v := (((a * v1.get(q)) * b) * x2) * c
+		if out := bd.reals; uint64(j) < uint64(len(out)) && bd.ws == nil {
+			out[j] += v
+		} else {
+			bd.addReal(j, v)
+		}
+	}
+	return hi
+}
+
+// plain reports whether the index is x itself.
+func (a *affIndex) plain() bool {
+	return len(a.offs) == 0 && a.mul.fn == nil && a.mul.op.slot < 0 && a.mul.op.cl == nil && a.mul.op.k == 1
+}

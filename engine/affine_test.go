@@ -53,9 +53,15 @@ var affinePlans = []struct{ name, plan string }{
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
     if 0 <= k && k < F_len1 then
       sum(<q, j> in F_idx2(F_pos2(k):F_pos2(k + 1)))
-        { @dense j -> (if 0 <= j && j < G_len1 then F_val(q)) *
+        { @dense j -> (if 0 <= j && j <= lastJ then F_val(q)) *
           (sum(<p3, l> in E_idx2(E_pos2(p2):E_pos2(p2 + 1)))
             E_val(p3) * (if 0 <= l && l < G_len2 then G_val(G_len2 * j + l))) } }`},
+	{"the dot unguarded, with invariant factors", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < F_len1 then
+      sum(<q, j> in F_idx2(F_pos2(k):F_pos2(k + 1)))
+        { @dense j -> 2.0 * F_val(q) * 3.0 * (sum(<p3, l> in E_idx2(E_pos2(p2):E_pos2(p2 + 1)))
+          E_val(p3) * G_val(G_len2 * j + l)) * 0.7 } }`},
 	// A stride other than 1 in the dot: G read down a column.
 	{"a dot down a column", `sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))

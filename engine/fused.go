@@ -196,6 +196,8 @@ type fusedBody struct {
 	// mergeRow: addDense's loop when the product is an array read times
 	// a merge (set by fuse, mergeRowOf).
 	mergeRow *mergeRow
+	// affMemo: affDotRows's int slot (set by fuse; -1: none).
+	affMemo int
 }
 
 // Loop shapes with their own code.
@@ -396,7 +398,7 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 // analyse decides whether the body of a loop with variables lv, adding as
 // lb says, can be fused; it compiles the pieces (in the loop's scope).
 func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
-	fb := &fusedBody{}
+	fb := &fusedBody{affMemo: -1}
 	pre, core := stripPrelude(body)
 	decl := c.declarePrelude(pre)
 	lv.lets = letNames(pre)
@@ -598,6 +600,9 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	if lb.spec != nil && lb.spec.dense && cl != nil {
 		fb.mergeRow = mergeRowOf(fb, ks, vs)
+	}
+	if lb.spec != nil && lb.spec.dense && cl != nil && p.v2.at == atSeg {
+		fb.affMemo = c.newSlot(ir.IntType)
 	}
 	var run func(fr *frame, st srcState, from, to int64, b *builder)
 	switch {
@@ -975,6 +980,11 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	}
 	if fb.mergeRow != nil && lo >= 0 && !mergeRowOff {
 		if lo = fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
+			return
+		}
+	}
+	if p.v2.at == atSeg && fb.affMemo >= 0 && !affineOff {
+		if lo = fb.affDotRows(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
 			return
 		}
 	}
