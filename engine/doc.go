@@ -95,6 +95,15 @@
 //     merge of B's fiber with D's row j) runs as one loop, the fixed
 //     segment checked once, the guards once per window (mergeRow), and
 //     so does the loop over B's keys around it (mergeRowsRun);
+//   - a read of a physical array at m*x + o, x a fused loop's index and m,
+//     o sums and products of constants, variables and scalars (a dense
+//     layout's D_val(D_len2 * j + l)), maybe behind a guard, is a factor
+//     read in place (atAff, affine.go), not five closures; the dense loops
+//     of MTTKRP with D dense run without a call per entry: a dot of a row
+//     against it (affDot), a scatter (affScatter), the loop over B's fiber
+//     around C's row (affRowsRun, written out in affRowsDirect when the key
+//     ranges keep every read inside D) and C's row around a dot over the
+//     fiber (affDotRows);
 //   - a fused loop whose prelude only tests its key against constants and
 //     reads lets at its position skips those steps for a window whose keys
 //     all pass (fusedBody.windowOf, the same decision as nestedRun's), and
