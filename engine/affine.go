@@ -483,8 +483,8 @@ func (fb *fusedBody) affDotRows(fr *frame, cl *cell, lo, hi int64, ks, vs int, b
 	}
 	in := v2.inner
 	sb, ifb := in.seg, in.fb
-	if sb.loSlot == ks || sb.loSlot == vs || sb.hiSlot == ks || sb.hiSlot == vs || ifb.steps != nil {
-		return lo // the inner segment moves with the loop
+	if ifb.p.v2.at != atAff || ifb.steps != nil || sb.loSlot == ks || sb.loSlot == vs || sb.hiSlot == ks || sb.hiSlot == vs {
+		return lo // no affine read inside, or the inner segment moves with the loop
 	}
 	il, ih, ok := sb.inPlace(fr)
 	if !ok || il >= ih {
@@ -494,7 +494,7 @@ func (fb *fusedBody) affDotRows(fr *frame, cl *cell, lo, hi int64, ks, vs int, b
 	if *memo == 0 {
 		// The guards' windows test keys only: the key arrays' ranges decide.
 		*memo = 2
-		if v1.affCovered(cl, lo, hi) && ifb.p.v2.at == atAff && ifb.p.v2.affCovered(in.cl, il, ih) {
+		if v1.affCovered(cl, lo, hi) && ifb.p.v2.affCovered(in.cl, il, ih) {
 			*memo = 1
 		}
 	}
