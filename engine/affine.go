@@ -7,9 +7,10 @@ import (
 // Affine reads. A dense layout reads its value array at m*x + o: a row-major
 // matrix D (j,l) at D_len2 * j + l. Inside a fused loop one of j and l is
 // the loop's index and the rest does not change while the loop runs, so
-// the read is an atAff variant: m and o are loads of a constant, a
-// variable's slot or a physical scalar (nothing that can fail), and the
-// index is one multiply-add, where the closure path calls five closures.
+// the read is an atAff variant: m and o are constants, variables' slots or
+// physical scalars, or sums and products of them (nothing that can fail),
+// and the index is one multiply-add, where the closure path calls five
+// closures.
 // A guard in front of the read (if 0 <= l && l < D_len2 then D_val(...))
 // is the variant's steps; it is zero where they fail.
 
@@ -301,9 +302,14 @@ func scatterAffDot[X, Y number](bd *builder, idx []int64, x []X, y []Y, m, o int
 // + o) for a physical array x read in bounds and an atAff y at the key j
 // whose guard holds over the window.
 func (fb *fusedBody) affLoop(cl *cell, lo, hi int64) bool {
+	return fb.affShape(cl, lo, hi) && fb.p.v2.affCovered(cl, lo, hi)
+}
+
+// affShape is affLoop without the guard, for the callers that decided it
+// once per run.
+func (fb *fusedBody) affShape(cl *cell, lo, hi int64) bool {
 	p := &fb.p
-	return cl != nil && lo >= 0 && lo < hi && p.v1.at == at1 && p.v2.at == atAff && p.v2.dat == at2 &&
-		hi <= p.v1.length() && p.v2.affCovered(cl, lo, hi)
+	return cl != nil && lo >= 0 && lo < hi && p.v1.at == at1 && p.v2.at == atAff && p.v2.dat == at2 && hi <= p.v1.length()
 }
 
 // affRowsRun is the loop over the keys l of a segment (B's fiber) with,
@@ -357,7 +363,7 @@ func affRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, me
 				fr.i[memo] = 1
 			}
 		}
-		if !ok || !covered || !fb.affLoop(fl.cl, il, ih) {
+		if !ok || !covered || !fb.affShape(fl.cl, il, ih) {
 			noteAffine(false)
 			general(fr, st, from, to, bd)
 			return
@@ -498,7 +504,7 @@ func (fb *fusedBody) affDotRows(fr *frame, cl *cell, lo, hi int64, ks, vs int, b
 			*memo = 1
 		}
 	}
-	if *memo != 1 || !ifb.affLoop(in.cl, il, ih) {
+	if *memo != 1 || !ifb.affShape(in.cl, il, ih) {
 		return lo
 	}
 	noteAffine(true)
