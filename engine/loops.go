@@ -28,6 +28,10 @@ type loop struct {
 	fused *fusedLoop
 	// direct, if set, runs the whole loop (open, count, run) in one call.
 	direct func(fr *frame, b *builder)
+	// merges is set when the body is a merge of segments adding into
+	// the builder (mergeloop.go).
+	merges *mergeLoop
+	seg    *segBounds // merges: the loop's segment, if its bounds are read in place
 }
 
 func (l *loop) all(fr *frame, b *builder) {
@@ -210,8 +214,22 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 					run = rows
 				} else if rows := affRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
 					run = rows
+				} else if rows := mergeLoopRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
+					run = rows
 				}
 				return segmentLoop(open, seg, run)
+			}
+			if bodyExpr.Op == ir.OpMerge && lb.spec != nil && cl.info.Elem == ir.Int {
+				m := c.mergeOf(bodyExpr, accumBody(lb.spec, lb.neg))
+				c.unbind(2)
+				run := arrayRun(cl, ks, vs, m.run())
+				ml := mergeLoopOf(cl, ks, vs, m)
+				if ml != nil {
+					run = mergeLoopRun(ml, run)
+				}
+				l := segmentLoop(open, seg, run)
+				l.merges, l.seg = ml, seg
+				return l
 			}
 			body := mkBody()
 			c.unbind(2)
