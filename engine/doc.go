@@ -76,7 +76,8 @@
 //     row once (the first level of a CSF tensor), is built in sequential
 //     mode (seqrows.go): one reused row builder, closed rows left where
 //     the workspace carved them and recorded by key and end, no builder
-//     or pointer per row, empty rows costing nothing; so is a dictionary
+//     or pointer per row, empty rows costing nothing (an empty open row
+//     stays open as the next one, not even released); so is a dictionary
 //     of such dictionaries (TTM's {i -> {j -> {k -> v}}}, seqouter.go),
 //     its rows (i, j) in one sequence; the first key out of order (or any
 //     other access) turns it into the general form;
@@ -94,7 +95,13 @@
 //     times such a merge with one segment fixed (MTTKRP's C_val(q) *
 //     merge of B's fiber with D's row j) runs as one loop, the fixed
 //     segment checked once, the guards once per window (mergeRow), and
-//     so does the loop over B's keys around it (mergeRowsRun);
+//     so does the loop over B's keys around it (mergeRowsRun); a loop
+//     whose body is a merge adding its pairs into the builder (MTTKRP on
+//     orghs: C's row around the merge of B's fiber with D's row j) reads
+//     the fixed segment once per run and calls the body only at a pair
+//     (mergeLoop, mergeloop.go), and with the loop over B's keys around
+//     it the three levels run in one function, their bounds read in place
+//     with no frame slot between (mergeLoopRowsRun);
 //   - a read of a physical array at m*x + o, x a fused loop's index and m,
 //     o sums and products of constants, variables and scalars (a dense
 //     layout's D_val(D_len2 * j + l)), maybe behind a guard, is a factor
