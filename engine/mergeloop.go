@@ -174,17 +174,10 @@ func mergeLoopRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []st
 			// C's row k: on anything irregular, the inner loop runs
 			// the general way and finds the exact error.
 			kl, kh := k+sb.loOff, k+sb.hiOff
-			if uint64(kl) >= uint64(len(rowLo)) || uint64(kh) >= uint64(len(rowHi)) {
-				fr.i[ks], fr.i[vs] = p, k
-				if mergeLoopStopped != nil {
-					mergeLoopStopped(lo, p, hi)
-				}
-				if innerAll(fr, bd); fr.err != nil {
-					return
-				}
-				continue
+			rl, rh := int64(-1), int64(-1)
+			if uint64(kl) < uint64(len(rowLo)) && uint64(kh) < uint64(len(rowHi)) {
+				rl, rh = rowLo[kl], rowHi[kh]
 			}
-			rl, rh := rowLo[kl], rowHi[kh]
 			if rl == rh && rl >= 0 && rh <= rowN {
 				continue
 			}
