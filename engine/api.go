@@ -36,6 +36,7 @@ type Kernel struct {
 	cells       []*cell
 	ni, nf, nd  int
 	root        cx
+	indexes     []*seekIndex
 	compileTime time.Duration
 	mu          sync.Mutex
 }
@@ -85,7 +86,7 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 		c.bail(plan, "the plan has free variables: %v", names)
 	}
 	root := c.top(plan)
-	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd}
+	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)
@@ -233,6 +234,9 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 			return nil, &Error{Msg: err.Error()}
 		}
 	}
+	for _, ix := range k.indexes {
+		ix.build()
+	}
 	fr := newFrame(k.ni, k.nf, k.nd)
 	res := &Result{Type: k.typ}
 	err := runGuarded(func() {
@@ -250,6 +254,9 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start)}
 	if sampler != nil {
 		res.Stats.StartHeap, res.Stats.PeakHeap = sampler.start, sampler.stop()
+	}
+	for _, ix := range k.indexes {
+		ix.release()
 	}
 	for _, cl := range k.cells {
 		cl.unbind()

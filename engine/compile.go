@@ -15,6 +15,8 @@ type compiler struct {
 	// Slot counts of the frame.
 	ni, nf, nd int
 	threads    int
+	// indexes: the seek tables a run builds after binding the cells.
+	indexes []*seekIndex
 }
 
 type binding struct {

@@ -600,6 +600,9 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	if lb.spec != nil && lb.spec.dense && cl != nil {
 		fb.mergeRow = mergeRowOf(fb, ks, vs)
+		if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
+			r.index = c.seekIndexOf(r.merge.seg2)
+		}
 	}
 	if lb.spec != nil && lb.spec.dense && cl != nil && p.v2.at == atSeg {
 		fb.affMemo = c.newSlot(ir.IntType)
@@ -1158,8 +1161,9 @@ func (c *compiler) segment(sub *ir.Expr, cl *cell) (func(fr *frame) (int64, int6
 
 // dotMerge returns s plus va[i] * vb[j] for every pair of positions of
 // the sorted a and b with a[i] == b[j], in the nested loops' order: the
-// merge of MTTKRP (B(i,k,:) against D(j,:)).
-func dotMerge(a, b []int64, va, vb []float64, s float64) float64 {
+// merge of MTTKRP (B(i,k,:) against D(j,:)). With r, b's seeks start
+// where b's table (seekIndex) says: the same positions, found sooner.
+func dotMerge(a, b []int64, va, vb []float64, s float64, r *rowIndex, tab []int32) float64 {
 	va, vb = va[:len(a)], vb[:len(b)]
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
@@ -1167,6 +1171,8 @@ func dotMerge(a, b []int64, va, vb []float64, s float64) float64 {
 		switch {
 		case u < w:
 			i = seek(a, i+1, w)
+		case w < u && r != nil:
+			j = r.seek(tab, b, j+1, u)
 		case w < u:
 			j = seek(b, j+1, u)
 		default:
@@ -1207,7 +1213,7 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 			if mergeDirect != nil {
 				mergeDirect()
 			}
-			return dotMerge(a, b, x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))], s)
+			return dotMerge(a, b, x1[lo1:lo1+int64(len(a))], x2[lo2:lo2+int64(len(b))], s, nil, nil)
 		}
 	}
 	for i < len(a) && j < len(b) {

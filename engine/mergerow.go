@@ -30,6 +30,9 @@ type mergeRow struct {
 	// at its first and second positions, when that is all it does
 	// (dotMerge); else nil.
 	vals1, vals2 *cell
+	// index: the moving segment's rows' tables, when directRows seeks
+	// in them (fixed == 1); else nil.
+	index *seekIndex
 }
 
 // Set by tests: mergeRowOff keeps addDense off the mergeRow loop, and
@@ -158,9 +161,9 @@ func (r *mergeRow) rows(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *build
 			mb := moving.arr.ints[ml:mh]
 			switch {
 			case direct && mh <= int64(len(mv)) && r.fixed == 1:
-				s = dotMerge(fa, mb, fv, mv[ml:mh], 0)
+				s = dotMerge(fa, mb, fv, mv[ml:mh], 0, nil, nil)
 			case direct && mh <= int64(len(mv)):
-				s = dotMerge(mb, fa, mv[ml:mh], fv, 0)
+				s = dotMerge(mb, fa, mv[ml:mh], fv, 0, nil, nil)
 			case r.fixed == 1:
 				s = m.fb.mergeSum(fr, fa, mb, fl, ml, 0)
 			default:
@@ -213,9 +216,10 @@ func (r *mergeRow) directRows(moving *segBounds, fa []int64, fv, mv, x []float64
 				return q
 			}
 			if r.fixed == 1 {
-				s = dotMerge(fa, mi[ml:mh], fv, mv[ml:mh], 0)
+				ri, tab := r.index.row(j)
+				s = dotMerge(fa, mi[ml:mh], fv, mv[ml:mh], 0, ri, tab)
 			} else {
-				s = dotMerge(mi[ml:mh], fa, mv[ml:mh], fv, 0)
+				s = dotMerge(mi[ml:mh], fa, mv[ml:mh], fv, 0, nil, nil)
 			}
 		}
 		r.add(bd, j, x[q], s, a, b, c)

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// seekTestRow returns n sorted keys (with repeats when dups) drawn from
+// one of several spreads: even over [lo, lo+span), crowded into a few
+// narrow clusters, or at the ends of the int64 range.
+func seekTestRow(rng *rand.Rand, n int, dups bool) []int64 {
+	keys := make([]int64, n)
+	switch rng.IntN(4) {
+	case 0: // even
+		lo, span := rng.Int64N(2001)-1000, 1+rng.Int64N(int64(40*n+1))
+		for i := range keys {
+			keys[i] = lo + rng.Int64N(span)
+		}
+	case 1: // clusters: buckets of very different fullness
+		centers := []int64{rng.Int64N(1000), 5000 + rng.Int64N(100000)}
+		for i := range keys {
+			keys[i] = centers[rng.IntN(2)] + rng.Int64N(8)
+		}
+	case 2: // a span that does not fit an int64's difference
+		for i := range keys {
+			if rng.IntN(2) == 0 {
+				keys[i] = math.MinInt64 + rng.Int64N(1000)
+			} else {
+				keys[i] = math.MaxInt64 - rng.Int64N(1000)
+			}
+		}
+	default: // dense
+		for i := range keys {
+			keys[i] = int64(i)
+		}
+	}
+	if !dups {
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestSeekThroughTable checks the table's seek against seek, and dotMerge
+// through the table against dotMerge without it (the same bits), on rows
+// of every spread, with repeated keys, from every start.
+func TestSeekThroughTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := range 300 {
+		var rows [][]int64
+		for range 1 + rng.IntN(4) {
+			rows = append(rows, seekTestRow(rng, rng.IntN(3*seekIndexFrom), trial%2 == 0))
+		}
+		pos := []int64{0}
+		var all []int64
+		for _, r := range rows {
+			all = append(all, r...)
+			pos = append(pos, int64(len(all)))
+		}
+		arr := &cell{ints: all, n: int64(len(all)), needSorted: true}
+		arr.countDescents()
+		pc := &cell{ints: pos}
+		ix := &seekIndex{arr: arr, lo: pc, hi: pc, hiOff: 1}
+		ix.build()
+		for j, row := range rows {
+			r, tab := ix.row(int64(j))
+			if (r != nil) != (len(row) >= seekIndexFrom) {
+				t.Fatalf("trial %d: row %d of %d keys has a table: %v", trial, j, len(row), r != nil)
+			}
+			if r == nil {
+				continue
+			}
+			if got := len(tab) - int(r.at); j == len(rows)-1 && got > 2*len(row) {
+				t.Fatalf("trial %d: %d buckets for %d keys", trial, got, len(row))
+			}
+			probe := func(x int64) {
+				for from := range len(row) + 1 {
+					if got, want := r.seek(tab, row, from, x), seek(row, from, x); got != want {
+						t.Fatalf("trial %d: seek from %d for %d: %d, want %d (row %v)", trial, from, x, got, want, row)
+					}
+				}
+			}
+			for _, k := range row {
+				probe(k)
+				probe(k - 1)
+				probe(k + 1)
+			}
+			probe(math.MinInt64)
+			probe(math.MaxInt64)
+			for range 20 {
+				probe(rng.Int64())
+			}
+			// dotMerge: a short sorted fiber against the row.
+			fiber := make([]int64, rng.IntN(6))
+			for i := range fiber {
+				if rng.IntN(2) == 0 {
+					fiber[i] = row[rng.IntN(len(row))]
+				} else {
+					fiber[i] = row[0] + rng.Int64N(1000)
+				}
+			}
+			slices.Sort(fiber)
+			fv, rv := make([]float64, len(fiber)), make([]float64, len(row))
+			for i := range fv {
+				fv[i] = float64(rng.IntN(9)+1) / 3
+			}
+			for i := range rv {
+				rv[i] = float64(rng.IntN(9)+1) / 7
+			}
+			got, want := dotMerge(fiber, row, fv, rv, 0.1, r, tab), dotMerge(fiber, row, fv, rv, 0.1, nil, nil)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("trial %d: dotMerge through the table %v, without %v", trial, got, want)
+			}
+		}
+	}
+}
+
+// longRowData is mergeData with B's rows long enough to get tables
+// (seekIndexFrom keys and more out of w), some crowded into a narrow
+// range, and A's and E's rows (the fibers) drawing half their keys from
+// B's, so that merges find pairs. Trial 2 mod 4 reverses one of B's rows
+// (no table; the general loop reports it), trial 3 mod 8 makes B's
+// values one short, 7 mod 8 F's row bounds.
+func longRowData(trial int, rng *rand.Rand) storage.Store {
+	n, m, w := 1+rng.IntN(6), 1+rng.IntN(5), 600+rng.IntN(3000)
+	st := storage.Store{"lastB": storage.IntScalar(int64(m - 1 - rng.IntN(2)))}
+	bRows := make([][]int64, m)
+	for j := range bRows {
+		k := rng.IntN(4 * seekIndexFrom)
+		if k > 0 && rng.IntN(3) == 0 { // crowded: in a window of 2k keys
+			lo := rng.IntN(w - 2*k)
+			for range k {
+				bRows[j] = append(bRows[j], int64(lo+rng.IntN(2*k)))
+			}
+		} else {
+			for range k {
+				bRows[j] = append(bRows[j], int64(rng.IntN(w)))
+			}
+		}
+	}
+	fiber := func() []int64 {
+		var f []int64
+		for range rng.IntN(5) {
+			if r := bRows[rng.IntN(m)]; len(r) > 0 && rng.IntN(2) == 0 {
+				f = append(f, r[rng.IntN(len(r))])
+			} else {
+				f = append(f, int64(rng.IntN(w)))
+			}
+		}
+		return f
+	}
+	aRows := make([][]int64, n)
+	for i := range aRows {
+		aRows[i] = fiber()
+	}
+	csrOf(st, "A", w, aRows, rng)
+	csrOf(st, "B", w, bRows, rng)
+	csr(st, "C", n, m, rng.IntN(3*n+1), rng)
+	csr(st, "F", w, m, rng.IntN(3*w+1), rng) // rows for every key of A
+	eRows := make([][]int64, st["A_val"].(*storage.Array).Len())
+	for i := range eRows {
+		eRows[i] = fiber()
+	}
+	csrOf(st, "E", w, eRows, rng)
+	switch {
+	case trial%4 == 2:
+		reverseARow(st, "B", rng)
+	case trial%8 == 3 && st["B_val"].(*storage.Array).Len() > 0:
+		st["B_val"] = oneShort(st["B_val"].(*storage.Array))
+	case trial%8 == 7:
+		st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
+	}
+	return st
+}
+
+// csrOf stores rows (keys in any order, repeats dropped) as the CSR
+// matrix p with w columns and values in thirds.
+func csrOf(st storage.Store, p string, w int, rows [][]int64, rng *rand.Rand) {
+	pos := []int64{0}
+	var idx []int64
+	var val []float64
+	for _, r := range rows {
+		r = slices.Clone(r)
+		slices.Sort(r)
+		r = slices.Compact(r)
+		for _, k := range r {
+			idx = append(idx, k)
+			val = append(val, float64(rng.IntN(9)+1)/3)
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	st[p+"_len1"] = storage.IntScalar(int64(len(rows)))
+	st[p+"_dim2"] = storage.IntScalar(int64(w))
+	st[p+"_pos2"] = storage.IntArray(pos)
+	st[p+"_idx2"] = storage.IntArray(idx)
+	st[p+"_val"] = storage.RealArray(val)
+}
+
+// TestSeekIndexPlans runs the merge plans on long rows against the
+// interpreter (1 and 3 threads) and against kernels compiled without
+// seek tables (the same bits and errors), and checks that tables were
+// built for rows and that runs both ended and handed over.
+func TestSeekIndexPlans(t *testing.T) {
+	defer func() { seekIndexOff, seekIndexBuilt, mergeRowStopped = false, nil, nil }()
+	rng := rand.New(rand.NewPCG(23, 24))
+	tabled := 0
+	for _, pc := range mergeRowPlans {
+		var ended, handed, rows atomic.Int64 // agree runs 3 threads
+		seekIndexBuilt = func(n int) { rows.Add(int64(n)) }
+		mergeRowStopped = func(lo, stop, hi int64) {
+			if stop == hi {
+				ended.Add(1)
+			} else {
+				handed.Add(1)
+			}
+		}
+		for trial := range 40 {
+			againstGeneral(t, pc.name, pc.plan, longRowData(trial, rng), func(off bool) { seekIndexOff = off })
+		}
+		if ended.Load() == 0 || handed.Load() == 0 {
+			t.Errorf("%s: runs ended %d, handed over %d; want both", pc.name, ended.Load(), handed.Load())
+		}
+		if rows.Load() > 0 {
+			tabled++
+		}
+		t.Logf("%s: %d rows with tables", pc.name, rows.Load())
+	}
+	if tabled < 4 {
+		t.Errorf("%d plans built tables; want the four whose fixed segment is the first and whose body is a product of the two values", tabled)
+	}
+}
