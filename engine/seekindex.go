@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"math/bits"
-	"slices"
 )
 
 // seekIndex is a bucket table over the rows of a segmented int array
@@ -70,7 +69,11 @@ func (ix *seekIndex) build() {
 	// Rows j with both bounds in their arrays.
 	first := max(-ix.loOff, -ix.hiOff, 0)
 	last := min(int64(len(pa))-ix.loOff, int64(len(pb))-ix.hiOff)
-	ix.first, ix.rows, ix.tab = first, ix.rows[:0], ix.tab[:0]
+	ix.first, ix.rows = first, ix.rows[:0]
+	// Two passes: the rows' ranges and the tables' total size, then the
+	// tables in one array of that size (appending would leave copies of
+	// it behind for the collector).
+	total := int64(0)
 	for j := first; j < last; j++ {
 		r := rowIndex{at: -1}
 		l, h := pa[j+ix.loOff], pb[j+ix.hiOff]
@@ -82,19 +85,29 @@ func (ix *seekIndex) build() {
 			if w, m := bits.Len64(span), bits.Len64(uint64(h-l)); w > m {
 				r.shift = uint(w - m)
 			}
-			r.at = int64(len(ix.tab))
-			// tab[b] = the first position whose key's bucket is b or
-			// more: each key fills the buckets up to its own.
-			nb := int64(span>>r.shift) + 1
-			ix.tab = slices.Grow(ix.tab, int(nb))[:r.at+nb]
-			t, b := ix.tab[r.at:], int64(0)
-			for p := l; p < h; p++ {
-				for kb := int64((uint64(a[p]) - uint64(r.k0)) >> r.shift); b <= kb; b++ {
-					t[b] = int32(p - l)
-				}
-			}
+			r.at = total
+			total += int64(span>>r.shift) + 1
 		}
 		ix.rows = append(ix.rows, r)
+	}
+	if int64(cap(ix.tab)) < total {
+		ix.tab = make([]int32, total)
+	}
+	ix.tab = ix.tab[:total]
+	for k, r := range ix.rows {
+		if r.at < 0 {
+			continue
+		}
+		// tab[b] = the first position whose key's bucket is b or more:
+		// each key fills the buckets up to its own.
+		j := first + int64(k)
+		l, h := pa[j+ix.loOff], pb[j+ix.hiOff]
+		t, b := ix.tab[r.at:], int64(0)
+		for p := l; p < h; p++ {
+			for kb := int64((uint64(a[p]) - uint64(r.k0)) >> r.shift); b <= kb; b++ {
+				t[b] = int32(p - l)
+			}
+		}
 	}
 	if seekIndexBuilt != nil {
 		n := 0
