@@ -95,7 +95,9 @@
 //     times such a merge with one segment fixed (MTTKRP's C_val(q) *
 //     merge of B's fiber with D's row j) runs as one loop, the fixed
 //     segment checked once, the guards once per window (mergeRow), and
-//     so does the loop over B's keys around it (mergeRowsRun); a loop
+//     so does the loop over B's keys around it (mergeRowsRun); its merges
+//     seek in D's long rows through a bucket table the run builds first,
+//     which says where each search starts (seekIndex, seekindex.go); a loop
 //     whose body is a merge adding its pairs into the builder (MTTKRP on
 //     orghs: C's row around the merge of B's fiber with D's row j) reads
 //     the fixed segment once per run and calls the body only at a pair
