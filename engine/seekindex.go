@@ -9,8 +9,8 @@ import (
 // (I(P(j + c1):P(j + c2)), CSR rows), built before every run, that tells
 // a merge where in row j to start looking for a key: the merge of
 // MTTKRP on WordNet seeks a fiber's one or two keys in rows of D of
-// about 3,700 keys out of 117,659, about 350,000 times a run, and each
-// interpolating seek took some 37 ns (13 of the kernel's 23 ms). A
+// about 3,700 keys out of 117,659, some 160,000 times a run, and the
+// interpolating seeks took a quarter of the kernel's time. A
 // bucket covers 2^shift keys of the row's range, about one key each,
 // and holds the first position whose key falls in it or after: the seek
 // then starts there, usually at the answer.
@@ -43,10 +43,10 @@ var (
 	seekIndexBuilt func(rows int)
 )
 
-// seekIndexFrom is the shortest row given a table: below it a seek
-// costs about what the table's extra cache line does. Measured on
-// WordNet's MTTKRP (rows of 3,700) and the kernel test's (rows of 250 out
-// of 1,000 keys); see the session-21 note.
+// seekIndexFrom is the shortest row given a table. Chosen, not tuned:
+// in a shorter row galloping from the start takes a few probes, about
+// what the table's extra cache line costs. The rows measured with tables
+// are longer (WordNet's 3,700 keys, the kernel test's 250).
 const seekIndexFrom = 64
 
 // seekIndexOf returns the kernel's index over the rows of seg, one per
