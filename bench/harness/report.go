@@ -63,15 +63,25 @@ func (h *Harness) WriteReport(elapsed time.Duration) error {
 
 // WriteReportFromJSON rewrites REPORT.md and the plots from dir/results.json.
 func WriteReportFromJSON(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	d, err := readResults(dir)
 	if err != nil {
 		return err
 	}
+	return writeReport(dir, d)
+}
+
+// readResults reads dir/results.json.
+func readResults(dir string) (*reportData, error) {
+	path := filepath.Join(dir, "results.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	var d reportData
 	if err := json.Unmarshal(b, &d); err != nil {
-		return err
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return writeReport(dir, &d)
+	return &d, nil
 }
 
 // cell formats one measurement's execute time for a table.

@@ -3,6 +3,7 @@
 //
 //	storel-bench [--quick] [--only e2e,sweep,ablation,optimizer,overhead,threads] [flags]
 //	storel-bench report [--out DIR]       rewrite REPORT.md from DIR/results.json
+//	                                      (and README.md's table, for the default DIR)
 //	storel-bench oracle PROGRAM [storel run flags]   the reference interpreter
 //
 // bench/run.sh builds everything and calls it; see bench/README.md.
@@ -81,8 +82,18 @@ func run(args []string) error {
 			*out = filepath.Join(*out, "quick")
 		}
 	}
+	// The README's headline table follows the full run's results.
+	readme := func() error {
+		if abs(*out) != abs(filepath.Join(*repo, "bench", "results")) {
+			return nil
+		}
+		return harness.UpdateReadme(filepath.Join(*repo, "README.md"), *out)
+	}
 	if reportOnly {
-		return harness.WriteReportFromJSON(*out)
+		if err := harness.WriteReportFromJSON(*out); err != nil {
+			return err
+		}
+		return readme()
 	}
 	if *dataDir == "" {
 		*dataDir = filepath.Join(*repo, "..", "shared", "data")
@@ -166,6 +177,11 @@ func run(args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Join(cfg.OutDir, "REPORT.md"))
+	if !cfg.Quick {
+		if err := readme(); err != nil {
+			return err
+		}
+	}
 	if runErr != nil {
 		return runErr
 	}
