@@ -2,7 +2,7 @@
 // physical data and storage mappings in a Workspace, compile an SDQLite
 // program against them, run it, and read the result.
 //
-// The pipeline (DESIGN.md §1) is parse → desugar → type check → compose
+// The pipeline (docs/design.md §1) is parse → desugar → type check → compose
 // (paper §5.1) → optimize → compile → run. Each stage lives in its own
 // package (sdql, ir, opt, engine); this package wires them together for
 // callers and for the storel command.

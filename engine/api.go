@@ -215,9 +215,8 @@ func (k *Kernel) Exec(st storage.Store) (*Result, error) { return k.exec(st, fal
 
 // ExecSampled runs the kernel like Exec and samples the heap while it
 // runs (Stats.PeakHeap, Stats.StartHeap). The sampler wakes every 2 ms on
-// another goroutine; on a loaded 2-core machine that slowed BATAX on
-// Andrews by about 10% (median 4.5 against 3.9 ms), so timed runs use
-// Exec.
+// another goroutine, which slows a short kernel noticeably on a loaded
+// machine, so timed runs use Exec.
 func (k *Kernel) ExecSampled(st storage.Store) (*Result, error) { return k.exec(st, true) }
 
 func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {

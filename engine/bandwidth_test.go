@@ -32,40 +32,22 @@ var (
 // The bound is a streaming loop that reads the bytes a CSR SpMV must read
 // with 32-bit indices: a []float64 as long as the values, x and y, and
 // an []int32 as long as the column indices and the row pointers (12
-// bytes per non-zero). Since session 16 storel's CSR loop on amd64 reads
-// that much too: its column indices come from their 32-bit copy
-// (storage.Array.Narrow; its row pointers stay 64-bit). A second loop
-// streams the arrays with 64-bit indices (16 bytes per non-zero), what
-// it read before. It never fails on timings.
+// bytes per non-zero). storel's CSR loop on amd64 reads that much too:
+// its column indices come from their 32-bit copy (storage.Array.Narrow;
+// its row pointers stay 64-bit). A second loop streams the arrays with
+// 64-bit indices (16 bytes per non-zero). It never fails on timings.
 //
 // Every timed run starts from memory (a 256 MB buffer is written before
-// it): with 105 MB of last-level cache, a kernel run right after another
-// over the same arrays is served from the cache, while the stream,
-// touched once a round, was not; until session 6 the test compared
-// exactly that, and its stream read one sequence at a time, which left
-// the core's memory parallelism idle (6.2-6.6 GB/s against 10 GB/s for
-// four streams in lockstep). Both made the ratio look better than it is:
-// 1.22-1.60 for CSR and 1.05-1.36 for the pattern mapping on cnr-2000.
-//
-// Measured on the 2-core development machine with both fixed (medians of
-// 21 runs, two runs of the test, session 6): cnr-2000 (325557 rows,
-// 3216152 pattern non-zeros, stored as ints), the 12-byte stream reads 45
-// MB in 3.4-4.5 ms (10-13 GB/s); storel's SpMV took 2.6-2.9x the bound,
-// the pattern mapping 2.2-2.35x. On cnr-2000 the cost per row, not the
-// bytes streamed, bounds a CSR loop: narrower indices do not help the
-// Go hand loop there (the int32 one is 0.87-1.03x the int64 one; Go's
-// int32 loop also costs more per entry, so the comparison hides what
-// the bytes are worth: in assembly, from warm caches, 32-bit indices
-// take 0.85-0.95x the time, TestNarrowRatio). Session 16, one run
-// each: CSR 2.19x the bound, sell+pattern 1.04x (2.04x and 1.12x with
-// the matrix's values stored as reals).
+// it): otherwise a kernel run right after another over the same arrays
+// is served from the last-level cache while the stream is not, and the
+// ratio looks better than it is. The stream reads several sequences in
+// lockstep, as the kernel does, so that it uses the core's memory
+// parallelism. On a matrix with many short rows the cost per row, not
+// the bytes streamed, bounds a CSR loop.
 //
 // The test also runs SpMV over the matrix stored as sell and as
 // sell+pattern (32-bit columns, eight rows at a time: sell.go) and checks
-// that both give CSR's bits. Session 10, six runs: sell+pattern 1.00-1.21x
-// the bound (1.00, 1.21, 1.05, 1.00, 1.06, 1.16), sell with int values
-// 1.46-1.92x, CSR 2.1-2.5x; on landmark (real values) sell 1.28-1.44x and
-// CSR 1.64-1.71x.
+// that both give CSR's bits.
 func TestBandwidthRatio(t *testing.T) {
 	if *bandwidthRuns == 0 {
 		t.Skip("set -engine.bandwidth N")

@@ -26,7 +26,7 @@ const maxDenseJump = 1 << 16
 // recursively. The zero value is not usable; see newBuilder.
 //
 // Most builders are the rows of a nested level (one per key of the level
-// above: 117k for MTTKRP on WordNet, 325k for MMM on cnr-2000), and what
+// above: a hundred thousand or more for MTTKRP and MMM), and what
 // they cost per row is what they cost in all. So the struct holds what a
 // row of scalars uses while it is built and once it is closed (its
 // values, its keys as a list, its workspace: 128 bytes, 7 pointers for
@@ -34,14 +34,8 @@ const maxDenseJump = 1 << 16
 // hash levels, keys spilled out of a dense slice, the workspaces of the
 // dictionary) live in a side struct that only the builders needing one
 // get (see builderAux). A closed row of a workspace level is frozen as it
-// is (rowLeaf), and dense levels grow by doubling (growTo). Together:
-// BenchmarkBuildRows/few (100k rows of about one entry) 87 -> 25-30 ms,
-// 46 -> 24 MB allocated; MTTKRP on WordNet (storel run --threads 1
-// --repeat 20, minimum of 5 alternating runs) execute 55.6 -> 50.4 ms,
-// write 10.0 -> 5.2 ms; MMM on cnr-2000 execute 499 -> 432 ms (minimum
-// of 3), output 290 -> 274 MiB. builder.child was 37% of MTTKRP's kernel
-// time, now about 20% (of which the compaction of the rows, release, is
-// half).
+// is (rowLeaf), and dense levels grow by doubling (growTo).
+// BenchmarkBuildRows measures the per-row cost.
 type builder struct {
 	spec *bspec
 	// Scalar leaves (depth 1), dense: by key.
@@ -186,7 +180,7 @@ func denseGrowth(n int, k int64) int {
 // (the rows of MTTKRP, keyed by B's first level: 117659 of them) is then
 // copied about once in all rather than four times, which for a level of
 // children (pointers: the copy goes through the collector's write
-// barriers while it marks) was a tenth of MTTKRP's time on WordNet.
+// barriers while it marks) is costly.
 func growTo[T any](s []T, n int) []T {
 	if n > cap(s) {
 		c := cap(s) + cap(s)/4
@@ -235,8 +229,8 @@ func (b *builder) reserve(n int64) {
 // times the array's length, or maxDenseJump: a loop adding at those keys
 // then needs no check per key. The zeros the level gains are no entries.
 // Without the bound relative to the array, a level could not jump to a
-// key past maxDenseJump at once (a matrix with more columns than that, as
-// cnr-2000's 325557, kept BATAX's scatter in its checked loop); with it,
+// key past maxDenseJump at once (a matrix with more columns than that
+// would keep BATAX's scatter in its checked loop); with it,
 // one stray huge key still goes to the spill map rather than allocate
 // gigabytes.
 func (b *builder) holdKeysOf(c *cell) {

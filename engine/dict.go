@@ -648,8 +648,8 @@ type groupView struct {
 	// kids caches the view of each group below (levels above the last):
 	// a plan that looks a row up once per iteration, D_hash(j)(l) in
 	// MTTKRP with D as a hash map, would otherwise rebuild the row's
-	// view, a scan of its entries, every time (6.8 s against 50 ms on
-	// WordNet). Workers of a parallel run share the views, so a kid is
+	// view, a scan of its entries, every time. Workers of a parallel
+	// run share the views, so a kid is
 	// published atomically; two workers may build the same one, equal.
 	kids []atomic.Pointer[groupView]
 }

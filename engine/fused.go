@@ -425,7 +425,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		// if g then { k -> x } does: a zero added into a built
 		// dictionary is dropped. With the key a loop variable (reading
 		// it cannot fail), the guard joins the prelude, where a window
-		// whose keys all pass skips it (MTTKRP on WordNet: if 0 <= j &&
+		// whose keys all pass skips it (MTTKRP: if 0 <= j &&
 		// j < D_len1 for every entry j of C's row).
 		for fb.keyAt != atFn && core.Op == ir.OpIf && len(core.Args) == 2 {
 			pre = append(pre, core)

@@ -52,7 +52,7 @@ func randCSR(n, m, nnz int, rng *rand.Rand) *sparseCSR {
 	return a
 }
 
-// store adds the arrays under the naming contract (DESIGN.md §3): a
+// store adds the arrays under the naming contract (docs/design.md §3): a
 // dense first level P_len1 and a sparse second level P_pos2, P_idx2.
 func (a *sparseCSR) store(st storage.Store, p string) {
 	st[p+"_len1"] = storage.IntScalar(int64(a.n))
@@ -489,8 +489,7 @@ func kernelCases(scale int, rng *rand.Rand) []kernelCase {
 // Each kernel runs with narrow rows swept whole and marked (useSweep);
 // MMM and TTM, whose rows are narrow, must sweep some of them. MTTKRP's
 // merge (B_val(p3) * D_val(p5)) must run as the direct loop of two real
-// arrays: until session 12 merges never set fusedBody.pure, so that
-// loop was never run.
+// arrays, which needs fusedBody.pure set for merges.
 func TestPaperKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	defer func(s bool) { useSweep, sweptRow, mergeDirect, narrowRead = s, nil, nil, nil }(useSweep)

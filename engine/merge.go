@@ -270,8 +270,8 @@ func (m *mergeParts) value(fr *frame) float64 {
 // sortedInPlace returns the segments of s1 and s2, and their first
 // positions, when their bounds read in place are in order and inside
 // their arrays and both are sorted. When one is empty there is nothing
-// to intersect: both come back empty, their order unchecked (half of D's
-// rows are empty in MTTKRP on orghs).
+// to intersect: both come back empty, their order unchecked (many of D's
+// rows can be empty in MTTKRP).
 func sortedInPlace(fr *frame, s1, s2 *segBounds) (a, b []int64, l1, l2 int64, ok bool) {
 	l1, h1, ok1 := s1.inPlace(fr)
 	l2, h2, ok2 := s2.inPlace(fr)
@@ -305,9 +305,7 @@ func sortedDict(d dict) bool {
 //
 // The binary search has no branch on the keys: each step's comparison
 // comes out as a borrow (less, below) that masks the step, where a branch
-// would be mispredicted half the time. On a row of 3677 keys out of
-// 117659 (MTTKRP's D on WordNet) a seek took 150-175 ns with the branch
-// and 82-98 ns without (a throwaway benchmark, session 12).
+// would be mispredicted half the time.
 //
 // Into a long slice (interpolateFrom keys or more ahead) the search
 // starts from a guess instead (seekInterpolating).
@@ -337,13 +335,9 @@ func seek(s []int64, from int, x int64) int {
 }
 
 // interpolateFrom is the length of what is left of a slice from which
-// seek interpolates. Throwaway benchmark (session 14), 200k short fibers
-// seeking into rows of sorted random keys, min of 11, interpolating
-// against galloping from the start: rows of 3677 keys out of 117659
-// (MTTKRP's D on WordNet) 0.61-0.83x the time; rows of 250 out of 1000
-// (the kernel test's MTTKRP), below the threshold, 0.98-1.04x. Galloping
-// from the start of a row of 250 costs about as much as a guess and its
-// correction; the guess paid off only on longer rows.
+// seek interpolates. Galloping from the start of a row of a few hundred
+// keys costs about as much as a guess and its correction; the guess pays
+// off only on longer rows.
 const interpolateFrom = 512
 
 // seekInterpolating is seek for s[from] < x: the first probe is where x

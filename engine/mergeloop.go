@@ -3,7 +3,8 @@ package engine
 import "github.com/storel/storel/ir"
 
 // mergeLoop is a loop over an int array whose body is a merge of two
-// segments adding into the loop's builder. MTTKRP's plan on orghs (CSR
+// segments adding into the loop's builder. MTTKRP's plan on a tensor of
+// short fibers (CSR
 // factors) is one, C's row k around the merge of B's fiber with D's row j:
 //
 //	sum(<q, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
@@ -12,8 +13,8 @@ import "github.com/storel/storel/ir"
 //
 // The general loop calls the merge's closure per entry, and it reads
 // both segments' bounds and checks both orders before it can find that
-// they do not meet: on orghs a fiber of B has about one entry and a row
-// of D 0.6, so one entry in 35 has a pair. Here the segment that does not
+// they do not meet: when fibers of B and rows of D hold an entry or so,
+// few entries have a pair. Here the segment that does not
 // move with the loop (B's fiber) is read and checked once per run, and
 // per entry only the moving one (D's row j); the body runs through its
 // closure at each pair, as in mergeSorted, so every pair adds exactly
@@ -131,7 +132,7 @@ func mergeLoopRun(ml *mergeLoop, general func(*frame, srcState, int64, int64, *b
 // array cl (k = cl(p)), behind a prelude of guards on k (or none), an
 // inner mergeLoop over the segment I(P(k + c1):Q(k + c2)) whose fixed
 // segment is picked by p and whose moving one by the inner loop's key:
-// MTTKRP's loop over the fibers of B(i,:,:) on orghs, C's row k inside.
+// MTTKRP's loop over the fibers of B(i,:,:), C's row k inside.
 // The bounds are read in place with no frame slot in between, as a hand
 // loop reads them; the slots are written only before a pair's body runs
 // or before the general loops take over. The guards are decided once per

@@ -14,9 +14,9 @@ package engine
 // and its order are checked once per run, and the guards once per window
 // (when every key of C's index array passes them). Per entry, only D's row is
 // read. The general loop went through the guard's closure, the merge's
-// bounds and the order of both segments per entry, which on WordNet cost
-// more than the merges (C's rows have about 0.8 entries, B's fibers one
-// or two, so a run is one or two merges of one or two seeks each).
+// bounds and the order of both segments per entry, which costs more than
+// the merges when C's rows and B's fibers hold an entry or two (a run is
+// then one or two merges of one or two seeks each).
 type mergeRow struct {
 	arr   *variant       // the array read (at1: at the position)
 	merge *mergeParts    // the merge (inPlace)
@@ -239,8 +239,8 @@ func (r *mergeRow) directRows(moving *segBounds, fa []int64, fv, mv, x []float64
 // Guards that only test keys hold for every window or for none: the
 // decision depends on the bound arrays' key ranges and scalars alone. It
 // is made at the first window of a run and kept in the int slot memo
-// (0: not yet, 1: covered, 2: not), which on WordNet saves one eighth
-// of the kernel's time (per row i, the two guards' four tests).
+// (0: not yet, 1: covered, 2: not), which saves, per row i, the two
+// guards' four tests.
 func mergeRowsRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step, memo int, general func(*frame, srcState, int64, int64, *builder)) func(*frame, srcState, int64, int64, *builder) {
 	fl := inner.fused
 	if fl == nil || fl.seg == nil || !lb.spec.dense || vs < 0 || fl.fb.mergeRow == nil {

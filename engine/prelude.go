@@ -278,8 +278,8 @@ func (c *compiler) intOperand(e *ir.Expr) (operand, bool) {
 //
 //	sum(<p, k> in A_idx2(...)) if 0 <= k && k < B_len1 then let t = A_val(p) in ...
 //
-// that is one unchecked load per entry, where running the steps cost
-// about a sixth of the kernel's time (landmark).
+// that is one unchecked load per entry instead of running the steps
+// through closures.
 type windowPrelude struct {
 	tests []rangeTest
 	reads []*arrayLet
@@ -331,8 +331,7 @@ func (w *windowPrelude) covers(kmin, kmax, plo, phi int64) bool {
 	}
 	for i := range w.tests {
 		// By pointer: a copy of the test went through the stack, and that
-		// store stalled behind the stores of the rows compacted before
-		// (half of this function's time in MMM of landmark).
+		// store stalled behind the stores of the rows compacted before.
 		t := &w.tests[i]
 		b := t.bound.value(nil)
 		var ok bool

@@ -7,10 +7,9 @@ import (
 
 // seekIndex is a bucket table over the rows of a segmented int array
 // (I(P(j + c1):P(j + c2)), CSR rows), built before every run, that tells
-// a merge where in row j to start looking for a key: the merge of
-// MTTKRP on WordNet seeks a fiber's one or two keys in rows of D of
-// about 3,700 keys out of 117,659, some 160,000 times a run, and the
-// interpolating seeks took a quarter of the kernel's time. A
+// a merge where in row j to start looking for a key: MTTKRP's merge
+// seeks a fiber's one or two keys in long rows of D many times a run,
+// and interpolating seeks would dominate the kernel's time. A
 // bucket covers 2^shift keys of the row's range, about one key each,
 // and holds the first position whose key falls in it or after: the seek
 // then starts there, usually at the answer.
@@ -45,8 +44,7 @@ var (
 
 // seekIndexFrom is the shortest row given a table. Chosen, not tuned:
 // in a shorter row galloping from the start takes a few probes, about
-// what the table's extra cache line costs. The rows measured with tables
-// are longer (WordNet's 3,700 keys, the kernel test's 250).
+// what the table's extra cache line costs.
 const seekIndexFrom = 64
 
 // seekIndexOf returns the kernel's index over the rows of seg, one per

@@ -11,8 +11,8 @@ import (
 // The sell SpMV kernel in AVX2 (sell_amd64.s): per step of a chunk, one
 // load of eight 32-bit columns, two masked gathers of x (VGATHERDPD) and
 // two vector adds. The same loop in Go (sellChunksGo) reads each column
-// and each x with scalar loads and ran about 1.6-2.2x the bandwidth bound
-// on cnr-2000 (pattern), against about 1.0-1.15x for this one.
+// and each x with scalar loads, well short of the memory bandwidth this
+// loop reaches.
 
 //go:noescape
 func sellRows(out *float64, nout int64, perm *int64, rlen *int64, cpos *int64, chunks int64, cols *int64, ncols int64, vals unsafe.Pointer, nvals int64, x *float64, ints int64) int64

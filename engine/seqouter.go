@@ -8,8 +8,8 @@ import "slices"
 // increasing order within each i (its second): the rows (i, j) arrive in
 // lexicographic order. The general builder gives each i a builder of
 // rows (a workspace of children, its list of kids when closed) and each
-// row a builder of its own; on orghs (20728 values of i, 300k rows of
-// about one entry) that machinery is most of the kernel's time.
+// row a builder of its own; with many rows of about one entry that
+// machinery is most of the kernel's time.
 //
 // So a dense dictionary of depth 3 over dense rows starts in sequential
 // mode too: one seqRows holds every row (i, j) in order, as for a
@@ -22,12 +22,6 @@ import "slices"
 // list of closed row builders over the same storage), the open one mid
 // itself, opened in its level's workspace, and the dictionary goes on the
 // general way.
-//
-// TTM by the CLI (storel run --threads 1 --repeat 15, alternating with the
-// binary before, session 15): orghs 64-93 ms against 116-160, WordNet 106
-// against 183 (62 against 140 on two threads); the result takes 5.1 MiB
-// against 59.3 on orghs, 7.6 against 73.1 on WordNet; outputs are
-// byte-identical.
 
 // seqOuter is the outer level of a dictionary of depth 3 in sequential
 // mode.

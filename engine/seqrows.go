@@ -13,8 +13,8 @@ import (
 // builder gives every row a builder of its own (128 bytes out of the
 // tree's slab, 7 pointers for the collector to scan, a kid in the level's
 // slice, a dictionary when frozen) so that any row can be reopened later.
-// When rows are small that is most of what a row costs: MTTKRP on WordNet
-// builds 117k rows of 1.5 entries each.
+// When rows are small (MTTKRP's result can have a hundred thousand rows
+// of one or two entries) that is most of what a row costs.
 //
 // So the builder of a whole dictionary of depth 2 whose rows are dense
 // leaves starts in sequential mode (seqRows): one builder, reused, takes
@@ -31,12 +31,6 @@ import (
 // far become closed builders over the same storage and the dictionary
 // goes on the general way. So the mode changes what a row costs, never
 // the entries, their order or the bytes they take.
-//
-// MTTKRP on WordNet (6401 entries in 117,659 rows), in one process
-// against session 13's engine: 21.9-23.3 ms against 29.5-31.2, together
-// with what releaseLeaf and addReal skip for empty rows and zeros and
-// with seek's interpolation (session 14); its result takes 0.2 MiB
-// against 19.9.
 
 // seqRows holds the closed rows of a dictionary in sequential mode, and
 // the builder of the open one.
@@ -115,7 +109,7 @@ func (b *builder) seqRow(k int64) *builder {
 	switch {
 	case s.live && k == s.key:
 	case k > s.key && s.live && s.cur.untouched():
-		// The open row is empty (MTTKRP on WordNet: 19 rows in 20):
+		// The open row is empty (most rows of a sparse MTTKRP result):
 		// closing it records nothing, so it stays open as row k.
 		s.key = k
 		return s.cur

@@ -11,14 +11,8 @@ package engine
 // instructions (sweep_amd64.s), and the scatter loops write no marks
 // (workspace.sweep). A row of 250 keys costs 32 steps, 85 ns, whether it
 // holds 10 entries or 200 (the Go loop over every key: 410 ns).
-//
-// MMM by a random factor of 250 columns at density 1/32, as in the e2e
-// benchmark, alternating sweeping and marking in one process
-// (TestSweepRatio, 11 runs each, session 11), time swept / time marked,
-// medians of two runs of the test: landmark 0.94 and 0.95, wiki-Vote
-// 0.96 and 0.87, cnr-2000 0.89 and 0.97, Andrews 0.79 and 0.75, copter2
-// 0.74 and 0.85, bcsstk16 0.98 and 1.12 (its rows are full: both ways
-// run dense rows, and the difference is this machine's noise).
+// TestSweepRatio compares sweeping with marking on MMM by a narrow
+// factor.
 
 // The sweep keeps what compaction keeps: the non-zero entries (NaN
 // included, -0 not), in key order. A row is swept when the scatter loop

@@ -219,11 +219,8 @@ func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64,
 // workspace's bitmap of the whole slice, which release reads back in
 // order (markedRange, sweepMarked). A mark costs no branch, where
 // listing a key tests whether its entry was zero, and release needs no
-// pass of its own over listed keys. MMM by a 250-column factor, in one
-// process alternating the two ways over 20 runs each: median 0.81-0.98
-// of the time of listing on the six matrices of ../shared/data (0.87 on
-// landmark, 0.89 on cnr-2000). Keys outside the slice take the general
-// path and are listed.
+// pass of its own over listed keys. Keys outside the slice take the
+// general path and are listed.
 func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, b, c float64, only bool) {
 	vals = vals[:len(idx)]
 	out := bd.reals
@@ -492,12 +489,8 @@ func (is *intSum) sum(fr *frame, lo, hi int64, s int64) int64 {
 // through a let the window prelude would load), and no prelude step
 // needs running. It then runs all positions in one loop without calls
 // (markProduct), where the general loop made three calls per position
-// and kept its state in the frame. MMM, one process alternating the two
-// ways over 20 runs each: medians 0.77-0.92 of the time on landmark,
-// copter2, Andrews, wiki-Vote and cnr-2000. Until session 11 the factor
-// had to be real, which left the pattern and integer matrices (cnr-2000,
-// copter2, wiki-Vote, Andrews) to the general loop, and so did the rows
-// of a streak.
+// and kept its state in the frame. The factor may be real or int
+// (pattern and integer matrices), and the rows may be a streak's.
 type rowProduct struct {
 	outer, lo, hi *cell // k = outer(p); segment lo(k+loOff):hi(k+hiOff)
 	loOff, hiOff  int64
@@ -592,9 +585,8 @@ func markProduct[V, A number](out []float64, bm []uint64, outer, pa, pb []int64,
 // stopping at the first key outside out, whose position it returns
 // (len(seg) when done). A function of its own, so that its loop keeps
 // everything in registers: inlined in markProduct's loop, Go spilled the
-// loop counter and four other values to the stack. The gain is small
-// (MMM, alternating in one process: medians 0.89-0.97 on Andrews,
-// landmark and copter2): what bounds the loop is the read-modify-write
+// loop counter and four other values to the stack. The gain is small:
+// what bounds the loop is the read-modify-write
 // of out[j] and of the bitmap's word, the same few words again and
 // again.
 //

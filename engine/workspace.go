@@ -30,18 +30,11 @@ import (
 // rather than a sweep of its keys). Memory is what decides at
 // scale: a result that does not fit in the caches is written once into
 // memory the process never touched, and the page faults and cache misses
-// of that first write cost more than the compaction. MMM of cnr-2000
-// (325557 rows) by a random 325557 x 250 matrix of density 1/32, 17.0M
-// entries, 21% of 250 keys a row on average (23% of the rows are at least
-// half full, 37% between an eighth and a half): with the former rule
-// (dense from an eighth up) the output took 690 MiB and the execution
-// 910 ms; with this one, 290 MiB and about 60% of the time (storel run
-// --repeat 3 --threads 1, alternating runs on a loaded machine:
-// 1045-1276 ms against 610-688 ms; 3x fewer page faults). Where memory is
-// recycled (the engine's own benchmark runs MMM over and over in one
-// process, 100k rows at 27%) dense rows at 27% are cheap to make too, and
-// the two rules are within that benchmark's noise (TestKernelRatios MMM,
-// minimum of 5 runs, alternating rounds: 293-406 ms against 298-378).
+// of that first write cost more than the compaction: a lower threshold
+// (dense from an eighth up) makes a large MMM result more than twice the
+// size and slower. Where memory is recycled (a benchmark running MMM
+// over and over in one process) dense rows are cheap to make too, and
+// the threshold matters little.
 //
 // The compaction is cheap so that lists stay competitive: the touched
 // keys go into a bitmap of their range (a word per 64 keys) that is read
@@ -61,13 +54,13 @@ import (
 // interrupt), new rows start with a dense slice of their own (a streak),
 // until one of them turns out to be less than half full (its non-zeros
 // are counted when the next row starts). A streak thus wastes at most one
-// row, and rows interleaving dense and sparse ones (cnr-2000: hubs) stay
-// mostly in the workspace. Rows made dense at once avoid the workspace's
-// key tracking, which the scatter loops of TTM (64-key rows, all full)
-// would otherwise pay for: 48 ms a run with streaks, 70 without.
+// row, and rows interleaving dense and sparse ones (a web graph's hubs)
+// stay mostly in the workspace. Rows made dense at once avoid the
+// workspace's key tracking, which the scatter loops of TTM (64-key rows,
+// all full) would otherwise pay for.
 //
 // What a row costs apart from its entries matters as much when rows are
-// small (MTTKRP on WordNet: 117k rows of 1.5 entries): a row is a builder
+// small (MTTKRP: a hundred thousand rows of one or two entries): a row is a builder
 // of 128 bytes carved from a slab of the tree (builder.go), its closed
 // list is frozen as it is (rowLeaf: no allocation, and so no zeros in
 // it: compaction drops them, spilled zeros are deleted), and compaction
@@ -411,8 +404,7 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	}
 	if len(touched) == 0 && !w.sweep && !w.marking && (spill == nil || len(*spill) == 0) {
 		// Nothing was written: an empty list, at no cost. Most rows of
-		// a sparse product can be empty (MTTKRP on WordNet: 6401
-		// entries in 117659 rows).
+		// a sparse product can be empty.
 		*own = nil
 		return false
 	}

@@ -3,7 +3,7 @@
 // against. It evaluates a typed ir.Expr over the physical objects of a
 // storage.Store and returns a logical value.Value.
 //
-// The interpreter follows the semantics of paper §3.2 and DESIGN.md §2
+// The interpreter follows the semantics of paper §3.2 and docs/design.md §2
 // literally: a sum adds its bodies in increasing key order, iterating a
 // physical array, a range or a subarray visits every position whatever its
 // value, a missing key reads as zero, and a dictionary holding only zeros

@@ -266,7 +266,7 @@ CREATE TENSOR C AS
 }
 
 // The lower-triangular, band and Z-order mappings of §4, with the
-// corrections of DESIGN.md §2.
+// corrections of docs/design.md §2.
 func TestSpecialMappings(t *testing.T) {
 	r := newRand(71)
 	t.Run("lower triangular", func(t *testing.T) {

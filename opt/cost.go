@@ -34,11 +34,11 @@ const (
 	// tempDict is the fixed cost of a dictionary built as a temporary
 	// (an operand of +, - or * on dictionaries, and their result): the
 	// engine allocates a builder, fills it, freezes it and then makes the
-	// combined dictionary, whatever the few entries. MTTKRP on orghs
-	// (engine.TestRealMTTKRPRatio), in a plan that scaled a merge's
-	// {j -> B*D} by C's value instead of multiplying inside the singleton:
-	// about 380 ns more per product (111 against 19 ms for about 235,000
-	// products), so 400 scalar operations.
+	// combined dictionary, whatever the few entries: a plan that scales a
+	// merge's {j -> B*D} by C's value instead of multiplying inside the
+	// singleton pays about 400 ns more per product than one that does not
+	// (engine.TestRealMTTKRPRatio runs such plans), so 400 scalar
+	// operations.
 	tempDict = 400.0
 
 	// costEpsilon makes every node cost strictly more than each of its

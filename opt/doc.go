@@ -37,7 +37,7 @@
 // # Binders
 //
 // Sums, lets and merges bind variables, and the rules move terms across
-// binders. The options measured or recorded (DESIGN.md §5): De Bruijn
+// binders. The options measured or recorded (docs/design.md §5): De Bruijn
 // indices, which the paper used and which blew up to 2.97 million e-nodes
 // on MTTKRP without saturating; slotted e-graphs, which saturated the same
 // rules with 2,316 nodes but need an e-graph with slots in every node; and
@@ -91,7 +91,7 @@
 // # Soundness
 //
 // The paper's rules hold in a total language without explicit zeros. Two
-// facts of storel's semantics need more (DESIGN.md §2):
+// facts of storel's semantics need more (docs/design.md §2):
 //
 //   - a sum visits every position of an array, range or subarray and every
 //     stored entry of a hash map or trie, zeros included, while a computed

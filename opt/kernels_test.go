@@ -20,7 +20,7 @@ type tensorSpec struct {
 }
 
 // paperKernels are the kernels of the paper's Table 3 with its best
-// formats. The program's D in MTTKRP is indexed (j,l) (DESIGN.md §2), so
+// formats. The program's D in MTTKRP is indexed (j,l) (docs/design.md §2), so
 // the paper's CSC of D(l,j) is the CSR of our D(j,l): the same arrays, j
 // the outer level, as in Fig. 1 (d). The sizes keep the interpreter fast
 // while making the factor matrices of MTTKRP and TTM denser than the

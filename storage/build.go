@@ -9,7 +9,7 @@ import (
 	"github.com/storel/storel/ir"
 )
 
-// Physical object names of a tensor T (DESIGN.md §3). Levels and
+// Physical object names of a tensor T (docs/design.md §3). Levels and
 // dimensions are numbered from 1.
 func DimName(t string, k int) string { return t + "_dim" + strconv.Itoa(k) }
 func LenName(t string, l int) string { return t + "_len" + strconv.Itoa(l) }

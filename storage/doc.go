@@ -6,7 +6,7 @@
 // for results (.tns, .mtx, .npy), and the standard storage mappings
 // themselves, generated as SDQLite from the format (Mapping) and shipped,
 // hand-written with comments, in mappings/ (embedded; a test keeps the two
-// identical). Physical object names follow DESIGN.md §3: T_dimK, T_lenK,
+// identical). Physical object names follow docs/design.md §3: T_dimK, T_lenK,
 // T_posK, T_idxK, T_val (and T_hash, T_trie), with levels numbered from 1
 // in storage order.
 //

@@ -111,10 +111,8 @@ func (a *Array) ranges() *intRange {
 // (nil when one does not, or I is empty). The first call copies I; later
 // calls return the remembered copy while I is the same slice. A CSR row
 // loop that reads its column indices from the copy reads 4 bytes per
-// non-zero instead of 8: on landmark (1.1M non-zeros, served from the
-// last-level cache as a repeated kernel is) the SpMV row loop alone took
-// 0.70x the time, the whole kernel 0.86x (engine's TestNarrowRatio;
-// 0.86-0.95x on the six real matrices). The copy is kept beside I, not
+// non-zero instead of 8, which shortens a bandwidth-bound SpMV (engine's
+// TestNarrowRatio compares both ways). The copy is kept beside I, not
 // instead of it (every other reader takes I), so it is made only for
 // the arrays a kernel's row loops read (engine: Kernel.Prepare);
 // Store.Bytes counts it. Safe for concurrent use; the same rule as

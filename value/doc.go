@@ -8,6 +8,6 @@
 // A Value is one of int64, float64, bool or *Dict. Dictionaries built by
 // + or by a singleton drop zero entries; dictionaries that view an array,
 // a range or a subarray keep every position, because iteration over those
-// visits every position whatever its value (DESIGN.md §2). Equality never
+// visits every position whatever its value (docs/design.md §2). Equality never
 // distinguishes an explicit zero from a missing key.
 package value

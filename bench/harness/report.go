@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -249,32 +250,7 @@ func writeReport(dir string, d *reportData) error {
 	}
 	w.p("Settings of the last run: %s.", strings.Join(cs, "; "))
 	w.p("")
-	if len(d.Runs) > 1 {
-		w.p("The measurements come from these runs (later ones replaced the cases they measured again):")
-		w.p("")
-		for _, r := range d.Runs {
-			w.p("- %s", r)
-		}
-		w.p("")
-	}
-	// Which storel builds the measurements come from (--merge can mix them).
-	builds := groupBy(all, func(m *Measurement) string {
-		if m.StorelBuild == "" {
-			return "unrecorded"
-		}
-		return m.StorelBuild
-	})
-	var bl []string
-	for _, b := range builds.keys {
-		exps := groupBy(builds.by[b], func(m *Measurement) string { return m.Experiment }).keys
-		bl = append(bl, fmt.Sprintf("`%s` (%s)", b, strings.Join(exps, ", ")))
-	}
-	if len(bl) > 1 {
-		w.p("**These results come from %d storel builds** (a `--merge` run replaced some cases; storel changed in between): %s. Compare within one build.", len(bl), strings.Join(bl, "; "))
-	} else if len(bl) == 1 {
-		w.p("storel build: %s.", bl[0])
-	}
-	w.p("")
+	writeBuilds(w, d, all)
 	w.p("Times are milliseconds of **execution only** (median of the runs), measured by each system around the kernel itself: " +
 		"loading files, building storage formats, optimizing and compiling are reported apart (storel's \"load\" includes building its formats). " +
 		"Every answer is checked against storel's (and storel's against the reference interpreter on small inputs) before its time is shown: " +
@@ -406,6 +382,9 @@ func writeReport(dir string, d *reportData) error {
 	if ms := byExp.by["threads"]; len(ms) > 0 {
 		writeThreads(w, ms)
 	}
+	if err := writeCSV(dir, d); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(w.sb.String()), 0o644)
 }
 
@@ -482,7 +461,7 @@ var lossReasons = map[string]string{
 	"summmm/scipy":  "SciPy computes the product with its tuned SpGEMM; storel's advantage comes only from pushing the sum inward (factorization), which needs the optimizer",
 	"summmm/numpy":  "dense BLAS product on small dense inputs",
 	"summmm/torch":  "tuned CSR×dense product",
-	"batax/scipy":   "SciPy runs the hand-optimized βAᵀ(Ax) as two C++ loops (csr_matvec, then the transpose's scatter); storel reaches the same work through its factorization rules and runs it as one loop per row (a dot product, then a scatter; SSE2 assembly on amd64, with no check per index once the index array's range is known to fit). Until d7897ab storel lost on cnr-2000 (0.6×): with more than 65536 columns its result was never grown to every key at once, so the rows took the checked loop; now that matrix runs 14-15 ms against SciPy's 14-20 ms in alternating runs. The remaining losses are within this machine's noise (alternating runs differ by up to 2x)",
+	"batax/scipy":   "SciPy runs the hand-optimized βAᵀ(Ax) as two C++ loops (csr_matvec, then the transpose's scatter); storel reaches the same work through its factorization rules and runs it as one loop per row (a dot product, then a scatter; SSE2 assembly on amd64, with no check per index once the index array's range is known to fit); the two do the same work, so the differences are within this machine's noise",
 	"batax/numpy":   "dense BLAS matrix-vector products (dgemv) in the hand-optimized order",
 	"batax/torch":   "hand-optimized βAᵀ(Ax) with tuned CSR×dense kernels",
 	"ttm/duckdb":    "TTM is a single join + GROUP BY, which DuckDB's vectorized engine handles very well (the paper saw the same); storel's plan scatters a column of B per fiber entry into a dense row per (i,j), building one output row per fiber",
@@ -498,7 +477,7 @@ var lossReasons = map[string]string{
 	"spmv/torch":    "PyTorch's CSR kernel over a one-column dense matrix (its CSR×vector needs MKL, which Debian's build lacks)",
 	"spmv/duckdb":   "DuckDB's vectorized hash join and hash aggregation over the non-zeros",
 	"spmv/taco":     "TACO compiles C code specialized to this expression and these formats with `cc -O3 -ffast-math` and 32-bit indices; SpMV offers storel no rewrite, so it is loop speed against loop speed",
-	"mttkrp/duckdb": "storel's plan (see `storel explain`) intersects every (i,k) fiber of the CSF tensor with a row of D (thousands of entries with rank-25 factors at density 2⁻⁵); the merge now gallops (a binary search per fiber entry, 6-10x faster on WordNet than walking the row), where DuckDB's hash join costs one probe; a dense or hashed D would make it a lookup",
+	"mttkrp/duckdb": "storel's plan (see `storel explain`) intersects every (i,k) fiber of the CSF tensor with a row of D (thousands of entries with rank-25 factors at density 2⁻⁵); the merge gallops (a binary search per fiber entry rather than a walk along the row), where DuckDB's hash join costs one probe; a dense or hashed D would make it a lookup",
 }
 
 // writeHeadline summarizes the end-to-end ratios per kernel and peer.
@@ -986,4 +965,64 @@ func writeSweepLosses(w *mdWriter, byX *group, systems []string) {
 		w.p("Where storel loses: %s (× = how many times faster).", strings.Join(lines, "; "))
 	}
 	w.p("")
+}
+
+// writeBuilds says which storel builds the measurements come from (a
+// --merge run replaces only the cases it runs again, so several can
+// appear), each with the date of the run that measured it and what it
+// measured.
+func writeBuilds(w *mdWriter, d *reportData, all []*Measurement) {
+	builds := groupBy(all, func(m *Measurement) string {
+		if m.StorelBuild == "" {
+			return "unrecorded"
+		}
+		return m.StorelBuild
+	})
+	var rows [][]string
+	for _, b := range builds.keys {
+		var what []string
+		byExp := groupBy(builds.by[b], func(m *Measurement) string { return m.Experiment })
+		for _, e := range byExp.keys {
+			kernels := groupBy(byExp.by[e], func(m *Measurement) string { return kernelTitle(m.Kernel) }).keys
+			what = append(what, fmt.Sprintf("%s (%s)", e, strings.Join(kernels, ", ")))
+		}
+		date := runDate(d.Runs, b)
+		if date == "" {
+			date = "not recorded"
+		}
+		rows = append(rows, []string{"`" + b + "`", date, strings.Join(what, "; ")})
+	}
+	if len(rows) == 1 {
+		w.p("storel build measured: %s (%s).", rows[0][0], rows[0][1])
+		w.p("")
+		return
+	}
+	w.p("The storel builds measured (compare times within one build; `results.csv` lists every figure with its build and date):")
+	w.p("")
+	w.table([]string{"storel build", "date", "what it measured"}, rows)
+}
+
+// writeCSV writes every measurement's execute time as dir/results.csv:
+// date, commit, experiment, kernel, input, x, system, threads, status, ms.
+func writeCSV(dir string, d *reportData) error {
+	var sb strings.Builder
+	cw := csv.NewWriter(&sb)
+	cw.Write([]string{"date", "commit", "experiment", "kernel", "input", "x", "system", "threads", "status", "ms"})
+	for i := range d.Results {
+		m := &d.Results[i]
+		commit, _, _ := strings.Cut(m.StorelBuild, " ")
+		x, ms := "", ""
+		if m.X != 0 {
+			x = fmt.Sprintf("%g", m.X)
+		}
+		if m.Execute != nil {
+			ms = fmt.Sprintf("%g", *m.Execute)
+		}
+		cw.Write([]string{runDate(d.Runs, m.StorelBuild), commit, m.Experiment, m.Kernel, m.Input, x, m.System, fmt.Sprint(m.Threads), string(m.Status), ms})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "results.csv"), []byte(sb.String()))
 }

@@ -15,9 +15,8 @@ const roundWallBudget = 20 * time.Second
 // factor of the case's fastest take part in further rounds. The rounds are
 // for comparisons that are close; the far slower peers (dense NumPy,
 // DuckDB's MMM) would multiply the run's time, and a run that fills
-// gigabytes leaves the machine busy for a while after it exits (storel's
-// MMM on wiki-Vote read 26 and 57 ms in the rounds that followed NumPy's
-// dense product, 10-12 ms alone), which would fall on whoever comes next.
+// gigabytes leaves the machine busy for a while after it exits, which
+// would fall on whoever comes next.
 const roundsWithin = 4
 
 // setPhases sets m's phases from a run's timing lines.
