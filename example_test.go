@@ -43,3 +43,30 @@ func Example() {
 	// [0] 65
 	// [2] 33
 }
+
+// Example_loadTensor is the README's Go API example: SpMV over a matrix
+// read from a Matrix Market file and stored in CSR, x from a text file.
+func Example_loadTensor() {
+	src := []byte(`CREATE real ARRAY x(A_dim2);
+		CREATE TENSOR y AS sum(<(i,j), a> in A) { i -> a * x(j) };`)
+	w := storel.NewWorkspace()
+	if err := w.LoadTensor("A", "examples/data/m.mtx", "csr", storage.ReadOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	w.SetData("x", "examples/data/v.txt")
+	prog, err := w.Compile("spmv.sdql", src, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := prog.Run(storel.RunOptions{Threads: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range value.Entries(res.Value) {
+		fmt.Println(e.Coords, e.Val)
+	}
+	// Output:
+	// [0] 65
+	// [2] 33
+	// [3] 12
+}

@@ -1,6 +1,9 @@
 // Package examples holds the paper's kernels as SDQLite programs (SpMV,
 // MMM, SumMMM, BATAX, TTM, MTTKRP), embedded so that `storel demo` runs
-// them with no files and tests and benchmarks share one copy.
+// them with no files and tests and benchmarks share one copy. Beside
+// them, data/ holds small inputs (a few KB) and mappings/ the storage
+// mappings that docs/storage-mappings.md writes; README.md and docs/ run
+// their commands on them.
 package examples
 
 import (
