@@ -98,8 +98,8 @@ type RunOptions struct {
 	MeasureMemory bool
 }
 
-// Memory accounts for a compiled kernel's memory (issue: a fused plan
-// never materializes what a mapping only describes): the bytes of the
+// Memory accounts for a compiled kernel's memory (a fused plan never
+// materializes what a mapping only describes): the bytes of the
 // physical objects it reads, of the result it leaves, and the most it
 // allocated while running (its output, workspaces and temporaries;
 // sampled every 2 ms, so a shorter peak can be missed).

@@ -33,9 +33,8 @@ sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 // a scalar builds the dictionary as a temporary every time it runs (a
 // builder, filled, frozen, then scaled into a new one), whatever its few
 // entries; the cost must say so (tempDict), or the optimizer takes the
-// scaled form when the entry counts tie, as it did for MTTKRP on orghs
-// with some factors: 111 ms against 19-22 for the in-place form
-// (engine.TestRealMTTKRPRatio).
+// scaled form when the entry counts tie, which runs MTTKRP several times
+// slower than the in-place form (engine.TestRealMTTKRPRatio).
 func TestScaledTemporaryCostsItsConstruction(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	naive, st := composeOver(t, "mttkrp", []tensorInput{
