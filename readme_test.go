@@ -14,12 +14,11 @@ import (
 // notRun lists the documented commands this test does not run, each with
 // why; every other line of a sh block in README.md or docs/*.md runs.
 var notRun = map[string]string{
-	"go test ./...":            "the test suite this test belongs to; CI runs it",
-	"bench/install-peers.sh":   "installs system packages as root",
-	"bench/run.sh --quick":     "needs the peers that bench/install-peers.sh installs",
-	"bench/run.sh":             "needs the peers and the real data; about an hour",
-	"bench/run.sh report":      "rewrites the committed report and README table",
-	"go run ./cmd/storel demo": "CI runs it as its first step",
+	"go test ./...":          "the test suite this test belongs to; CI runs it",
+	"bench/install-peers.sh": "installs system packages as root",
+	"bench/run.sh --quick":   "needs the peers that bench/install-peers.sh installs",
+	"bench/run.sh":           "needs the peers and the real data; about an hour",
+	"bench/run.sh report":    "rewrites the committed report and README table",
 }
 
 // docCommands returns the commands of the ```sh blocks of a Markdown
