@@ -18,7 +18,7 @@ var notRun = map[string]string{
 	"bench/install-peers.sh": "installs system packages as root",
 	"bench/run.sh --quick":   "needs the peers that bench/install-peers.sh installs",
 	"bench/run.sh":           "needs the peers and the real data; about an hour",
-	"bench/run.sh report":    "rewrites the committed report and README table",
+	"(cd bench && go run ./cmd/storel-bench report)": "rewrites the committed report and README table; bench/ is a module of its own",
 }
 
 // docCommands returns the commands of the ```sh blocks of a Markdown

@@ -24,7 +24,7 @@ func TestReadmeHeadlineMatchesResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), want) {
-		t.Errorf("README.md's headline table is not the one bench/results/results.json gives; run `bench/run.sh report`.\nwant:\n%s", want)
+		t.Errorf("README.md's headline table is not the one bench/results/results.json gives; run `cd bench && go run ./cmd/storel-bench report`.\nwant:\n%s", want)
 	}
 }
 
