@@ -2,12 +2,14 @@ package storel
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"sort"
 	"time"
 
 	"github.com/storel/storel/engine"
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/opt"
 	"github.com/storel/storel/storage"
@@ -25,7 +27,16 @@ type Program struct {
 	Optimized *opt.Alternatives
 	// optimizedSI records whether Optimized is storage-independent.
 	optimizedSI bool
+	// Warnings are problems that do not stop the program but probably
+	// make its result other than meant: a vector indexed by the columns
+	// of a matrix of another size, for one.
+	Warnings []string
 }
+
+// Dims returns the size of each mode of the result as the inputs' sizes
+// determine it: SpMV of a 6x5 matrix has 6 rows even when its last rows
+// are empty. A mode no input's size bounds is 0.
+func (p *Program) Dims() []int64 { return p.Variants[0].Dims }
 
 // Naive returns the naive plan of the first variant.
 func (p *Program) Naive() *ir.Expr { return p.Variants[0].Naive }
@@ -123,7 +134,9 @@ func (m Memory) Ratio() float64 {
 type Result struct {
 	Value value.Value // nil after RunOptions.NoValue with the compiled engine
 
-	Type    ir.Type
+	Type ir.Type
+	// Dims is the size of each mode of the result (see Program.Dims).
+	Dims    []int64
 	Timings Timings
 	// Plan is the plan that ran and Variant the storage it ran on.
 	Plan    *ir.Expr
@@ -148,6 +161,30 @@ func (r *Result) Entries() (storage.Entries, error) {
 	return storage.ValueEntries(r.Value, r.Type)
 }
 
+// Write writes the result to w in format "tns", "mtx" or "npy" (see
+// storage.WriteEntries). Modes opt.Dims does not size are at least as
+// large as Dims says, larger only if a key needs it.
+func (r *Result) Write(w io.Writer, format string, opt storage.WriteOptions) error {
+	each, err := r.Entries()
+	if err != nil {
+		return err
+	}
+	if opt.MinDims == nil {
+		opt.MinDims = r.Dims
+	}
+	return storage.WriteEntries(w, format, each, r.Type, opt)
+}
+
+// WriteFile writes the result to path (see Write) through a temporary
+// file renamed over path once complete, so that a failure leaves an
+// existing file as it was; a device or pipe is written directly.
+func (r *Result) WriteFile(path, format string, opt storage.WriteOptions) error {
+	if err := storage.CheckWritable(format, r.Type, opt.Dims); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error { return r.Write(w, format, opt) })
+}
+
 // Run executes the program: by default the optimized plan of the cheapest
 // storage alternative, compiled into a kernel.
 func (p *Program) Run(o RunOptions) (*Result, error) {
@@ -165,7 +202,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("unknown plan %q (want %s, %s or %s)", o.Plan, PlanNaive, PlanLogical, PlanOptimized)
 	}
-	res := &Result{Type: plan.Type, Plan: plan, Variant: v}
+	res := &Result{Type: plan.Type, Plan: plan, Variant: v, Dims: v.Dims}
 	res.Timings = append(res.Timings, p.Timings...)
 	reps := max(o.Repeat, 1)
 	// exec runs the plan once and reports the execution time proper; the

@@ -1,7 +1,12 @@
 package storel
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +25,9 @@ type Workspace struct {
 	tensors []*tensorSpec
 	sources []sdql.Source
 	data    []dataSpec
+	// origins says where each object's and tensor's data came from (a
+	// file, or "given directly"), for messages.
+	origins map[string]string
 	// Timings accumulates the time spent loading data (phase "load").
 	Timings Timings
 }
@@ -39,7 +47,7 @@ type dataSpec struct{ name, spec string }
 
 // NewWorkspace returns an empty workspace.
 func NewWorkspace() *Workspace {
-	return &Workspace{store: storage.Store{}}
+	return &Workspace{store: storage.Store{}, origins: map[string]string{}}
 }
 
 // MaxAlternatives bounds the storage combinations one program is
@@ -53,6 +61,12 @@ const MaxAlternatives = 64
 // the optimizer plans for every combination of the tensors' formats and
 // runs the cheapest.
 func (w *Workspace) AddTensor(name string, c *storage.COO, format string) error {
+	if name == "" {
+		return fmt.Errorf("AddTensor: the tensor needs a name")
+	}
+	if c == nil {
+		return fmt.Errorf("tensor %s: no coordinates (a nil *COO)", name)
+	}
 	if err := c.Check(); err != nil {
 		return fmt.Errorf("tensor %s: %v", name, err)
 	}
@@ -92,7 +106,7 @@ func (t *tensorSpec) build(i int) (storage.Store, sdql.Source, error) {
 		}
 		t.built[i] = objs
 		text := storage.Mapping(t.name, t.formats[i], t.coo.Order(), t.coo.Elem())
-		t.mapping[i] = sdql.Source{Name: "<" + t.names[i] + " mapping of " + t.name + ">", Text: []byte(text)}
+		t.mapping[i] = sdql.Source{Name: ir.BuiltinSource("the " + t.names[i] + " mapping of " + t.name), Text: []byte(text)}
 	}
 	return t.built[i], t.mapping[i], nil
 }
@@ -121,6 +135,9 @@ func (w *Workspace) LoadTensor(name, path, format string, opt storage.ReadOption
 		format = DefaultFormat(c.Order())
 	}
 	err = w.AddTensor(name, c, format)
+	if err == nil {
+		w.origins[name] = path
+	}
 	w.Timings.Add("load", time.Since(start))
 	return err
 }
@@ -148,9 +165,37 @@ func (w *Workspace) SetObject(name string, o storage.Object) { w.store[name] = o
 
 // SetData fills declared object name from spec (a file for arrays, hash
 // maps and tries; a literal for scalars) once the program is compiled and
-// the declaration's kind and element type are known.
-func (w *Workspace) SetData(name, spec string) {
+// the declaration's kind and element type are known. What can be checked
+// now is: a name given twice, and a spec that is neither a literal nor an
+// existing file.
+func (w *Workspace) SetData(name, spec string) error {
+	if name == "" {
+		return fmt.Errorf("SetData: the object needs a name")
+	}
+	for _, d := range w.data {
+		if d.name == name {
+			return fmt.Errorf("object %s is given data twice (%s and %s)", name, d.spec, spec)
+		}
+	}
+	if _, given := w.store[name]; given {
+		return fmt.Errorf("object %s is given data twice (directly and by %s)", name, spec)
+	}
+	if !isLiteral(spec) {
+		if _, err := os.Stat(spec); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("data of %s: no file %s (nor is it a number, for a SCALAR)", name, spec)
+		} else if err != nil {
+			return fmt.Errorf("data of %s: %v", name, err)
+		}
+		w.origins[name] = spec
+	}
 	w.data = append(w.data, dataSpec{name, spec})
+	return nil
+}
+
+// isLiteral reports whether spec is a scalar's value rather than a file.
+func isLiteral(spec string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(spec), 64)
+	return err == nil
 }
 
 // Variant is the program composed with one choice of storage format per
@@ -160,6 +205,11 @@ type Variant struct {
 	IR    *ir.Program // desugared and type-checked declarations and tensors
 	Naive *ir.Expr    // the composed naive plan (paper §5.1)
 	Store storage.Store
+	// Dims is the size of each mode of the result as the inputs' sizes
+	// determine it (see shapes); 0 where they do not.
+	Dims []int64
+	// Warnings are lookups whose key ranges over data of another size.
+	Warnings []string
 }
 
 // Compile parses, checks and composes program (named name, for messages)
@@ -178,6 +228,8 @@ func (w *Workspace) Compile(name string, program []byte, query string) (*Program
 		}
 		p.Variants = append(p.Variants, v)
 	}
+	// Every variant computes the same tensor from the same data.
+	p.Warnings = p.Variants[0].Warnings
 	return p, nil
 }
 
@@ -242,16 +294,57 @@ func (w *Workspace) variant(c int, name string, program []byte, query string, tm
 		}
 		v.Store[k] = o
 	}
-	if err := checkDecls(prog, v.Store); err != nil {
+	if err := checkDecls(prog, v.Store, w.objectOrigins()); err != nil {
 		return nil, err
 	}
 	tm.Add("load", time.Since(start))
+	sh := &shapes{store: v.Store, given: map[string][]extent{}, origins: w.origins, keys: map[string]extent{}, dicts: map[string][]extent{}}
+	for _, t := range w.tensors {
+		sh.given[t.name] = t.extents(w.origins[t.name])
+	}
+	v.Dims = sizes(fit(sh.infer(v.Naive), v.Naive.Type.Depth))
+	v.Warnings = sh.warnings
 	return v, nil
+}
+
+// extents are the sizes of t's modes, from its data.
+func (t *tensorSpec) extents(from string) []extent {
+	out := make([]extent, len(t.coo.Dims))
+	for m, n := range t.coo.Dims {
+		out[m] = extent{size: n, origin: fmt.Sprintf("%s's dimension %d (size %d)", t.name, m+1, n), fromData: true}
+		if from != "" {
+			out[m].origin = fmt.Sprintf("%s's dimension %d (size %d, from %s)", t.name, m+1, n, from)
+		}
+	}
+	return out
+}
+
+// objectOrigins says where each physical object's data came from: its
+// --data file, or the --tensor whose storage holds it.
+func (w *Workspace) objectOrigins() map[string]string {
+	out := map[string]string{}
+	for _, t := range w.tensors {
+		from := "tensor " + t.name
+		if f := w.origins[t.name]; f != "" {
+			from += " (" + f + ")"
+		}
+		for _, b := range t.built {
+			for k := range b {
+				out[k] = from
+			}
+		}
+	}
+	for k, f := range w.origins {
+		if _, ok := w.store[k]; ok {
+			out[k] = f
+		}
+	}
+	return out
 }
 
 // checkDecls verifies that every declared object has data of the declared
 // kind and element type, and that array lengths equal their declared sizes.
-func checkDecls(prog *ir.Program, st storage.Store) error {
+func checkDecls(prog *ir.Program, st storage.Store, origins map[string]string) error {
 	var msgs []string
 	for _, d := range prog.Decls {
 		o, ok := st[d.Name]
@@ -278,7 +371,11 @@ func checkDecls(prog *ir.Program, st storage.Store) error {
 				continue
 			}
 			if got := st[d.Name].(*storage.Array).Len(); int64(got) != n {
-				msgs = append(msgs, fmt.Sprintf("%s: %s is declared with %d elements (%s) but its data has %d", d.Pos, d.Name, n, d.Dims[0], got))
+				data := ""
+				if f := origins[d.Name]; f != "" {
+					data = " (" + f + ")"
+				}
+				msgs = append(msgs, fmt.Sprintf("%s: %s is declared with %d elements (%s%s) but its data%s has %d", d.Pos, d.Name, n, d.Dims[0], sizeOrigins(d.Dims[0], origins), data, got))
 			}
 		}
 	}
@@ -286,6 +383,30 @@ func checkDecls(prog *ir.Program, st storage.Store) error {
 		return fmt.Errorf("%s", strings.Join(msgs, "\n"))
 	}
 	return nil
+}
+
+// sizeOrigins says where the objects a declared size reads come from:
+// ", from tensor A (a.mtx)".
+func sizeOrigins(e *ir.Expr, origins map[string]string) string {
+	var names, froms []string
+	ir.Walk(e, func(n *ir.Expr) bool {
+		if n.Op == ir.OpGlobal && origins[n.Name] != "" && !slices.Contains(names, n.Name) {
+			names = append(names, n.Name)
+			froms = append(froms, origins[n.Name])
+		}
+		return true
+	})
+	if len(froms) == 0 {
+		return ""
+	}
+	if len(slices.Compact(slices.Clone(froms))) == 1 {
+		return ", from " + froms[0]
+	}
+	parts := make([]string, len(names))
+	for i := range names {
+		parts[i] = names[i] + " from " + froms[i]
+	}
+	return ", " + strings.Join(parts, ", ")
 }
 
 func evalInt(e *ir.Expr, st storage.Store) (int64, error) {

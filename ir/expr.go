@@ -10,7 +10,24 @@ type Pos struct {
 
 func (p Pos) IsValid() bool { return p.Line > 0 }
 
+// BuiltinSource is the file name of text storel generates itself, such
+// as a format's standard mapping, described by desc ("the csr mapping of
+// A"). The user never sees that text, so a position in it prints as desc
+// alone, without a line and column.
+func BuiltinSource(desc string) string { return "<" + desc + ">" }
+
+// Builtin returns the description of p's file when it is a BuiltinSource.
+func (p Pos) Builtin() (string, bool) {
+	if len(p.File) > 2 && p.File[0] == '<' && p.File[len(p.File)-1] == '>' {
+		return p.File[1 : len(p.File)-1], true
+	}
+	return "", false
+}
+
 func (p Pos) String() string {
+	if desc, ok := p.Builtin(); ok {
+		return desc
+	}
 	if !p.IsValid() {
 		if p.File != "" {
 			return p.File

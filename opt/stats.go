@@ -220,6 +220,9 @@ func ParseStats(name string, r io.Reader) (*Stats, error) {
 		}
 		fields := strings.Fields(text)
 		obj := fields[0]
+		if len(fields) == 1 {
+			return nil, bad("%s: no statistic given (want NAME key=value ... or NAME = integer)", obj)
+		}
 		var as ArrayStats
 		isArray := false
 		for _, f := range fields[1:] {
@@ -280,6 +283,23 @@ func ParseStats(name string, r io.Reader) (*Stats, error) {
 		}
 	}
 	return s, sc.Err()
+}
+
+// Names returns the objects s has statistics of, sorted.
+func (s *Stats) Names() []string {
+	set := map[string]bool{}
+	for _, m := range []map[string]bool{boolKeys(s.Ints), boolKeys(s.Arrays), boolKeys(s.Maps), boolKeys(s.MapKeys)} {
+		maps.Copy(set, m)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func boolKeys[V any](m map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // Format writes s in the syntax ParseStats reads, sorted by name.

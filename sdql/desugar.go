@@ -102,7 +102,11 @@ func (d *desugarer) program(files []*File) *ir.Program {
 	defined := map[string]ir.Pos{}
 	define := func(id *Ident) bool {
 		if at, ok := defined[id.Name]; ok {
-			d.errs.errorf(id.At, "%s is already defined at %s; every object and tensor needs its own name", id.Name, at)
+			where := "at " + at.String()
+			if desc, builtin := at.Builtin(); builtin {
+				where = "by " + desc
+			}
+			d.errs.errorf(id.At, "%s is already defined %s; every object and tensor needs its own name", id.Name, where)
 			return false
 		}
 		defined[id.Name] = id.At

@@ -24,7 +24,7 @@ func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 func (e *Error) Caret() string {
 	var sb strings.Builder
 	sb.WriteString(e.Error())
-	if e.Line == "" || e.Pos.Col < 1 {
+	if _, builtin := e.Pos.Builtin(); builtin || e.Line == "" || e.Pos.Col < 1 {
 		return sb.String()
 	}
 	line := []rune(e.Line)

@@ -13,9 +13,39 @@ import (
 
 // WriteOptions control how results are written.
 type WriteOptions struct {
-	// Dims gives the size of every mode for .mtx and .npy output; when nil
-	// each size is the largest key plus one.
+	// Dims gives the size of every mode for .mtx and .npy output (a key
+	// past it is an error); a mode it leaves 0, or all when nil, is sized
+	// by MinDims and the largest key.
 	Dims []int64
+	// MinDims are sizes known from the program (storel.Result.Dims): a
+	// mode is at least this large, and larger if a key needs it; 0 means
+	// unknown.
+	MinDims []int64
+}
+
+// CheckWritable reports whether format ("tns", "mtx" or "npy") can hold a
+// result of type t whose modes have the sizes dims (0 = not known yet),
+// so that a caller can refuse before computing anything.
+func CheckWritable(format string, t ir.Type, dims []int64) error {
+	switch strings.TrimPrefix(strings.ToLower(format), ".") {
+	case "tns":
+		return nil
+	case "mtx":
+		if t.Depth != 2 {
+			return fmt.Errorf("mtx output needs a matrix (Matrix Market), not a value of type %s; use tns", t)
+		}
+		return nil
+	case "npy":
+		n := int64(1)
+		for _, d := range dims {
+			if d > 0 && n > MaxDenseElements/d {
+				return fmt.Errorf("a dense %v array is larger than the limit of %d elements; use tns", dims, MaxDenseElements)
+			}
+			n *= max(d, 1)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: want tns, mtx or npy", format)
 }
 
 // Entries visits the entries of a result in increasing coordinate order
@@ -85,15 +115,16 @@ func WriteValueOpts(w io.Writer, format string, v value.Value, t ir.Type, opt Wr
 //
 // Reals print in the shortest form that reads back exactly.
 func WriteEntries(w io.Writer, format string, each Entries, t ir.Type, opt WriteOptions) error {
-	switch strings.TrimPrefix(strings.ToLower(format), ".") {
-	case "tns":
-		return writeTNS(w, each, t)
-	case "mtx":
-		return writeMTX(w, each, t, opt.Dims)
-	case "npy":
-		return writeDenseNPY(w, each, t, opt.Dims)
+	if err := CheckWritable(format, t, opt.Dims); err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown output format %q: want tns, mtx or npy", format)
+	switch strings.TrimPrefix(strings.ToLower(format), ".") {
+	case "mtx":
+		return writeMTX(w, each, t, opt)
+	case "npy":
+		return writeDenseNPY(w, each, t, opt)
+	}
+	return writeTNS(w, each, t)
 }
 
 // appendScalar formats a value of a result of type t.
@@ -136,9 +167,10 @@ func writeTNS(w io.Writer, each Entries, t ir.Type) error {
 	return bw.Flush()
 }
 
-// resultDims returns the size of each mode: the given dims (checked) or
-// the largest key plus one; and the number of entries.
-func resultDims(each Entries, depth int, given []int64) ([]int64, int, error) {
+// resultDims returns the size of each mode, and the number of entries: a
+// size given in opt.Dims (checked against the keys), else the larger of
+// opt.MinDims and the largest key plus one.
+func resultDims(each Entries, depth int, opt WriteOptions) ([]int64, int, error) {
 	dims := make([]int64, depth)
 	n := 0
 	var err error
@@ -156,25 +188,24 @@ func resultDims(each Entries, depth int, given []int64) ([]int64, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if given == nil {
-		return dims, n, nil
-	}
-	if len(given) != depth {
-		return nil, 0, fmt.Errorf("result has %d dimensions, %d sizes given", depth, len(given))
+	if opt.Dims != nil && len(opt.Dims) != depth {
+		return nil, 0, fmt.Errorf("result has %d dimensions, %d sizes given", depth, len(opt.Dims))
 	}
 	for m := range dims {
-		if dims[m] > given[m] {
-			return nil, 0, fmt.Errorf("key %d in mode %d does not fit the given size %d", dims[m]-1, m+1, given[m])
+		if m < len(opt.Dims) && opt.Dims[m] > 0 {
+			if dims[m] > opt.Dims[m] {
+				return nil, 0, fmt.Errorf("key %d in mode %d does not fit the given size %d", dims[m]-1, m+1, opt.Dims[m])
+			}
+			dims[m] = opt.Dims[m]
+		} else if m < len(opt.MinDims) {
+			dims[m] = max(dims[m], opt.MinDims[m])
 		}
 	}
-	return append([]int64(nil), given...), n, nil
+	return dims, n, nil
 }
 
-func writeMTX(w io.Writer, each Entries, t ir.Type, given []int64) error {
-	if t.Depth != 2 {
-		return fmt.Errorf("mtx output needs a matrix (Matrix Market), not a value of type %s; use tns", t)
-	}
-	dims, n, err := resultDims(each, 2, given)
+func writeMTX(w io.Writer, each Entries, t ir.Type, opt WriteOptions) error {
+	dims, n, err := resultDims(each, 2, opt)
 	if err != nil {
 		return err
 	}
@@ -197,8 +228,8 @@ func writeMTX(w io.Writer, each Entries, t ir.Type, given []int64) error {
 	return bw.Flush()
 }
 
-func writeDenseNPY(w io.Writer, each Entries, t ir.Type, given []int64) error {
-	dims, _, err := resultDims(each, t.Depth, given)
+func writeDenseNPY(w io.Writer, each Entries, t ir.Type, opt WriteOptions) error {
+	dims, _, err := resultDims(each, t.Depth, opt)
 	if err != nil {
 		return err
 	}

@@ -214,3 +214,48 @@ func TestLoadObject(t *testing.T) {
 		t.Errorf("csv array accepted")
 	}
 }
+
+// TestMinDims: sizes the program knows (MinDims) give empty trailing rows
+// and columns their place; a key past them still fits; a size given in
+// Dims is checked, 0 there leaves the mode to MinDims and the keys.
+func TestMinDims(t *testing.T) {
+	m := dictOf(t, map[[2]int64]value.Value{{0, 1}: 2.5, {3, 0}: 1.0})
+	typ := ir.Type{Depth: 2, Base: ir.Real}
+	for _, c := range []struct {
+		opt  WriteOptions
+		want string
+	}{
+		{WriteOptions{MinDims: []int64{6, 5}}, "6 5 2"},
+		{WriteOptions{MinDims: []int64{2, 0}}, "4 2 2"},
+		{WriteOptions{Dims: []int64{0, 3}, MinDims: []int64{6, 5}}, "6 3 2"},
+	} {
+		var b bytes.Buffer
+		if err := WriteValueOpts(&b, "mtx", m, typ, c.opt); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Split(b.String(), "\n")[1]; got != c.want {
+			t.Errorf("%+v: header %q, want %q", c.opt, got, c.want)
+		}
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	for _, c := range []struct {
+		format string
+		t      ir.Type
+		dims   []int64
+		ok     bool
+	}{
+		{"mtx", ir.RealType, nil, false},
+		{"mtx", ir.Type{Depth: 3, Base: ir.Real}, nil, false},
+		{"mtx", ir.Type{Depth: 2, Base: ir.Int}, nil, true},
+		{"npy", ir.Type{Depth: 3, Base: ir.Real}, []int64{10, 10, 10}, true},
+		{"npy", ir.Type{Depth: 3, Base: ir.Real}, []int64{1 << 20, 1 << 20, 0}, false},
+		{"tns", ir.Type{Depth: 4, Base: ir.Real}, nil, true},
+		{"csv", ir.RealType, nil, false},
+	} {
+		if err := CheckWritable(c.format, c.t, c.dims); (err == nil) != c.ok {
+			t.Errorf("%s of %s %v: %v", c.format, c.t, c.dims, err)
+		}
+	}
+}

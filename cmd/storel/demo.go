@@ -18,6 +18,21 @@ import (
 
 var timeNow, timeSince = time.Now, time.Since
 
+const demoUsage = `usage: storel demo [KERNEL] [flags]
+runs a paper kernel on built-in random data and checks the result against
+a direct Go computation (kernels: %s)
+
+flags:
+  --size N                     multiply every dimension by N (1..100, default 1)
+  --plan naive|logical|optimized  which plan to run (default optimized)
+  --engine compiled|interp     run the compiled kernel (default) or the reference interpreter
+  --threads N                  worker threads (default: all cores)
+  --repeat N                   run the execute phase N times and report the median
+  --timings                    print 'timing: <phase> <ms> ms' lines on stderr
+  --stats FILE                 override the statistics gathered from the data (see opt.ParseStats)
+  --node-limit N, --time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+`
+
 func demoKernels() []string { return examples.Names() }
 
 // demoCase describes a kernel's built-in inputs: each tensor's shape,
@@ -242,11 +257,24 @@ func cmdDemo(o *options, stdout, stderr io.Writer) error {
 	if err := compareDirect(entries, want); err != nil {
 		return fmt.Errorf("demo %s: result differs from a direct computation: %v", name, err)
 	}
-	fmt.Fprintf(stdout, "checked against a direct Go computation over the coordinates: all %d entries agree\n", len(entries))
+	fmt.Fprintf(stdout, "checked against a direct Go computation over the coordinates: %s\n", agreement(len(entries), res.Type.IsScalar()))
 	if o.timings {
 		printTimings(stderr, res)
 	}
 	return nil
+}
+
+// agreement says that n entries agree, in words that fit n.
+func agreement(n int, scalar bool) string {
+	switch {
+	case scalar:
+		return "the value agrees"
+	case n == 0:
+		return "both are empty"
+	case n == 1:
+		return "the 1 entry agrees"
+	}
+	return fmt.Sprintf("all %d entries agree", n)
 }
 
 func durationString(d time.Duration) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storel/storel"
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/opt"
 	"github.com/storel/storel/sdql"
@@ -45,13 +46,17 @@ flags of run and explain:
                                level string such as ds, ss:1,0, sss:0,2,1); a sparse format with
                                +pattern (csr+pattern) stores no values: every entry is 1;
                                repeatable
-  --dims NAME=D1,D2,...        dimensions of a --tensor (default: inferred from the file)
+  --dims NAME=D1,D2,...        dimensions of a --tensor (default: inferred from the file), or of
+                               the result when NAME is the tensor computed; --dims D1,D2,...
+                               sizes the result whatever its name (default: the sizes of the
+                               inputs that bind its keys, else its largest keys)
   --storage FILE.sdql          more CREATE statements: your own storage mappings; repeatable
   --data NAME=FILE|VALUE       fill a declared object: ARRAY from .npy or .txt, HASHMAP or TRIE
                                from .tns/.mtx, SCALAR from a literal; repeatable
   --query NAME                 the tensor to compute (default: the final bare expression, else
                                the last tensor defined)
-  --output FILE                write the result as .tns, .mtx or .npy (default: .tns to stdout)
+  --output FILE                write the result as .tns, .mtx or .npy (default: .tns to stdout);
+                               an existing file is replaced only once the new one is complete
   --plan naive|logical|optimized  which plan to run (default optimized); logical optimizes
                                the program alone, reading each tensor built from its mapping
   --timings                    print 'timing: <phase> <ms> ms' lines on stderr
@@ -103,15 +108,23 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run", "explain":
 		o, err := parseFlags(args[0], args[1:], true)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, usage, strings.Join(demoKernels(), ", "))
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		if args[0] == "run" {
 			return cmdRun(o, stdout, stderr)
 		}
-		return cmdExplain(o, stdout)
+		return cmdExplain(o, stdout, stderr)
 	case "demo":
 		o, err := parseFlags("demo", args[1:], false)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, demoUsage, strings.Join(demoKernels(), ", "))
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -129,6 +142,7 @@ type options struct {
 	program   string // path, or kernel name for demo
 	tensors   []string
 	dims      map[string][]int64
+	outDims   []int64 // --dims D1,D2,...: the result's
 	storages  []string
 	data      []string
 	query     string
@@ -175,6 +189,9 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
 			return nil, misuse("%s: %v", cmd, err)
 		}
 		if fs.NArg() == 0 {
@@ -187,16 +204,26 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	for _, d := range dims {
 		name, list, ok := strings.Cut(d, "=")
 		if !ok {
-			return nil, misuse("--dims %s: want NAME=D1,D2,...", d)
+			name, list = "", d
 		}
+		if _, twice := o.dims[name]; twice || (name == "" && o.outDims != nil) {
+			return nil, misuse("--dims %s: the sizes of %s are given twice", d, orResult(name))
+		}
+		var sizes []int64
 		for _, s := range strings.Split(list, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil || n <= 0 {
-				return nil, misuse("--dims %s: %q is not a positive size", d, s)
+				return nil, misuse("--dims %s: %q is not a positive size (want [NAME=]D1,D2,...)", d, s)
 			}
-			o.dims[name] = append(o.dims[name], n)
+			sizes = append(sizes, n)
+		}
+		if name == "" {
+			o.outDims = sizes
+		} else {
+			o.dims[name] = sizes
 		}
 	}
+
 	switch {
 	case len(positional) > 1:
 		return nil, misuse("%s takes one program, got %d arguments: %s", cmd, len(positional), strings.Join(positional, " "))
@@ -219,7 +246,29 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	if o.threads < 0 {
 		return nil, misuse("--threads %d: want 0 (all cores) or more", o.threads)
 	}
+	for _, t := range o.tensors {
+		_, rest, _ := strings.Cut(t, "=")
+		if _, format := splitFileFormat(rest); format != "" {
+			for _, f := range strings.Split(format, "|") {
+				if _, err := storage.ParseFormat(strings.TrimSpace(f)); err != nil {
+					return nil, misuse("--tensor %s: %v", t, err)
+				}
+			}
+		}
+	}
+	if o.output != "" {
+		if _, err := outputFormat(o.output); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+func orResult(name string) string {
+	if name == "" {
+		return "the result"
+	}
+	return name
 }
 
 // workspace loads everything the flags name.
@@ -235,11 +284,7 @@ func (o *options) workspace() (*storel.Workspace, error) {
 			return nil, err
 		}
 	}
-	for name := range o.dims {
-		if !hasTensor(o.tensors, name) {
-			return nil, misuse("--dims %s: no --tensor %s to apply it to", name, name)
-		}
-	}
+
 	for _, s := range o.storages {
 		text, err := os.ReadFile(s)
 		if err != nil {
@@ -252,7 +297,9 @@ func (o *options) workspace() (*storel.Workspace, error) {
 		if !ok || name == "" {
 			return nil, misuse("--data %s: want NAME=FILE or NAME=VALUE", d)
 		}
-		w.SetData(name, spec)
+		if err := w.SetData(name, spec); err != nil {
+			return nil, fmt.Errorf("--data %s: %v", d, err)
+		}
 	}
 	return w, nil
 }
@@ -288,14 +335,14 @@ func hasTensorExt(p string) bool {
 	return ext == ".mtx" || ext == ".tns"
 }
 
-func (o *options) runOptions() (storel.RunOptions, error) {
-	oo, err := o.optimizeOptions()
+func (o *options) runOptions(p *storel.Program) (storel.RunOptions, error) {
+	oo, err := o.optimizeOptions(p)
 	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo}, err
 }
 
 // run executes p as the flags say.
 func (o *options) run(p *storel.Program) (*storel.Result, error) {
-	ro, err := o.runOptions()
+	ro, err := o.runOptions(p)
 	if err != nil {
 		return nil, err
 	}
@@ -311,15 +358,58 @@ func (o *options) compile() (*storel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return w.Compile(o.program, text, o.query)
+	p, err := w.Compile(o.program, text, o.query)
+	if err != nil {
+		return nil, err
+	}
+	result := resultName(p)
+	for name, d := range o.dims {
+		switch {
+		case hasTensor(o.tensors, name):
+		case name == result:
+			o.outDims = d
+		default:
+			return nil, misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
+		}
+	}
+	return p, nil
+}
+
+// resultName is the name of the tensor p computes, or "" for a final
+// bare expression.
+func resultName(p *storel.Program) string {
+	if p.Query != "" {
+		return p.Query
+	}
+	prog := p.IR()
+	if prog.Result == nil && len(prog.Tensors) > 0 {
+		return prog.Tensors[len(prog.Tensors)-1].Name
+	}
+	return ""
+}
+
+// printWarnings reports what compiles but is probably not meant.
+func printWarnings(w io.Writer, p *storel.Program) {
+	for _, m := range p.Warnings {
+		fmt.Fprintf(w, "storel: warning: %s\n", m)
+	}
 }
 
 func cmdRun(o *options, stdout, stderr io.Writer) error {
+	if o.output != "" {
+		if err := atomicfile.CheckTarget(o.output); err != nil {
+			return err
+		}
+	}
 	p, err := o.compile()
 	if err != nil {
 		return err
 	}
-	ro, err := o.runOptions()
+	printWarnings(stderr, p)
+	if err := o.checkOutput(p); err != nil {
+		return err
+	}
+	ro, err := o.runOptions(p)
 	if err != nil {
 		return err
 	}
@@ -329,7 +419,7 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeResult(o.output, res, stdout); err != nil {
+	if err := o.writeResult(res, stdout); err != nil {
 		return err
 	}
 	if o.timings {
@@ -338,39 +428,56 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func writeResult(path string, res *storel.Result, stdout io.Writer) error {
+// outputFormat is the format --output names by its extension; a device
+// or pipe without one (/dev/null, /dev/stdout) gets .tns.
+func outputFormat(path string) (string, error) {
+	switch ext := strings.TrimPrefix(filepath.Ext(path), "."); ext {
+	case "tns", "mtx", "npy":
+		return ext, nil
+	}
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() && !info.IsDir() {
+		return "tns", nil
+	}
+	return "", misuse("--output %s: want a .tns, .mtx or .npy file", path)
+}
+
+// checkOutput refuses, before anything runs, a result the output format
+// cannot hold or dims that do not fit it.
+func (o *options) checkOutput(p *storel.Program) error {
 	format := "tns"
-	if path != "" {
-		ext := strings.TrimPrefix(filepath.Ext(path), ".")
-		switch ext {
-		case "tns", "mtx", "npy":
-			format = ext
-		default:
-			return misuse("--output %s: want a .tns, .mtx or .npy file", path)
-		}
+	if o.output != "" {
+		format, _ = outputFormat(o.output)
+	}
+	t := p.Naive().Type
+	if o.outDims != nil && len(o.outDims) != t.Depth {
+		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	}
+	dims := o.outDims
+	if dims == nil {
+		dims = p.Dims()
+	}
+	if err := storage.CheckWritable(format, t, dims); err != nil {
+		return fmt.Errorf("--output %s: %v", orStdout(o.output), err)
+	}
+	return nil
+}
+
+func (o *options) writeResult(res *storel.Result, stdout io.Writer) error {
+	format := "tns"
+	if o.output != "" {
+		format, _ = outputFormat(o.output)
 	}
 	start := timeNow()
-	w := stdout
-	var f *os.File
-	if path != "" {
-		var err error
-		if f, err = os.Create(path); err != nil {
-			return err
-		}
-		w = f
-	}
-	each, err := res.Entries()
-	if err == nil {
-		err = storage.WriteEntries(w, format, each, res.Type, storage.WriteOptions{})
-	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	wo := storage.WriteOptions{Dims: o.outDims}
+	var err error
+	if o.output == "" {
+		err = res.Write(stdout, format, wo)
+	} else {
+		err = res.WriteFile(o.output, format, wo)
 	}
 	res.Timings.Add("write", timeSince(start))
 	if err != nil {
-		return fmt.Errorf("writing %s: %v", orStdout(path), err)
+		return fmt.Errorf("writing %s: %v", orStdout(o.output), err)
 	}
 	return nil
 }
@@ -399,11 +506,12 @@ func printTimings(w io.Writer, res *storel.Result) {
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
-func cmdExplain(o *options, stdout io.Writer) error {
+func cmdExplain(o *options, stdout, stderr io.Writer) error {
 	p, err := o.compile()
 	if err != nil {
 		return err
 	}
+	printWarnings(stderr, p)
 	if text, err := os.ReadFile(o.program); err == nil {
 		if f, err := sdql.ParseFile(sdql.Source{Name: o.program, Text: text}); err == nil {
 			fmt.Fprintf(stdout, "== parsed %s\n%s\n\n", o.program, strings.TrimSpace(sdql.Format(f)))
@@ -426,7 +534,7 @@ func cmdExplain(o *options, stdout io.Writer) error {
 	if o.plan == string(storel.PlanNaive) {
 		return nil
 	}
-	oo, err := o.optimizeOptions()
+	oo, err := o.optimizeOptions(p)
 	if err != nil {
 		return err
 	}
@@ -442,23 +550,16 @@ func cmdExplain(o *options, stdout io.Writer) error {
 		alts.Chosen().Explain(stdout)
 	}
 	if o.dot != "" {
-		f, err := os.Create(o.dot)
-		if err != nil {
-			return err
-		}
-		err = alts.Chosen().Dot(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := atomicfile.Write(o.dot, alts.Chosen().Dot); err != nil {
 			return fmt.Errorf("writing %s: %v", o.dot, err)
 		}
 	}
 	return nil
 }
 
-// optimizeOptions reads --stats and the limits.
-func (o *options) optimizeOptions() (opt.Options, error) {
+// optimizeOptions reads --stats, which may name only p's objects, and
+// the limits.
+func (o *options) optimizeOptions(p *storel.Program) (opt.Options, error) {
 	oo := opt.Options{NodeLimit: o.nodeLimit, TimeLimit: o.timeLimit}
 	if o.stats != "" {
 		f, err := os.Open(o.stats)
@@ -468,6 +569,21 @@ func (o *options) optimizeOptions() (opt.Options, error) {
 		defer f.Close()
 		if oo.Stats, err = opt.ParseStats(o.stats, f); err != nil {
 			return oo, err
+		}
+		known := map[string]bool{}
+		for _, v := range p.Variants {
+			for name := range v.Store {
+				known[name] = true
+			}
+		}
+		var unknown []string
+		for _, name := range oo.Stats.Names() {
+			if !known[name] {
+				unknown = append(unknown, name)
+			}
+		}
+		if len(unknown) > 0 {
+			return oo, fmt.Errorf("%s: no object of the program is named %s", o.stats, strings.Join(unknown, ", "))
 		}
 	}
 	return oo, nil
