@@ -3,13 +3,16 @@ package harness
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/storage"
 )
 
@@ -21,6 +24,28 @@ type dataset struct {
 	NNZ  int64   // non-zeros with both triangles of symmetric files
 	// QuickLimits: the leading block used by --quick.
 	QuickLimits []int64
+}
+
+// errNoData marks a real input missing from the data directory (a fresh
+// clone without shared/data): its cases are left out with a note rather
+// than failing the whole run.
+var errNoData = errors.New("real input not found")
+
+func missingData(d *dataset, err error) error {
+	return fmt.Errorf("%w: %s (%v)", errNoData, d.Name, err)
+}
+
+// skipMissing reports whether err is a missing real input, noting for
+// the report which experiment left it out.
+func (h *Harness) skipMissing(experiment string, d *dataset, err error) bool {
+	if !errors.Is(err, errNoData) {
+		return false
+	}
+	h.note(experiment, fmt.Sprintf("%s is left out: %s is not in the data directory %s (give --data-dir)", d.Name, d.File, h.cfg.DataDir))
+	if !slices.Contains(h.Missing, d.Name) {
+		h.Missing = append(h.Missing, d.Name)
+	}
+	return true
 }
 
 // realData lists shared/data; the sizes are those its README gives and
@@ -43,9 +68,10 @@ func (d *dataset) order() int { return len(d.Dims) }
 // or with --quick its leading block written under TmpDir.
 func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64, err error) {
 	full := filepath.Join(h.cfg.DataDir, d.File)
+	_, statErr := os.Stat(full)
 	if !h.cfg.Quick || d.QuickLimits == nil {
-		if _, err := os.Stat(full); err != nil {
-			return "", nil, 0, err
+		if statErr != nil {
+			return "", nil, 0, missingData(d, statErr)
 		}
 		return full, d.Dims, d.NNZ, nil
 	}
@@ -59,6 +85,9 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 	}
 	path = filepath.Join(h.cfg.TmpDir, "real", d.Name+"-"+strings.Join(lim, "x")+ext)
 	meta := path + ".nnz"
+	if _, err := os.Stat(meta); err != nil && statErr != nil {
+		return "", nil, 0, missingData(d, statErr)
+	}
 	err = cached(meta, func() error {
 		c, err := readTensor(full, d.Dims)
 		if err != nil {
@@ -73,7 +102,7 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(meta, []byte(strconv.Itoa(len(s.Vals))), 0o644)
+		return atomicfile.WriteFile(meta, []byte(strconv.Itoa(len(s.Vals))))
 	})
 	if err != nil {
 		return "", nil, 0, err

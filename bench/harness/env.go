@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storel/storel/internal/atomicfile"
 )
 
 // pythonMissing says why a Python peer cannot run ("" when it can).
@@ -99,7 +101,7 @@ func writeFile(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(text), 0o644)
+	return atomicfile.WriteFile(path, []byte(text))
 }
 
 // Describe returns a one-line description of this machine.

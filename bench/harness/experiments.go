@@ -135,6 +135,9 @@ func (h *Harness) runE2E() error {
 				continue
 			}
 			path, dims, nnz, err := h.datasetFile(d)
+			if h.skipMissing("e2e", d, err) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -451,7 +454,10 @@ func (h *Harness) runOptimizer() error {
 		if !h.selected(kernel, "") {
 			continue
 		}
-		in, err := h.smallestInput(kernel)
+		in, d, err := h.smallestInput(kernel)
+		if h.skipMissing("optimizer", d, err) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -462,7 +468,7 @@ func (h *Harness) runOptimizer() error {
 		m.Status = r.Status
 		if r.Status == StatusOK {
 			m.Figures = ParseExplainFigures(r.Stdout)
-			if err := writeFile(filepath.Join(h.cfg.OutDir, "explain", kernel+".txt"), r.Stdout); err != nil {
+			if err := writeFile(filepath.Join(h.stageDir(), "explain", kernel+".txt"), r.Stdout); err != nil {
 				return err
 			}
 			var missing []string
@@ -487,7 +493,7 @@ func (h *Harness) runOptimizer() error {
 }
 
 // smallestInput is the smallest real input of the kernel's order.
-func (h *Harness) smallestInput(kernel string) (*Inputs, error) {
+func (h *Harness) smallestInput(kernel string) (*Inputs, *dataset, error) {
 	order := 2
 	if kernel == "ttm" || kernel == "mttkrp" {
 		order = 3
@@ -501,9 +507,10 @@ func (h *Harness) smallestInput(kernel string) (*Inputs, error) {
 	}
 	path, dims, nnz, err := h.datasetFile(best)
 	if err != nil {
-		return nil, err
+		return nil, best, err
 	}
-	return h.kernelInputs(kernel, best.Name, path, dims, nnz)
+	in, err := h.kernelInputs(kernel, best.Name, path, dims, nnz)
+	return in, best, err
 }
 
 func (h *Harness) overheadSizes() []int64 {
@@ -593,6 +600,9 @@ func (h *Harness) runThreads() error {
 			continue
 		}
 		_, _, nnz, err := h.datasetFile(d)
+		if h.skipMissing("threads", d, err) {
+			continue
+		}
 		if err != nil {
 			return err
 		}

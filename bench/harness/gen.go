@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/storage"
 )
 
@@ -153,21 +155,11 @@ func writeText(path string, body func(*bufio.Writer)) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".part"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	body(w)
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		body(bw)
+		return bw.Flush()
+	})
 }
 
 // WriteVectorNPY writes v as a 1-d float64 .npy file.
@@ -175,15 +167,9 @@ func WriteVectorNPY(path string, v []float64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := storage.WriteNPY(f, []int64{int64(len(v))}, nil, v); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, func(w io.Writer) error {
+		return storage.WriteNPY(w, []int64{int64(len(v))}, nil, v)
+	})
 }
 
 // cached runs make unless path exists: generated inputs are deterministic,

@@ -109,6 +109,9 @@ type Harness struct {
 	// Notes are remarks for the report, such as the cases an experiment
 	// leaves out and why.
 	Notes []Note
+	// Missing lists the real inputs left out because the data directory
+	// lacks them: a report without them is not the full report.
+	Missing []string
 	// pyMissing caches why each Python peer cannot run ("" = it can).
 	pyMissing map[string]string
 	previous  *reportData // --merge: the earlier results
@@ -243,6 +246,10 @@ func (h *Harness) RunAll() error {
 			return err
 		}
 	}
+	// What an earlier run left unpublished is not this run's.
+	if err := os.RemoveAll(h.stageDir()); err != nil {
+		return err
+	}
 	for _, e := range h.cfg.Experiments {
 		start := time.Now()
 		h.logf("== experiment %s", e)
@@ -274,10 +281,12 @@ func (h *Harness) RunAll() error {
 	return nil
 }
 
-// SaveJSON writes every measurement to OutDir/results.json.
+// SaveJSON writes every measurement so far to results.json in the
+// staging directory of the report (see WriteReport): a checkpoint that
+// survives a run stopped part way, without touching OutDir.
 func (h *Harness) SaveJSON() error {
-	if err := os.MkdirAll(h.cfg.OutDir, 0o755); err != nil {
-		return err
+	if h.cfg.OutDir == "" {
+		return nil // no report to make (a harness in a test)
 	}
 	results, failures := h.merged()
 	b, err := json.MarshalIndent(struct {
@@ -290,7 +299,7 @@ func (h *Harness) SaveJSON() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(h.cfg.OutDir, "results.json"), b, 0o644)
+	return writeFile(filepath.Join(h.stageDir(), "results.json"), string(b))
 }
 
 // job is one system to run on a case and how to read its answer.

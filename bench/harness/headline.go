@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/storel/storel/internal/atomicfile"
 )
 
 // headlinePeers are the peers of the README's table, in its column order.
@@ -136,28 +137,5 @@ func UpdateReadme(path, dir string) error {
 	out.Write(b[:i])
 	out.WriteString(block)
 	out.Write(bytes.TrimPrefix(b[j+len(headlineEnd):], []byte("\n")))
-	return writeFileAtomic(path, out.Bytes())
-}
-
-// writeFileAtomic writes b to a temporary file beside path and renames it
-// over path, so that a failed write leaves the old file.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteFile(path, out.Bytes())
 }

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"image/color"
+	"io"
 	"math"
 	"sort"
 
+	"github.com/storel/storel/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -80,7 +82,7 @@ func linePlot(path, title, xlabel, ylabel string, logX bool, ss []series) error 
 	if logX && p.X.Min == p.X.Max {
 		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
 	}
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+	return savePlot(p, path)
 }
 
 var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.PyramidGlyph{}, draw.SquareGlyph{}}
@@ -136,5 +138,18 @@ func categoryPlot(path, title, ylabel string, categories []string, ss []series) 
 	g := plotter.NewGrid()
 	g.Vertical.Color = nil
 	p.Add(g)
-	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+	return savePlot(p, path)
+}
+
+// savePlot writes p as a PNG, replacing an existing picture only once the
+// new one is complete.
+func savePlot(p *plot.Plot, path string) error {
+	wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, "png")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := wt.WriteTo(w)
+		return err
+	})
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/storel/storel/internal/atomicfile"
 )
 
 // reportData is what REPORT.md is made from (also results.json's shape).
@@ -28,8 +30,12 @@ type reportData struct {
 	Runs []string `json:"runs,omitempty"`
 }
 
-// WriteReport writes REPORT.md and the plots into OutDir.
-func (h *Harness) WriteReport(elapsed time.Duration) error {
+// WriteReport writes REPORT.md, results.json and the plots. They are
+// made in a staging directory under TmpDir and moved into OutDir only once
+// all are complete, and only when publish is set: a run that stopped
+// early leaves the report already in OutDir (a committed one) alone. It
+// returns the directory that holds the new report.
+func (h *Harness) WriteReport(elapsed time.Duration, publish bool) (string, error) {
 	results, failures := h.merged()
 	d := reportData{Machine: h.cfg.Machine, Quick: h.cfg.Quick, Results: results, Failures: failures, Notes: h.mergedNotes(),
 		Versions: h.Versions(), Duration: elapsed.Round(time.Second).String(),
@@ -51,24 +57,47 @@ func (h *Harness) WriteReport(elapsed time.Duration) error {
 		h.started.Format("2006-01-02 15:04 MST"), strings.Join(h.cfg.Experiments, ", "), h.cfg.Timeout, h.cfg.Repeat, max(h.cfg.Rounds, 1), h.cfg.StorelBuild))
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := os.MkdirAll(h.cfg.OutDir, 0o755); err != nil {
-		return err
+	stage := h.stageDir()
+	if err := writeFile(filepath.Join(stage, "results.json"), string(b)); err != nil {
+		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(h.cfg.OutDir, "results.json"), b, 0o644); err != nil {
-		return err
+	if err := writeReport(stage, &d); err != nil {
+		return "", err
 	}
-	return writeReport(h.cfg.OutDir, &d)
+	if !publish {
+		return stage, nil
+	}
+	return h.cfg.OutDir, publishDir(stage, h.cfg.OutDir)
 }
 
-// WriteReportFromJSON rewrites REPORT.md and the plots from dir/results.json.
+// stageDir is where a run's report is made before it is published.
+func (h *Harness) stageDir() string {
+	if h.cfg.TmpDir == "" {
+		return filepath.Join(h.cfg.OutDir, "tmp", "next-report")
+	}
+	return filepath.Join(h.cfg.TmpDir, "next-report")
+}
+
+// WriteReportFromJSON rewrites REPORT.md and the plots from dir/results.json
+// (made under dir/tmp, then moved into dir).
 func WriteReportFromJSON(dir string) error {
 	d, err := readResults(dir)
 	if err != nil {
 		return err
 	}
-	return writeReport(dir, d)
+	stage := filepath.Join(dir, "tmp", "next-report")
+	if err := os.RemoveAll(stage); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return err
+	}
+	if err := writeReport(stage, d); err != nil {
+		return err
+	}
+	return publishDir(stage, dir)
 }
 
 // readResults reads dir/results.json.
@@ -83,6 +112,45 @@ func readResults(dir string) (*reportData, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &d, nil
+}
+
+// publishDir moves every file under stage to the same place under out,
+// REPORT.md last, so that the report in out changes only once the new one
+// is complete, then removes stage.
+func publishDir(stage, out string) error {
+	var files []string
+	err := filepath.WalkDir(stage, func(path string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			rel, rerr := filepath.Rel(stage, path)
+			if rerr != nil {
+				return rerr
+			}
+			files = append(files, rel)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(files, func(i, j int) bool { return files[j] == "REPORT.md" && files[i] != "REPORT.md" })
+	for _, rel := range files {
+		dst := filepath.Join(out, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(stage, rel), dst); err != nil {
+			// Another file system: copy, still replacing dst only once
+			// the copy is complete.
+			b, rerr := os.ReadFile(filepath.Join(stage, rel))
+			if rerr != nil {
+				return err
+			}
+			if err := atomicfile.WriteFile(dst, b); err != nil {
+				return err
+			}
+		}
+	}
+	return os.RemoveAll(stage)
 }
 
 // cell formats one measurement's execute time for a table.
@@ -382,10 +450,26 @@ func writeReport(dir string, d *reportData) error {
 	if ms := byExp.by["threads"]; len(ms) > 0 {
 		writeThreads(w, ms)
 	}
+	// The other experiments' notes (real inputs left out) have no place
+	// in their sections, which may not even exist when nothing ran.
+	var rest []Note
+	for _, n := range d.Notes {
+		if n.Experiment != "sweep" && n.Experiment != "overhead" {
+			rest = append(rest, n)
+		}
+	}
+	if len(rest) > 0 {
+		w.p("## Left out")
+		w.p("")
+		for _, n := range rest {
+			w.p("- **%s:** %s.", n.Experiment, strings.TrimSuffix(n.Text, "."))
+		}
+		w.p("")
+	}
 	if err := writeCSV(dir, d); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(w.sb.String()), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(w.sb.String()))
 }
 
 // kernelTitle is a kernel's name in headings and tables: the paper's
@@ -1024,5 +1108,5 @@ func writeCSV(dir string, d *reportData) error {
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "results.csv"), []byte(sb.String()))
+	return atomicfile.WriteFile(filepath.Join(dir, "results.csv"), []byte(sb.String()))
 }

@@ -173,17 +173,25 @@ func run(args []string) error {
 	h := harness.New(cfg)
 	start := time.Now()
 	runErr := h.RunAll()
-	if err := h.WriteReport(time.Since(start)); err != nil {
+	// A run that stopped early, or lacked real inputs, leaves the report
+	// in OutDir as it was.
+	complete := runErr == nil && len(h.Missing) == 0
+	dir, err := h.WriteReport(time.Since(start), complete)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Join(cfg.OutDir, "REPORT.md"))
-	if !cfg.Quick {
+	fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Join(dir, "REPORT.md"))
+	if runErr == nil && !complete {
+		fmt.Fprintf(os.Stderr, "%s lacks %s: the report covers the rest and is left in %s; %s is unchanged\n",
+			cfg.DataDir, strings.Join(h.Missing, ", "), dir, cfg.OutDir)
+	}
+	if complete && !cfg.Quick {
 		if err := readme(); err != nil {
 			return err
 		}
 	}
 	if runErr != nil {
-		return runErr
+		return fmt.Errorf("%v (the report of the runs so far is in %s; %s is left as it was)", runErr, dir, cfg.OutDir)
 	}
 	if len(h.Failures) > 0 {
 		for _, f := range h.Failures {
@@ -210,23 +218,30 @@ func abs(p string) string {
 	return p
 }
 
-// findRepo walks up from the working directory to storel's go.mod.
+// findRepo walks up from the working directory to storel's go.mod, else
+// from this binary's own directory (bench/bin in the repository).
 func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
 	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/storel/storel\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find storel's repository above the working directory (give --repo)")
-		}
-		dir = parent
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
 	}
+	for _, dir := range starts {
+		for {
+			b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+			if err == nil && strings.Contains(string(b), "module github.com/storel/storel\n") {
+				return dir, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", errors.New("cannot find storel's repository above the working directory or this program (give --repo)")
 }
 
 func splitList(s string) []string {
