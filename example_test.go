@@ -53,7 +53,9 @@ func Example_loadTensor() {
 	if err := w.LoadTensor("A", "examples/data/m.mtx", "csr", storage.ReadOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	w.SetData("x", "examples/data/v.txt")
+	if err := w.SetData("x", "examples/data/v.txt"); err != nil {
+		log.Fatal(err)
+	}
 	prog, err := w.Compile("spmv.sdql", src, "")
 	if err != nil {
 		log.Fatal(err)

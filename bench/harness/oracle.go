@@ -75,7 +75,9 @@ func Oracle(args []string) error {
 	}
 	for _, d := range data {
 		name, spec, _ := strings.Cut(d, "=")
-		w.SetData(name, spec)
+		if err := w.SetData(name, spec); err != nil {
+			return err
+		}
 	}
 	text, err := os.ReadFile(program)
 	if err != nil {
