@@ -92,6 +92,21 @@ func TestSizeMismatchWarns(t *testing.T) {
 		!strings.Contains(p.Warnings[0], "A's dimension 2 (size 3, from "+a+")") || !strings.Contains(p.Warnings[0], "x's dimension 1 (size 5, from "+x+")") {
 		t.Errorf("warnings %q", p.Warnings)
 	}
+	// A join of keys over modes of different sizes (TTM's l).
+	w = NewWorkspace()
+	w.AddTensor("A", &storage.COO{Dims: []int64{4, 5, 6}, Coords: [][]int64{{0}, {0}, {5}}, Vals: []float64{1}, Field: "real"}, "csf")
+	w.AddTensor("B", &storage.COO{Dims: []int64{7, 8}, Coords: [][]int64{{0}, {5}}, Vals: []float64{1}, Field: "real"}, "csr")
+	p, err = w.Compile("ttm.sdql", []byte("sum(<(i,j,l), a> in A, <(k,l), b> in B) { (i,j,k) -> a * b }"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "ttm.sdql:1:") ||
+		!strings.Contains(p.Warnings[0], "keys of A's dimension 3 (size 6) with keys of B's dimension 2 (size 8)") {
+		t.Errorf("join warnings %q", p.Warnings)
+	}
+	if got := p.Dims(); !slices.Equal(got, []int64{4, 5, 7}) {
+		t.Errorf("TTM dims %v, want [4 5 7]", got)
+	}
 	// Sizes that agree warn of nothing.
 	w = NewWorkspace()
 	w.AddTensor("A", &storage.COO{Dims: []int64{5, 5}, Coords: [][]int64{{0}, {4}}, Vals: []float64{1}, Field: "real"}, "csr")

@@ -2,6 +2,7 @@ package storel
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -111,6 +112,11 @@ func (s *shapes) infer(e *ir.Expr) []extent {
 		body := s.infer(e.Args[1])
 		restore()
 		return body
+	case ir.OpEq:
+		s.infer(e.Args[0])
+		s.infer(e.Args[1])
+		s.checkJoin(e)
+		return nil
 	case ir.OpAdd, ir.OpSub, ir.OpIf, ir.OpMul:
 		args := e.Args
 		if e.Op == ir.OpIf {
@@ -211,16 +217,34 @@ func (s *shapes) checkKey(e *ir.Expr, d []extent) {
 	if !ok || !ke.fromData || !d[0].fromData || ke.size == d[0].size {
 		return
 	}
-	msg := fmt.Sprintf("in %s, %s ranges over %s but is a key of %s: the sizes differ", ir.Format(e), k.Name, ke.origin, d[0].origin)
-	if e.Pos.IsValid() {
-		msg = e.Pos.String() + ": " + msg
+	s.warn(e.Pos, fmt.Sprintf("in %s, %s ranges over %s but is a key of %s: the sizes differ", ir.Format(e), k.Name, ke.origin, d[0].origin))
+}
+
+// checkJoin warns when e = (k1 == k2) joins two key variables that
+// range over modes of the user's data of different sizes: the join of
+// TTM's A(i,j,l) with B(k,l) when A's third mode and B's second differ.
+func (s *shapes) checkJoin(e *ir.Expr) {
+	a, b := e.Args[0], e.Args[1]
+	if a.Op != ir.OpVar || b.Op != ir.OpVar {
+		return
 	}
-	for _, w := range s.warnings {
-		if w == msg {
-			return
-		}
+	ka, okA := s.keys[a.Name]
+	kb, okB := s.keys[b.Name]
+	if !okA || !okB || !ka.fromData || !kb.fromData || ka.size == kb.size {
+		return
 	}
-	s.warnings = append(s.warnings, msg)
+	// The desugarer renames a key shared by two sources, so the message
+	// names the data, not the variables.
+	s.warn(e.Pos, fmt.Sprintf("a join matches keys of %s with keys of %s: the sizes differ", ka.origin, kb.origin))
+}
+
+func (s *shapes) warn(pos ir.Pos, msg string) {
+	if pos.IsValid() {
+		msg = pos.String() + ": " + msg
+	}
+	if !slices.Contains(s.warnings, msg) {
+		s.warnings = append(s.warnings, msg)
+	}
 }
 
 // constInt evaluates an int expression over constants and scalar
