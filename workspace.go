@@ -375,7 +375,11 @@ func checkDecls(prog *ir.Program, st storage.Store, origins map[string]string) e
 				if f := origins[d.Name]; f != "" {
 					data = " (" + f + ")"
 				}
-				msgs = append(msgs, fmt.Sprintf("%s: %s is declared with %d elements (%s%s) but its data%s has %d", d.Pos, d.Name, n, d.Dims[0], sizeOrigins(d.Dims[0], origins), data, got))
+				unit := "elements"
+				if n == 1 {
+					unit = "element"
+				}
+				msgs = append(msgs, fmt.Sprintf("%s: %s is declared with %d %s (%s%s) but its data%s has %d", d.Pos, d.Name, n, unit, d.Dims[0], sizeOrigins(d.Dims[0], origins), data, got))
 			}
 		}
 	}
