@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
@@ -271,18 +273,12 @@ func writeAnswer(prefix string, order int, idx []int64, vals []float64) error {
 }
 
 func writeNPY(path string, shape []int64, ints []int64, reals []float64) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
 	if ints == nil && reals == nil {
 		ints = []int64{}
 	}
-	if err := storage.WriteNPY(f, shape, ints, reals); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, func(w io.Writer) error {
+		return storage.WriteNPY(w, shape, ints, reals)
+	})
 }
 
 // printVersion prints the DuckDB library's version.

@@ -223,7 +223,6 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 			o.dims[name] = sizes
 		}
 	}
-
 	switch {
 	case len(positional) > 1:
 		return nil, misuse("%s takes one program, got %d arguments: %s", cmd, len(positional), strings.Join(positional, " "))
@@ -284,7 +283,6 @@ func (o *options) workspace() (*storel.Workspace, error) {
 			return nil, err
 		}
 	}
-
 	for _, s := range o.storages {
 		text, err := os.ReadFile(s)
 		if err != nil {
