@@ -25,6 +25,14 @@ func TestAddTensorValidatesAtTheCall(t *testing.T) {
 	}
 }
 
+func TestSetObjectNil(t *testing.T) {
+	w := NewWorkspace()
+	w.SetObject("x", nil)
+	if _, err := w.Compile("t.sdql", []byte("CREATE real ARRAY x(2);\nsum(<i,v> in x) v"), ""); err == nil || !strings.Contains(err.Error(), "object x") {
+		t.Errorf("a nil object: %v", err)
+	}
+}
+
 func TestSetDataValidatesAtTheCall(t *testing.T) {
 	w := NewWorkspace()
 	missing := filepath.Join(t.TempDir(), "x.npy")

@@ -25,6 +25,8 @@ type Workspace struct {
 	tensors []*tensorSpec
 	sources []sdql.Source
 	data    []dataSpec
+	// errs are what calls that return no error found wrong, for Compile.
+	errs []error
 	// origins says where each object's and tensor's data came from (a
 	// file, or "given directly"), for messages.
 	origins map[string]string
@@ -160,8 +162,15 @@ func (w *Workspace) AddSource(name string, text []byte) {
 	w.sources = append(w.sources, sdql.Source{Name: name, Text: text})
 }
 
-// SetObject provides physical object name directly.
-func (w *Workspace) SetObject(name string, o storage.Object) { w.store[name] = o }
+// SetObject provides physical object name directly. A nil object is
+// reported by Compile, naming it.
+func (w *Workspace) SetObject(name string, o storage.Object) {
+	if o == nil {
+		w.errs = append(w.errs, fmt.Errorf("object %s: SetObject was given no object (nil)", name))
+		return
+	}
+	w.store[name] = o
+}
 
 // SetData fills declared object name from spec (a file for arrays, hash
 // maps and tries; a literal for scalars) once the program is compiled and
@@ -218,6 +227,9 @@ type Variant struct {
 // against its declaration. query selects the result tensor ("" = the
 // final bare expression, else the last tensor defined).
 func (w *Workspace) Compile(name string, program []byte, query string) (*Program, error) {
+	if len(w.errs) > 0 {
+		return nil, errors.Join(w.errs...)
+	}
 	p := &Program{Query: query}
 	p.Timings = append(p.Timings, w.Timings...)
 	n := w.combinations()
