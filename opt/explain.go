@@ -22,17 +22,34 @@ func (r *Result) Explain(w io.Writer) {
 	fmt.Fprintln(bw, "optimized plan:")
 	writeIndented(bw, ir.Format(r.Plan))
 	fmt.Fprintln(bw)
-	fmt.Fprintf(bw, "estimated cost: naive %s (every dictionary built as a hash map), optimized %s", r.NaiveCost, r.Cost)
+	fmt.Fprintf(bw, "estimated cost: naive %s (every dictionary built as a hash map), chosen %s", r.NaiveCost, r.Cost)
 	if r.Cost.Value > 0 && !isInf(r.NaiveCost) && !isInf(r.Cost) {
 		fmt.Fprintf(bw, " (%sx cheaper)", formatCount(r.NaiveCost.Value/r.Cost.Value))
 	}
 	fmt.Fprintln(bw)
+	r.writeCandidates(bw)
 	fmt.Fprintf(bw, "estimated result cardinality: %s\n", r.Cost.Card)
 	fmt.Fprintln(bw)
 	r.writeStages(bw)
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "rules applied most (unions that changed the e-graph):")
 	writeTopRules(bw, r.totalApplied(), 12)
+}
+
+// writeCandidates writes the cost of each plan compared, the chosen one
+// marked.
+func (r *Result) writeCandidates(w io.Writer) {
+	fmt.Fprintln(w, "plans compared (each physical, costed alike; the cheapest is kept):")
+	for _, c := range r.Candidates {
+		mark := " "
+		if c.Label == r.Chosen {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "  %s %-11s %s\n", mark, c.Label, c.Cost)
+	}
+	if r.Chosen != "optimized" {
+		fmt.Fprintf(w, "  (the search's plan is estimated dearer than the %s plan, which runs instead)\n", r.Chosen)
+	}
 }
 
 // writeStages writes the table of e-graph figures.

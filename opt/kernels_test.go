@@ -63,6 +63,16 @@ func randomCOO(r *rand.Rand, dims []int64, density float64) *storage.COO {
 // naive plan.
 func setupKernel(t testing.TB, kernel string, seed uint64, tensors []tensorSpec) (*ir.Expr, storage.Store) {
 	t.Helper()
+	src, ok := examples.Source(kernel)
+	if !ok {
+		t.Fatalf("no kernel %s", kernel)
+	}
+	return setupProgram(t, kernel, src, seed, tensors)
+}
+
+// setupProgram is setupKernel for the program src.
+func setupProgram(t testing.TB, name string, src []byte, seed uint64, tensors []tensorSpec) (*ir.Expr, storage.Store) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 2))
 	st := storage.Store{}
 	var srcs []sdql.Source
@@ -80,11 +90,7 @@ func setupKernel(t testing.TB, kernel string, seed uint64, tensors []tensorSpec)
 		}
 		srcs = append(srcs, sdql.Source{Name: ts.name + ".sdql", Text: []byte(storage.Mapping(ts.name, f, len(ts.dims), ir.Real))})
 	}
-	src, ok := examples.Source(kernel)
-	if !ok {
-		t.Fatalf("no kernel %s", kernel)
-	}
-	srcs = append(srcs, sdql.Source{Name: kernel + ".sdql", Text: src})
+	srcs = append(srcs, sdql.Source{Name: name + ".sdql", Text: src})
 	p, err := sdql.Compile(srcs...)
 	if err != nil {
 		t.Fatal(err)

@@ -63,10 +63,18 @@ type StageReport struct {
 
 // Result is the outcome of Optimize.
 type Result struct {
-	Naive      *ir.Expr // the naive plan as given
-	Plan       *ir.Expr // the optimized physical plan, fully typed
-	NaiveCost  Cost     // the naive plan with every dictionary built as a hash map
-	Cost       Cost     // the optimized plan
+	Naive     *ir.Expr // the naive plan as given
+	Plan      *ir.Expr // the optimized physical plan, fully typed
+	NaiveCost Cost     // the naive plan with every dictionary built as a hash map
+	Cost      Cost     // the chosen plan
+	// Candidates are the plans the search's result was compared with,
+	// physical and costed alike, the chosen one marked: the search's own
+	// plan ("optimized"), the naive plan ("naive": each tensor built once)
+	// and the program as written over its storage mappings ("as
+	// written"). The cheapest is kept, so the plan is never estimated
+	// dearer than the naive one.
+	Candidates []Candidate
+	Chosen     string // the label of the chosen candidate
 	Stages     []StageReport
 	Saturated  bool   // every stage saturated
 	StopReason string // of the last stage that did not saturate, else "saturated"
@@ -155,14 +163,14 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		}
 		res.Stages = append(res.Stages, rep)
 	}
-	plan = physicalize(plan)
-	s := newSession(st, stats)
-	s.reserveNames(plan)
-	c, err := s.termCost(plan, false)
+	plan, err := res.choose(rs, []Candidate{
+		{Label: "optimized", Plan: physicalize(plan)},
+		{Label: "naive", Plan: uniquify(naive)},
+		{Label: "as written", Plan: uniquify(inlineTensors(naive))},
+	}, st, stats, opt)
 	if err != nil {
 		return nil, err
 	}
-	res.Cost = c
 	plan = unusedAsUnderscore(plan)
 	if err := checkTyped(plan); err != nil {
 		return nil, fmt.Errorf("opt: the optimized plan is malformed: %v", err)
@@ -176,6 +184,49 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	}
 	res.Time = time.Since(start)
 	return res, nil
+}
+
+// Candidate is one plan Optimize compared (Result.Candidates).
+type Candidate struct {
+	Label string
+	Plan  *ir.Expr // physical
+	Cost  Cost
+}
+
+// choose costs the candidates alike and keeps the cheapest, the first on
+// a tie (the search's plan comes first). A candidate that still builds
+// logical dictionaries is made physical first by the physical stage's
+// own rules alone (P1, P2: each dictionary dense where its keys allow),
+// without the fusion rules that would make it another plan.
+func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats *Stats, opt Options) (*ir.Expr, error) {
+	best := -1
+	for i := range cands {
+		c := &cands[i]
+		if i > 0 {
+			o := opt
+			o.TimeLimit = DefaultTimeLimit
+			p, _, _, err := runStage(rs, &stageDef{Name: "physical", Rules: []string{"P1", "P2"}}, c.Plan, st, stats, o, false)
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				p = c.Plan
+			}
+			c.Plan = physicalize(p)
+		}
+		s := newSession(st, stats)
+		s.reserveNames(c.Plan)
+		cost, err := s.termCost(c.Plan, false)
+		if err != nil {
+			return nil, err
+		}
+		c.Cost = cost
+		if best < 0 || cost.Value < cands[best].Cost.Value {
+			best = i
+		}
+	}
+	r.Candidates, r.Chosen, r.Cost = cands, cands[best].Label, cands[best].Cost
+	return cands[best].Plan, nil
 }
 
 // add accumulates one round into the stage's report.
