@@ -12,13 +12,18 @@
 //
 // The rules are data: rules.txt gives each a name, a reason, a pattern
 // and a condition (rulefile.go reads it, conds.go holds the conditions).
-// The search runs in three stages, each on a fresh e-graph seeded with
-// the best plan of the one before: fuse (rules that only remove work,
-// to saturation: the mappings disappear into the program's loops),
+// The search runs in four stages, each on a fresh e-graph seeded with
+// the best plan of the one before: lookups (with the tensors still bound
+// to their names, a lookup A(i)(j) inside a walk of A becomes the walk's
+// value; the tensors are inlined after it), fuse (rules that only remove
+// work, to saturation: the mappings disappear into the program's loops),
 // explore (reordering, hoisting, factorization, in rounds while the
 // estimated cost falls) and physical (every built dictionary becomes
 // @dense or @hash). optimize.go drives them; session.go holds one
-// stage's e-graph.
+// stage's e-graph. The search's plan is compared with the naive plan and
+// the program as written over its mappings, all costed alike
+// (Result.Candidates), so that a search that misses never leaves a plan
+// estimated far dearer than the naive one.
 //
 // Binders are named variables, unique in the initial plan; a
 // free-variable analysis (Data.FV) keeps rules from moving a term out of

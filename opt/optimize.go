@@ -113,9 +113,14 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	}
 	stats := GatherStats(st).Override(opt.Stats)
 	res := &Result{Naive: naive, Stats: stats}
-	plan := uniquify(inlineTensors(naive))
+	// The first stage, "lookups", sees the program with its tensors still
+	// bound to their names (let A = mapping in ...): a lookup A(i)(j) in
+	// a walk of A is then a lookup of the very class walked (LK7). The
+	// tensors are inlined after it, each copy with binders of its own.
+	plan := uniquify(naive)
+	inline := func(p *ir.Expr) *ir.Expr { return uniquify(inlineTensors(p)) }
 	if opt.StorageIndependent {
-		plan = uniquify(naive)
+		inline = func(p *ir.Expr) *ir.Expr { return p }
 		keep := opt.Rules
 		opt.Rules = func(name string) bool {
 			return !storageRules[name] && (keep == nil || keep(name))
@@ -134,7 +139,10 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		res.NaiveCost = nc
 	}
 	deadline := start.Add(opt.TimeLimit)
-	for _, sd := range rs.stages {
+	for i, sd := range rs.stages {
+		if i == 0 && sd.Name != "lookups" || i == 1 && rs.stages[0].Name == "lookups" {
+			plan = inline(plan)
+		}
 		rep := StageReport{Name: sd.Name, Applied: map[string]int{}}
 		rounds, iters := 1, opt.IterLimit
 		if sd.Name == "explore" {

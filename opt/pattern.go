@@ -23,7 +23,7 @@ const (
 	pZero                 // 0 of any type
 	pOne                  // 1 or 1.0
 	pConst                // a specific constant (other ints, true, false)
-	pSubst                // kids[0][name := kids[1]]
+	pSubst                // kids[0][name := kids[1]], or kids[0][kids[2] := kids[1]]
 )
 
 // annAny marks a singleton pattern written without annotation: it matches
@@ -64,7 +64,13 @@ func (p *pat) format(sb *strings.Builder) {
 		return
 	case pSubst:
 		p.kids[0].format(sb)
-		sb.WriteString("[" + p.name + " := ")
+		if len(p.kids) > 2 {
+			sb.WriteString("[")
+			p.kids[2].format(sb)
+			sb.WriteString(" := ")
+		} else {
+			sb.WriteString("[" + p.name + " := ")
+		}
 		p.kids[1].format(sb)
 		sb.WriteString("]")
 		return
@@ -382,12 +388,18 @@ func (p *patParser) postfix() *pat {
 				e = &pat{kind: pNode, op: opLookup, kids: []*pat{e, arg}, col: t.col}
 			}
 		case p.is("["):
+			// e[x := r] substitutes a variable; e[t := r], t a term,
+			// replaces the occurrences of t (see substituter.replace).
 			t := p.next()
-			x := p.ident()
+			x := p.postfix()
 			p.expect(":=")
 			r := p.expr()
 			p.expect("]")
-			e = &pat{kind: pSubst, name: x.name, kids: []*pat{e, r}, col: t.col}
+			if x.kind == pMeta {
+				e = &pat{kind: pSubst, name: x.name, kids: []*pat{e, r}, col: t.col}
+			} else {
+				e = &pat{kind: pSubst, kids: []*pat{e, r, x}, col: t.col}
+			}
 		default:
 			return e
 		}

@@ -99,12 +99,7 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 				metas[p.name] = true
 			}
 		case pSubst:
-			if side == "lhs" {
-				return fmt.Errorf("a left-hand side cannot substitute")
-			}
-			if !binders[p.name] {
-				return fmt.Errorf("%s[%s := ...]: %s must be a variable the left-hand side binds", p.kids[0], p.name, p.name)
-			}
+			return fmt.Errorf("a left-hand side cannot substitute")
 		case pNode:
 			if p.op == opSingle && p.ann < 0 && side == "lhs" {
 				slots[p.ann] = true
@@ -146,6 +141,16 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 				if !metas[p.kids[i].name] {
 					rhsBinders[p.kids[i].name] = true
 				}
+			}
+		case pSubst:
+			if len(p.kids) > 2 {
+				// findTerm looks the term up: a lookup of a metavariable
+				// at a bound variable, never something to build.
+				if t := p.kids[2]; t.kind != pNode || t.op != opLookup || t.kids[0].kind != pMeta || t.kids[1].kind != pMeta || !binders[t.kids[1].name] {
+					return fmt.Errorf("%s[%s := ...]: a replaced term must be a lookup x(k) of a metavariable at a variable the left-hand side binds", p.kids[0], t)
+				}
+			} else if !binders[p.name] {
+				return fmt.Errorf("%s[%s := ...]: %s must be a variable the left-hand side binds", p.kids[0], p.name, p.name)
 			}
 		case pOne:
 			return fmt.Errorf("1 on a right-hand side has no type")
@@ -304,6 +309,10 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 			return nil, err
 		}
 		conds := cr.def.Conds
+		// A rule that replaces a term applies only where the graph
+		// holds it: checked before the match counts as applied, so that
+		// a term that appears later still gets replaced.
+		replaced := replacedTerms(cr.rhs)
 		ruleID := len(out)
 		rw.If(func(g *graph, class egraph.ClassID, sub egraph.Subst) bool {
 			// The runner finds every match again in each iteration; one
@@ -314,6 +323,11 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 			m := match{sub, idx}
 			for _, c := range conds {
 				if !condFuncs[c.Name](s, m, c.Args) {
+					return false
+				}
+			}
+			for _, t := range replaced {
+				if _, ok := s.findTerm(&rhsEnv{cr: cr, class: class, m: m}, t); !ok {
 					return false
 				}
 			}
@@ -477,6 +491,13 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		if !ok {
 			return 0, false
 		}
+		if len(p.kids) > 2 {
+			t, ok := s.findTerm(env, p.kids[2])
+			if !ok {
+				return 0, false
+			}
+			return s.subst.replace(body, t, r)
+		}
 		xc, _ := metaClass(env.m, p.name)
 		x, ok := bindSym(s.g, xc)
 		if !ok {
@@ -536,6 +557,38 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		return 0, false
 	}
 	return s.add(n), true
+}
+
+// findTerm returns the class of the term p (metavariables and operators)
+// if the graph holds it, adding nothing.
+func (s *session) findTerm(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
+	if p.kind == pMeta {
+		return metaClass(env.m, p.name)
+	}
+	if p.kind != pNode || binderCount(p.op) > 0 || p.op == opCall || p.op == opSingle {
+		return 0, false
+	}
+	n := egraph.Node{Op: p.op, Children: make([]egraph.ClassID, len(p.kids))}
+	for i, k := range p.kids {
+		c, ok := s.findTerm(env, k)
+		if !ok {
+			return 0, false
+		}
+		n.Children[i] = c
+	}
+	return s.g.Lookup(n)
+}
+
+// replacedTerms are the terms a right-hand side replaces (e[t := r]).
+func replacedTerms(p *pat) []*pat {
+	var out []*pat
+	if p.kind == pSubst && len(p.kids) > 2 {
+		out = append(out, p.kids[2])
+	}
+	for _, k := range p.kids {
+		out = append(out, replacedTerms(k)...)
+	}
+	return out
 }
 
 // bindFresh creates the variables for the binders of p that the

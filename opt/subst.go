@@ -19,10 +19,12 @@ import (
 // that it gives up (the rule is not applied), which bounds the copies an
 // inlining into a large body can make.
 type substituter struct {
-	s      *session
-	memo   map[substKey]egraph.ClassID
-	active map[substKey]bool
-	budget int
+	s         *session
+	memo      map[substKey]egraph.ClassID
+	replaced  map[replaceKey]egraph.ClassID // memo of replace
+	replacing map[replaceKey]bool
+	active    map[substKey]bool
+	budget    int
 	// firstOnly substitutes only the first node of each class (a term
 	// rather than the class): a variant kept to measure the design.
 	firstOnly bool
@@ -37,7 +39,8 @@ type substKey struct {
 const maxSubstNodes = 4000
 
 func newSubstituter(s *session) *substituter {
-	return &substituter{s: s, memo: map[substKey]egraph.ClassID{}, active: map[substKey]bool{}}
+	return &substituter{s: s, memo: map[substKey]egraph.ClassID{}, active: map[substKey]bool{},
+		replaced: map[replaceKey]egraph.ClassID{}, replacing: map[replaceKey]bool{}}
 }
 
 // subst returns the class of c[x := r].
@@ -141,6 +144,88 @@ func (t *substituter) node(op egraph.Op, payload uint64, kids []egraph.ClassID, 
 	}
 	t.budget--
 	return s.add(egraph.Node{Op: op, Payload: payload, Children: out}), true
+}
+
+// replaceKey memoizes replace: the class, the replaced term's class and
+// the replacement.
+type replaceKey struct{ c, t, r egraph.ClassID }
+
+// replace returns the class of c with the occurrences of the term of
+// class t replaced by r, where the variables of t and r mean what they
+// mean at c: below a binder of one of them, nothing is replaced. The
+// rules that use it (LK7) hold where t equals r, so replacing some
+// occurrences and not others is as correct as replacing all, and a class
+// none of whose nodes changes is its own result. The new classes are
+// never united with the old ones: t equals r only within the binder that
+// makes them equal, while a class of the graph means the same wherever
+// it is used.
+func (t *substituter) replace(c, target, r egraph.ClassID) (egraph.ClassID, bool) {
+	t.budget = maxSubstNodes
+	g := t.s.g
+	var bound varSet
+	bound = bound.union(g.Data(target).FV).union(g.Data(r).FV)
+	return t.replaceWalk(c, g.Find(target), g.Find(r), bound)
+}
+
+func (t *substituter) replaceWalk(c, target, r egraph.ClassID, bound varSet) (egraph.ClassID, bool) {
+	g := t.s.g
+	c = g.Find(c)
+	if c == target {
+		return r, true
+	}
+	for _, v := range g.Data(target).FV {
+		if !g.Data(c).FV.has(v) {
+			return c, true // no term of c need hold the target
+		}
+	}
+	key := replaceKey{c, target, r}
+	if id, ok := t.replaced[key]; ok {
+		return g.Find(id), true
+	}
+	if t.replacing[key] || t.budget <= 0 {
+		return 0, false
+	}
+	t.replacing[key] = true
+	defer delete(t.replacing, key)
+	result, have := c, false
+nodes:
+	for _, nid := range append([]egraph.NodeID(nil), g.Nodes(c)...) {
+		n := g.Node(nid)
+		nb := binderCount(n.Op)
+		shadow := false
+		for i := 0; i < nb; i++ {
+			b, ok := bindSym(g, n.Children[i])
+			if !ok || bound.has(uint32(b)) {
+				shadow = true
+			}
+		}
+		out := append([]egraph.ClassID(nil), n.Children...)
+		changed := false
+		for i := nb; i < len(out); i++ {
+			if shadow && inScope(n.Op, i) {
+				continue
+			}
+			k, ok := t.replaceWalk(out[i], target, r, bound)
+			if !ok {
+				continue nodes
+			}
+			changed = changed || g.Find(k) != g.Find(out[i])
+			out[i] = k
+		}
+		if !changed {
+			continue
+		}
+		t.budget--
+		id := t.s.add(egraph.Node{Op: n.Op, Payload: n.Payload, Children: out})
+		if !have {
+			result, have = id, true
+		} else {
+			g.Union(result, id)
+			result = g.Find(result)
+		}
+	}
+	t.replaced[key] = result
+	return result, true
 }
 
 // bodyIndex is the child index of a binder operator's body.
