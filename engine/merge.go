@@ -84,6 +84,12 @@ type mergeParts struct {
 func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 	op1, seg1 := c.vecOperand(e.Args[0])
 	op2, seg2 := c.vecOperand(e.Args[1])
+	// A range as the second operand (lo:hi, the optimizer's e:e+1 for a
+	// lookup into a sorted row) is met by a seek into the first.
+	var rlo, rhi intFn
+	if r := e.Args[1]; r.Op == ir.OpRange {
+		rlo, rhi = c.intExpr(r.Args[0], "range bound"), c.intExpr(r.Args[1], "range bound")
+	}
 	t1, t2 := c.typeOf(e.Args[0]), c.typeOf(e.Args[1])
 	if t1.Depth != 1 || t2.Depth != 1 {
 		c.bail(e, "merge iterates vectors, but the operands are %s and %s", t1, t2)
@@ -143,6 +149,17 @@ func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 	general := func(fr *frame, b *builder) {
 		s1, ok := op1(fr)
 		if !ok {
+			return
+		}
+		if rlo != nil && s1.d == nil && s1.cl.sortedSegment(s1.lo, s1.hi) {
+			lo, hi := rlo(fr), rhi(fr)
+			a := s1.ints[s1.lo:s1.hi]
+			for q := seek(a, 0, lo); q < len(a) && a[q] < hi; q++ {
+				emit(fr, b, s1.lo+int64(q), a[q], a[q], 0)
+				if fr.err != nil {
+					return
+				}
+			}
 			return
 		}
 		s2, ok := op2(fr)

@@ -24,6 +24,23 @@ func TestMergeSegments(t *testing.T) {
 	}
 }
 
+// TestMergeWithRange runs merges of a segment with a range (the
+// optimizer's lookup of key j in a sorted row: j:j+1), which seek into the
+// segment, against the interpreter: scalar and dictionary bodies that read
+// both keys and the value, a range of several keys, and the data of
+// TestMergeSegments (an unsorted row takes the general path).
+func TestMergeWithRange(t *testing.T) {
+	for _, plan := range []string{`sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p, j> in B_idx2(B_pos2(i):B_pos2(i + 1)))
+      B_val(p) * merge(<q, r, c> in <A_idx2(A_pos2(i):A_pos2(i + 1)), j:j + 1>)
+        A_val(q) * (r + c + 1) }`, `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p, j> in B_idx2(B_pos2(i):B_pos2(i + 1)))
+      merge(<q, r, c> in <A_idx2(A_pos2(i):A_pos2(i + 1)), j - 1:j + 2>)
+        { @dense c -> A_val(q) * B_val(p) * r } }`} {
+		mergeSegmentTrials(t, plan)
+	}
+}
+
 func mergeSegmentTrials(t *testing.T, plan string) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for trial := range 75 {

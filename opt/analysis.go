@@ -370,6 +370,9 @@ func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) flo
 	if l.Known && h.Known {
 		return float64(max(h.Value-l.Value, 0))
 	}
+	if s.isSuccessor(g, lo, hi) {
+		return 1 // e:e+1
+	}
 	if p, ok := s.segmentArray(g, lo, hi); ok {
 		if as, ok := s.stats.Arrays[p]; ok && as.AvgSegment > 0 {
 			return as.AvgSegment

@@ -39,7 +39,7 @@ func (r *Result) Explain(w io.Writer) {
 // writeCandidates writes the cost of each plan compared, the chosen one
 // marked.
 func (r *Result) writeCandidates(w io.Writer) {
-	fmt.Fprintln(w, "plans compared (each physical, costed alike; the cheapest is kept):")
+	fmt.Fprintf(w, "plans compared (each physical, costed alike; the search's plan is kept unless another costs %gx less):\n", candidateMargin)
 	for _, c := range r.Candidates {
 		mark := " "
 		if c.Label == r.Chosen {
@@ -49,6 +49,12 @@ func (r *Result) writeCandidates(w io.Writer) {
 	}
 	if r.Chosen != "optimized" {
 		fmt.Fprintf(w, "  (the search's plan is estimated dearer than the %s plan, which runs instead)\n", r.Chosen)
+		for _, c := range r.Candidates {
+			if c.Label == "optimized" {
+				fmt.Fprintln(w, "the search's plan:")
+				writeIndented(w, ir.Format(unusedAsUnderscore(c.Plan)))
+			}
+		}
 	}
 }
 

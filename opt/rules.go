@@ -152,8 +152,6 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 			} else if !binders[p.name] {
 				return fmt.Errorf("%s[%s := ...]: %s must be a variable the left-hand side binds", p.kids[0], p.name, p.name)
 			}
-		case pOne:
-			return fmt.Errorf("1 on a right-hand side has no type")
 		case pZero:
 			if p != rhs {
 				return fmt.Errorf("0 may only be a whole right-hand side (its type is the rewritten class's)")
@@ -405,6 +403,8 @@ func (s *session) rhsType(env *rhsEnv, p *pat) (ir.Type, bool) {
 		return s.g.Data(c).Type, true
 	case pZero:
 		return s.g.Data(env.class).Type, true
+	case pOne:
+		return ir.IntType, true
 	case pSubst:
 		if _, ok := s.rhsType(env, p.kids[1]); !ok {
 			return ir.Type{}, false
@@ -482,6 +482,8 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		return s.add(zeroNode(s.g.Data(env.class).Type)), true
 	case pConst:
 		return s.add(egraph.Node{Op: p.op, Payload: p.payload}), true
+	case pOne:
+		return s.add(egraph.Node{Op: opInt, Payload: 1}), true
 	case pSubst:
 		body, ok := s.instantiate(env, p.kids[0])
 		if !ok {
