@@ -149,3 +149,39 @@ func TestLookupsSeekIntoSortedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestScaledDictionariesAccumulateInPlace: a scalar factor of a sum of
+// dictionaries (SpMV's alpha * sum(...)) and a scaled row (MMM's
+// { i -> a * B(k) }) reach the singletons' values (D2d, D3d), so that no
+// plan scales a built dictionary: the usual forms' costs.
+func TestScaledDictionariesAccumulateInPlace(t *testing.T) {
+	const spmvAlpha = `CREATE real SCALAR alpha;
+CREATE real ARRAY x(A_dim2);
+CREATE TENSOR y AS
+  alpha * sum(<(i,j), a> in A) { i -> a * x(j) };`
+	const spmvInside = `CREATE real SCALAR alpha;
+CREATE real ARRAY x(A_dim2);
+CREATE TENSOR y AS
+  sum(<(i,j), a> in A) { i -> alpha * a * x(j) };`
+	const mmmRow = `CREATE TENSOR C AS
+  sum(<(i,k), a> in A) { i -> a * B(k) };`
+	mmm, _ := examples.Source("mmm")
+	mats := []tensorSpec{{"A", "csr", []int64{30, 40}, 0.1}, {"B", "csr", []int64{40, 30}, 0.1}}
+	for _, c := range []struct{ name, form, usual string }{
+		{"spmv", spmvAlpha, spmvInside},
+		{"mmm", mmmRow, string(mmm)},
+	} {
+		got := optimizeForm(t, c.name, c.form, mats, Options{})
+		want := optimizeForm(t, c.name, c.usual, mats, Options{})
+		scaled := 0
+		ir.Walk(got.Plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpMul && e.Type.Depth > 0 {
+				scaled++
+			}
+			return true
+		})
+		if scaled > 0 || got.Cost.Value > want.Cost.Value*1.0001 {
+			t.Errorf("%s: %d scaled dictionaries, the plan costs %s, the usual form's %s:\n%s", c.name, scaled, got.Cost, want.Cost, ir.Format(got.Plan))
+		}
+	}
+}
