@@ -60,6 +60,60 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		return s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),
 	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
+	"holds":     classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
+}
+
+// holds reports whether the bool class c is true whatever its variables'
+// values, by the intervals of its int operands (the ranges of the loops
+// that bind them, the data's scalars and arrays): a comparison whose
+// intervals never overlap the other way, or a conjunction of such
+// (depth bounds the nesting looked into).
+func (s *session) holds(c egraph.ClassID, depth int) bool {
+	g := s.g
+	if depth == 0 {
+		return false
+	}
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		if n.Op == opBool {
+			if n.Payload == 1 {
+				return true
+			}
+			continue
+		}
+		if n.Op == opAnd {
+			if s.holds(n.Children[0], depth-1) && s.holds(n.Children[1], depth-1) {
+				return true
+			}
+			continue
+		}
+		if len(n.Children) != 2 {
+			continue
+		}
+		a, b := g.Data(n.Children[0]).Range, g.Data(n.Children[1]).Range
+		if !a.ok || !b.ok {
+			continue
+		}
+		switch n.Op {
+		case opLe:
+			if a.hi <= b.lo {
+				return true
+			}
+		case opLt:
+			if a.hi < b.lo {
+				return true
+			}
+		case opGe:
+			if a.lo >= b.hi {
+				return true
+			}
+		case opGt:
+			if a.lo > b.hi {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func typeCond(f func(ir.Type) bool) func(*session, match, []string) bool {

@@ -185,3 +185,28 @@ CREATE TENSOR y AS
 		}
 	}
 }
+
+// TestTestsImpliedByLoopRanges: BATAX written over tuple keys (<(i,j), a>
+// in A, <(i,k), b> in A) looks the row i up in A's mapping, which F1r
+// guards with 0 <= i && i < A_len1 inside the loop over 0:A_len1 that
+// implies it; I9 drops the test, and the plan is the usual form's.
+func TestTestsImpliedByLoopRanges(t *testing.T) {
+	const bataxTuple = `CREATE real SCALAR beta;
+CREATE real ARRAY x(A_dim2);
+CREATE TENSOR Q AS
+  sum(<(i,j), a> in A, <(i,k), b> in A) { j -> beta * a * b * x(k) };`
+	batax, _ := examples.Source("batax")
+	mat := []tensorSpec{{"A", "csr", []int64{40, 50}, 0.1}}
+	got := optimizeForm(t, "batax", bataxTuple, mat, Options{})
+	want := optimizeForm(t, "batax", string(batax), mat, Options{})
+	tests := 0
+	ir.Walk(got.Plan, func(e *ir.Expr) bool {
+		if e.Op == ir.OpIf {
+			tests++
+		}
+		return true
+	})
+	if tests > 0 || got.Cost.Value > want.Cost.Value*1.0001 {
+		t.Errorf("%d tests, the plan costs %s, the usual form's %s:\n%s", tests, got.Cost, want.Cost, ir.Format(got.Plan))
+	}
+}

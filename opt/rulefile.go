@@ -30,6 +30,9 @@ import (
 //	safe(e)             e cannot fail (a rule that evaluates e where it was
 //	                    not evaluated before needs it; see safety.go)
 //	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
+//	holds(c)            the test c is true for every value its operands'
+//	                    intervals allow (the ranges of the loops that bind
+//	                    its variables, the data's scalars and arrays)
 //	nontrivial(e)       e is not a variable or a constant
 //	atom(e)             e is a variable or a constant (a name or a
 //	                    literal): copying it repeats no work
