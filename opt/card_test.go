@@ -1,9 +1,12 @@
 package opt
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
 )
 
 // TestCardMeetKeepsOneEstimate: the meet of two shapes of one estimate
@@ -67,5 +70,29 @@ func TestMMMAccumulatesInPlace(t *testing.T) {
 		if len(scaled) > 0 {
 			t.Errorf("density %g: the plan multiplies a dictionary (%s):\n%s", d, ir.Format(scaled[0]), ir.Format(res.Plan))
 		}
+	}
+}
+
+// TestHashFanout checks the fan-outs GatherStats records for a hash map of
+// three levels against counts of its distinct key prefixes.
+func TestHashFanout(t *testing.T) {
+	h := storage.NewHashMap(ir.Real, []int64{4, 50, 50})
+	r := rand.New(rand.NewPCG(5, 6))
+	prefixes := [3]map[[3]int64]bool{{}, {}, {}}
+	for range 2000 {
+		k := [3]int64{r.Int64N(4), r.Int64N(50), r.Int64N(50)}
+		if err := h.Put(k[:], 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		for l := range 3 {
+			var p [3]int64
+			copy(p[:l+1], k[:l+1])
+			prefixes[l][p] = true
+		}
+	}
+	got := GatherStats(storage.Store{"H": h}).Maps["H"]
+	want := fanout([]float64{float64(len(prefixes[0])), float64(len(prefixes[1])), float64(len(prefixes[2]))})
+	if !slices.Equal(got, want) {
+		t.Errorf("fan-outs %v, want %v", got, want)
 	}
 }

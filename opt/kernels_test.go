@@ -2,6 +2,7 @@ package opt
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/storel/storel/eval"
@@ -10,6 +11,12 @@ import (
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
+
+// kernelSpec is a kernel of examples/ and its tensors.
+type kernelSpec struct {
+	name    string
+	tensors []tensorSpec
+}
 
 // tensorSpec describes a random tensor of a kernel test: its name, storage
 // format, dimensions and density.
@@ -25,10 +32,7 @@ type tensorSpec struct {
 // the outer level, as in Fig. 1 (d). The sizes keep the interpreter fast
 // while making the factor matrices of MTTKRP and TTM denser than the
 // tensors, as in the paper's experiments.
-var paperKernels = []struct {
-	name    string
-	tensors []tensorSpec
-}{
+var paperKernels = []kernelSpec{
 	{"mmm", []tensorSpec{{"A", "csr", []int64{30, 40}, 0.1}, {"B", "csr", []int64{40, 30}, 0.1}}},
 	{"summmm", []tensorSpec{{"A", "csc", []int64{40, 40}, 0.05}, {"B", "csr", []int64{40, 40}, 0.05}}},
 	{"batax", []tensorSpec{{"A", "csr", []int64{40, 50}, 0.1}}},
@@ -118,10 +122,14 @@ func setupProgram(t testing.TB, name string, src []byte, seed uint64, tensors []
 }
 
 // BenchmarkOptimizeKernels measures the optimization of each of the
-// paper's kernels (go test ./opt -run ^$ -bench OptimizeKernels).
+// paper's kernels, and of MMM and SumMMM over hash maps of 90,000 entries
+// (statistics gathered from them included), (go test ./opt -run ^$ -bench
+// OptimizeKernels).
 func BenchmarkOptimizeKernels(b *testing.B) {
-	for _, k := range paperKernels {
-		b.Run(k.name, func(b *testing.B) {
+	hash := []tensorSpec{{"A", "hash", []int64{3000, 3000}, 0.01}, {"B", "hash", []int64{3000, 3000}, 0.01}}
+	kernels := append(slices.Clone(paperKernels), kernelSpec{"mmm", hash}, kernelSpec{"summmm", hash})
+	for _, k := range kernels {
+		b.Run(k.name+"-"+k.tensors[0].format, func(b *testing.B) {
 			naive, st := setupKernel(b, k.name, 1, k.tensors)
 			for b.Loop() {
 				if _, err := Optimize(naive, st, Options{}); err != nil {

@@ -97,15 +97,25 @@ func GatherStats(st storage.Store) *Stats {
 }
 
 // hashFanout counts the distinct key prefixes of every length and turns
-// them into average fan-outs.
+// them into average fan-outs. The keys of a hash map are distinct, so the
+// last level counts them all; a shorter prefix is counted by a 64-bit hash
+// of it (a collision, improbable, would miss one prefix of a statistic).
+// A map of whole keys per level took 0.2 s for two maps of 90,000 entries,
+// most of an optimization's time.
 func hashFanout(h *storage.HashMap) []float64 {
 	counts := make([]float64, h.Arity)
-	for l := 1; l <= h.Arity; l++ {
-		seen := map[storage.HKey]bool{}
+	if h.Arity > 0 {
+		counts[h.Arity-1] = float64(len(h.Keys))
+	}
+	for l := 1; l < h.Arity; l++ {
+		seen := make(map[uint64]struct{}, len(h.Keys)/4)
 		for _, k := range h.Keys {
-			var p storage.HKey
-			copy(p[:l], k[:l])
-			seen[p] = true
+			x := uint64(14695981039346656037)
+			for _, c := range k[:l] {
+				x = (x ^ uint64(c)) * 1099511628211
+				x ^= x >> 31
+			}
+			seen[x] = struct{}{}
 		}
 		counts[l-1] = float64(len(seen))
 	}
