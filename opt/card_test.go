@@ -74,25 +74,34 @@ func TestMMMAccumulatesInPlace(t *testing.T) {
 }
 
 // TestHashFanout checks the fan-outs GatherStats records for a hash map of
-// three levels against counts of its distinct key prefixes.
+// three levels against counts of its distinct key prefixes, with the keys
+// put in random order and in sorted order (counted in one pass).
 func TestHashFanout(t *testing.T) {
-	h := storage.NewHashMap(ir.Real, []int64{4, 50, 50})
 	r := rand.New(rand.NewPCG(5, 6))
 	prefixes := [3]map[[3]int64]bool{{}, {}, {}}
+	var keys [][3]int64
 	for range 2000 {
 		k := [3]int64{r.Int64N(4), r.Int64N(50), r.Int64N(50)}
-		if err := h.Put(k[:], 0, 1); err != nil {
-			t.Fatal(err)
-		}
+		keys = append(keys, k)
 		for l := range 3 {
 			var p [3]int64
 			copy(p[:l+1], k[:l+1])
 			prefixes[l][p] = true
 		}
 	}
-	got := GatherStats(storage.Store{"H": h}).Maps["H"]
 	want := fanout([]float64{float64(len(prefixes[0])), float64(len(prefixes[1])), float64(len(prefixes[2]))})
-	if !slices.Equal(got, want) {
-		t.Errorf("fan-outs %v, want %v", got, want)
+	for _, sorted := range []bool{false, true} {
+		if sorted {
+			slices.SortFunc(keys, func(a, b [3]int64) int { return slices.Compare(a[:], b[:]) })
+		}
+		h := storage.NewHashMap(ir.Real, []int64{4, 50, 50})
+		for _, k := range keys {
+			if err := h.Put(k[:], 0, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := GatherStats(storage.Store{"H": h}).Maps["H"]; !slices.Equal(got, want) {
+			t.Errorf("keys sorted %v: fan-outs %v, want %v", sorted, got, want)
+		}
 	}
 }
