@@ -160,7 +160,10 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[2].temp
 	case opSum:
 		src := d(2).Card
-		c = k(2) + iterCoef(src.Layout())*src.Size()*(1+k(3)+accumulate(3))
+		// The layout's coefficient prices a step of the iteration, not
+		// the body: a body under a hash map's loop costs what it costs
+		// under an array's.
+		c = k(2) + src.Size()*(iterCoef(src.Layout())+k(3)+accumulate(3))
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
