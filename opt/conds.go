@@ -61,6 +61,52 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	}),
 	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
 	"holds":     classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
+	"loop":      classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
+	"unbuilt":   classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
+}
+
+// built reports whether the class c is a dictionary the plan already
+// builds as @dense or @hash: such a singleton, or a sum of them.
+func (s *session) built(c egraph.ClassID) bool {
+	g := s.g
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		if n.Op == opSum {
+			n, c = egraph.Node{}, n.Children[3]
+			for _, bid := range g.Nodes(c) {
+				if b := g.Node(bid); b.Op == opSingle {
+					n = b
+				}
+			}
+		}
+		if n.Op == opSingle && (ir.Ann(n.Payload) == ir.AnnDense || ir.Ann(n.Payload) == ir.AnnHash) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLoop reports whether the class c runs a loop (a sum or a merge) in
+// every term, looking depth operators down.
+func (s *session) hasLoop(c egraph.ClassID, depth int) bool {
+	g := s.g
+	if depth == 0 {
+		return false
+	}
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		if n.Op == opSum || n.Op == opMerge {
+			continue
+		}
+		loop := false
+		for i := binderCount(n.Op); i < len(n.Children) && !loop; i++ {
+			loop = s.hasLoop(n.Children[i], depth-1)
+		}
+		if !loop {
+			return false
+		}
+	}
+	return true
 }
 
 // holds reports whether the bool class c is true whatever its variables'

@@ -210,3 +210,16 @@ CREATE TENSOR Q AS
 		t.Errorf("%d tests, the plan costs %s, the usual form's %s:\n%s", tests, got.Cost, want.Cost, ir.Format(got.Plan))
 	}
 }
+
+// TestMaterializedRowSums: SumMMM with A in CSR sums row k of B for every
+// entry (i, k) of A; M1 computes the row sums once into a dense vector
+// (a let, hoisted out of the loops), which the cost model prefers.
+func TestMaterializedRowSums(t *testing.T) {
+	summmm, _ := examples.Source("summmm")
+	mats := []tensorSpec{{"A", "csr", []int64{40, 40}, 0.2}, {"B", "csr", []int64{40, 40}, 0.2}}
+	with := optimizeForm(t, "summmm", string(summmm), mats, Options{})
+	without := optimizeForm(t, "summmm", string(summmm), mats, Options{Rules: func(name string) bool { return name != "M1" }})
+	if with.Plan.Op != ir.OpLet || with.Cost.Value >= without.Cost.Value {
+		t.Errorf("the plan (cost %s, %s without M1) computes no vector first:\n%s", with.Cost, without.Cost, ir.Format(with.Plan))
+	}
+}

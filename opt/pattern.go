@@ -24,6 +24,7 @@ const (
 	pOne                  // 1 or 1.0
 	pConst                // a specific constant (other ints, true, false)
 	pSubst                // kids[0][name := kids[1]], or kids[0][kids[2] := kids[1]]
+	pKeys                 // keys(x): the range lo:hi+1 of the int x's values (right-hand sides)
 )
 
 // annAny marks a singleton pattern written without annotation: it matches
@@ -76,6 +77,11 @@ func (p *pat) format(sb *strings.Builder) {
 		return
 	case pConst:
 		sb.WriteString(constText(p.op, p.payload))
+		return
+	case pKeys:
+		sb.WriteString("keys(")
+		p.kids[0].format(sb)
+		sb.WriteString(")")
 		return
 	}
 	sb.WriteString("(" + opNames[p.op])
@@ -368,6 +374,12 @@ func (p *patParser) postfix() *pat {
 		switch {
 		case p.is("("):
 			t := p.next()
+			if e.kind == pMeta && e.name == "keys" {
+				x := p.ident()
+				p.expect(")")
+				e = &pat{kind: pKeys, kids: []*pat{x}, col: e.col}
+				continue
+			}
 			if e.kind == pMeta && builtins[e.name] {
 				var args []*pat
 				for !p.is(")") {

@@ -100,6 +100,8 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 			}
 		case pSubst:
 			return fmt.Errorf("a left-hand side cannot substitute")
+		case pKeys:
+			return fmt.Errorf("keys(x) may only appear on a right-hand side")
 		case pNode:
 			if p.op == opSingle && p.ann < 0 && side == "lhs" {
 				slots[p.ann] = true
@@ -142,6 +144,11 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 					rhsBinders[p.kids[i].name] = true
 				}
 			}
+		case pKeys:
+			if !metas[p.kids[0].name] {
+				return fmt.Errorf("keys(%s): %s is not bound by the left-hand side", p.kids[0].name, p.kids[0].name)
+			}
+			return nil
 		case pSubst:
 			if len(p.kids) > 2 {
 				// findTerm looks the term up: a lookup of a metavariable
@@ -405,6 +412,8 @@ func (s *session) rhsType(env *rhsEnv, p *pat) (ir.Type, bool) {
 		return s.g.Data(env.class).Type, true
 	case pOne:
 		return ir.IntType, true
+	case pKeys:
+		return ir.Type{Depth: 1, Base: ir.Int}, true
 	case pSubst:
 		if _, ok := s.rhsType(env, p.kids[1]); !ok {
 			return ir.Type{}, false
@@ -484,6 +493,20 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		return s.add(egraph.Node{Op: p.op, Payload: p.payload}), true
 	case pOne:
 		return s.add(egraph.Node{Op: opInt, Payload: 1}), true
+	case pKeys:
+		// The interval analysis bounds x by the data; a dense vector
+		// over it must stay within what a dense array may hold.
+		c, ok := metaClass(env.m, p.kids[0].name)
+		if !ok {
+			return 0, false
+		}
+		r := s.g.Data(c).Range
+		if !r.ok || r.lo < 0 || r.hi >= maxDenseKey || s.g.Data(c).Type != ir.IntType {
+			return 0, false
+		}
+		lo := s.add(egraph.Node{Op: opInt, Payload: uint64(r.lo)})
+		hi := s.add(egraph.Node{Op: opInt, Payload: uint64(r.hi + 1)})
+		return s.add(egraph.Node{Op: opRange, Children: []egraph.ClassID{lo, hi}}), true
 	case pSubst:
 		body, ok := s.instantiate(env, p.kids[0])
 		if !ok {
