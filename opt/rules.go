@@ -136,6 +136,9 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 				return fmt.Errorf("%s is not bound by the left-hand side", p.name)
 			}
 		case pNode:
+			if p.op == opSingle && p.ann == annLogicalOrUnique {
+				return fmt.Errorf("the right-hand side singleton %s: @unphysical matches two annotations and builds neither (write @logical)", p)
+			}
 			if p.op == opSingle && p.ann == annAny && !slots[annAny] && !slots[annLogicalOrUnique] {
 				return fmt.Errorf("the right-hand side singleton %s needs an annotation: the left-hand side has no singleton to copy it from", p)
 			}

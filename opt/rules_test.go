@@ -204,3 +204,18 @@ func (s *session) termWithNode(x *egraph.Extractor[Data, int], nid egraph.NodeID
 	}
 	return build(nid, 0)
 }
+
+// TestRuleFileRejects: right-hand sides that could not be built are
+// errors of the rule file, named with the rule.
+func TestRuleFileRejects(t *testing.T) {
+	for _, c := range []struct{ rule, want string }{
+		{"{ k -> a } * b  =>  { @unphysical k -> a * b }", "@unphysical"},
+		{"sum(<k, v> in s) b  =>  sum(<k, v> in s) b[s(v + 1) := v]", "a replaced term must be a lookup"},
+		{"sum(<k, v> in s) b  =>  sum(<k, v> in keys(q)) b", "not bound by the left-hand side"},
+	} {
+		_, err := compileRuleFile("test.txt", "rule X \"reason\"\n  "+c.rule+"\n")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "rule X") {
+			t.Errorf("%s: error %v, want one saying %q", c.rule, err, c.want)
+		}
+	}
+}
