@@ -2,6 +2,7 @@ package opt
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -28,8 +29,9 @@ type Stats struct {
 	// at each level: for a matrix, [non-empty rows, non-zeros per
 	// non-empty row].
 	Maps map[string][]float64
-	// MapKeys holds, for every hash map and trie, the largest key at each
-	// level (keys are never negative).
+	// MapKeys holds, for every hash map and trie, a bound on the keys at
+	// each level (keys are never negative): the declared dimension less
+	// one, or the largest key when one exceeds it.
 	MapKeys map[string][]int64
 }
 
@@ -80,36 +82,83 @@ func GatherStats(st storage.Store) *Stats {
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:
-			s.Maps[name] = hashFanout(x)
-			keys := make([]int64, x.Arity)
-			for _, k := range x.Keys {
-				for l := range keys {
-					keys[l] = max(keys[l], k[l])
-				}
-			}
-			s.MapKeys[name] = keys
+			s.Maps[name], s.MapKeys[name] = hashStats(x)
 		case *storage.Trie:
 			s.Maps[name] = trieFanout(x)
-			s.MapKeys[name] = trieKeys(x)
+			s.MapKeys[name] = keyBounds(trieKeys(x), x.Dims)
 		}
 	}
 	return s
 }
 
-// hashFanout counts the distinct key prefixes of every length and turns
-// them into average fan-outs.
-func hashFanout(h *storage.HashMap) []float64 {
-	counts := make([]float64, h.Arity)
-	for l := 1; l <= h.Arity; l++ {
-		seen := map[storage.HKey]bool{}
-		for _, k := range h.Keys {
-			var p storage.HKey
-			copy(p[:l], k[:l])
-			seen[p] = true
+// hashStats returns the average number of keys per parent key at each
+// level of h and a bound on each level's keys (see keyBound). It counts
+// the distinct key prefixes in one pass over the entries in key order,
+// sorting an index of them unless they were stored in that order (a
+// per-level set of prefixes costs a hash insert per entry and level:
+// seconds on a tensor of a few hundred thousand entries).
+func hashStats(h *storage.HashMap) ([]float64, []int64) {
+	n := len(h.Keys)
+	first := func(a, b *storage.HKey) int { // the first component where a and b differ
+		c := 0
+		for c < h.Arity && a[c] == b[c] {
+			c++
 		}
-		counts[l-1] = float64(len(seen))
+		return c
 	}
-	return fanout(counts)
+	inOrder := true
+	for i := 1; i < n && inOrder; i++ {
+		c := first(&h.Keys[i-1], &h.Keys[i])
+		inOrder = c < h.Arity && h.Keys[i-1][c] < h.Keys[i][c]
+	}
+	key := func(i int) *storage.HKey { return &h.Keys[i] }
+	if !inOrder {
+		order := make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			ka, kb := &h.Keys[a], &h.Keys[b]
+			if c := first(ka, kb); c < h.Arity {
+				return cmp.Compare(ka[c], kb[c])
+			}
+			return 0
+		})
+		key = func(i int) *storage.HKey { return &h.Keys[order[i]] }
+	}
+	counts := make([]float64, h.Arity)
+	largest := make([]int64, h.Arity)
+	for i := 0; i < n; i++ {
+		k := key(i)
+		c := 0
+		if i > 0 {
+			c = first(key(i-1), k)
+		}
+		for l := c; l < h.Arity; l++ {
+			counts[l]++
+		}
+		for l := range largest {
+			largest[l] = max(largest[l], k[l])
+		}
+	}
+	return fanout(counts), keyBounds(largest, h.Dims)
+}
+
+// keyBounds bounds the keys of each level of a hash map or trie by its
+// declared dimension less one, or by the largest key stored when that
+// exceeds it. The dimension, not the largest key, is the bound a program
+// shares with its other operands: a matrix's largest stored row is often
+// below the column count that bounds the keys of the matrix it multiplies,
+// and a loop over one then cannot become a lookup at the other's keys
+// (F1's binding would leave the range its body was judged safe in).
+func keyBounds(largest, dims []int64) []int64 {
+	out := slices.Clone(largest)
+	for l := range out {
+		if l < len(dims) && dims[l]-1 > out[l] {
+			out[l] = dims[l] - 1
+		}
+	}
+	return out
 }
 
 func trieFanout(t *storage.Trie) []float64 {
