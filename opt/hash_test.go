@@ -12,8 +12,8 @@ import (
 	"github.com/storel/storel/value"
 )
 
-// hashKernels are the paper's kernels with hashed operands, on data whose
-// hashed matrices store nothing in their last rows (trim: as in real
+// hashKernels are the paper's kernels with hashed operands (hash maps and
+// tries), on data whose hashed matrices store nothing in their last rows (trim: as in real
 // matrices, whose largest stored row is often below the column count of
 // the matrix they multiply).
 //
@@ -31,6 +31,8 @@ var hashKernels = []struct {
 	{"summmm", []tensorSpec{{"A", "csc", []int64{40, 40}, 0.1}, {"B", "hash", []int64{40, 40}, 0.1}}, ""},
 	{"ttm", []tensorSpec{{"A", "hash", []int64{20, 30, 40}, 0.02}, {"B", "hash", []int64{10, 40}, 0.3}}, "B_hash"},
 	{"mttkrp", []tensorSpec{{"B", "hash", []int64{20, 30, 40}, 0.02}, {"C", "hash", []int64{30, 8}, 0.5}, {"D", "hash", []int64{8, 40}, 0.5}}, ""},
+	{"mmm", []tensorSpec{{"A", "trie", []int64{30, 40}, 0.1}, {"B", "trie", []int64{40, 25}, 0.1}}, ""},
+	{"summmm", []tensorSpec{{"A", "trie", []int64{40, 40}, 0.1}, {"B", "trie", []int64{40, 40}, 0.1}}, ""},
 }
 
 // hashTrim is how many of the last keys of a hashed tensor's first mode
@@ -75,33 +77,47 @@ func TestHashFormatsFuse(t *testing.T) {
 	}
 }
 
-// trimHashes drops the entries of every hash map of st whose first key is
-// among the last n of its dimension (the tensors' other formats keep
-// them: the test compares plans, not formats).
+// trimHashes drops the entries of every hash map and trie of st whose
+// first key is among the last n of its dimension (the tensors' other
+// formats keep them: the test compares plans, not formats).
 func trimHashes(t *testing.T, st storage.Store, n int64) {
 	t.Helper()
 	for name, o := range st {
-		h, ok := o.(*storage.HashMap)
-		if !ok {
-			continue
+		switch h := o.(type) {
+		case *storage.HashMap:
+			out := storage.NewHashMap(h.Elem, h.Dims)
+			for p, k := range h.Keys {
+				if k[0] >= h.Dims[0]-n {
+					continue
+				}
+				var i int64
+				var f float64
+				if h.Elem == ir.Real {
+					f = h.F[p]
+				} else {
+					i = h.I[p]
+				}
+				if err := out.Put(k[:h.Arity], i, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st[name] = out
+		case *storage.Trie:
+			root := h.Root
+			keep := 0
+			for keep < len(root.Keys) && root.Keys[keep] < h.Dims[0]-n {
+				keep++
+			}
+			root.Keys, root.Children = root.Keys[:keep], root.Children[:keep]
+			if h.Depth == 1 {
+				root.I, root.F = root.I[:min(keep, len(root.I))], root.F[:min(keep, len(root.F))]
+			}
+			for k := range root.Index {
+				if k >= h.Dims[0]-n {
+					delete(root.Index, k)
+				}
+			}
 		}
-		out := storage.NewHashMap(h.Elem, h.Dims)
-		for p, k := range h.Keys {
-			if k[0] >= h.Dims[0]-n {
-				continue
-			}
-			var i int64
-			var f float64
-			if h.Elem == ir.Real {
-				f = h.F[p]
-			} else {
-				i = h.I[p]
-			}
-			if err := out.Put(k[:h.Arity], i, f); err != nil {
-				t.Fatal(err)
-			}
-		}
-		st[name] = out
 	}
 }
 
