@@ -2,6 +2,7 @@ package opt
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -28,8 +29,9 @@ type Stats struct {
 	// at each level: for a matrix, [non-empty rows, non-zeros per
 	// non-empty row].
 	Maps map[string][]float64
-	// MapKeys holds, for every hash map and trie, the largest key at each
-	// level (keys are never negative).
+	// MapKeys holds, for every hash map and trie, a bound on the keys at
+	// each level (keys are never negative): the declared dimension less
+	// one, or the largest key when one exceeds it.
 	MapKeys map[string][]int64
 }
 
@@ -80,71 +82,83 @@ func GatherStats(st storage.Store) *Stats {
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:
-			s.Maps[name] = hashFanout(x)
-			keys := make([]int64, x.Arity)
-			for _, k := range x.Keys {
-				for l := range keys {
-					keys[l] = max(keys[l], k[l])
-				}
-			}
-			s.MapKeys[name] = keys
+			s.Maps[name], s.MapKeys[name] = hashStats(x)
 		case *storage.Trie:
 			s.Maps[name] = trieFanout(x)
-			s.MapKeys[name] = trieKeys(x)
+			s.MapKeys[name] = keyBounds(trieKeys(x), x.Dims)
 		}
 	}
 	return s
 }
 
-// hashFanout counts the distinct key prefixes of every length and turns
-// them into average fan-outs. The keys of a hash map are distinct, so the
-// last level counts them all; a shorter prefix is counted by a 64-bit hash
-// of it (a collision, improbable, would miss one prefix of a statistic),
-// or, when the keys are sorted (as loaded from a sorted file), by one pass
-// that notes where each prefix changes. A map of whole keys per level took
-// 0.2 s for two maps of 90,000 entries, most of an optimization's time;
-// the hashes, 90 ms for the 348,116 entries of orghs in 3 levels.
-func hashFanout(h *storage.HashMap) []float64 {
+// hashStats returns the average number of keys per parent key at each
+// level of h and a bound on each level's keys (see keyBound). It counts
+// the distinct key prefixes in one pass over the entries in key order,
+// sorting an index of them unless they were stored in that order (a
+// per-level set of prefixes costs a hash insert per entry and level:
+// seconds on a tensor of a few hundred thousand entries).
+func hashStats(h *storage.HashMap) ([]float64, []int64) {
+	n := len(h.Keys)
+	first := func(a, b *storage.HKey) int { // the first component where a and b differ
+		c := 0
+		for c < h.Arity && a[c] == b[c] {
+			c++
+		}
+		return c
+	}
+	inOrder := true
+	for i := 1; i < n && inOrder; i++ {
+		c := first(&h.Keys[i-1], &h.Keys[i])
+		inOrder = c < h.Arity && h.Keys[i-1][c] < h.Keys[i][c]
+	}
+	key := func(i int) *storage.HKey { return &h.Keys[i] }
+	if !inOrder {
+		order := make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int {
+			ka, kb := &h.Keys[a], &h.Keys[b]
+			if c := first(ka, kb); c < h.Arity {
+				return cmp.Compare(ka[c], kb[c])
+			}
+			return 0
+		})
+		key = func(i int) *storage.HKey { return &h.Keys[order[i]] }
+	}
 	counts := make([]float64, h.Arity)
-	if h.Arity > 0 {
-		counts[h.Arity-1] = float64(len(h.Keys))
-	}
-	if sortedKeys(h.Keys, h.Arity) {
-		// Keys loaded from a sorted file: a prefix starts where the one
-		// before differs, one pass for all levels.
-		for i, k := range h.Keys {
-			for l := 1; l < h.Arity; l++ {
-				if i == 0 || !slices.Equal(k[:l], h.Keys[i-1][:l]) {
-					counts[l-1]++
-				}
-			}
+	largest := make([]int64, h.Arity)
+	for i := 0; i < n; i++ {
+		k := key(i)
+		c := 0
+		if i > 0 {
+			c = first(key(i-1), k)
 		}
-		return fanout(counts)
-	}
-	for l := 1; l < h.Arity; l++ {
-		seen := make(map[uint64]struct{}, len(h.Keys)/4)
-		for _, k := range h.Keys {
-			x := uint64(14695981039346656037)
-			for _, c := range k[:l] {
-				x = (x ^ uint64(c)) * 1099511628211
-				x ^= x >> 31
-			}
-			seen[x] = struct{}{}
+		for l := c; l < h.Arity; l++ {
+			counts[l]++
 		}
-		counts[l-1] = float64(len(seen))
+		for l := range largest {
+			largest[l] = max(largest[l], k[l])
+		}
 	}
-	return fanout(counts)
+	return fanout(counts), keyBounds(largest, h.Dims)
 }
 
-// sortedKeys reports whether keys are in increasing order of their first
-// n components.
-func sortedKeys(keys []storage.HKey, n int) bool {
-	for i := 1; i < len(keys); i++ {
-		if slices.Compare(keys[i-1][:n], keys[i][:n]) >= 0 {
-			return false
+// keyBounds bounds the keys of each level of a hash map or trie by its
+// declared dimension less one, or by the largest key stored when that
+// exceeds it. The dimension, not the largest key, is the bound a program
+// shares with its other operands: a matrix's largest stored row is often
+// below the column count that bounds the keys of the matrix it multiplies,
+// and a loop over one then cannot become a lookup at the other's keys
+// (F1's binding would leave the range its body was judged safe in).
+func keyBounds(largest, dims []int64) []int64 {
+	out := slices.Clone(largest)
+	for l := range out {
+		if l < len(dims) && dims[l]-1 > out[l] {
+			out[l] = dims[l] - 1
 		}
 	}
-	return true
+	return out
 }
 
 func trieFanout(t *storage.Trie) []float64 {

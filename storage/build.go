@@ -50,7 +50,15 @@ func Build(name string, c *COO, f Format) (Store, error) {
 	case FormatHash:
 		h := NewHashMap(elem, append([]int64(nil), c.Dims...))
 		key := make([]int64, c.Order())
-		for p, v := range c.Vals {
+		// Entries go in in key order: a reader that needs them sorted
+		// (the optimizer's statistics, the engine's grouped view) then
+		// finds them so and does not sort them again.
+		modes := make([]int, c.Order())
+		for m := range modes {
+			modes[m] = m
+		}
+		for _, p := range sortEntries(c, modes) {
+			v := c.Vals[p]
 			for m := range key {
 				key[m] = c.Coords[m][p]
 			}

@@ -373,3 +373,25 @@ func BenchmarkBuildCSR(b *testing.B) {
 		}
 	}
 }
+
+// TestBuildHashInKeyOrder: a hash map holds its entries in key order
+// whatever the order they were read in, repeated coordinates summed.
+func TestBuildHashInKeyOrder(t *testing.T) {
+	c := matrixC()
+	c.Coords[0] = append(c.Coords[0], 0)
+	c.Coords[1] = append(c.Coords[1], 2)
+	c.Vals = append(c.Vals, 1)
+	st, err := Build("C", c, mustFormat(t, "hash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := st[HashName("C")].(*HashMap)
+	var keys [][2]int64
+	for _, k := range h.Keys {
+		keys = append(keys, [2]int64{k[0], k[1]})
+	}
+	want := [][2]int64{{0, 0}, {0, 2}, {0, 3}, {2, 0}, {2, 3}}
+	if !slices.Equal(keys, want) || !slices.Equal(h.F, []float64{6, 10, 8, 5, 7}) {
+		t.Errorf("keys %v values %v, want %v and [6 10 8 5 7]", keys, h.F, want)
+	}
+}
