@@ -25,6 +25,35 @@ var Mappings embed.FS
 // keys are distinct among everything their enclosing sums add up. f must
 // accept the order (Format.ForOrder); if not, Mapping returns "".
 func Mapping(name string, f Format, order int, elem ir.Base) string {
+	return mapping(name, f, order, elem, "")
+}
+
+// OffsetMapping is Mapping for a slice of a tensor whose dense level of
+// logical mode 0 holds only coordinates base..base+len-1, stored from 0:
+// the int SCALAR base (declared by the mapping) is added to that level's
+// key, so the tensor keeps its original coordinates. It is "" where
+// Mapping is, and for formats whose mode 0 is not held by a dense level
+// (their coordinates are stored, not implied: they need no offset).
+func OffsetMapping(name string, f Format, order int, elem ir.Base, base string) string {
+	f, err := f.ForOrder(order)
+	if err != nil || f.Kind != FormatLevels || !f.DenseMode0() {
+		return ""
+	}
+	return mapping(name, f, order, elem, base)
+}
+
+// DenseMode0 reports whether a dense level holds logical mode 0, so that
+// mode 0's coordinates are positions rather than stored keys.
+func (f Format) DenseMode0() bool {
+	for l, m := range f.ModeOrder {
+		if m == 0 && l < len(f.Levels) {
+			return f.Levels[l] == LevelDense
+		}
+	}
+	return false
+}
+
+func mapping(name string, f Format, order int, elem ir.Base, base string) string {
 	f, err := f.ForOrder(order)
 	if err != nil {
 		return ""
@@ -32,7 +61,7 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 	if f.Kind == FormatSell {
 		return sellMapping(name, elem, f.Pattern)
 	}
-	g := &mappingGen{name: name, f: f, order: order, elem: elem}
+	g := &mappingGen{name: name, f: f, order: order, elem: elem, base: base}
 	g.pickNames()
 	var sb strings.Builder
 	decl := func(format string, args ...any) {
@@ -40,6 +69,9 @@ func Mapping(name string, f Format, order int, elem ir.Base) string {
 	}
 	for k := 1; k <= order; k++ {
 		decl("int SCALAR %s", DimName(name, k))
+	}
+	if base != "" {
+		decl("int SCALAR %s", base)
 	}
 	var def *ir.Expr
 	switch f.Kind {
@@ -117,6 +149,7 @@ type mappingGen struct {
 	// Variable name stems: coordinate of logical mode m is coord+(m+1),
 	// position of level l is pos+l, value of hashed level l is val+l.
 	coord, pos, val string
+	base            string     // OffsetMapping's scalar added to mode 0's dense key, or ""
 	keys            []*ir.Expr // key expression of each logical mode once bound
 	placedAfter     []int      // levels after which each mode's singleton is emitted
 	unique          []bool     // whether mode m's singleton is @unique
@@ -186,6 +219,9 @@ func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 	case LevelDense:
 		i := g.coordVar(m)
 		g.keys[m] = ir.Var(i)
+		if m == 0 && g.base != "" {
+			g.keys[m] = ir.Binary(ir.OpAdd, ir.Var(i), ir.Global(g.base))
+		}
 		lenG := ir.Global(LenName(g.name, level))
 		pos := ir.Var(i)
 		if parent != nil {
