@@ -290,3 +290,235 @@ func TestPaperKernelsSharded(t *testing.T) {
 		}
 	}
 }
+
+// progGen writes random programs whose query is a sum over tensor S (the
+// one to split) with a random body over S's entry, other tensors T1, T2
+// and the array X; a few programs read S again or put something around
+// the sum, which Analyze must refuse.
+type progGen struct {
+	r      *rand.Rand
+	fresh  int
+	budget int
+	others []tin
+}
+
+type gvar struct {
+	name  string
+	depth int
+}
+
+func (g *progGen) name(s string) string { g.fresh++; return fmt.Sprintf("%s%d", s, g.fresh) }
+
+func (g *progGen) index(keys []string) string {
+	if len(keys) > 0 && g.r.IntN(4) != 0 {
+		return keys[g.r.IntN(len(keys))]
+	}
+	return fmt.Sprint(g.r.IntN(3))
+}
+
+func (g *progGen) expr(d int, keys []string, vars []gvar) string {
+	g.budget--
+	choice := g.r.IntN(8)
+	if g.budget <= 0 {
+		choice = 7
+	}
+	switch choice {
+	case 0, 1:
+		var srcs []gvar
+		for _, v := range vars {
+			if v.depth > 0 {
+				srcs = append(srcs, v)
+			}
+		}
+		for _, t := range g.others {
+			srcs = append(srcs, gvar{t.name, t.coo.Order()})
+		}
+		src := srcs[g.r.IntN(len(srcs))]
+		k, v := g.name("k"), g.name("v")
+		return "(sum(<" + k + ", " + v + "> in " + src.name + ") " + g.expr(d, append(slices.Clone(keys), k), append(slices.Clone(vars), gvar{v, src.depth - 1})) + ")"
+	case 2:
+		if d > 0 {
+			return "{ " + g.index(keys) + " -> " + g.expr(d-1, keys, vars) + " }"
+		}
+		return g.expr(0, keys, vars) + " * " + g.expr(0, keys, vars)
+	case 3:
+		return "(" + g.expr(d, keys, vars) + " + " + g.expr(d, keys, vars) + ")"
+	case 4:
+		return "(" + g.expr(0, keys, vars) + ") * (" + g.expr(d, keys, vars) + ")"
+	case 5:
+		return "(if " + g.index(keys) + " < " + g.index(keys) + " then " + g.expr(d, keys, vars) + ")"
+	case 6:
+		x := g.name("x")
+		return "(let " + x + " = " + g.expr(0, keys, vars) + " in " + g.expr(d, keys, append(slices.Clone(vars), gvar{x, 0})) + ")"
+	}
+	var leaves []string
+	for _, v := range vars {
+		if v.depth == d {
+			leaves = append(leaves, v.name)
+		}
+	}
+	if d == 0 {
+		leaves = append(leaves, "2.0", "X("+g.index(keys)+")")
+		for _, t := range g.others {
+			if t.coo.Order() == 1 {
+				leaves = append(leaves, t.name+"("+g.index(keys)+")")
+			}
+		}
+	}
+	if len(leaves) == 0 {
+		e := "1.0"
+		for i := 0; i < d; i++ {
+			e = "{ " + g.index(keys) + " -> " + e + " }"
+		}
+		return e
+	}
+	return leaves[g.r.IntN(len(leaves))]
+}
+
+var levelFormats = map[int][]string{
+	1: {"d", "s", "coo"},
+	2: {"csr", "csc", "dcsr", "dcsc", "coo", "dense", "sd", "ds:1,0", "sd:1,0"},
+	3: {"csf", "coo", "dense", "dss", "sds:2,0,1", "sss:1,2,0", "dsd"},
+}
+
+var otherFormats = map[int][]string{1: {"d", "s", "hash"}, 2: {"csr", "csc", "hash", "trie", "coo"}}
+
+// randomCase returns a random program and whether Analyze must refuse it.
+func randomCase(seed uint64) (tcase, bool) {
+	r := rand.New(rand.NewPCG(seed, 32))
+	g := &progGen{r: r, budget: 10}
+	order := 1 + r.IntN(3)
+	dims := make([]int64, order)
+	for m := range dims {
+		dims[m] = int64(2 + r.IntN(6))
+	}
+	dims[0] += 4
+	c := tcase{name: fmt.Sprintf("random/%d", seed), objects: map[string]storage.Object{"X": randArray(r, 4)}}
+	c.tensors = []tin{{"S", randCOO(r, 0.5, dims...), levelFormats[order][r.IntN(len(levelFormats[order]))]}}
+	for i := 1; i <= 2; i++ {
+		o := 1 + r.IntN(2)
+		odims := []int64{int64(2 + r.IntN(3)), int64(2 + r.IntN(3))}[:o]
+		g.others = append(g.others, tin{fmt.Sprintf("T%d", i), randCOO(r, 0.6, odims...), otherFormats[o][r.IntN(len(otherFormats[o]))]})
+	}
+	c.tensors = append(c.tensors, g.others...)
+	c.copyOK = map[string]bool{"T1": true, "T2": true}
+	depth := r.IntN(3)
+	keys, vars := []string{"i"}, []gvar{{"v", order - 1}}
+	head := "<i, v> in S"
+	if order >= 2 && r.IntN(3) == 0 {
+		head, keys, vars = "<(i, j), v> in S", []string{"i", "j"}, []gvar{{"v", order - 2}}
+	}
+	if r.IntN(4) == 0 {
+		t := g.others[r.IntN(2)]
+		head += ", <i, w> in " + t.name
+		vars = append(vars, gvar{"w", t.coo.Order() - 1})
+	}
+	refuse := false
+	body := g.expr(depth, keys, vars)
+	switch r.IntN(10) {
+	case 0: // S read again inside the sum
+		refuse = true
+		body = "(sum(<k0, u0> in S) " + strings.Repeat("{ k0 -> ", depth) + "1.0" + strings.Repeat(" }", depth) + ") + " + body
+	case 1: // S's physical objects read
+		refuse = true
+		body = "(S_pos0 * 0 + 1) * " + body
+	}
+	prog := "CREATE real ARRAY X(4);\n"
+	top := "sum(" + head + ") " + body
+	if r.IntN(10) == 0 {
+		refuse = true
+		top = "2.0 * (" + top + ")"
+	}
+	if depth == 0 && r.IntN(2) == 0 {
+		prog += top + "\n"
+	} else {
+		prog += "CREATE TENSOR Q AS " + top + ";\n"
+	}
+	if refuse && strings.Contains(prog, "S_pos0") {
+		// Name an object S's format really has.
+		prog = strings.Replace(prog, "S_pos0", storage.DimName("S", 1)+" * 0 + S_"+physicalOf(c.tensors[0]), 1)
+	}
+	c.program = prog
+	return c, refuse
+}
+
+// physicalOf names a non-dimension physical object of t's format (without
+// the "S_" prefix).
+func physicalOf(t tin) string {
+	f, _ := storage.ParseFormat(t.format)
+	f, _ = f.ForOrder(t.coo.Order())
+	if f.Levels[0] == storage.LevelDense {
+		return "len1"
+	}
+	return "pos1(0)"
+}
+
+func TestRandomProgramsSharded(t *testing.T) {
+	n := 120
+	if testing.Short() {
+		n = 60
+	}
+	ran, refused, failures := 0, 0, 0
+	for seed := uint64(1); seed <= uint64(n) && failures < 5; seed++ {
+		c, mustRefuse := randomCase(seed)
+		want, _, err := c.oracle(t)
+		if err != nil {
+			continue // the data makes the program fail (a read past X): says nothing
+		}
+		for _, parts := range partCounts {
+			got, _, err := c.sharded(t, parts)
+			if mustRefuse {
+				if err == nil {
+					t.Errorf("%s: split into %d parts, but it must be refused:\n%s", c.name, parts, c.program)
+					failures++
+				}
+				refused++
+				break
+			}
+			if err != nil {
+				t.Errorf("%s, %d parts: %v\n%s", c.name, parts, err, c.program)
+				failures++
+				break
+			}
+			if err := sameEntries(got, want); err != nil {
+				t.Errorf("%s, %d parts: %v\n%s", c.name, parts, err, c.program)
+				failures++
+				break
+			}
+			ran++
+		}
+	}
+	t.Logf("%d sharded runs agree with the interpreter, %d programs refused as they must be", ran, refused)
+	if ran < n {
+		t.Errorf("only %d sharded runs: the generator makes too few programs that run", ran)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 32))
+	a, b := randCOO(r, 0.3, 8, 8), randCOO(r, 0.7, 8, 8)
+	cases := []struct {
+		program string
+		format  string
+		copyOK  map[string]bool
+		want    string
+	}{
+		{example(t, "mmm"), "csr", nil, "B (" + fmt.Sprint(b.Len()) + " entries) is at least as large as A"},
+		{"CREATE TENSOR Q AS sum(<i, Ai> in A) sum(<k, v> in A(i)) { k -> v };", "csr", nil, "reads A again inside its outermost sum"},
+		{"CREATE TENSOR T AS sum(<i, Ai> in A) { i -> 1.0 };\nCREATE TENSOR Q AS sum(<i, Ai> in A) { i -> T(i) };", "csr", nil, "reads A through another tensor"},
+		{"CREATE TENSOR Q AS sum(<i, Ai> in A) { i -> A_len1 * 1.0 };", "csr", nil, "reads A_len1, a physical object of A"},
+		{"CREATE TENSOR Q AS sum(<i, Ai> in A) { i -> 1.0 };", "hash", nil, "A is stored as hash"},
+		{"CREATE TENSOR Q AS 2.0 * sum(<i, Ai> in A) { i -> 1.0 };", "csr", nil, "not a sum over a --tensor"},
+		{example(t, "mmm"), "csr", map[string]bool{"B": true}, ""},
+	}
+	for _, c := range cases {
+		tc := tcase{name: "refusal", program: c.program, copyOK: c.copyOK, tensors: []tin{{"A", a, c.format}, {"B", b, "csr"}}}
+		_, _, err := tc.sharded(t, 2)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.program, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got error %v, want one saying %q", c.program, err, c.want)
+		}
+	}
+}

@@ -39,6 +39,9 @@ const usage = `usage:
   storel run PROGRAM.sdql [flags]      compute the program's result
   storel explain PROGRAM.sdql [flags]  show the parsed, desugared, composed and optimized plans
   storel demo [KERNEL] [flags]         run a paper kernel on built-in data (kernels: %s)
+  storel shard PROGRAM.sdql [run's flags] --parts N --output DIR
+                                       cut the work into N parts that run on their own
+  storel combine DIR [--output FILE]   add up the parts' results (DIR/part-*/result.tns)
 
 flags of run and explain:
   --tensor NAME=FILE[:FORMAT]  load .mtx/.tns (optionally .gz) as tensor NAME stored in FORMAT
@@ -66,6 +69,14 @@ flags of run and explain:
   --stats FILE                 override the statistics gathered from the data (see opt.ParseStats)
   --node-limit N, --time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
   --dot FILE                   explain: write the chosen plan as a Graphviz picture
+  --manifest FILE              a part written by storel shard (its program and inputs)
+
+storel shard splits the outermost sum over the program's largest input (a --tensor in a
+level format) by its first coordinate into N parts balanced by entries, each with its slice
+of that tensor (rebased arrays and a storage mapping) and copies of the other inputs:
+  --parts N                    how many parts (default 2)
+  --output DIR                 a new or empty directory: DIR/part-NNN/manifest.txt, DIR/combine.txt
+  --copy NAME                  copy input NAME to every part even if it is as large as the split one
 
 A --tensor may list several formats, --tensor A=a.mtx:csr|csc|hash: the optimizer plans for every
 combination and runs the cheapest; explain shows their costs side by side.
@@ -106,8 +117,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return &exitError{2, errors.New("no command given")}
 	}
 	switch args[0] {
-	case "run", "explain":
-		o, err := parseFlags(args[0], args[1:], true)
+	case "run", "explain", "shard":
+		o, err := parseFlags(args[0], args[1:], false)
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usage, strings.Join(demoKernels(), ", "))
 			return nil
@@ -115,10 +126,23 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if args[0] == "run" {
+		if o.manifest != "" {
+			if err := o.applyManifest(); err != nil {
+				return err
+			}
+		}
+		if o.program == "" {
+			return misuse("%s needs a PROGRAM.sdql argument", args[0])
+		}
+		switch args[0] {
+		case "shard":
+			return cmdShard(o, stdout)
+		case "run":
 			return cmdRun(o, stdout, stderr)
 		}
 		return cmdExplain(o, stdout, stderr)
+	case "combine":
+		return cmdCombine(args[1:], stdout)
 	case "demo":
 		o, err := parseFlags("demo", args[1:], false)
 		if errors.Is(err, flag.ErrHelp) {
@@ -157,6 +181,9 @@ type options struct {
 	stats     string
 	nodeLimit int
 	timeLimit time.Duration
+	manifest  string   // run: a part written by storel shard
+	parts     int      // shard
+	copies    []string // shard: inputs copied to every part however large
 }
 
 type multiFlag []string
@@ -168,7 +195,7 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	o := &options{cmd: cmd, dims: map[string][]int64{}}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var tensors, storages, data, dims multiFlag
+	var tensors, storages, data, dims, copies multiFlag
 	fs.Var(&tensors, "tensor", "")
 	fs.Var(&storages, "storage", "")
 	fs.Var(&data, "data", "")
@@ -185,6 +212,13 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	fs.StringVar(&o.stats, "stats", "", "")
 	fs.IntVar(&o.nodeLimit, "node-limit", 0, "")
 	fs.DurationVar(&o.timeLimit, "time-limit", 0, "")
+	if cmd == "run" || cmd == "explain" {
+		fs.StringVar(&o.manifest, "manifest", "", "")
+	}
+	if cmd == "shard" {
+		fs.IntVar(&o.parts, "parts", 2, "")
+		fs.Var(&copies, "copy", "")
+	}
 	// Flags may come before or after the program argument.
 	var positional []string
 	for {
@@ -200,27 +234,10 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	o.tensors, o.storages, o.data = tensors, storages, data
+	o.tensors, o.storages, o.data, o.copies = tensors, storages, data, copies
 	for _, d := range dims {
-		name, list, ok := strings.Cut(d, "=")
-		if !ok {
-			name, list = "", d
-		}
-		if _, twice := o.dims[name]; twice || (name == "" && o.outDims != nil) {
-			return nil, misuse("--dims %s: the sizes of %s are given twice", d, orResult(name))
-		}
-		var sizes []int64
-		for _, s := range strings.Split(list, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-			if err != nil || n <= 0 {
-				return nil, misuse("--dims %s: %q is not a positive size (want [NAME=]D1,D2,...)", d, s)
-			}
-			sizes = append(sizes, n)
-		}
-		if name == "" {
-			o.outDims = sizes
-		} else {
-			o.dims[name] = sizes
+		if err := o.addDims(d); err != nil {
+			return nil, err
 		}
 	}
 	switch {
@@ -255,7 +272,7 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 			}
 		}
 	}
-	if o.output != "" {
+	if o.output != "" && cmd != "shard" { // shard's --output is a directory
 		if _, err := outputFormat(o.output); err != nil {
 			return nil, err
 		}
@@ -268,6 +285,32 @@ func orResult(name string) string {
 		return "the result"
 	}
 	return name
+}
+
+// addDims parses --dims [NAME=]D1,D2,...: a tensor's sizes, or without a
+// name the result's.
+func (o *options) addDims(d string) error {
+	name, list, ok := strings.Cut(d, "=")
+	if !ok {
+		name, list = "", d
+	}
+	if _, twice := o.dims[name]; twice || (name == "" && o.outDims != nil) {
+		return misuse("--dims %s: the sizes of %s are given twice", d, orResult(name))
+	}
+	var sizes []int64
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n <= 0 {
+			return misuse("--dims %s: %q is not a positive size (want [NAME=]D1,D2,...)", d, s)
+		}
+		sizes = append(sizes, n)
+	}
+	if name == "" {
+		o.outDims = sizes
+	} else {
+		o.dims[name] = sizes
+	}
+	return nil
 }
 
 // workspace loads everything the flags name.

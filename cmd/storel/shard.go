@@ -1,0 +1,333 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/storel/storel"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/shard"
+	"github.com/storel/storel/storage"
+)
+
+// applyManifest fills o's program and inputs from run --manifest FILE (a
+// part written by storel shard); the command line's flags come after.
+func (o *options) applyManifest() error {
+	m, err := shard.ReadManifest(o.manifest)
+	if err != nil {
+		return err
+	}
+	if o.program != "" {
+		return misuse("run --manifest %s names the program; do not give %s too", o.manifest, o.program)
+	}
+	o.program = m.Program
+	o.tensors = append(m.Tensors, o.tensors...)
+	for _, d := range m.Dims {
+		if err := o.addDims(d); err != nil {
+			return err
+		}
+	}
+	o.storages = append(m.Storages, o.storages...)
+	o.data = append(append(m.Data, m.Values...), o.data...)
+	if o.query == "" {
+		o.query = m.Query
+	}
+	if o.stats == "" {
+		o.stats = m.Stats
+	}
+	return nil
+}
+
+// cmdShard writes the parts of a program's work (see package shard) and
+// the combine step's description into the directory --output.
+func cmdShard(o *options, stdout io.Writer) error {
+	if o.output == "" {
+		return misuse("shard needs --output DIR, the directory to write the parts into")
+	}
+	if o.parts < 1 {
+		return misuse("--parts %d: want at least 1", o.parts)
+	}
+	if entries, err := os.ReadDir(o.output); err == nil && len(entries) > 0 {
+		return fmt.Errorf("--output %s: the directory is not empty (storel shard writes a new one, overwriting nothing)", o.output)
+	}
+	// Load the tensors here rather than through the workspace: the split
+	// needs their coordinates.
+	w := storel.NewWorkspace()
+	var ins []shard.Input
+	sizes := map[string]int{}
+	files := map[string][2]string{} // tensor -> file, format as given
+	for _, t := range o.tensors {
+		name, rest, ok := strings.Cut(t, "=")
+		if !ok || name == "" || rest == "" {
+			return misuse("--tensor %s: want NAME=FILE[:FORMAT]", t)
+		}
+		path, format := splitFileFormat(rest)
+		c, err := storage.ReadTensorFile(path, storage.ReadOptions{Dims: o.dims[name], Progress: storage.TerminalProgress()})
+		if err != nil {
+			return err
+		}
+		if format == "" {
+			format = storel.DefaultFormat(c.Order())
+		}
+		if err := w.AddTensor(name, c, format); err != nil {
+			return err
+		}
+		first, _, _ := strings.Cut(format, "|")
+		f, err := storage.ParseFormat(first)
+		if err == nil {
+			f, err = f.ForOrder(c.Order())
+		}
+		if err != nil {
+			return fmt.Errorf("tensor %s: %v", name, err)
+		}
+		ins = append(ins, shard.Input{Name: name, COO: c, Format: f})
+		sizes[name] = c.Len()
+		files[name] = [2]string{path, format}
+	}
+	for name := range o.dims {
+		if _, ok := files[name]; !ok {
+			return misuse("--dims %s: no --tensor %s to apply it to", name, name)
+		}
+	}
+	for _, s := range o.storages {
+		text, err := os.ReadFile(s)
+		if err != nil {
+			return err
+		}
+		w.AddSource(s, text)
+	}
+	for _, d := range o.data {
+		name, spec, ok := strings.Cut(d, "=")
+		if !ok || name == "" {
+			return misuse("--data %s: want NAME=FILE or NAME=VALUE", d)
+		}
+		w.SetData(name, spec)
+	}
+	text, err := os.ReadFile(o.program)
+	if err != nil {
+		return err
+	}
+	p, err := w.Compile(o.program, text, o.query)
+	if err != nil {
+		return err
+	}
+	prog := p.IR()
+	for _, d := range o.data {
+		name, _, _ := strings.Cut(d, "=")
+		if a, ok := p.Variants[0].Store[name].(*storage.Array); ok {
+			sizes[name] = a.Len()
+		}
+	}
+	copyOK := map[string]bool{}
+	for _, c := range o.copies {
+		if _, ok := sizes[c]; !ok {
+			return misuse("--copy %s: no --tensor or --data array of that name", c)
+		}
+		copyOK[c] = true
+	}
+	split, err := shard.Analyze(prog, o.query, ins, sizes, copyOK)
+	if err != nil {
+		return fmt.Errorf("%s cannot be split: %v", o.program, err)
+	}
+	var in shard.Input
+	for _, x := range ins {
+		if x.Name == split.Tensor {
+			in = x
+		}
+	}
+	if format := files[in.Name][1]; strings.Contains(format, "|") {
+		return misuse("--tensor %s: %s lists several formats; give one for the tensor storel shard splits", in.Name, format)
+	}
+
+	// What every part shares: the program and copies of the other inputs.
+	common := shard.Manifest{Program: "program.sdql", Query: o.query}
+	copies := map[string]string{"program.sdql": o.program} // name in a part -> source
+	add := func(src, name string) string {
+		copies[name] = src
+		return name
+	}
+	for _, x := range ins {
+		if x.Name == in.Name {
+			continue
+		}
+		path, format := files[x.Name][0], files[x.Name][1]
+		common.Tensors = append(common.Tensors, x.Name+"="+add(path, "in-"+x.Name+"-"+filepath.Base(path))+":"+format)
+		if d := o.dims[x.Name]; d != nil {
+			common.Dims = append(common.Dims, x.Name+"="+joinInts(d))
+		}
+	}
+	for i, s := range o.storages {
+		common.Storages = append(common.Storages, add(s, fmt.Sprintf("storage-%d-%s", i, filepath.Base(s))))
+	}
+	for _, d := range o.data {
+		name, spec, _ := strings.Cut(d, "=")
+		if decl := prog.Decl(name); decl != nil && decl.Kind == ir.ObjScalar {
+			common.Values = append(common.Values, name+"="+spec)
+			continue
+		}
+		common.Data = append(common.Data, name+"="+add(spec, "data-"+name+"-"+filepath.Base(spec)))
+	}
+	if o.stats != "" {
+		common.Stats = add(o.stats, "stats-"+filepath.Base(o.stats))
+	}
+
+	if err := os.MkdirAll(o.output, 0o755); err != nil {
+		return err
+	}
+	cuts := shard.Cuts(in.COO, o.parts)
+	for k := 0; k < o.parts; k++ {
+		dir := shard.PartDir(o.output, k)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		for name, src := range copies {
+			if err := linkOrCopy(src, filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+		st, mapping, err := shard.Part(in, cuts[k], cuts[k+1])
+		if err != nil {
+			return err
+		}
+		m := common
+		m.Tensors = append([]string(nil), common.Tensors...)
+		m.Data = append([]string(nil), common.Data...)
+		m.Values = append([]string(nil), common.Values...)
+		mapFile := in.Name + ".part.sdql"
+		comment := fmt.Sprintf("// Rows %d..%d (counted from 0) of %s, stored in %s; the rest of %s is in the other parts.\n", cuts[k], cuts[k+1]-1, in.Name, in.Format.Name, in.Name)
+		if err := os.WriteFile(filepath.Join(dir, mapFile), []byte(comment+mapping), 0o644); err != nil {
+			return err
+		}
+		m.Storages = append([]string{mapFile}, common.Storages...)
+		if err := shard.WriteObjects(dir, st, &m); err != nil {
+			return err
+		}
+		entries := 0
+		for _, x := range in.COO.Coords[0] {
+			if cuts[k] <= x && x < cuts[k+1] {
+				entries++
+			}
+		}
+		what := fmt.Sprintf("part %d of %d: %s rows %d..%d counted from 0 (%d entries); run with storel run --manifest %s", k+1, o.parts, in.Name, cuts[k], cuts[k+1]-1, entries, shard.ManifestFile)
+		if err := shard.WriteFile(filepath.Join(dir, shard.ManifestFile), func(w io.Writer) error { return m.Write(w, what) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %s rows %d..%d, %d entries\n", dir, in.Name, cuts[k], cuts[k+1]-1, entries)
+	}
+	plan := &shard.Plan{Parts: o.parts, Type: split.Type, Disjoint: split.Disjoint, Split: in.Name}
+	if err := shard.WriteFile(filepath.Join(o.output, shard.CombineFile), plan.Write); err != nil {
+		return err
+	}
+	how := "adds their results key-wise"
+	if split.Disjoint {
+		how = "concatenates their results (the split key is an output key)"
+	}
+	fmt.Fprintf(stdout, "run each part: storel run --manifest DIR/%s --output DIR/%s\nthen: storel combine %s --output FILE (%s)\n", shard.ManifestFile, shard.ResultFile, o.output, how)
+	return nil
+}
+
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// linkOrCopy makes dst hold src's bytes: a hard link where it can, a copy
+// elsewhere (another file system).
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("copying %s to %s: %v", src, dst, err)
+	}
+	return nil
+}
+
+// cmdCombine adds the parts' results in DIR (see storel shard) into
+// --output (default .tns on standard output).
+func cmdCombine(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("combine", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	output := fs.String("output", "", "")
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return misuse("combine: %v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return misuse("combine takes one directory written by storel shard, got %d arguments", len(positional))
+	}
+	dir := positional[0]
+	plan, err := shard.ReadPlan(filepath.Join(dir, shard.CombineFile))
+	if err != nil {
+		return err
+	}
+	format := "tns"
+	if *output != "" {
+		format = strings.TrimPrefix(filepath.Ext(*output), ".")
+		if format != "tns" && format != "mtx" && format != "npy" {
+			return misuse("--output %s: want a .tns, .mtx or .npy file", *output)
+		}
+	}
+	for k := 0; k < plan.Parts; k++ {
+		if _, err := os.Stat(filepath.Join(shard.PartDir(dir, k), shard.ResultFile)); err != nil {
+			return fmt.Errorf("part %d has no result: %v (run storel run --manifest %s --output %s)", k+1, err,
+				filepath.Join(shard.PartDir(dir, k), shard.ManifestFile), filepath.Join(shard.PartDir(dir, k), shard.ResultFile))
+		}
+	}
+	open := func(k int) (shard.Source, error) {
+		return shard.OpenTNS(filepath.Join(shard.PartDir(dir, k), shard.ResultFile), plan.Type)
+	}
+	w := stdout
+	var f *os.File
+	if *output != "" {
+		if f, err = os.Create(*output); err != nil {
+			return err
+		}
+		w = f
+	}
+	err = shard.Write(w, format, plan.Parts, plan.Type, plan.Disjoint, open)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		if f != nil {
+			os.Remove(*output) // a partial result is no result
+		}
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return fmt.Errorf("combining %s: %v", dir, err)
+	}
+	return nil
+}
