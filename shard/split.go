@@ -255,8 +255,9 @@ func BaseName(t string) string { return t + "_base1" }
 // in in's format and returns their physical objects and storage mapping:
 // the same tensor, with the same dimensions, holding only those entries.
 // A dense level holding mode 0 stores only hi-lo positions, and the
-// mapping adds BaseName = lo to their keys (storage.OffsetMapping); other
-// formats store their coordinates and use the standard mapping.
+// mapping adds BaseName = lo to their keys (storage.OffsetMapping), except
+// where keepsRows keeps all rows; formats that store mode 0's coordinates
+// need no offset and use the standard mapping.
 func Part(in Input, lo, hi int64) (storage.Store, string, error) {
 	c := in.COO
 	keep := make([]int32, 0, len(c.Vals)/2)
@@ -279,7 +280,7 @@ func Part(in Input, lo, hi int64) (storage.Store, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("tensor %s: %v", in.Name, err)
 	}
-	rebase := f.Kind == storage.FormatLevels && f.DenseMode0()
+	rebase := f.Kind == storage.FormatLevels && f.DenseMode0() && !keepsRows(f, c.Dims[0], len(keep))
 	if rebase {
 		part.Dims[0] = hi - lo
 		for e := range part.Coords[0] {
@@ -296,6 +297,19 @@ func Part(in Input, lo, hi int64) (storage.Store, string, error) {
 	}
 	st[BaseName(in.Name)] = storage.IntScalar(lo)
 	return st, storage.OffsetMapping(in.Name, f, c.Order(), c.Elem(), BaseName(in.Name)), nil
+}
+
+// keepsRows reports whether a part of a tensor of rows rows stored in f keeps the
+// whole row range as positions (empty outside its slice) rather than
+// rebasing it: when f's first level is dense over mode 0 with a sparse
+// level under it (CSR-like), and the rows cost no more than the part's
+// entries (8 bytes a row against at least 16 an entry). Its mapping is
+// then the standard one, which the engine's CSR row loops recognize; a
+// mapping that adds an offset to the row key they do not (measured: SpMV
+// on cnr-2000 executes 2.7x slower through the offset).
+func keepsRows(f storage.Format, rows int64, entries int) bool {
+	return len(f.Levels) >= 2 && f.Levels[0] == storage.LevelDense && f.ModeOrder[0] == 0 &&
+		f.Levels[1] != storage.LevelDense && rows <= int64(entries)
 }
 
 // sortedNames returns the store's object names in order, for files written
