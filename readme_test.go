@@ -19,6 +19,7 @@ var notRun = map[string]string{
 	"bench/run.sh --quick":   "needs the peers that bench/install-peers.sh installs",
 	"bench/run.sh":           "needs the peers and the real data; about an hour",
 	"(cd bench && go run ./cmd/storel-bench report)": "rewrites the committed report and README table; bench/ is a module of its own",
+	"dist/storel-dask --scheduler tcp://HOST:8786 run examples/spmv.sdql --tensor A=examples/data/a.mtx --data x=examples/data/x.npy --parts 2 --output y.tns": "needs a Dask scheduler; dist/test_dask.py (in .ci/run) runs it against one",
 }
 
 // docCommands returns the commands of the ```sh blocks of a Markdown
