@@ -31,13 +31,18 @@ DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 
 
 def timed(cmd):
+    """Runs cmd; returns its wall time, its execute phase (--timings) and
+    its peak resident memory (MiB), which GNU time reports: a process
+    forked from this one would count this interpreter's pages too."""
     start = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    p = subprocess.run(["/usr/bin/time", "-f", "maxrss-kib %M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
     wall = time.perf_counter() - start
+    err = p.stderr.decode(errors="replace")
     if p.returncode != 0:
-        sys.exit("shard-overhead: %s: %s" % (" ".join(cmd), p.stderr.decode(errors="replace")))
-    m = re.search(r"timing: execute ([0-9.]+) ms", p.stderr.decode())
-    return wall, float(m.group(1)) / 1000 if m else 0.0
+        sys.exit("shard-overhead: %s: %s" % (" ".join(cmd), err))
+    m = re.search(r"timing: execute ([0-9.]+) ms", err)
+    rss = re.search(r"maxrss-kib (\d+)", err)
+    return wall, float(m.group(1)) / 1000 if m else 0.0, int(rss.group(1)) / 1024
 
 
 def main():
@@ -78,31 +83,33 @@ def main():
     flags = ["--threads", "1", "--timings"]
     rows = []
     for name, args in cases:
-        res = {k: [] for k in ["run", "run-exec"] + ["%s-%d" % (w, n) for n in parts_list for w in ("shard", "parts", "parts-exec", "combine", "total")] + ["dask"]}
+        res = {k: [] for k in ["run", "run-exec", "run-rss"] + ["%s-%d" % (w, n) for n in parts_list for w in ("shard", "parts", "parts-exec", "combine", "total", "shard-rss", "parts-rss", "combine-rss")] + ["dask"]}
         for r in range(o.rounds):
             whole = os.path.join(tmp, "whole.tns")
-            wall, ex_s = timed([storel, "run"] + args + flags + ["--output", whole])
+            wall, ex_s, rss = timed([storel, "run"] + args + flags + ["--output", whole])
             res["run"].append(wall)
             res["run-exec"].append(ex_s)
+            res["run-rss"].append(rss)
             want = open(whole, "rb").read()
             for n in parts_list:
                 out = os.path.join(tmp, "shard-%d" % n)
                 shutil.rmtree(out, ignore_errors=True)
-                sh, _ = timed([storel, "shard"] + args + ["--parts", str(n), "--output", out])
-                pw = pe = 0.0
+                sh, _, sh_rss = timed([storel, "shard"] + args + ["--parts", str(n), "--output", out])
+                pw = pe = p_rss = 0.0
                 for k in range(n):
                     part = os.path.join(out, "part-%03d" % k)
-                    w, e = timed([storel, "run", "--manifest", os.path.join(part, "manifest.txt"), "--output", os.path.join(part, "result.tns")] + flags)
-                    pw, pe = pw + w, pe + e
+                    w, e, rss = timed([storel, "run", "--manifest", os.path.join(part, "manifest.txt"), "--output", os.path.join(part, "result.tns")] + flags)
+                    pw, pe, p_rss = pw + w, pe + e, max(p_rss, rss)
                 got = os.path.join(tmp, "combined.tns")
-                cb, _ = timed([storel, "combine", out, "--output", got])
+                cb, _, cb_rss = timed([storel, "combine", out, "--output", got])
                 if open(got, "rb").read() != want:
                     sys.exit("shard-overhead: %s, %d parts: the combined result differs from storel run's" % (name, n))
-                for key, v in (("shard", sh), ("parts", pw), ("parts-exec", pe), ("combine", cb), ("total", sh + pw + cb)):
+                for key, v in (("shard", sh), ("parts", pw), ("parts-exec", pe), ("combine", cb), ("total", sh + pw + cb),
+                               ("shard-rss", sh_rss), ("parts-rss", p_rss), ("combine-rss", cb_rss)):
                     res["%s-%d" % (key, n)].append(v)
             if o.dask:
                 got = os.path.join(tmp, "dask.tns")
-                w, _ = timed([os.path.join(ROOT, "dist", "storel-dask"), "--workers", "2", "--storel", storel, "--timeout", "300", "run"]
+                w, _, _ = timed([os.path.join(ROOT, "dist", "storel-dask"), "--workers", "2", "--storel", storel, "--timeout", "300", "run"]
                              + args + ["--threads", "1", "--parts", "4", "--output", got])
                 if open(got, "rb").read() != want:
                     sys.exit("shard-overhead: %s: storel-dask's result differs from storel run's" % name)
@@ -128,6 +135,14 @@ def main():
                     name if n == parts_list[0] else "", m["run"], m["run-exec"], n, m["shard-%d" % n], m["parts-%d" % n],
                     m["parts-exec-%d" % n], m["combine-%d" % n], m["total-%d" % n], m["total-%d" % n] / m["run"],
                     (" %.2f |" % m["dask"] if n == parts_list[-1] else " |") if o.dask else ""))
+        f.write("\nPeak resident memory (MiB, GNU time's %M) of each process: the plain run, the largest part's run,\n"
+                "storel shard (which reads the whole input) and storel combine (which holds one entry per part).\n\n")
+        f.write("| case | run | parts | largest part | largest part / run | shard | combine |\n|---|---:|---:|---:|---:|---:|---:|\n")
+        for name, m in rows:
+            for n in parts_list:
+                f.write("| %s | %.0f | %d | %.0f | %.2f | %.0f | %.0f |\n" % (
+                    name if n == parts_list[0] else "", m["run-rss"], n, m["parts-rss-%d" % n], m["parts-rss-%d" % n] / m["run-rss"],
+                    m["shard-rss-%d" % n], m["combine-rss-%d" % n]))
     shutil.rmtree(tmp, ignore_errors=True)
     print("wrote", o.out)
 

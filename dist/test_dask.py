@@ -152,6 +152,15 @@ def main():
             if not ok:
                 failures.append(name)
 
+        # A program that cannot be split: the driver says why, exit 1.
+        p = subprocess.run([DRIVER, "--scheduler", address, "--storel", storel, "--timeout", str(STEP_TIMEOUT), "run", ex("mmm"),
+                            "--tensor", "A=" + d("bcsstk16.mtx.gz"), "--tensor", "B=" + d("bcsstk16.mtx.gz"), "--parts", "4", "--output", t("mmm.tns")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
+        if p.returncode != 1 or b"cannot be split" not in p.stderr or os.path.exists(t("mmm.tns")):
+            failures.append("mmm: exit %d, %r" % (p.returncode, p.stderr))
+        else:
+            log("mmm with two large operands refused: " + p.stderr.decode().strip().split(": ", 2)[-1][:90] + "...")
+
         # A local cluster started by the driver itself, parts read from disk.
         out = t("spmv-local.tns")
         run([DRIVER, "--workers", "2", "--storel", storel, "--timeout", str(STEP_TIMEOUT), "run"] + kernels["spmv"] + ["--parts", "3", "--output", out])
