@@ -76,7 +76,7 @@ func ReadManifest(path string) (*Manifest, error) {
 	}
 	err := readLines(path, func(line int, key, val string) error {
 		if key != "program" && key != "query" && key != "stats" && key != "storage" && !strings.Contains(val, "=") {
-			return fmt.Errorf("%s:%d: %s %q: want NAME=...", path, line, key, val)
+			return fmt.Errorf("%s:%d: %s %q: want NAME=FILE or NAME=VALUE", path, line, key, val)
 		}
 		switch key {
 		case "program":

@@ -137,4 +137,11 @@ func TestShardErrors(t *testing.T) {
 	if code, _, errs := cli(t, "combine", out); code != 1 || !strings.Contains(errs, "the parts overlap") {
 		t.Errorf("combine of overlapping disjoint parts: exit %d, %q", code, errs)
 	}
+	bad := writeFile(t, dir, "bad-manifest.txt", "# a part\nprogram ../../examples/spmv.sdql\nbogus x\n")
+	if code, _, errs := cli(t, "run", "--manifest", bad); code != 1 || !strings.Contains(errs, "bad-manifest.txt:3: unknown line \"bogus\"") {
+		t.Errorf("run --manifest with a bad line: exit %d, %q", code, errs)
+	}
+	if code, _, errs := cli(t, "run", "../../examples/spmv.sdql", "--manifest", filepath.Join(out, "part-000", "manifest.txt")); code != 2 || !strings.Contains(errs, "names the program") {
+		t.Errorf("run --manifest with a program too: exit %d, %q", code, errs)
+	}
 }
