@@ -75,8 +75,11 @@ func ReadManifest(path string) (*Manifest, error) {
 		return name + "=" + join(rest)
 	}
 	err := readLines(path, func(line int, key, val string) error {
-		if key != "program" && key != "query" && key != "stats" && key != "storage" && !strings.Contains(val, "=") {
-			return fmt.Errorf("%s:%d: %s %q: want NAME=FILE or NAME=VALUE", path, line, key, val)
+		switch key {
+		case "tensor", "dims", "data", "value":
+			if !strings.Contains(val, "=") {
+				return fmt.Errorf("%s:%d: %s %q: want NAME=FILE or NAME=VALUE", path, line, key, val)
+			}
 		}
 		switch key {
 		case "program":
