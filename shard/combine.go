@@ -262,11 +262,11 @@ func (s *tnsSource) Next() ([]int64, int64, float64, bool, error) {
 	}
 }
 
-// Write combines the n parts' results (see Combine) into w in format
-// (tns, mtx or npy), as storel run writes a result.
-func Write(w io.Writer, format string, n int, t ir.Type, disjoint bool, open func(p int) (Source, error)) error {
-	each, errf := Combine(n, t, disjoint, open)
-	err := storage.WriteEntries(w, format, each, t, storage.WriteOptions{})
+// Write combines the parts' results (see Combine) into w in format (tns,
+// mtx or npy), sized as plan says, as storel run writes a result.
+func Write(w io.Writer, format string, plan *Plan, open func(p int) (Source, error)) error {
+	each, errf := Combine(plan.Parts, plan.Type, plan.Disjoint, open)
+	err := storage.WriteEntries(w, format, each, plan.Type, storage.WriteOptions{Dims: plan.Dims, MinDims: plan.MinDims})
 	if e := errf(); e != nil {
 		return e
 	}

@@ -150,6 +150,10 @@ type Plan struct {
 	Type     ir.Type
 	Disjoint bool
 	Split    string // the tensor cut, for messages
+	// Dims and MinDims size the result's modes as storel run sizes them
+	// (storage.WriteOptions): the sizes given with --dims, and those known
+	// from the whole program's declarations.
+	Dims, MinDims []int64
 }
 
 // Write writes p as combine.txt.
@@ -160,7 +164,35 @@ func (p *Plan) Write(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "# storel combine: the results of %d parts (sums over slices of %s), %s\nparts %d\ndepth %d\nelem %s\ndisjoint %t\nsplit %s\n",
 		p.Parts, p.Split, how, p.Parts, p.Type.Depth, p.Type.Base, p.Disjoint, p.Split)
+	for _, d := range []struct {
+		key  string
+		dims []int64
+	}{{"dims", p.Dims}, {"mindims", p.MinDims}} {
+		if err == nil && len(d.dims) > 0 {
+			_, err = fmt.Fprintf(w, "%s %s\n", d.key, joinInts(d.dims))
+		}
+	}
 	return err
+}
+
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a size", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // ReadPlan reads combine.txt.
@@ -180,6 +212,10 @@ func ReadPlan(path string) (*Plan, error) {
 			p.Disjoint, err = strconv.ParseBool(val)
 		case "split":
 			p.Split = val
+		case "dims":
+			p.Dims, err = parseInts(val)
+		case "mindims":
+			p.MinDims, err = parseInts(val)
 		default:
 			return fmt.Errorf("%s:%d: unknown line %q", path, line, key)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/storel/storel"
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/shard"
 	"github.com/storel/storel/storage"
@@ -89,11 +89,6 @@ func cmdShard(o *options, stdout io.Writer) error {
 		sizes[name] = c.Len()
 		files[name] = [2]string{path, format}
 	}
-	for name := range o.dims {
-		if _, ok := files[name]; !ok {
-			return misuse("--dims %s: no --tensor %s to apply it to", name, name)
-		}
-	}
 	for _, s := range o.storages {
 		text, err := os.ReadFile(s)
 		if err != nil {
@@ -117,6 +112,19 @@ func cmdShard(o *options, stdout io.Writer) error {
 		return err
 	}
 	prog := p.IR()
+	result := resultName(p)
+	for name, d := range o.dims {
+		switch {
+		case files[name] != [2]string{}:
+		case name == result:
+			o.outDims = d
+		default:
+			return misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
+		}
+	}
+	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
+		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	}
 	for _, d := range o.data {
 		name, _, _ := strings.Cut(d, "=")
 		if a, ok := p.Variants[0].Store[name].(*storage.Array); ok {
@@ -158,7 +166,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 		path, format := files[x.Name][0], files[x.Name][1]
 		common.Tensors = append(common.Tensors, x.Name+"="+add(path, "in-"+x.Name+"-"+filepath.Base(path))+":"+format)
 		if d := o.dims[x.Name]; d != nil {
-			common.Dims = append(common.Dims, x.Name+"="+joinInts(d))
+			common.Dims = append(common.Dims, x.Name+"="+strings.Trim(strings.Join(strings.Fields(fmt.Sprint(d)), ","), "[]"))
 		}
 	}
 	for i, s := range o.storages {
@@ -219,7 +227,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s: %s rows %d..%d, %d entries\n", dir, in.Name, cuts[k], cuts[k+1]-1, entries)
 	}
-	plan := &shard.Plan{Parts: o.parts, Type: split.Type, Disjoint: split.Disjoint, Split: in.Name}
+	plan := &shard.Plan{Parts: o.parts, Type: split.Type, Disjoint: split.Disjoint, Split: in.Name, Dims: o.outDims, MinDims: p.Dims()}
 	if err := shard.WriteFile(filepath.Join(o.output, shard.CombineFile), plan.Write); err != nil {
 		return err
 	}
@@ -229,14 +237,6 @@ func cmdShard(o *options, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "run each part: storel run --manifest DIR/%s --output DIR/%s\nthen: storel combine %s --output FILE (%s)\n", shard.ManifestFile, shard.ResultFile, o.output, how)
 	return nil
-}
-
-func joinInts(v []int64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // linkOrCopy makes dst hold src's bytes: a hard link where it can, a copy
@@ -291,9 +291,8 @@ func cmdCombine(args []string, stdout io.Writer) error {
 	}
 	format := "tns"
 	if *output != "" {
-		format = strings.TrimPrefix(filepath.Ext(*output), ".")
-		if format != "tns" && format != "mtx" && format != "npy" {
-			return misuse("--output %s: want a .tns, .mtx or .npy file", *output)
+		if format, err = outputFormat(*output); err != nil {
+			return err
 		}
 	}
 	for k := 0; k < plan.Parts; k++ {
@@ -305,28 +304,16 @@ func cmdCombine(args []string, stdout io.Writer) error {
 	open := func(k int) (shard.Source, error) {
 		return shard.OpenTNS(filepath.Join(shard.PartDir(dir, k), shard.ResultFile), plan.Type)
 	}
-	w := stdout
-	var f *os.File
-	if *output != "" {
-		if f, err = os.Create(*output); err != nil {
-			return err
-		}
-		w = f
+	if err := storage.CheckWritable(format, plan.Type, plan.Dims); err != nil {
+		return fmt.Errorf("--output %s: %v", orStdout(*output), err)
 	}
-	err = shard.Write(w, format, plan.Parts, plan.Type, plan.Disjoint, open)
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	write := func(w io.Writer) error { return shard.Write(w, format, plan, open) }
+	if *output == "" {
+		err = write(stdout)
+	} else {
+		err = atomicfile.Write(*output, write) // a failed combine leaves no partial result
 	}
 	if err != nil {
-		if f != nil {
-			os.Remove(*output) // a partial result is no result
-		}
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
 		return fmt.Errorf("combining %s: %v", dir, err)
 	}
 	return nil

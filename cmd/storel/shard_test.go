@@ -59,6 +59,7 @@ func TestShardRunCombine(t *testing.T) {
 		out  string
 	}{
 		{"spmv", []string{"../../examples/spmv.sdql", "--tensor", "A=" + a, "--data", "x=" + x}, "y.tns"},
+		{"spmv-dims", []string{"../../examples/spmv.sdql", "--tensor", "A=" + a, "--data", "x=" + x, "--dims", "20"}, "y.npy"},
 		{"batax", []string{"../../examples/batax.sdql", "--tensor", "A=" + a + ":dcsr", "--data", "x=" + x, "--data", "beta=0.5"}, "q.npy"},
 		{"mmm", []string{"../../examples/mmm.sdql", "--tensor", "A=" + a, "--tensor", "B=" + b, "--copy", "B"}, "q.mtx"},
 		{"summmm", []string{"../../examples/summmm.sdql", "--tensor", "A=" + a + ":csc", "--tensor", "B=" + b, "--copy", "B"}, "q.tns"},
