@@ -29,6 +29,9 @@ type tcase struct {
 	tensors []tin
 	objects map[string]storage.Object
 	copyOK  map[string]bool
+	// disjoint: the result is keyed by the split coordinate, so Analyze
+	// must find the parts disjoint (checked where set).
+	disjoint bool
 }
 
 func (c *tcase) workspace(t testing.TB) *storel.Workspace {
@@ -117,6 +120,9 @@ func (c *tcase) sharded(t testing.TB, n int) ([]entry, []int, error) {
 	split, err := shard.Analyze(p.IR(), "", ins, sizes, c.copyOK)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.disjoint && !split.Disjoint {
+		t.Errorf("%s: the result is keyed by the split coordinate, but Analyze adds the parts' results key-wise", c.name)
 	}
 	var in shard.Input
 	for _, x := range ins {
@@ -229,7 +235,7 @@ func paperCases(t testing.TB, r *rand.Rand) []tcase {
 			}
 			a.Field = storage.FieldPattern
 		}
-		cs = append(cs, tcase{name: "spmv/" + f, program: example(t, "spmv"),
+		cs = append(cs, tcase{name: "spmv/" + f, program: example(t, "spmv"), disjoint: true,
 			tensors: []tin{{"A", a, f}}, objects: map[string]storage.Object{"x": randArray(r, 9)}})
 	}
 	for _, f := range []string{"csr", "dcsr", "dense"} {
@@ -238,15 +244,15 @@ func paperCases(t testing.TB, r *rand.Rand) []tcase {
 			objects: map[string]storage.Object{"x": randArray(r, 8), "beta": storage.RealScalar(3)}})
 	}
 	cs = append(cs,
-		tcase{name: "mmm", program: example(t, "mmm"), copyOK: map[string]bool{"B": true},
+		tcase{name: "mmm", program: example(t, "mmm"), disjoint: true, copyOK: map[string]bool{"B": true},
 			tensors: []tin{{"A", randCOO(r, 0.15, 12, 7), "csr"}, {"B", randCOO(r, 0.15, 7, 6), "csr"}}},
 		tcase{name: "summmm", program: example(t, "summmm"), copyOK: map[string]bool{"B": true},
 			tensors: []tin{{"A", randCOO(r, 0.15, 12, 7), "csc"}, {"B", randCOO(r, 0.15, 7, 6), "csr"}}},
-		tcase{name: "ttm", program: example(t, "ttm"),
+		tcase{name: "ttm", program: example(t, "ttm"), disjoint: true,
 			tensors: []tin{{"A", randCOO(r, 0.15, 9, 5, 6), "csf"}, {"B", randCOO(r, 0.15, 4, 6), "csc"}}},
-		tcase{name: "ttm/dss", program: example(t, "ttm"),
+		tcase{name: "ttm/dss", program: example(t, "ttm"), disjoint: true,
 			tensors: []tin{{"A", randCOO(r, 0.15, 9, 5, 6), "dss"}, {"B", randCOO(r, 0.15, 4, 6), "csc"}}},
-		tcase{name: "mttkrp", program: example(t, "mttkrp"),
+		tcase{name: "mttkrp", program: example(t, "mttkrp"), disjoint: true,
 			tensors: []tin{{"B", randCOO(r, 0.15, 10, 5, 6), "csf"}, {"C", randCOO(r, 0.5, 5, 3), "csr"}, {"D", randCOO(r, 0.5, 3, 6), "csr"}}},
 	)
 	return cs
@@ -519,6 +525,38 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: %v", c.program, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: got error %v, want one saying %q", c.program, err, c.want)
+		}
+	}
+}
+
+// TestCutsBalance: parts hold about len/n entries each; a part is larger
+// only by the entries of one coordinate, which cannot be cut.
+func TestCutsBalance(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 32))
+	for _, n := range []int{1, 2, 3, 7, 16} {
+		c := randCOO(r, 0.2, 200, 30)
+		rowMax := map[int64]int{}
+		for _, x := range c.Coords[0] {
+			rowMax[x]++
+		}
+		heaviest := 0
+		for _, k := range rowMax {
+			heaviest = max(heaviest, k)
+		}
+		b := shard.Cuts(c, n)
+		if len(b) != n+1 || b[0] != 0 || b[n] != c.Dims[0] {
+			t.Fatalf("%d parts: bounds %v", n, b)
+		}
+		for p := 0; p < n; p++ {
+			k := 0
+			for _, x := range c.Coords[0] {
+				if b[p] <= x && x < b[p+1] {
+					k++
+				}
+			}
+			if limit := (c.Len()+n-1)/n + heaviest; k > limit {
+				t.Errorf("%d parts: part %d holds %d entries, more than %d (bounds %v)", n, p, k, limit, b)
+			}
 		}
 	}
 }
