@@ -13,15 +13,15 @@ unlimited run. Needs a storel whose run has --memory-limit.
 
 import argparse
 import os
-import random
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+import shardcases
+
+ROOT = shardcases.ROOT
 
 
 def run(cmd):
@@ -43,30 +43,7 @@ def main():
     code, err = run([storel, "run", os.path.join(ROOT, "examples", "summmm.sdql"), "--memory-limit", "none"])
     if "memory-limit" in err and "not defined" in err:
         sys.exit("shard-memlimit: this storel's run has no --memory-limit")
-    rng = random.Random(7)
-
-    def vec(name, n):
-        path = os.path.join(tmp, name)
-        with open(path, "w") as f:
-            f.write("".join("%d\n" % rng.randint(-3, 3) for _ in range(n)))
-        return path
-
-    def mat(name, rows, cols, density):
-        path = os.path.join(tmp, name)
-        lines = ["%d %d %d\n" % (i + 1, j + 1, rng.randint(1, 4)) for i in range(rows) for j in range(cols) if rng.random() < density]
-        with open(path, "w") as f:
-            f.write("%%%%MatrixMarket matrix coordinate integer general\n%d %d %d\n" % (rows, cols, len(lines)) + "".join(lines))
-        return path
-
-    ex = lambda k: os.path.join(ROOT, "examples", k + ".sdql")
-    d = lambda f: os.path.join(DATA, f)
-    cases = [
-        ("SpMV cnr-2000", [ex("spmv"), "--tensor", "A=" + d("cnr-2000.mtx.gz"), "--data", "x=" + vec("x-cnr.txt", 325557)]),
-        ("BATAX Andrews", [ex("batax"), "--tensor", "A=" + d("Andrews.mtx.gz"), "--data", "x=" + vec("x-andrews.txt", 60000), "--data", "beta=2"]),
-        ("MTTKRP WordNet", [ex("mttkrp"), "--tensor", "B=" + d("wordnet30_synset_ptr_synset.tns.gz"), "--dims", "B=117659,26,117659",
-                            "--tensor", "C=" + mat("c.mtx", 26, 2, 1.0), "--tensor", "D=" + mat("d.mtx", 2, 117659, 0.3)]),
-        ("TTM orghs", [ex("ttm"), "--tensor", "A=" + d("orghs_gene_go_evidence_direct.tns.gz"), "--tensor", "B=" + mat("b.mtx", 3, 20, 0.7) + ":csc"]),
-    ]
+    cases = shardcases.cases(tmp, 7)
     rows = []
     for name, args in cases:
         whole = os.path.join(tmp, "whole.tns")
