@@ -19,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-import shardcases
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+import shardcases  # noqa: E402
 
 ROOT = shardcases.ROOT
 

@@ -24,7 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-import shardcases
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+import shardcases  # noqa: E402
 import time
 
 ROOT = shardcases.ROOT
