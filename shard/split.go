@@ -33,7 +33,8 @@ type Split struct {
 // of the program, so that the sum over a partition of that tensor's
 // entries by their mode-0 coordinate is the sum of the parts' sums.
 // Every other input is copied into every part; sizes gives the number of
-// entries of each (inputs' and others, e.g. --data arrays), and an input
+// entries of each (inputs', the split one's included, and others such as
+// --data arrays; an input's COO may hold only its header), and an input
 // at least as large as the split one is refused, since each part would
 // then hold more than a share of the work's data, unless copyOK names it.
 // The error says why a program cannot be split.
@@ -89,8 +90,8 @@ func Analyze(prog *ir.Program, query string, inputs []Input, sizes map[string]in
 		return nil, fmt.Errorf("%s is stored as %s: storel shard cuts level formats (dense, csr, csc, dcsr, dcsc, coo, csf or a level string)", s, in.Format.Name)
 	}
 	for name, n := range sizes {
-		if name != s && n >= in.COO.Len() && n > 0 && !copyOK[name] {
-			return nil, fmt.Errorf("%s (%d entries) is at least as large as %s (%d entries), which the outermost sum splits: every part would hold all of %s, so sharding would not divide the data (splitting both would move data between parts, as in a product of two large matrices); give --copy %s to copy it to every part anyway", name, n, s, in.COO.Len(), name, name)
+		if name != s && n >= sizes[s] && n > 0 && !copyOK[name] {
+			return nil, fmt.Errorf("%s (%d entries) is at least as large as %s (%d entries), which the outermost sum splits: every part would hold all of %s, so sharding would not divide the data (splitting both would move data between parts, as in a product of two large matrices); give --copy %s to copy it to every part anyway", name, n, s, sizes[s], name, name)
 		}
 	}
 	return &Split{Tensor: s, Disjoint: keyedBy(def.Args[1], def.Vars[0]), Type: def.Type}, nil
@@ -232,18 +233,35 @@ func describe(e *ir.Expr) string {
 // in [b[p], b[p+1]), about len/n entries each (entries sharing a
 // coordinate stay together, so some parts may be empty).
 func Cuts(c *storage.COO, n int) []int64 {
-	coords := slices.Clone(c.Coords[0])
-	slices.Sort(coords)
+	counts := make([]int64, c.Dims[0])
+	for _, x := range c.Coords[0] {
+		counts[x]++
+	}
+	return CutsOf(counts, c.Dims[0], n)
+}
+
+// CutsOf is Cuts given the number of entries at each mode-0 coordinate
+// (counts may stop after the last non-empty one) and the mode's size.
+func CutsOf(counts []int64, dim0 int64, n int) []int64 {
+	var total int64
+	for _, k := range counts {
+		total += k
+	}
 	b := make([]int64, n+1)
-	b[n] = c.Dims[0]
+	b[n] = dim0
+	x, below := int64(0), int64(0) // below: entries at coordinates < x
 	for p := 1; p < n; p++ {
-		q := (p*len(coords) + n - 1) / n
-		if q < len(coords) {
-			b[p] = coords[q]
-		} else {
-			b[p] = c.Dims[0]
+		// The first coordinate holding entry number ceil(p*total/n)
+		// (counting from 0) in coordinate order.
+		q := (int64(p)*total + int64(n) - 1) / int64(n)
+		for x < int64(len(counts)) && below+counts[x] <= q {
+			below += counts[x]
+			x++
 		}
-		b[p] = max(b[p], b[p-1])
+		b[p] = x
+		if q >= total {
+			b[p] = dim0
+		}
 	}
 	return b
 }

@@ -22,6 +22,12 @@ type ReadOptions struct {
 	// file's header (.mtx) or the largest index seen (.tns); indices must
 	// fit in them.
 	Dims []int64
+	// Keep, when not nil, is shown every entry once read and checked
+	// (coordinates from 0, a symmetric matrix's mirrored entries too; the
+	// slice is reused): only the entries it keeps are stored. storel shard
+	// counts a file's entries with it and sends them to the parts' files
+	// without holding them all.
+	Keep func(coords []int64, v float64) bool
 }
 
 // progressMinBytes is the on-disk size from which loading reports progress:

@@ -44,13 +44,24 @@ func readMatrixMarket(lr *lineReader, opt ReadOptions) (*COO, error) {
 	if h.symmetry != "general" && !h.array {
 		n *= 2
 	}
+	if opt.Keep != nil {
+		n = 0 // only a slice of the entries is stored
+	}
 	c := newCOO(2, preallocCap(n))
 	copy(c.Dims, dims)
 	c.Field = h.field
+	keep := func(int64, int64, float64) bool { return true }
+	if opt.Keep != nil {
+		key := make([]int64, 2)
+		keep = func(i, j int64, v float64) bool {
+			key[0], key[1] = i, j
+			return opt.Keep(key, v)
+		}
+	}
 	if h.array {
-		err = readMTXArray(lr, h, c)
+		err = readMTXArray(lr, h, c, keep)
 	} else {
-		err = readMTXCoordinate(lr, h, c)
+		err = readMTXCoordinate(lr, h, c, keep)
 	}
 	if err != nil {
 		return nil, err
@@ -191,7 +202,7 @@ func nextDataLine(lr *lineReader, comment byte) ([]byte, error) {
 	}
 }
 
-func readMTXCoordinate(lr *lineReader, h *mtxHeader, c *COO) error {
+func readMTXCoordinate(lr *lineReader, h *mtxHeader, c *COO, keep func(i, j int64, v float64) bool) error {
 	rows, cols := c.Dims[0], c.Dims[1]
 	want := 3
 	if h.field == FieldPattern {
@@ -246,27 +257,31 @@ func readMTXCoordinate(lr *lineReader, h *mtxHeader, c *COO) error {
 		}
 		i--
 		j--
-		ci = append(ci, i)
-		cj = append(cj, j)
-		vals = append(vals, v)
+		if i == j && h.symmetry == "skew-symmetric" {
+			return lr.errorf("skew-symmetric matrix has an entry on the diagonal")
+		}
+		if keep(i, j, v) {
+			ci, cj, vals = append(ci, i), append(cj, j), append(vals, v)
+		}
 		if i == j {
-			if h.symmetry == "skew-symmetric" {
-				return lr.errorf("skew-symmetric matrix has an entry on the diagonal")
-			}
 			continue
 		}
 		switch h.symmetry {
 		case "symmetric":
-			ci, cj, vals = append(ci, j), append(cj, i), append(vals, v)
+			if keep(j, i, v) {
+				ci, cj, vals = append(ci, j), append(cj, i), append(vals, v)
+			}
 		case "skew-symmetric":
-			ci, cj, vals = append(ci, j), append(cj, i), append(vals, -v)
+			if keep(j, i, -v) {
+				ci, cj, vals = append(ci, j), append(cj, i), append(vals, -v)
+			}
 		}
 	}
 	c.Coords[0], c.Coords[1], c.Vals = ci, cj, vals
 	return nil
 }
 
-func readMTXArray(lr *lineReader, h *mtxHeader, c *COO) error {
+func readMTXArray(lr *lineReader, h *mtxHeader, c *COO, keep func(i, j int64, v float64) bool) error {
 	rows, cols := h.rows, h.cols
 	if c.Dims[0] < rows || c.Dims[1] < cols {
 		return dataErr(lr.file, h.entryLine, "array of %d x %d does not fit the given dimensions %d x %d", rows, cols, c.Dims[0], c.Dims[1])
@@ -311,13 +326,19 @@ func readMTXArray(lr *lineReader, h *mtxHeader, c *COO) error {
 			}
 		}
 		if v != 0 {
-			ci, cj, vals = append(ci, i), append(cj, j), append(vals, v)
+			if keep(i, j, v) {
+				ci, cj, vals = append(ci, i), append(cj, j), append(vals, v)
+			}
 			if i != j {
 				switch h.symmetry {
 				case "symmetric":
-					ci, cj, vals = append(ci, j), append(cj, i), append(vals, v)
+					if keep(j, i, v) {
+						ci, cj, vals = append(ci, j), append(cj, i), append(vals, v)
+					}
 				case "skew-symmetric":
-					ci, cj, vals = append(ci, j), append(cj, i), append(vals, -v)
+					if keep(j, i, -v) {
+						ci, cj, vals = append(ci, j), append(cj, i), append(vals, -v)
+					}
 				}
 			}
 		}

@@ -349,7 +349,7 @@ func (a *DenseArray) COO(file string, opt ReadOptions) (*COO, error) {
 		} else {
 			v = a.F[p]
 		}
-		if v != 0 {
+		if v != 0 && (opt.Keep == nil || opt.Keep(coord, v)) {
 			for m := 0; m < d; m++ {
 				c.Coords[m] = append(c.Coords[m], coord[m])
 			}

@@ -49,6 +49,7 @@ func readTNS(lr *lineReader, opt ReadOptions) (*COO, error) {
 		if n != order+1 {
 			return nil, lr.errorf("entry has %d fields, earlier entries have %d (%d coordinates and a value)", n, order+1, order)
 		}
+		var key [maxTNSOrder]int64
 		for m := 0; m < order; m++ {
 			x, ok := parseInt(tok[m])
 			if !ok {
@@ -64,11 +65,17 @@ func readTNS(lr *lineReader, opt ReadOptions) (*COO, error) {
 			} else if x > c.Dims[m] {
 				c.Dims[m] = x
 			}
-			c.Coords[m] = append(c.Coords[m], x-1)
+			key[m] = x - 1
 		}
 		v, ok := parseFloat(tok[order])
 		if !ok {
 			return nil, lr.errorf("bad value %s", quote(tok[order]))
+		}
+		if opt.Keep != nil && !opt.Keep(key[:order], v) {
+			continue
+		}
+		for m := 0; m < order; m++ {
+			c.Coords[m] = append(c.Coords[m], key[m])
 		}
 		c.Vals = append(c.Vals, v)
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/storel/storel"
@@ -55,11 +59,15 @@ func cmdShard(o *options, stdout io.Writer) error {
 	if entries, err := os.ReadDir(o.output); err == nil && len(entries) > 0 {
 		return fmt.Errorf("--output %s: the directory is not empty (storel shard writes a new one, overwriting nothing)", o.output)
 	}
-	// Load the tensors here rather than through the workspace: the split
-	// needs their coordinates.
+	// The tensors are read here, not through the workspace, and not held:
+	// a first pass counts each one's entries per mode-0 coordinate and
+	// keeps only its header (dimensions, field), which is all the program
+	// needs to compile; a second pass sends the split tensor's entries to
+	// the parts' files. So storel shard holds one part at a time.
 	w := storel.NewWorkspace()
 	var ins []shard.Input
 	sizes := map[string]int{}
+	counts := map[string][]int64{}  // tensor -> entries per mode-0 coordinate
 	files := map[string][2]string{} // tensor -> file, format as given
 	for _, t := range o.tensors {
 		name, rest, ok := strings.Cut(t, "=")
@@ -67,7 +75,17 @@ func cmdShard(o *options, stdout io.Writer) error {
 			return misuse("--tensor %s: want NAME=FILE[:FORMAT]", t)
 		}
 		path, format := splitFileFormat(rest)
-		c, err := storage.ReadTensorFile(path, storage.ReadOptions{Dims: o.dims[name], Progress: storage.TerminalProgress()})
+		var rows []int64
+		n := 0
+		count := func(coords []int64, _ float64) bool {
+			for int64(len(rows)) <= coords[0] {
+				rows = append(rows, 0)
+			}
+			rows[coords[0]]++
+			n++
+			return false
+		}
+		c, err := storage.ReadTensorFile(path, storage.ReadOptions{Dims: o.dims[name], Progress: storage.TerminalProgress(), Keep: count})
 		if err != nil {
 			return err
 		}
@@ -86,7 +104,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 			return fmt.Errorf("tensor %s: %v", name, err)
 		}
 		ins = append(ins, shard.Input{Name: name, COO: c, Format: f})
-		sizes[name] = c.Len()
+		sizes[name], counts[name] = n, rows
 		files[name] = [2]string{path, format}
 	}
 	for _, s := range o.storages {
@@ -187,18 +205,28 @@ func cmdShard(o *options, stdout io.Writer) error {
 	if err := os.MkdirAll(o.output, 0o755); err != nil {
 		return err
 	}
-	cuts := shard.Cuts(in.COO, o.parts)
+	cuts := shard.CutsOf(counts[in.Name], in.COO.Dims[0], o.parts)
 	for k := 0; k < o.parts; k++ {
-		dir := shard.PartDir(o.output, k)
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := os.Mkdir(shard.PartDir(o.output, k), 0o755); err != nil {
 			return err
 		}
+	}
+	spill := filepath.Join(o.output, "entries-%03d.bin")
+	if err := spillParts(files[in.Name][0], o.dims[in.Name], cuts, spill); err != nil {
+		return err
+	}
+	for k := 0; k < o.parts; k++ {
+		dir := shard.PartDir(o.output, k)
 		for name, src := range copies {
 			if err := linkOrCopy(src, filepath.Join(dir, name)); err != nil {
 				return err
 			}
 		}
-		st, mapping, err := shard.Part(in, cuts[k], cuts[k+1])
+		part, err := readSpill(fmt.Sprintf(spill, k), in.COO)
+		if err != nil {
+			return err
+		}
+		st, mapping, err := shard.Part(shard.Input{Name: in.Name, COO: part, Format: in.Format}, cuts[k], cuts[k+1])
 		if err != nil {
 			return err
 		}
@@ -215,12 +243,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 		if err := shard.WriteObjects(dir, st, &m); err != nil {
 			return err
 		}
-		entries := 0
-		for _, x := range in.COO.Coords[0] {
-			if cuts[k] <= x && x < cuts[k+1] {
-				entries++
-			}
-		}
+		entries := part.Len()
 		what := fmt.Sprintf("part %d of %d: %s rows %d..%d counted from 0 (%d entries); run with storel run --manifest %s", k+1, o.parts, in.Name, cuts[k], cuts[k+1]-1, entries, shard.ManifestFile)
 		if err := shard.WriteFile(filepath.Join(dir, shard.ManifestFile), func(w io.Writer) error { return m.Write(w, what) }); err != nil {
 			return err
@@ -237,6 +260,87 @@ func cmdShard(o *options, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "run each part: storel run --manifest DIR/%s --output DIR/%s\nthen: storel combine %s --output FILE (%s)\n", shard.ManifestFile, shard.ResultFile, o.output, how)
 	return nil
+}
+
+// spillParts reads the tensor file path once and appends each entry to the
+// file spill (a format with the part's number) of the part whose cut holds
+// its mode-0 coordinate, as little-endian int64 coordinates and float64
+// value.
+func spillParts(path string, dims []int64, cuts []int64, spill string) error {
+	n := len(cuts) - 1
+	files := make([]*os.File, n)
+	bufs := make([]*bufio.Writer, n)
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for k := range files {
+		f, err := os.Create(fmt.Sprintf(spill, k))
+		if err != nil {
+			return err
+		}
+		files[k], bufs[k] = f, bufio.NewWriterSize(f, 1<<16)
+	}
+	var rec []byte
+	var werr error
+	send := func(coords []int64, v float64) bool {
+		k := sort.Search(n, func(k int) bool { return cuts[k+1] > coords[0] })
+		rec = rec[:0]
+		for _, x := range coords {
+			rec = binary.LittleEndian.AppendUint64(rec, uint64(x))
+		}
+		rec = binary.LittleEndian.AppendUint64(rec, math.Float64bits(v))
+		if _, err := bufs[k].Write(rec); err != nil && werr == nil {
+			werr = err
+		}
+		return false
+	}
+	if _, err := storage.ReadTensorFile(path, storage.ReadOptions{Dims: dims, Progress: storage.TerminalProgress(), Keep: send}); err != nil {
+		return err
+	}
+	for k, b := range bufs {
+		if err := b.Flush(); err != nil && werr == nil {
+			werr = err
+		}
+		if err := files[k].Close(); err != nil && werr == nil {
+			werr = err
+		}
+		files[k] = nil
+	}
+	if werr != nil {
+		return fmt.Errorf("writing the parts of %s: %v", path, werr)
+	}
+	return nil
+}
+
+// readSpill reads a part's entries written by spillParts, with header's
+// dimensions and field, and removes the file.
+func readSpill(path string, header *storage.COO) (*storage.COO, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, err
+	}
+	order := header.Order()
+	rec := 8 * (order + 1)
+	n := len(data) / rec
+	c := &storage.COO{Dims: header.Dims, Field: header.Field, Coords: make([][]int64, order), Vals: make([]float64, n)}
+	for m := range c.Coords {
+		c.Coords[m] = make([]int64, n)
+	}
+	for e := 0; e < n; e++ {
+		r := data[e*rec:]
+		for m := 0; m < order; m++ {
+			c.Coords[m][e] = int64(binary.LittleEndian.Uint64(r[8*m:]))
+		}
+		c.Vals[e] = math.Float64frombits(binary.LittleEndian.Uint64(r[8*order:]))
+	}
+	return c, nil
 }
 
 // linkOrCopy makes dst hold src's bytes: a hard link where it can, a copy
