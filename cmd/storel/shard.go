@@ -319,26 +319,32 @@ func spillParts(path string, dims []int64, cuts []int64, spill string) error {
 // readSpill reads a part's entries written by spillParts, with header's
 // dimensions and field, and removes the file.
 func readSpill(path string, header *storage.COO) (*storage.COO, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Remove(path); err != nil {
+	defer os.Remove(path)
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
 		return nil, err
 	}
 	order := header.Order()
-	rec := 8 * (order + 1)
-	n := len(data) / rec
+	rec := make([]byte, 8*(order+1))
+	n := int(info.Size()) / len(rec)
 	c := &storage.COO{Dims: header.Dims, Field: header.Field, Coords: make([][]int64, order), Vals: make([]float64, n)}
 	for m := range c.Coords {
 		c.Coords[m] = make([]int64, n)
 	}
+	r := bufio.NewReaderSize(f, 1<<16)
 	for e := 0; e < n; e++ {
-		r := data[e*rec:]
-		for m := 0; m < order; m++ {
-			c.Coords[m][e] = int64(binary.LittleEndian.Uint64(r[8*m:]))
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
 		}
-		c.Vals[e] = math.Float64frombits(binary.LittleEndian.Uint64(r[8*order:]))
+		for m := 0; m < order; m++ {
+			c.Coords[m][e] = int64(binary.LittleEndian.Uint64(rec[8*m:]))
+		}
+		c.Vals[e] = math.Float64frombits(binary.LittleEndian.Uint64(rec[8*order:]))
 	}
 	return c, nil
 }
