@@ -114,7 +114,7 @@ def main():
                     m["parts-exec-%d" % n], m["combine-%d" % n], m["total-%d" % n], m["total-%d" % n] / m["run"],
                     (" %.2f |" % m["dask"] if n == parts_list[-1] else " |") if o.dask else ""))
         f.write("\nPeak resident memory (MiB, GNU time's %M) of each process: the plain run, the largest part's run,\n"
-                "storel shard (which reads the whole input) and storel combine (which holds one entry per part).\n\n")
+                "storel shard (which reads the input twice and holds one part at a time) and storel combine (one entry per part).\n\n")
         f.write("| case | run | parts | largest part | largest part / run | shard | combine |\n|---|---:|---:|---:|---:|---:|---:|\n")
         for name, m in rows:
             for n in parts_list:
