@@ -108,6 +108,24 @@ func (c *tcase) oracle(t testing.TB) ([]entry, ir.Type, error) {
 	return collect(each), res.Type, nil
 }
 
+// whole runs the whole program's optimized plan on the compiled engine and
+// compares it with the oracle's entries.
+func (c *tcase) whole(t testing.TB, want []entry) error {
+	p, err := c.workspace(t).Compile(c.name, []byte(c.program), "")
+	if err != nil {
+		t.Fatalf("%s: compile: %v", c.name, err)
+	}
+	res, err := p.Run(storel.RunOptions{Threads: 1})
+	if err != nil {
+		return err
+	}
+	each, err := res.Entries()
+	if err != nil {
+		return err
+	}
+	return sameEntries(collect(each), want)
+}
+
 // sharded splits the program into n parts, runs each part's optimized
 // plan on the compiled engine, and combines their results in process. It
 // returns the parts' sizes (entries of the split tensor).
@@ -464,12 +482,19 @@ func TestRandomProgramsSharded(t *testing.T) {
 	if testing.Short() {
 		n = 60
 	}
-	ran, refused, failures := 0, 0, 0
+	ran, refused, failures, unsharded := 0, 0, 0, 0
 	for seed := uint64(1); seed <= uint64(n) && failures < 5; seed++ {
 		c, mustRefuse := randomCase(seed)
 		want, _, err := c.oracle(t)
 		if err != nil {
 			continue // the data makes the program fail (a read past X): says nothing
+		}
+		if err := c.whole(t, want); err != nil && !mustRefuse {
+			// The optimizer or engine gets the program wrong without any
+			// sharding: a bug for their own tests, nothing about parts.
+			t.Logf("%s: the whole program's optimized run fails, not sharded: %v\n%s", c.name, err, c.program)
+			unsharded++
+			continue
 		}
 		for _, parts := range partCounts {
 			got, _, err := c.sharded(t, parts)
@@ -494,7 +519,10 @@ func TestRandomProgramsSharded(t *testing.T) {
 			ran++
 		}
 	}
-	t.Logf("%d sharded runs agree with the interpreter, %d programs refused as they must be", ran, refused)
+	t.Logf("%d sharded runs agree with the interpreter, %d programs refused as they must be, %d left out (wrong unsharded)", ran, refused, unsharded)
+	if unsharded > n/20 {
+		t.Errorf("%d of %d programs fail unsharded: too many left out to say much about sharding", unsharded, n)
+	}
 	if ran < n {
 		t.Errorf("only %d sharded runs: the generator makes too few programs that run", ran)
 	}
