@@ -78,6 +78,7 @@ var affinePlans = []struct{ name, plan string }{
 // G's values thirds, and G stored as ints; it checks that the fast loops
 // ran and that windows went to the general loops.
 func TestAffineReads(t *testing.T) {
+	defer nestsOff()()
 	defer func() { affineOff, affineRan = false, nil }()
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, pc := range affinePlans {

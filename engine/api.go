@@ -67,7 +67,7 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 	if bad := checkShape(plan); bad != nil {
 		return nil, bad
 	}
-	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads}
+	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly}
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)

@@ -17,6 +17,12 @@ type compiler struct {
 	threads    int
 	// indexes: the seek tables a run builds after binding the cells.
 	indexes []*seekIndex
+	// noNests keeps every sum on the closure paths (tests, benchmarks of
+	// the older compilation); nvec counts vectorized loops.
+	noNests bool
+	nvec    int
+	nflat   int
+	inRow   int // lowering the value of a row of a nested result
 }
 
 type binding struct {

@@ -10,6 +10,10 @@ type frame struct {
 	// err is the first runtime error. Operations that fail record it and
 	// return a zero; loops stop at the end of the iteration that set it.
 	err *Error
+	// vst: working memory of vectorized loops (nestvec.go), per frame so
+	// that workers do not share it.
+	vst []*vstate
+	fst []*flatState
 }
 
 func newFrame(ni, nf, nd int) *frame {

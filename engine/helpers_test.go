@@ -149,3 +149,10 @@ func storeOf(t *testing.T, tensors map[string]stored) storage.Store {
 	}
 	return st
 }
+
+// nestsOff compiles with the older paths only, for the tests that count
+// what their shape-specific loops did; it returns the undo.
+func nestsOff() func() {
+	closuresOnly = true
+	return func() { closuresOnly = false }
+}

@@ -491,6 +491,7 @@ func kernelCases(scale int, rng *rand.Rand) []kernelCase {
 // merge (B_val(p3) * D_val(p5)) must run as the direct loop of two real
 // arrays, which needs fusedBody.pure set for merges.
 func TestPaperKernels(t *testing.T) {
+	defer nestsOff()()
 	rng := rand.New(rand.NewPCG(3, 4))
 	defer func(s bool) { useSweep, sweptRow, mergeDirect, narrowRead = s, nil, nil, nil }(useSweep)
 	var swept, direct, narrowReads atomic.Int64

@@ -32,6 +32,8 @@ type loop struct {
 	// the builder (mergeloop.go).
 	merges *mergeLoop
 	seg    *segBounds // merges: the loop's segment, if its bounds are read in place
+	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
+	nest *nloop
 }
 
 func (l *loop) all(fr *frame, b *builder) {
@@ -118,6 +120,9 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		c.bail(e, "sum iterates %s, which is not a dictionary", describe(src))
 	}
 	vt := st.Elem()
+	if l := c.nestLoop(e, lb); l != nil {
+		return l
+	}
 	if o := filteredKey(e); o != nil && c.typeOf(o) == ir.IntType {
 		return c.keyFilterLoop(e, o, vt, mkBody)
 	}

@@ -63,6 +63,7 @@ var windowPlans = []struct{ name, plan string }{
 // guard or some read falls past its array (the steps run), and checks
 // that each kind of window occurred.
 func TestWindowPrelude(t *testing.T) {
+	defer nestsOff()()
 	defer func(h func(bool) bool) { nestedWindow = h }(nestedWindow)
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, pc := range windowPlans {
@@ -114,6 +115,7 @@ func TestWindowPrelude(t *testing.T) {
 // TestWindowPreludeCovers checks the decision that lets a window skip its
 // guards, for every comparison, at and beside its bound.
 func TestWindowPreludeCovers(t *testing.T) {
+	defer nestsOff()()
 	const b = 10
 	for _, c := range []struct {
 		op         ir.Op

@@ -136,7 +136,8 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	if t.Depth > 0 {
 		spec := c.specFor(e, t)
 		l := c.compileLoop(e, accumBody(spec, plus))
-		shared := l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense
+		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
+			(l.nest != nil && l.nest.rows)
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {

@@ -40,6 +40,7 @@ var rowLetPlans = []struct {
 // (1 and 3 threads), and the fast path against the general row bit for
 // bit, with real and int matrices, and on data that makes a row fail.
 func TestRowLet(t *testing.T) {
+	defer nestsOff()()
 	defer func(h func(*rowLet)) { rowLetCompiled = h }(rowLetCompiled)
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, pc := range rowLetPlans {

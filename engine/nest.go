@@ -1,0 +1,529 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// The loop-nest IR. A sum of the plan lowers to an nloop: a level
+// iterator (iterKind) whose variables live in frame slots, the guards and
+// lets of its body placed on it, and either a vectorized body (a leaf
+// loop: a typed expression of factor accessors evaluated over batches of
+// positions, vloop) or statements run once per iteration (nstmt): guards
+// discharged or tested, lets, singletons into a sink, inner loops. Inner
+// sums are lowered in turn by compileLoop, so every level of a nest is an
+// nloop; a plan any level of which the IR cannot express keeps the older
+// compilation for that level.
+
+// iterKind is the level iterator of a loop.
+type iterKind uint8
+
+const (
+	itRange   iterKind = iota // lo:hi, key = value
+	itArray                   // a whole physical array: key a position, value the entry
+	itSegment                 // A(lo:hi): positions lo..hi-1 of A
+)
+
+func (k iterKind) String() string {
+	return [...]string{"range", "dense array", "segment"}[k]
+}
+
+// nloop is one lowered sum.
+type nloop struct {
+	e      *ir.Expr
+	kind   iterKind
+	arr    *cell // itArray, itSegment: the array iterated
+	open   func(fr *frame) (int64, int64, bool)
+	seg    *segBounds // itSegment: bounds P(x+c):P(x+c+1) read in place, or nil
+	ks, vs int        // frame slots of the key and value, -1 when unused
+	vreal  bool
+	sink   loopBody
+	stmt   *nstmt // per-iteration body, or nil when vec is set
+	vec    *vloop
+	// rows: the body is a singleton keyed by the loop's own range key,
+	// so iterations write disjoint entries of a depth-1 dense result and
+	// a parallel split needs no private copies.
+	rows   bool
+	flat   *flatPlan // the body runs in position space (nestflat.go)
+	flatID int
+	proofs []*guardProof // the statement guards facts may discharge, decided per entry
+	info   nestInfo
+}
+
+// nestInfo is what explain shows of a loop.
+type nestInfo struct {
+	iter   string
+	guards []string
+	lets   []string
+	sink   string
+	split  string
+	exec   string
+}
+
+// stmtKind is the kind of a per-iteration statement.
+type stmtKind uint8
+
+const (
+	stGuard  stmtKind = iota // if cond then next
+	stLet                    // let slot = value in next
+	stLoop                   // an inner loop adding into the same sink
+	stSingle                 // {key -> value} into the sink's builder
+	stScalar                 // a scalar value added into the sink's accumulator
+)
+
+// nstmt is a statement of a loop body run once per iteration.
+type nstmt struct {
+	kind stmtKind
+	next *nstmt
+	// stGuard: the condition and, when it is a bounds test of the loop's
+	// key against invariants, the facts that may discharge it.
+	cond  boolFn
+	proof *guardProof
+	// stLet: set computes the value into lslot; or loop sums it into
+	// accF or accI
+	set     func(fr *frame)
+	name    string
+	lslot   int
+	realLet bool
+	// stLoop, stSingle with a summed scalar value
+	loop *nloop
+	// stSingle
+	key   intFn
+	keyE  *ir.Expr
+	child *bspec // the value is a dictionary added into the child at key
+	accF  int    // scalar value summed by loop into this real slot
+	accI  int
+	val   cx // scalar value computed directly
+	// stScalar
+	add cx
+}
+
+// closuresOnly, set by tests, keeps every sum on the older compilation
+// (the closure paths and the shape-specific loops that remain), so that
+// their own tests still reach them.
+var closuresOnly bool
+
+// nestEvent, when set (by tests), hears what the lowered loops did:
+// "discharged" (a guard proven for an entry), "flat" (a block of rows run
+// in position space), "dot" and "scatter" (a block run by a primitive),
+// "fallback" (a batch run through the closures).
+var nestEvent func(string)
+
+func nestSaw(ev string) {
+	if nestEvent != nil {
+		nestEvent(ev)
+	}
+}
+
+// noNest aborts the lowering of a loop the IR cannot express.
+type noNest struct{}
+
+func (c *compiler) noNest() { panic(noNest{}) }
+
+// nestLoop lowers sum e with sink lb, or returns nil (and leaves the
+// compiler's scope as it found it) when the IR cannot express it.
+func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
+	if lb.neg != plus || c.noNests {
+		return nil
+	}
+	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(noNest); !ok {
+				panic(r)
+			}
+			c.scope = c.scope[:depth]
+			c.ni, c.nf, c.nd = ni, nf, nd
+			l = nil
+		}
+	}()
+	nl := c.lowerSum(e, lb)
+	lp := &loop{
+		open: func(fr *frame) (srcState, bool) {
+			lo, hi, ok := nl.open(fr)
+			return srcState{lo: lo, hi: hi}, ok
+		},
+		count: windowCount,
+		run: func(fr *frame, st srcState, from, to int64, b *builder) {
+			nl.run(fr, st.lo+from, st.lo+to, b)
+		},
+		nest: nl,
+	}
+	return lp
+}
+
+// lowerSum builds the nloop of sum e.
+func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
+	src, body := e.Args[0], e.Args[1]
+	st := c.typeOf(src)
+	if st.Depth != 1 {
+		c.noNest()
+	}
+	nl := &nloop{e: e, sink: lb}
+	switch src.Op {
+	case ir.OpRange:
+		lo, hi := c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
+		nl.kind = itRange
+		nl.open = func(fr *frame) (int64, int64, bool) { return lo(fr), hi(fr), fr.err == nil }
+		nl.info.iter = "range " + ir.Format(src)
+	case ir.OpGlobal:
+		cl := c.cell(src)
+		if cl.info.Kind != ir.ObjArray {
+			c.noNest()
+		}
+		nl.kind, nl.arr = itArray, cl
+		nl.open = func(fr *frame) (int64, int64, bool) {
+			if cl.info.Elem == ir.Real {
+				return 0, int64(len(cl.reals)), true
+			}
+			return 0, int64(len(cl.ints)), true
+		}
+		nl.info.iter = "dense array " + cl.name
+	case ir.OpSubArray:
+		g := src.Args[0]
+		if g.Op != ir.OpGlobal {
+			c.noNest()
+		}
+		cl := c.cell(g)
+		if cl.info.Kind != ir.ObjArray {
+			c.noNest()
+		}
+		nl.kind, nl.arr = itSegment, cl
+		nl.open, nl.seg = c.segment(src, cl)
+		nl.info.iter = "segment " + ir.Format(src)
+	default:
+		c.noNest()
+	}
+	vt := st.Elem()
+	if vt.Depth != 0 {
+		c.noNest()
+	}
+	nl.vreal = vt.Base == ir.Real
+	if containsOp(body, ir.OpMerge) {
+		// Merges (two-way intersections) are not an iterator of the IR
+		// yet; mergerow.go, mergeloop.go and seekindex.go run them.
+		c.noNest()
+	}
+	if c.inRow > 0 && lb.spec != nil && nl.kind != itRange && !containsLoop(body) {
+		// Scattering into a row of a nested result by the keys of an
+		// index array (MMM, TTM) is what the workspace rows of the
+		// closure paths do (workspace.go, sweep.go); the IR has no such
+		// sink yet, and a builder call per entry is 2.5x slower.
+		c.noNest()
+	}
+	nl.ks, nl.vs = c.varSlots(e, body, vt)
+	defer c.unbind(2)
+	if v := c.vectorize(nl, body, lb); v != nil {
+		nl.vec = v
+		nl.info.exec = "vectorized batches of positions"
+	} else {
+		if !containsLoop(body) {
+			// A leaf the batches cannot evaluate would run a closure per
+			// element: the older paths do at least as well.
+			c.noNest()
+		}
+		nl.stmt = c.lowerStmt(nl, body, lb)
+		nl.info.exec = "per iteration"
+		if nl.flat = c.planFlat(nl); nl.flat != nil {
+			nl.flatID = c.nflat
+			c.nflat++
+			nl.info.exec = "blocks of iterations, inner loops in position space"
+		}
+	}
+	nl.info.sink = sinkName(lb)
+	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.kind == itRange && nl.stmt != nil &&
+		nl.stmt.kind == stSingle && nl.stmt.child == nil && isVarSlot(nl.stmt.keyExpr(), e.Vars[0]) {
+		nl.rows = true
+	}
+	return nl
+}
+
+func isVarSlot(k *ir.Expr, name string) bool { return k != nil && k.Op == ir.OpVar && k.Name == name }
+
+// keyExpr is the key of a singleton statement.
+func (s *nstmt) keyExpr() *ir.Expr { return s.keyE }
+
+func sinkName(lb loopBody) string {
+	switch {
+	case lb.spec != nil:
+		return "dictionary " + specName(lb.spec)
+	case lb.accF >= 0:
+		return "real scalar accumulator"
+	}
+	return "int scalar accumulator"
+}
+
+func specName(s *bspec) string {
+	n := "list"
+	switch {
+	case s.dense:
+		n = "dense"
+	case !s.list:
+		n = "hash"
+	}
+	if s.kid != nil {
+		return n + " of " + specName(s.kid)
+	}
+	return n + " row"
+}
+
+// lowerStmt lowers the body of loop nl run once per iteration.
+func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
+	switch e.Op {
+	case ir.OpIf:
+		if len(e.Args) != 2 {
+			break
+		}
+		if lb.spec == nil && c.typeOf(e.Args[1]).Depth != 0 {
+			break
+		}
+		s := &nstmt{kind: stGuard, cond: c.boolExpr(e.Args[0])}
+		s.proof = c.proveGuard(nl, e.Args[0])
+		if s.proof != nil {
+			nl.proofs = append(nl.proofs, s.proof)
+		}
+		nl.info.guards = append(nl.info.guards, guardText(e.Args[0], s.proof))
+		s.next = c.lowerStmt(nl, e.Args[1], lb)
+		return s
+	case ir.OpLet:
+		if vt := c.typeOf(e.Args[0]); vt.Depth == 0 && e.Args[0].Op == ir.OpSum && (vt.Base == ir.Real || vt.Base == ir.Int) {
+			acc := c.newSlot(vt)
+			inner := c.nestLoop(e.Args[0], scalarBody(vt, acc))
+			if inner != nil {
+				s := &nstmt{kind: stLet, loop: inner.nest, accF: -1, accI: -1, name: e.Vars[0], realLet: vt.Base == ir.Real}
+				if vt.Base == ir.Real {
+					s.accF = acc
+				} else {
+					s.accI = acc
+				}
+				c.scope = append(c.scope, binding{e.Vars[0], vt, acc})
+				nl.info.lets = append(nl.info.lets, e.Vars[0]+" = the sum below, lowered")
+				s.next = c.lowerStmt(nl, e.Args[1], lb)
+				c.unbind(1)
+				return s
+			}
+		}
+		v := c.expr(e.Args[0])
+		if v.t.Depth != 0 {
+			break
+		}
+		slot := c.bind(e.Vars[0], v.t)
+		s := &nstmt{kind: stLet, set: setter(v, slot), name: e.Vars[0], lslot: slot, realLet: v.t.Base == ir.Real, accF: -1, accI: -1}
+		nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+ir.Format(e.Args[0]))
+		s.next = c.lowerStmt(nl, e.Args[1], lb)
+		c.unbind(1)
+		return s
+	case ir.OpSum:
+		if c.typeOf(e).Depth > 0 && lb.spec == nil {
+			break
+		}
+		inner := c.nestLoop(e, lb)
+		if inner == nil {
+			break
+		}
+		return &nstmt{kind: stLoop, loop: inner.nest}
+	case ir.OpSingleton:
+		if lb.spec == nil {
+			break
+		}
+		k := c.keyFn(e.Args[0])
+		s := &nstmt{kind: stSingle, key: k.i, keyE: e.Args[0], accF: -1, accI: -1}
+		vt := c.typeOf(e.Args[1])
+		switch {
+		case lb.spec.depth > 1 && vt.Depth == lb.spec.depth-1:
+			s.child = lb.spec.kid
+			c.inRow++
+			s.next = c.lowerChild(nl, e.Args[1], lb.spec.kid)
+			c.inRow--
+			return s
+		case lb.spec.depth == 1 && vt.Depth == 0 && e.Args[1].Op == ir.OpSum:
+			acc := c.newSlot(ir.Type{Base: vt.Base})
+			inner := c.nestLoop(e.Args[1], scalarBody(vt, acc))
+			if inner == nil {
+				break
+			}
+			if vt.Base == ir.Real {
+				s.accF = acc
+			} else {
+				s.accI = acc
+			}
+			s.loop = inner.nest
+			return s
+		case lb.spec.depth == 1 && vt.Depth == 0:
+			x := c.expr(e.Args[1])
+			if lb.spec.real {
+				x = toType(x, ir.Real)
+			}
+			s.val = x
+			return s
+		}
+	}
+	if lb.spec == nil && c.typeOf(e).Depth == 0 {
+		x := c.expr(e)
+		if lb.accF >= 0 {
+			x = toType(x, ir.Real)
+		}
+		return &nstmt{kind: stScalar, add: x}
+	}
+	c.noNest()
+	return nil
+}
+
+// lowerChild lowers the dictionary value of a singleton into a child
+// builder of spec s.
+func (c *compiler) lowerChild(nl *nloop, e *ir.Expr, s *bspec) *nstmt {
+	return c.lowerStmt(nl, e, accumBody(s, plus))
+}
+
+// run executes iterations lo..hi-1 of the loop into b (or the sink's
+// accumulator slot).
+func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
+	if hi <= lo {
+		return
+	}
+	if nl.vec != nil {
+		nl.vec.run(fr, nl, lo, hi, b)
+		return
+	}
+	for _, pr := range nl.proofs {
+		pr.decide(fr, lo, hi)
+	}
+	if nl.flat != nil && nl.runFlat(fr, lo, hi, b) {
+		return
+	}
+	for p := lo; p < hi; p++ {
+		nl.setVars(fr, p)
+		nl.exec(fr, nl.stmt, b)
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+func (nl *nloop) setVars(fr *frame, p int64) {
+	if nl.ks >= 0 {
+		fr.i[nl.ks] = p
+	}
+	if nl.vs < 0 {
+		return
+	}
+	switch {
+	case nl.kind == itRange:
+		fr.i[nl.vs] = p
+	case nl.vreal:
+		fr.f[nl.vs] = nl.arr.reals[p]
+	default:
+		fr.i[nl.vs] = nl.arr.ints[p]
+	}
+}
+
+// exec runs statement s for one iteration.
+func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
+	for s != nil {
+		switch s.kind {
+		case stGuard:
+			if (s.proof == nil || fr.i[s.proof.slot] == 0) && !s.cond(fr) {
+				return
+			}
+		case stLet:
+			if s.loop != nil {
+				s.runLet(fr)
+			} else {
+				s.set(fr)
+			}
+			if fr.err != nil {
+				return
+			}
+		case stLoop:
+			lo, hi, ok := s.loop.open(fr)
+			if ok {
+				s.loop.run(fr, lo, hi, b)
+			}
+			return
+		case stSingle:
+			k := s.key(fr)
+			if fr.err != nil {
+				return
+			}
+			switch {
+			case s.child != nil:
+				ch := b.child(k)
+				nl.exec(fr, s.next, ch)
+			case s.loop != nil:
+				lo, hi, ok := s.loop.open(fr)
+				if !ok {
+					return
+				}
+				if s.accF >= 0 {
+					fr.f[s.accF] = 0
+					s.loop.run(fr, lo, hi, nil)
+					if v := fr.f[s.accF]; fr.err == nil {
+						b.addReal(k, v)
+					}
+					return
+				}
+				fr.i[s.accI] = 0
+				s.loop.run(fr, lo, hi, nil)
+				switch v := fr.i[s.accI]; {
+				case fr.err != nil:
+				case b.spec.real:
+					b.addReal(k, float64(v))
+				default:
+					b.addInt(k, v)
+				}
+			case s.val.f != nil:
+				v := s.val.f(fr)
+				if fr.err == nil {
+					b.addReal(k, v)
+				}
+			default:
+				v := s.val.i(fr)
+				if fr.err == nil {
+					b.addInt(k, v)
+				}
+			}
+			return
+		case stScalar:
+			if nl.sink.accF >= 0 {
+				v := s.add.f(fr)
+				fr.f[nl.sink.accF] += v
+			} else {
+				v := s.add.i(fr)
+				fr.i[nl.sink.accI] += v
+			}
+			return
+		}
+		s = s.next
+	}
+}
+
+// slot is the frame slot a let statement sets.
+func (s *nstmt) slot() int {
+	switch {
+	case s.loop == nil:
+		return s.lslot
+	case s.accF >= 0:
+		return s.accF
+	}
+	return s.accI
+}
+
+// runLet computes a let whose value is a lowered sum into its slot.
+func (s *nstmt) runLet(fr *frame) {
+	if s.accF >= 0 {
+		fr.f[s.accF] = 0
+	} else {
+		fr.i[s.accI] = 0
+	}
+	if lo, hi, ok := s.loop.open(fr); ok {
+		s.loop.run(fr, lo, hi, nil)
+	}
+}
+
+func containsOp(e *ir.Expr, op ir.Op) bool {
+	found := false
+	ir.Walk(e, func(n *ir.Expr) bool {
+		found = found || n.Op == op
+		return !found
+	})
+	return found
+}

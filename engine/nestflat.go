@@ -1,0 +1,717 @@
+package engine
+
+import "github.com/storel/storel/ir"
+
+// Position-space execution of two levels. When every loop in the body of
+// an outer loop O is a vectorized segment loop whose window follows O's
+// iteration, P(x+c):P(x+c+1) with x O's key, the windows of consecutive
+// iterations are adjacent: a block of O's iterations is one run of
+// positions, evaluated in full batches however short each segment is
+// (CSR rows of SpMV and BATAX hold a few entries each, and a batch per
+// row costs more than the row). Per-iteration values (O's variables, the
+// lets between the levels) are computed per row and spread over the
+// row's lanes; scalar sinks are reduced per row, in the loop's order.
+
+// flatCap bounds the positions of one block.
+const flatCap = 4096
+
+// flatPlan is O's body run a block of rows at a time.
+type flatPlan struct {
+	steps []*nstmt
+}
+
+// planFlat decides whether loop o's statements can run in position space.
+func (c *compiler) planFlat(o *nloop) *flatPlan {
+	names := map[string]bool{o.e.Vars[0]: true, o.e.Vars[1]: true}
+	fp := &flatPlan{}
+	inner := 0
+	for s := o.stmt; s != nil; s = s.next {
+		fp.steps = append(fp.steps, s)
+		switch s.kind {
+		case stGuard:
+			if s.proof == nil {
+				return nil
+			}
+			continue
+		case stLet:
+			if s.loop != nil {
+				if !o.follows(s.loop, names) {
+					return nil
+				}
+				inner++
+			}
+			names[s.name] = true
+			continue
+		case stLoop:
+			if !o.follows(s.loop, names) {
+				return nil
+			}
+			inner++
+		case stSingle:
+			if s.child != nil {
+				return nil
+			}
+			if s.loop != nil {
+				if !o.follows(s.loop, names) {
+					return nil
+				}
+				inner++
+			}
+		default:
+			return nil
+		}
+		if s.next != nil {
+			return nil
+		}
+	}
+	if inner == 0 {
+		return nil
+	}
+	return fp
+}
+
+// follows reports whether inner l is a vectorized segment loop whose
+// window is P(x+c):P(x+c+1) for o's key x, marking the invariants of l
+// that depend on o's per-row values (names).
+func (o *nloop) follows(l *nloop, names map[string]bool) bool {
+	if l.vec == nil {
+		return false
+	}
+	sb := l.seg
+	switch {
+	case l.kind == itRange:
+		// A range whose bounds do not change from row to row: each row
+		// is the same run of keys.
+		src := l.e.Args[0]
+		for _, b := range src.Args[:2] {
+			for v := range ir.FreeVars(b) {
+				if names[v] {
+					return false
+				}
+			}
+		}
+	case sb == nil || sb.lo != sb.hi || sb.hiOff != sb.loOff+1:
+		return false
+	case sb.loSlot != sb.hiSlot || (sb.loSlot != o.ks && (o.kind != itRange || sb.loSlot != o.vs)):
+		return false
+	}
+	for _, g := range l.vec.guards {
+		if rowDependent(g.a, names) || rowDependent(g.b, names) {
+			return false
+		}
+	}
+	for _, n := range l.vec.all {
+		if n.op == vInv && n.uses(names) && !n.row {
+			n.row = true
+			l.vec.rowNodes = append(l.vec.rowNodes, n)
+		}
+	}
+	if l.kind != itRange {
+		l.vec.dot = dotOf(l)
+		l.vec.scatter = scatterOf(l)
+	}
+	return true
+}
+
+func rowDependent(n *vnode, names map[string]bool) bool {
+	if n == nil {
+		return false
+	}
+	if n.op == vInv && n.uses(names) {
+		return true
+	}
+	return rowDependent(n.a, names) || rowDependent(n.b, names)
+}
+
+func (n *vnode) uses(names map[string]bool) bool {
+	for v := range n.fv {
+		if names[v] {
+			return true
+		}
+	}
+	return false
+}
+
+// flatState is one frame's memory for running o's blocks.
+type flatState struct {
+	vals  [][]float64 // per step: the per-row value (lets and sums)
+	ivals [][]int64
+	// Per step with a range loop: its bounds for this entry, and the
+	// row starts of a block in lanes (row r's lanes start at r*m).
+	rlo, rhi []int64
+	starts   [][]int64
+}
+
+// runFlat runs iterations lo..hi-1 of o block by block; false when the
+// facts did not discharge O's guards (the caller then runs per row).
+func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
+	fp := o.flat
+	for _, s := range fp.steps {
+		if s.kind == stGuard && fr.i[s.proof.slot] == 0 {
+			return false
+		}
+	}
+	st := fr.flat(o)
+	for i, s := range fp.steps {
+		if s.loop != nil && s.loop.kind == itRange {
+			l, h, ok := s.loop.open(fr)
+			if !ok {
+				return false
+			}
+			st.rlo[i], st.rhi[i] = l, max(l, h)
+		}
+	}
+	for r := lo; r < hi; {
+		r1, ok := o.block(fp, st, r, hi)
+		if !ok {
+			// One row alone: too long for a block or with bounds the
+			// per-row path reports.
+			o.setVars(fr, r)
+			o.exec(fr, o.stmt, b)
+			r++
+		} else {
+			nestSaw("flat")
+			o.runBlock(fr, fp, r, r1, b)
+			r = r1
+		}
+		if fr.err != nil {
+			return true
+		}
+	}
+	return true
+}
+
+// block extends a block of rows from r while every inner segment is in
+// order and inside its array and the positions stay under flatCap.
+func (o *nloop) block(fp *flatPlan, st *flatState, r, hi int64) (int64, bool) {
+	r1 := r
+	for r1 < hi {
+		fits := true
+		for i, s := range fp.steps {
+			if s.loop == nil {
+				continue
+			}
+			if s.loop.kind == itRange {
+				if (r1+1-r)*(st.rhi[i]-st.rlo[i]) > flatCap {
+					fits = false
+					break
+				}
+				continue
+			}
+			sb := s.loop.seg
+			p := sb.lo.ints
+			k := r1 + sb.loOff
+			if k < 0 || k+1 >= int64(len(p)) {
+				fits = false
+				break
+			}
+			a, e := p[k], p[k+1]
+			if a < 0 || e < a || e > sb.arr.n || e-p[r+sb.loOff] > flatCap {
+				fits = false
+				break
+			}
+		}
+		if !fits {
+			break
+		}
+		r1++
+	}
+	return r1, r1 > r
+}
+
+// runBlock runs rows r0..r1-1, step by step.
+func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
+	st := fr.flat(o)
+	rows := int(r1 - r0)
+	setRow := func(r int64, upto int) {
+		o.setVars(fr, r)
+		for i, s := range fp.steps[:upto] {
+			if s.kind == stLet {
+				if s.accF >= 0 || (s.loop == nil && s.realLet) {
+					fr.f[s.slot()] = st.vals[i][r-r0]
+				} else {
+					fr.i[s.slot()] = st.ivals[i][r-r0]
+				}
+			}
+		}
+	}
+	for i, s := range fp.steps {
+		switch s.kind {
+		case stGuard:
+		case stLet:
+			if s.loop == nil {
+				vals, ivals := growF(&st.vals[i], rows), growI(&st.ivals[i], rows)
+				for r := r0; r < r1; r++ {
+					setRow(r, i)
+					s.set(fr)
+					if fr.err != nil {
+						return
+					}
+					if s.realLet {
+						vals[r-r0] = fr.f[s.slot()]
+					} else {
+						ivals[r-r0] = fr.i[s.slot()]
+					}
+				}
+				continue
+			}
+			o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
+		case stSingle:
+			if s.loop != nil {
+				o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
+				if s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil {
+					// Row r's sum goes to key r: one pass, no call per row.
+					b.reserve(r1)
+					if int64(len(b.reals)) >= r1 && r0 >= 0 {
+						out := b.reals[r0:r1]
+						for r, x := range st.vals[i][:len(out)] {
+							out[r] += x
+						}
+						continue
+					}
+				}
+			}
+			for r := r0; r < r1; r++ {
+				setRow(r, i)
+				k := s.key(fr)
+				if fr.err != nil {
+					return
+				}
+				switch {
+				case s.loop != nil && s.accF >= 0:
+					b.addReal(k, st.vals[i][r-r0])
+				case s.loop != nil && b.spec.real:
+					b.addReal(k, float64(st.ivals[i][r-r0]))
+				case s.loop != nil:
+					b.addInt(k, st.ivals[i][r-r0])
+				case s.val.f != nil:
+					v := s.val.f(fr)
+					if fr.err == nil {
+						b.addReal(k, v)
+					}
+				default:
+					v := s.val.i(fr)
+					if fr.err == nil {
+						b.addInt(k, v)
+					}
+				}
+			}
+		case stLoop:
+			if sc := s.loop.vec.scatter; sc != nil && sc.rows(fr, s.loop, st, fp, i, r0, r1, setRow, b) {
+				continue
+			}
+			o.flatRun(fr, st, fp, i, s.loop, r0, r1, setRow, b, false)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// flatSums computes, for rows r0..r1-1, the scalar sum of inner loop l
+// into st's values of step i.
+func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop, r0, r1 int64, setRow func(int64, int)) {
+	rows := int(r1 - r0)
+	if l.sink.accF >= 0 {
+		out := growF(&st.vals[i], rows)
+		clear(out)
+		if l.vec.dot != nil && l.vec.dot.rows(fr, l, out, r0, r1) {
+			return
+		}
+	} else {
+		clear(growI(&st.ivals[i], rows))
+	}
+	o.flatRun(fr, st, fp, i, l, r0, r1, setRow, nil, true)
+}
+
+// segDot is the sum of a segment loop whose value is x(p) * y(idx(p)),
+// p the position and idx the iterated array, with no guard or let: the
+// segmented dot product (fit.go's row loops, in assembly on amd64) runs
+// the rows of a block in one call.
+type segDot struct {
+	x    *cell // read at the position (real or int)
+	y    *cell // real, read at the loop's value
+	xInt bool
+}
+
+func dotOf(l *nloop) *segDot {
+	v := l.vec
+	if len(v.lets) > 0 || len(v.rowNodes) > 0 || v.key != nil || l.sink.accF < 0 {
+		return nil
+	}
+	nd := v.val
+	if nd.op != vMul || !nd.real {
+		return nil
+	}
+	at := func(x, g *vnode) *segDot {
+		xInt := false
+		if x.op == vToReal {
+			x, xInt = x.a, true
+		}
+		if x.op != vRead || x.a.op != vLane || x.real == xInt || g.op != vRead || !g.real || g.a.op != vVal || g.a.cl != l.arr || l.arr.info.Elem != ir.Int {
+			return nil
+		}
+		return &segDot{x: x.cl, y: g.cl, xInt: xInt}
+	}
+	d := at(nd.a, nd.b)
+	if d == nil {
+		d = at(nd.b, nd.a)
+	}
+	if d != nil {
+		l.arr.needNarrow = true
+	}
+	return d
+}
+
+// rows adds the sums of rows r0..r1-1 into out, or reports false when a
+// guard is not discharged or the indices do not all fit y (the batches
+// then check them).
+func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
+	s := fr.vstate(l.vec)
+	sb := l.seg
+	p := sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
+	l.vec.decide(fr, s, p[0], p[len(p)-1])
+	for _, skip := range s.skip {
+		if !skip {
+			return false
+		}
+	}
+	idx := l.arr
+	if !idx.fits(len(d.y.reals)) {
+		return false
+	}
+	n := min(idx.n, d.x.n)
+	var done int
+	if d.xInt {
+		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, d.y.reals, n, 1, 1, 1); ok {
+			done = k
+		} else {
+			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, d.y.reals, n, 1, 1, 1)
+		}
+	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, d.y.reals, n, 1, 1, 1); ok {
+		done = k
+	} else {
+		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, d.y.reals, n, 1, 1, 1)
+	}
+	if done != len(out) {
+		clear(out) // the batches redo the block and report what stopped it
+		return false
+	}
+	nestSaw("dot")
+	return true
+}
+
+// flatRun evaluates inner loop l over the positions of rows r0..r1-1 in
+// batches, adding into its sink (b or its accumulator) or, perRow, into
+// the rows' sums of step i.
+func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop, r0, r1 int64, setRow func(int64, int), b *builder, perRow bool) {
+	v := l.vec
+	s := fr.vstate(v)
+	var p []int64
+	if l.kind == itRange {
+		// Lanes are numbered from 0 across the block; lane q of row r
+		// is key rlo + q - p[r].
+		lo, m := st.rlo[i], st.rhi[i]-st.rlo[i]
+		p = growI(&st.starts[i], int(r1-r0)+1)
+		for r := range p {
+			p[r] = int64(r) * m
+		}
+		v.decide(fr, s, lo, lo+m)
+		s.rlo = lo
+	} else {
+		sb := l.seg
+		p = sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
+		v.decide(fr, s, p[0], p[len(p)-1])
+	}
+	q0, q1 := p[0], p[len(p)-1]
+	s.ranged = l.kind == itRange
+	s.rows = p
+	s.rowIdx = i
+	s.fl = st
+	s.r0 = r0
+	defer func() { s.rows, s.fl, s.ranged = nil, nil, false }()
+	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
+		b.holdKeysOf(v.key.cl)
+	}
+	if len(v.rowNodes) > 0 {
+		s.prepareRows(fr, v, r0, r1, i, setRow)
+		if fr.err != nil {
+			return
+		}
+	}
+	row := 0
+	for p0 := q0; p0 < q1; p0 += vbatch {
+		n := int(min(q1-p0, vbatch))
+		for p[row+1] <= p0 {
+			row++
+		}
+		s.row0 = row
+		if !perRow {
+			if v.batch(fr, s, l, p0, n, b) {
+				continue
+			}
+		} else if v.segmented(fr, s, p0, n, st, i, l) {
+			continue
+		}
+		// Lane by lane, as the nested loops run.
+		nestSaw("fallback")
+		r := row
+		for q := p0; q < p0+int64(n); q++ {
+			for p[r+1] <= q {
+				r++
+			}
+			setRow(r0+int64(r), i)
+			if l.kind == itRange {
+				l.setVars(fr, st.rlo[i]+q-p[r])
+			} else {
+				l.setVars(fr, q)
+			}
+			if perRow {
+				if l.sink.accF >= 0 {
+					fr.f[l.sink.accF] = st.vals[i][r]
+					v.fallback(fr, nil)
+					st.vals[i][r] = fr.f[l.sink.accF]
+				} else {
+					fr.i[l.sink.accI] = st.ivals[i][r]
+					v.fallback(fr, nil)
+					st.ivals[i][r] = fr.i[l.sink.accI]
+				}
+			} else {
+				v.fallback(fr, b)
+			}
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// prepareRows computes the per-row values of l's row-dependent
+// invariants.
+func (s *vstate) prepareRows(fr *frame, v *vloop, r0, r1 int64, step int, setRow func(int64, int)) {
+	rows := int(r1 - r0)
+	for _, nd := range v.rowNodes {
+		if nd.real {
+			vals := growF(&s.rowF[nd.id], rows)
+			for r := r0; r < r1; r++ {
+				setRow(r, step)
+				vals[r-r0] = nd.ff(fr)
+			}
+		} else {
+			vals := growI(&s.rowI[nd.id], rows)
+			for r := r0; r < r1; r++ {
+				setRow(r, step)
+				vals[r-r0] = nd.fi(fr)
+			}
+		}
+	}
+}
+
+// spread fills n lanes from p0 with the per-row values of a row node.
+func (s *vstate) spreadF(buf, vals []float64, p0 int64) {
+	r, p := s.row0, s.rows
+	for l := range buf {
+		for p[r+1] <= p0+int64(l) {
+			r++
+		}
+		buf[l] = vals[r]
+	}
+}
+
+func (s *vstate) spreadI(buf []int64, vals []int64, p0 int64) {
+	r, p := s.row0, s.rows
+	for l := range buf {
+		for p[r+1] <= p0+int64(l) {
+			r++
+		}
+		buf[l] = vals[r]
+	}
+}
+
+// segmented evaluates a batch of a scalar-sink loop and adds each lane
+// into its row's sum, in order.
+func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, i int, l *nloop) bool {
+	if !v.check(fr, s, p0, n) {
+		return false
+	}
+	r, p := s.row0, s.rows
+	end := p0 + int64(n)
+	if l.sink.accF >= 0 {
+		if av, src, idx, ok := s.gatherProduct(fr, v.val, p0, n); ok {
+			sums := st.vals[i]
+			for q := p0; q < end; {
+				for p[r+1] <= q {
+					r++
+				}
+				stop := min(p[r+1], end)
+				acc := sums[r]
+				ix := idx[q-p0 : stop-p0]
+				a := av[q-p0 : stop-p0]
+				a = a[:len(ix)]
+				for l, k := range ix {
+					acc += a[l] * src[k]
+				}
+				sums[r] = acc
+				q = stop
+			}
+			return true
+		}
+	}
+	val, ok := s.eval(fr, v.val, p0, n)
+	if !ok {
+		return false
+	}
+	if l.sink.accF >= 0 {
+		sums := st.vals[i]
+		vals := s.reals(v.val, val, n)
+		for q := p0; q < end; {
+			for p[r+1] <= q {
+				r++
+			}
+			stop := min(p[r+1], end)
+			acc := sums[r]
+			for _, x := range vals[q-p0 : stop-p0] {
+				acc += x
+			}
+			sums[r] = acc
+			q = stop
+		}
+		return true
+	}
+	sums := st.ivals[i]
+	vals := s.ints(v.val, val, n)
+	for q := p0; q < end; {
+		for p[r+1] <= q {
+			r++
+		}
+		stop := min(p[r+1], end)
+		acc := sums[r]
+		for _, x := range vals[q-p0 : stop-p0] {
+			acc += x
+		}
+		sums[r] = acc
+		q = stop
+	}
+	return true
+}
+
+func (fr *frame) flat(o *nloop) *flatState {
+	for len(fr.fst) <= o.flatID {
+		fr.fst = append(fr.fst, nil)
+	}
+	st := fr.fst[o.flatID]
+	if st == nil {
+		n := len(o.flat.steps)
+		st = &flatState{vals: make([][]float64, n), ivals: make([][]int64, n),
+			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n)}
+		fr.fst[o.flatID] = st
+	}
+	return st
+}
+
+func growF(s *[]float64, n int) []float64 {
+	if cap(*s) < n {
+		*s = make([]float64, n, max(n, 2*cap(*s)))
+	}
+	*s = (*s)[:n]
+	return *s
+}
+
+func growI(s *[]int64, n int) []int64 {
+	if cap(*s) < n {
+		*s = make([]int64, n, max(n, 2*cap(*s)))
+	}
+	*s = (*s)[:n]
+	return *s
+}
+
+// keyIsRow reports whether key k is o's iteration number itself: o's key
+// (a range's value too).
+func (o *nloop) keyIsRow(k *ir.Expr) bool {
+	return k != nil && k.Op == ir.OpVar && (k.Name == o.e.Vars[0] || (o.kind == itRange && k.Name == o.e.Vars[1]))
+}
+
+// segScatter is a segment loop adding x(p) * t into a dense real result
+// at key idx(p), t a value of the row: each row scales its entries by its
+// own t (BATAX's second pass) in one loop.
+type segScatter struct {
+	x    *cell
+	xInt bool
+	t    *vnode // the row's factor
+}
+
+func scatterOf(l *nloop) *segScatter {
+	v := l.vec
+	if len(v.lets) > 0 || v.key == nil || v.key.op != vVal || v.key.cl != l.arr || l.arr.info.Elem != ir.Int {
+		return nil
+	}
+	nd := v.val
+	if nd.op != vMul || !nd.real {
+		return nil
+	}
+	at := func(x, t *vnode) *segScatter {
+		xInt := false
+		if x.op == vToReal {
+			x, xInt = x.a, true
+		}
+		if x.op != vRead || x.a.op != vLane || x.real == xInt || t.op != vInv || !t.row || !t.real {
+			return nil
+		}
+		return &segScatter{x: x.cl, xInt: xInt, t: t}
+	}
+	if sc := at(nd.a, nd.b); sc != nil {
+		return sc
+	}
+	return at(nd.b, nd.a)
+}
+
+// rows runs rows r0..r1-1, or reports false (nothing added) when a guard
+// is not discharged or the keys or positions are not known to fit.
+func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i int, r0, r1 int64, setRow func(int64, int), b *builder) bool {
+	if !b.spec.dense || !b.spec.real || b.ws != nil {
+		return false
+	}
+	v := l.vec
+	s := fr.vstate(v)
+	sb := l.seg
+	p := sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
+	v.decide(fr, s, p[0], p[len(p)-1])
+	for _, skip := range s.skip {
+		if !skip {
+			return false
+		}
+	}
+	idx := l.arr
+	b.holdKeysOf(idx)
+	out := b.reals
+	if !idx.fits(len(out)) || p[len(p)-1] > sc.x.n {
+		return false
+	}
+	ts := growF(&s.rowF[sc.t.id], int(r1-r0))
+	for r := r0; r < r1; r++ {
+		setRow(r, i)
+		ts[r-r0] = sc.t.ff(fr)
+	}
+	if fr.err != nil {
+		return true
+	}
+	keys := idx.ints
+	for r, t := range ts {
+		lo, hi := p[r], p[r+1]
+		ks := keys[lo:hi]
+		if sc.xInt {
+			xs := sc.x.ints[lo:hi]
+			for q, k := range ks {
+				out[k] += float64(xs[q]) * t
+			}
+			continue
+		}
+		xs := sc.x.reals[lo:hi]
+		xs = xs[:len(ks)]
+		for q, k := range ks {
+			out[k] += xs[q] * t
+		}
+	}
+	nestSaw("scatter")
+	return true
+}

@@ -1,0 +1,1029 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/storel/storel/ir"
+)
+
+// The vectorized body of a leaf loop: a typed expression of factor
+// accessors evaluated over a batch of consecutive positions at a time,
+// each node one tight loop over the batch (or a scalar, or an affine
+// function of the position that is never materialized), then added into
+// the sink in the loop's order. Guards are discharged for a whole entry
+// into the loop by interval facts (an index array's min and max, cached
+// with the array when it was built; the loop's window) or tested per
+// batch; a batch that fails a guard, or reads outside an array, runs
+// through the closure body instead, which gives the interpreter's result
+// and errors.
+
+// vbatch is the number of positions evaluated together.
+const vbatch = 256
+
+type vop uint8
+
+const (
+	vInv    vop = iota // an invariant computed at loop entry (cannot fail)
+	vLane              // the loop's position (range: its key)
+	vVal               // the loop's value: the iterated array at the position
+	vLetRef            // a vector let's value
+	vRead              // array(index)
+	vToReal
+	vNeg
+	vAdd
+	vSub
+	vMul
+)
+
+// vnode is a node of a vectorized expression.
+type vnode struct {
+	op   vop
+	real bool
+	id   int
+	a, b *vnode
+	cl   *cell
+	fi   intFn
+	ff   realFn
+	text string
+	fv   map[string]bool // vInv: its free variables
+	row  bool            // vInv: depends on the enclosing loop's row (nestflat.go)
+}
+
+// vguard is a comparison of two int vectors that must hold in every lane.
+type vguard struct {
+	op   ir.Op
+	a, b *vnode
+	text string
+}
+
+// vloop is the vectorized body of a loop.
+type vloop struct {
+	id       int
+	nodes    int
+	lets     []*vnode
+	guards   []*vguard
+	key      *vnode // builder sink: the key of each lane
+	val      *vnode
+	fallback bodyFn
+	all      []*vnode
+	rowNodes []*vnode // invariants computed per row in position space
+	dot      *segDot  // position space: the rows' sums run as one primitive
+	scatter  *segScatter
+}
+
+// vval is a node's value for one batch.
+type vval struct {
+	scalar       bool
+	aff          bool // int: base + stride*lane
+	i            int64
+	f            float64
+	base, stride int64
+	iv           []int64
+	fv           []float64
+}
+
+// vstate is one frame's working memory for a vloop.
+type vstate struct {
+	vals []vval
+	ib   [][]int64
+	fb   [][]float64
+	skip []bool // guards discharged for the current entry
+	// Position space (nestflat.go): rows are the row starts (and end)
+	// of the block, row0 the row of the batch's first lane.
+	rows   []int64
+	row0   int
+	rowIdx int
+	r0     int64
+	fl     *flatState
+	ranged bool // the lanes are keys rlo + q - rows[r] of a range loop
+	rlo    int64
+	rowF   [][]float64
+	rowI   [][]int64
+}
+
+func (fr *frame) vstate(v *vloop) *vstate {
+	for len(fr.vst) <= v.id {
+		fr.vst = append(fr.vst, nil)
+	}
+	s := fr.vst[v.id]
+	if s == nil {
+		s = &vstate{vals: make([]vval, v.nodes), ib: make([][]int64, v.nodes), fb: make([][]float64, v.nodes),
+			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes)}
+		fr.vst[v.id] = s
+	}
+	return s
+}
+
+// vctx is the state of vectorizing one loop's body.
+type vctx struct {
+	c     *compiler
+	nl    *nloop
+	loopK string
+	loopV string
+	lets  map[string]*vnode
+	v     *vloop
+	depth int // scope depth outside the loop's variables
+}
+
+type noVec struct{}
+
+// vectorize builds the vectorized body of loop nl, or returns nil when
+// the body has an inner loop or a node the batches cannot evaluate.
+func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
+	if nl.ks < 0 && nl.vs < 0 && containsLoop(body) {
+		return nil
+	}
+	if containsLoop(body) {
+		return nil
+	}
+	fallback := c.bodyOf(body, lb)
+	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(noVec); !ok {
+				panic(r)
+			}
+			c.scope = c.scope[:depth]
+			c.ni, c.nf, c.nd = ni, nf, nd
+			v = nil
+		}
+	}()
+	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
+		v: &vloop{fallback: fallback}, depth: depth - 2}
+	bound := 0
+	e := body
+	for {
+		switch {
+		case e.Op == ir.OpIf && len(e.Args) == 2:
+			x.guard(e.Args[0])
+			e = e.Args[1]
+			continue
+		case e.Op == ir.OpLet && c.typeOf(e.Args[0]).Depth == 0:
+			n := x.expr(e.Args[0])
+			x.v.lets = append(x.v.lets, n)
+			x.lets[e.Vars[0]] = n
+			c.declare(e.Vars[0], c.typeOf(e.Args[0]))
+			bound++
+			nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+ir.Format(e.Args[0])+" (per batch)")
+			e = e.Args[1]
+			continue
+		}
+		break
+	}
+	switch {
+	case lb.spec != nil:
+		if lb.spec.depth != 1 || e.Op != ir.OpSingleton {
+			panic(noVec{})
+		}
+		x.v.key = x.intExpr(e.Args[0])
+		x.v.val = x.expr(e.Args[1])
+		if lb.spec.real && !x.v.val.real {
+			x.v.val = x.node(&vnode{op: vToReal, real: true, a: x.v.val})
+		}
+		if !lb.spec.real && x.v.val.real {
+			panic(noVec{})
+		}
+	default:
+		if c.typeOf(e).Depth != 0 {
+			panic(noVec{})
+		}
+		x.v.val = x.expr(e)
+		if lb.accF >= 0 && !x.v.val.real {
+			x.v.val = x.node(&vnode{op: vToReal, real: true, a: x.v.val})
+		}
+		if lb.accF < 0 && x.v.val.real {
+			panic(noVec{})
+		}
+	}
+	c.unbind(bound)
+	c.nvec++
+	x.v.id = c.nvec - 1
+	for _, g := range x.v.guards {
+		nl.info.guards = append(nl.info.guards, g.text)
+	}
+	return x.v
+}
+
+func containsLoop(e *ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(n *ir.Expr) bool {
+		if n.Op == ir.OpSum || n.Op == ir.OpMerge {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func (x *vctx) node(n *vnode) *vnode {
+	n.id = x.v.nodes
+	x.v.nodes++
+	x.v.all = append(x.v.all, n)
+	return n
+}
+
+// uses reports whether e reads the loop's variables or a vector let.
+func (x *vctx) uses(e *ir.Expr) bool {
+	fv := ir.FreeVars(e)
+	if fv[x.loopK] || fv[x.loopV] {
+		return true
+	}
+	for n := range x.lets {
+		if fv[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// safe reports whether e cannot fail: constants, variables, scalars and
+// + - * of them. Only those are hoisted to the loop's entry.
+func safe(e *ir.Expr) bool {
+	ok := true
+	ir.Walk(e, func(n *ir.Expr) bool {
+		switch n.Op {
+		case ir.OpConst, ir.OpVar, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpNeg:
+		case ir.OpGlobal:
+			if n.Type.Depth != 0 {
+				ok = false
+			}
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+func (x *vctx) intExpr(e *ir.Expr) *vnode {
+	n := x.expr(e)
+	if n.real {
+		panic(noVec{})
+	}
+	return n
+}
+
+// expr builds the node of scalar e, converted to real where the checker
+// typed it real.
+func (x *vctx) expr(e *ir.Expr) *vnode {
+	t := x.c.typeOf(e)
+	if t.Depth != 0 || (t.Base != ir.Int && t.Base != ir.Real) {
+		panic(noVec{})
+	}
+	n := x.build(e)
+	if t.Base == ir.Real && !n.real {
+		n = x.node(&vnode{op: vToReal, real: true, a: n})
+	}
+	return n
+}
+
+func (x *vctx) build(e *ir.Expr) *vnode {
+	if !x.uses(e) && safe(e) {
+		cx := x.c.expr(e)
+		n := &vnode{op: vInv, real: cx.t.Base == ir.Real, text: ir.Format(e), fv: ir.FreeVars(e)}
+		if n.real {
+			n.ff = cx.f
+		} else {
+			n.fi = cx.i
+		}
+		return x.node(n)
+	}
+	switch e.Op {
+	case ir.OpVar:
+		if n, ok := x.lets[e.Name]; ok {
+			return x.node(&vnode{op: vLetRef, real: n.real, a: n})
+		}
+		if e.Name == x.loopK && e.Name != x.loopV {
+			return x.node(&vnode{op: vLane, text: e.Name})
+		}
+		if e.Name == x.loopV {
+			if x.nl.kind == itRange {
+				return x.node(&vnode{op: vLane, text: e.Name})
+			}
+			return x.node(&vnode{op: vVal, real: x.nl.vreal, cl: x.nl.arr, text: e.Name})
+		}
+	case ir.OpNeg:
+		a := x.expr(e.Args[0])
+		return x.node(&vnode{op: vNeg, real: a.real, a: a})
+	case ir.OpAdd, ir.OpSub, ir.OpMul:
+		a, b := x.expr(e.Args[0]), x.expr(e.Args[1])
+		op := map[ir.Op]vop{ir.OpAdd: vAdd, ir.OpSub: vSub, ir.OpMul: vMul}[e.Op]
+		if a.real != b.real {
+			if !a.real {
+				a = x.node(&vnode{op: vToReal, real: true, a: a})
+			} else {
+				b = x.node(&vnode{op: vToReal, real: true, a: b})
+			}
+		}
+		return x.node(&vnode{op: op, real: a.real, a: a, b: b})
+	case ir.OpLookup:
+		g := e.Args[0]
+		if g.Op != ir.OpGlobal {
+			break
+		}
+		cl := x.c.cell(g)
+		if cl.info.Kind != ir.ObjArray {
+			break
+		}
+		ix := x.intExpr(e.Args[1])
+		n := x.node(&vnode{op: vRead, real: cl.info.Elem == ir.Real, cl: cl, a: ix, text: ir.Format(e)})
+		return n
+	case ir.OpIf:
+		if len(e.Args) != 2 {
+			break
+		}
+		x.guard(e.Args[0])
+		return x.expr(e.Args[1])
+	}
+	panic(noVec{})
+}
+
+// guard adds the conjuncts of cond as per-lane comparisons.
+func (x *vctx) guard(cond *ir.Expr) {
+	switch cond.Op {
+	case ir.OpAnd:
+		x.guard(cond.Args[0])
+		x.guard(cond.Args[1])
+		return
+	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpEq, ir.OpNe:
+		a, b := x.intExpr(cond.Args[0]), x.intExpr(cond.Args[1])
+		g := &vguard{op: cond.Op, a: a, b: b}
+		g.text = ir.Format(cond) + ": " + proofText(a, b)
+		x.v.guards = append(x.v.guards, g)
+		return
+	}
+	panic(noVec{})
+}
+
+// proofText says how a comparison is discharged.
+func proofText(a, b *vnode) string {
+	var facts []string
+	for _, n := range []*vnode{a, b} {
+		facts = append(facts, intervalSource(n)...)
+	}
+	if len(facts) == 0 {
+		return "tested per batch"
+	}
+	return "discharged at loop entry by " + strings.Join(facts, ", ") + ", else tested per batch"
+}
+
+func intervalSource(n *vnode) []string {
+	switch n.op {
+	case vVal:
+		return []string{"min/max of " + n.cl.name}
+	case vLane:
+		return []string{"the loop's window"}
+	case vInv:
+		return nil
+	case vAdd, vSub, vMul:
+		return append(intervalSource(n.a), intervalSource(n.b)...)
+	}
+	return []string{"?"}
+}
+
+// interval bounds an int node over positions lo..hi-1 at loop entry.
+func (n *vnode) interval(fr *frame, lo, hi int64) (int64, int64, bool) {
+	switch n.op {
+	case vInv:
+		v := n.fi(fr)
+		return v, v, true
+	case vLane:
+		return lo, hi - 1, true
+	case vVal:
+		if n.cl.imax < n.cl.imin {
+			return 0, 0, false
+		}
+		return n.cl.imin, n.cl.imax, true
+	case vAdd, vSub, vMul:
+		a0, a1, ok1 := n.a.interval(fr, lo, hi)
+		b0, b1, ok2 := n.b.interval(fr, lo, hi)
+		if !ok1 || !ok2 || !small(a0) || !small(a1) || !small(b0) || !small(b1) {
+			return 0, 0, false
+		}
+		switch n.op {
+		case vAdd:
+			return a0 + b0, a1 + b1, true
+		case vSub:
+			return a0 - b1, a1 - b0, true
+		}
+		p := [4]int64{a0 * b0, a0 * b1, a1 * b0, a1 * b1}
+		return min(p[0], p[1], p[2], p[3]), max(p[0], p[1], p[2], p[3]), true
+	}
+	return 0, 0, false
+}
+
+// small keeps interval arithmetic clear of overflow.
+func small(v int64) bool { return v > -1<<30 && v < 1<<30 }
+
+// proven reports whether op holds for every pair of values in [a0,a1]
+// and [b0,b1].
+func proven(op ir.Op, a0, a1, b0, b1 int64) bool {
+	switch op {
+	case ir.OpLt:
+		return a1 < b0
+	case ir.OpLe:
+		return a1 <= b0
+	case ir.OpGt:
+		return a0 > b1
+	case ir.OpGe:
+		return a0 >= b1
+	case ir.OpEq:
+		return a0 == a1 && b0 == b1 && a0 == b0
+	case ir.OpNe:
+		return a1 < b0 || b1 < a0
+	}
+	return false
+}
+
+// run executes positions lo..hi-1 of nl in batches.
+func (v *vloop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) {
+	s := fr.vstate(v)
+	v.decide(fr, s, lo, hi)
+	if fr.err != nil {
+		return
+	}
+	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
+		b.holdKeysOf(v.key.cl)
+	}
+	for p0 := lo; p0 < hi; p0 += vbatch {
+		n := int(min(hi-p0, vbatch))
+		if !v.batch(fr, s, nl, p0, n, b) {
+			nestSaw("fallback")
+			for p := p0; p < p0+int64(n); p++ {
+				nl.setVars(fr, p)
+				v.fallback(fr, b)
+				if fr.err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// decide records which guards the facts discharge for positions
+// lo..hi-1.
+func (v *vloop) decide(fr *frame, s *vstate, lo, hi int64) {
+	for i, g := range v.guards {
+		a0, a1, ok1 := g.a.interval(fr, lo, hi)
+		b0, b1, ok2 := g.b.interval(fr, lo, hi)
+		s.skip[i] = ok1 && ok2 && proven(g.op, a0, a1, b0, b1)
+		if s.skip[i] {
+			nestSaw("discharged")
+		}
+	}
+}
+
+// batch evaluates and sinks positions p0..p0+n-1, or reports false
+// (nothing added) when a guard fails in a lane or a read leaves its array.
+func (v *vloop) batch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b *builder) bool {
+	val, ok := v.eval(fr, s, p0, n)
+	if !ok {
+		return false
+	}
+	return v.sink(fr, s, nl, val, p0, n, b)
+}
+
+// eval computes the lets, checks the guards and computes the value of a
+// batch.
+func (v *vloop) eval(fr *frame, s *vstate, p0 int64, n int) (*vval, bool) {
+	if !v.check(fr, s, p0, n) {
+		return nil, false
+	}
+	return s.eval(fr, v.val, p0, n)
+}
+
+// check computes the lets and tests the guards of a batch.
+func (v *vloop) check(fr *frame, s *vstate, p0 int64, n int) bool {
+	for _, l := range v.lets {
+		_, ok := s.eval(fr, l, p0, n)
+		if !ok {
+			return false
+		}
+	}
+	for i, g := range v.guards {
+		if s.skip[i] {
+			continue
+		}
+		a, ok1 := s.eval(fr, g.a, p0, n)
+		c, ok2 := s.eval(fr, g.b, p0, n)
+		if !ok1 || !ok2 || !allHold(g.op, a, c, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// gatherProduct splits a real product with a factor read through an
+// index vector, a * y(ix), so that the read is fused into the product's
+// loop (or its sum's): the operands, or ok false.
+func (s *vstate) gatherProduct(fr *frame, nd *vnode, p0 int64, n int) (av, src []float64, idx []int64, ok bool) {
+	if nd.op != vMul || !nd.real {
+		return nil, nil, nil, false
+	}
+	a, g := nd.a, nd.b
+	if g.op != vRead || !g.real {
+		a, g = g, a
+	}
+	if g.op != vRead || !g.real || g.a.op == vLane {
+		return nil, nil, nil, false
+	}
+	x, ok1 := s.eval(fr, a, p0, n)
+	ix, ok2 := s.eval(fr, g.a, p0, n)
+	if !ok1 || !ok2 || x.scalar || ix.scalar || ix.aff {
+		return nil, nil, nil, false
+	}
+	src, idx = g.cl.reals, ix.iv[:n]
+	for _, k := range idx {
+		if uint64(k) >= uint64(len(src)) {
+			return nil, nil, nil, false
+		}
+	}
+	return x.fv[:n], src, idx, true
+}
+
+// sink adds a batch's values into the loop's sink.
+func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int, b *builder) bool {
+	if v.key == nil {
+		if nl.sink.accF >= 0 {
+			acc := fr.f[nl.sink.accF]
+			if val.scalar {
+				for range n {
+					acc += val.f
+				}
+			} else {
+				for _, x := range val.fv[:n] {
+					acc += x
+				}
+			}
+			fr.f[nl.sink.accF] = acc
+			return true
+		}
+		acc := fr.i[nl.sink.accI]
+		if val.scalar {
+			acc += val.i * int64(n)
+		} else {
+			for _, x := range s.ints(v.val, val, n) {
+				acc += x
+			}
+		}
+		fr.i[nl.sink.accI] = acc
+		return true
+	}
+	key, ok := s.eval(fr, v.key, p0, n)
+	if !ok {
+		return false
+	}
+	keys := s.ints(v.key, key, n)
+	if b.spec.real {
+		vals := s.reals(v.val, val, n)
+		if b.spec.dense && b.ws == nil {
+			rs := b.reals
+			for l, k := range keys {
+				if uint64(k) < uint64(len(rs)) {
+					rs[k] += vals[l]
+					continue
+				}
+				b.addReal(k, vals[l])
+				rs = b.reals
+			}
+			return true
+		}
+		for l, k := range keys {
+			b.addReal(k, vals[l])
+		}
+		return true
+	}
+	vals := s.ints(v.val, val, n)
+	for l, k := range keys {
+		b.addInt(k, vals[l])
+	}
+	return true
+}
+
+// ints materializes an int value as n lanes.
+func (s *vstate) ints(nd *vnode, r *vval, n int) []int64 {
+	if r.iv != nil && !r.aff && !r.scalar {
+		return r.iv[:n]
+	}
+	buf := s.ibuf(nd, n)
+	switch {
+	case r.scalar:
+		for l := range buf {
+			buf[l] = r.i
+		}
+	default:
+		for l := range buf {
+			buf[l] = r.base + r.stride*int64(l)
+		}
+	}
+	return buf
+}
+
+// reals materializes a real value as n lanes.
+func (s *vstate) reals(nd *vnode, r *vval, n int) []float64 {
+	if !r.scalar {
+		return r.fv[:n]
+	}
+	buf := s.fbuf(nd, n)
+	for l := range buf {
+		buf[l] = r.f
+	}
+	return buf
+}
+
+func (s *vstate) ibuf(nd *vnode, n int) []int64 {
+	if cap(s.ib[nd.id]) < vbatch {
+		s.ib[nd.id] = make([]int64, vbatch)
+	}
+	return s.ib[nd.id][:n]
+}
+
+func (s *vstate) fbuf(nd *vnode, n int) []float64 {
+	if cap(s.fb[nd.id]) < vbatch {
+		s.fb[nd.id] = make([]float64, vbatch)
+	}
+	return s.fb[nd.id][:n]
+}
+
+func allHold(op ir.Op, a, b *vval, n int) bool {
+	if a.scalar && b.scalar {
+		return cmpInt(op, a.i, b.i)
+	}
+	if (a.scalar || a.aff) && (b.scalar || b.aff) {
+		// Both ends of a monotone difference decide every lane.
+		at := func(r *vval, l int64) int64 {
+			if r.scalar {
+				return r.i
+			}
+			return r.base + r.stride*l
+		}
+		last := int64(n - 1)
+		ok := cmpInt(op, at(a, 0), at(b, 0)) && cmpInt(op, at(a, last), at(b, last))
+		if op != ir.OpEq && op != ir.OpNe {
+			return ok
+		}
+	}
+	for l := range n {
+		x, y := laneInt(a, l), laneInt(b, l)
+		if !cmpInt(op, x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func laneInt(r *vval, l int) int64 {
+	switch {
+	case r.scalar:
+		return r.i
+	case r.aff:
+		return r.base + r.stride*int64(l)
+	}
+	return r.iv[l]
+}
+
+func cmpInt(op ir.Op, a, b int64) bool {
+	switch op {
+	case ir.OpLt:
+		return a < b
+	case ir.OpLe:
+		return a <= b
+	case ir.OpGt:
+		return a > b
+	case ir.OpGe:
+		return a >= b
+	case ir.OpEq:
+		return a == b
+	}
+	return a != b
+}
+
+// eval computes node nd over positions p0..p0+n-1.
+func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
+	switch nd.op {
+	case vInv:
+		if nd.row && s.rows != nil {
+			if nd.real {
+				buf := s.fbuf(nd, n)
+				s.spreadF(buf, s.rowF[nd.id], p0)
+				return s.put(nd, vval{fv: buf}), true
+			}
+			buf := s.ibuf(nd, n)
+			s.spreadI(buf, s.rowI[nd.id], p0)
+			return s.put(nd, vval{iv: buf}), true
+		}
+		if nd.real {
+			return s.put(nd, vval{scalar: true, f: nd.ff(fr)}), true
+		}
+		return s.put(nd, vval{scalar: true, i: nd.fi(fr)}), true
+	case vLane:
+		if s.ranged {
+			buf := s.ibuf(nd, n)
+			r, p := s.row0, s.rows
+			for l := range buf {
+				q := p0 + int64(l)
+				for p[r+1] <= q {
+					r++
+				}
+				buf[l] = s.rlo + q - p[r]
+			}
+			return s.put(nd, vval{iv: buf}), true
+		}
+		return s.put(nd, vval{aff: true, base: p0, stride: 1}), true
+	case vVal:
+		if nd.real {
+			return s.put(nd, vval{fv: nd.cl.reals[p0 : p0+int64(n)]}), true
+		}
+		return s.put(nd, vval{iv: nd.cl.ints[p0 : p0+int64(n)]}), true
+	case vLetRef:
+		return &s.vals[nd.a.id], true
+	case vRead:
+		ix, ok := s.eval(fr, nd.a, p0, n)
+		if !ok {
+			return nil, false
+		}
+		return s.read(nd, ix, n)
+	case vToReal:
+		a, ok := s.eval(fr, nd.a, p0, n)
+		if !ok {
+			return nil, false
+		}
+		if a.scalar {
+			return s.put(nd, vval{scalar: true, f: float64(a.i)}), true
+		}
+		buf := s.fbuf(nd, n)
+		if a.aff {
+			for l := range buf {
+				buf[l] = float64(a.base + a.stride*int64(l))
+			}
+		} else {
+			for l, x := range a.iv[:n] {
+				buf[l] = float64(x)
+			}
+		}
+		return s.put(nd, vval{fv: buf}), true
+	case vNeg:
+		a, ok := s.eval(fr, nd.a, p0, n)
+		if !ok {
+			return nil, false
+		}
+		switch {
+		case a.scalar:
+			return s.put(nd, vval{scalar: true, i: -a.i, f: -a.f}), true
+		case a.aff:
+			return s.put(nd, vval{aff: true, base: -a.base, stride: -a.stride}), true
+		case nd.real:
+			buf := s.fbuf(nd, n)
+			for l, x := range a.fv[:n] {
+				buf[l] = -x
+			}
+			return s.put(nd, vval{fv: buf}), true
+		}
+		buf := s.ibuf(nd, n)
+		for l, x := range a.iv[:n] {
+			buf[l] = -x
+		}
+		return s.put(nd, vval{iv: buf}), true
+	}
+	if av, src, idx, ok := s.gatherProduct(fr, nd, p0, n); ok {
+		buf := s.fbuf(nd, n)
+		for l, k := range idx {
+			buf[l] = av[l] * src[k]
+		}
+		return s.put(nd, vval{fv: buf}), true
+	}
+	a, ok1 := s.eval(fr, nd.a, p0, n)
+	b, ok2 := s.eval(fr, nd.b, p0, n)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	if nd.real {
+		return s.put(nd, s.realArith(nd, a, b, n)), true
+	}
+	return s.put(nd, s.intArith(nd, a, b, n)), true
+}
+
+// put stores node nd's value for the batch.
+func (s *vstate) put(nd *vnode, v vval) *vval {
+	s.vals[nd.id] = v
+	return &s.vals[nd.id]
+}
+
+func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
+	if a.scalar && b.scalar {
+		return vval{scalar: true, f: realOp(nd.op, a.f, b.f)}
+	}
+	buf := s.fbuf(nd, n)
+	switch {
+	case a.scalar:
+		x, bv := a.f, b.fv[:n]
+		switch nd.op {
+		case vMul:
+			for l := range buf {
+				buf[l] = x * bv[l]
+			}
+		case vAdd:
+			for l := range buf {
+				buf[l] = x + bv[l]
+			}
+		default:
+			for l := range buf {
+				buf[l] = x - bv[l]
+			}
+		}
+	case b.scalar:
+		av, y := a.fv[:n], b.f
+		switch nd.op {
+		case vMul:
+			for l := range buf {
+				buf[l] = av[l] * y
+			}
+		case vAdd:
+			for l := range buf {
+				buf[l] = av[l] + y
+			}
+		default:
+			for l := range buf {
+				buf[l] = av[l] - y
+			}
+		}
+	default:
+		av, bv := a.fv[:n], b.fv[:n]
+		switch nd.op {
+		case vMul:
+			for l := range buf {
+				buf[l] = av[l] * bv[l]
+			}
+		case vAdd:
+			for l := range buf {
+				buf[l] = av[l] + bv[l]
+			}
+		default:
+			for l := range buf {
+				buf[l] = av[l] - bv[l]
+			}
+		}
+	}
+	return vval{fv: buf}
+}
+
+func realOp(op vop, a, b float64) float64 {
+	switch op {
+	case vMul:
+		return a * b
+	case vAdd:
+		return a + b
+	}
+	return a - b
+}
+
+func intOp(op vop, a, b int64) int64 {
+	switch op {
+	case vMul:
+		return a * b
+	case vAdd:
+		return a + b
+	}
+	return a - b
+}
+
+func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
+	switch {
+	case a.scalar && b.scalar:
+		return vval{scalar: true, i: intOp(nd.op, a.i, b.i)}
+	case (a.aff || a.scalar) && (b.aff || b.scalar) && nd.op != vMul:
+		ab, as := a.i, int64(0)
+		if a.aff {
+			ab, as = a.base, a.stride
+		}
+		bb, bs := b.i, int64(0)
+		if b.aff {
+			bb, bs = b.base, b.stride
+		}
+		return vval{aff: true, base: intOp(nd.op, ab, bb), stride: intOp(nd.op, as, bs)}
+	case a.aff && b.scalar:
+		return vval{aff: true, base: a.base * b.i, stride: a.stride * b.i}
+	case a.scalar && b.aff:
+		return vval{aff: true, base: a.i * b.base, stride: a.i * b.stride}
+	}
+	av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
+	buf := s.ibuf(nd, n)
+	for l := range buf {
+		buf[l] = intOp(nd.op, av[l], bv[l])
+	}
+	return vval{iv: buf}
+}
+
+// read gathers array nd.cl at the lanes of ix; false when an index
+// leaves the array (the batch then runs through the closures, which
+// report the read).
+func (s *vstate) read(nd *vnode, ix *vval, n int) (*vval, bool) {
+	cl := nd.cl
+	size := cl.n
+	switch {
+	case ix.scalar:
+		if uint64(ix.i) >= uint64(size) {
+			return nil, false
+		}
+		if nd.real {
+			return s.put(nd, vval{scalar: true, f: cl.reals[ix.i]}), true
+		}
+		return s.put(nd, vval{scalar: true, i: cl.ints[ix.i]}), true
+	case ix.aff:
+		last := ix.base + ix.stride*int64(n-1)
+		if uint64(ix.base) >= uint64(size) || uint64(last) >= uint64(size) {
+			return nil, false
+		}
+		if ix.stride == 1 {
+			if nd.real {
+				return s.put(nd, vval{fv: cl.reals[ix.base : ix.base+int64(n)]}), true
+			}
+			return s.put(nd, vval{iv: cl.ints[ix.base : ix.base+int64(n)]}), true
+		}
+		if nd.real {
+			buf := s.fbuf(nd, n)
+			for l := range buf {
+				buf[l] = cl.reals[ix.base+ix.stride*int64(l)]
+			}
+			return s.put(nd, vval{fv: buf}), true
+		}
+		buf := s.ibuf(nd, n)
+		for l := range buf {
+			buf[l] = cl.ints[ix.base+ix.stride*int64(l)]
+		}
+		return s.put(nd, vval{iv: buf}), true
+	}
+	idx := ix.iv[:n]
+	if nd.real {
+		buf := s.fbuf(nd, n)
+		src := cl.reals
+		for l, k := range idx {
+			if uint64(k) >= uint64(len(src)) {
+				return nil, false
+			}
+			buf[l] = src[k]
+		}
+		return s.put(nd, vval{fv: buf}), true
+	}
+	buf := s.ibuf(nd, n)
+	src := cl.ints
+	for l, k := range idx {
+		if uint64(k) >= uint64(len(src)) {
+			return nil, false
+		}
+		buf[l] = src[k]
+	}
+	return s.put(nd, vval{iv: buf}), true
+}
+
+// guardProof is a loop's statement guard that interval facts may
+// discharge for a whole entry into the loop.
+type guardProof struct {
+	guards []*vguard
+	slot   int // frame int slot: 1 while discharged
+}
+
+// proveGuard returns the proof of cond over loop nl's variables, or nil
+// when cond is not a conjunction of int comparisons.
+func (c *compiler) proveGuard(nl *nloop, cond *ir.Expr) (p *guardProof) {
+	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(noVec); !ok {
+				panic(r)
+			}
+			c.scope = c.scope[:depth]
+			c.ni, c.nf, c.nd = ni, nf, nd
+			p = nil
+		}
+	}()
+	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{}, v: &vloop{}}
+	x.guard(cond)
+	return &guardProof{guards: x.v.guards, slot: c.newSlot(ir.IntType)}
+}
+
+// decide records whether the facts discharge the guard for positions
+// lo..hi-1.
+func (p *guardProof) decide(fr *frame, lo, hi int64) {
+	fr.i[p.slot] = 0
+	for _, g := range p.guards {
+		a0, a1, ok1 := g.a.interval(fr, lo, hi)
+		b0, b1, ok2 := g.b.interval(fr, lo, hi)
+		if !ok1 || !ok2 || !proven(g.op, a0, a1, b0, b1) {
+			return
+		}
+	}
+	fr.i[p.slot] = 1
+	nestSaw("discharged")
+}
+
+func guardText(cond *ir.Expr, p *guardProof) string {
+	if p == nil {
+		return ir.Format(cond) + ": tested per iteration"
+	}
+	var parts []string
+	for _, g := range p.guards {
+		parts = append(parts, g.text)
+	}
+	return ir.Format(cond) + ": per iteration unless " + strings.Join(parts, "; ")
+}
