@@ -39,6 +39,10 @@ type Kernel struct {
 	indexes     []*seekIndex
 	compileTime time.Duration
 	mu          sync.Mutex
+	// For Explain: the lowered loops and the sums left to older paths.
+	nests    []*nloop
+	declined []declined
+	threads  int
 }
 
 // Compile compiles plan, a typed expression closed except for physical
@@ -86,7 +90,8 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 		c.bail(plan, "the plan has free variables: %v", names)
 	}
 	root := c.top(plan)
-	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes}
+	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
+		nests: c.nests, declined: c.declined, threads: max(opts.Threads, 1)}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)

@@ -23,6 +23,13 @@ type compiler struct {
 	nvec    int
 	nflat   int
 	inRow   int // lowering the value of a row of a nested result
+	// What explain shows: the loops lowered, the outermost sums the IR
+	// declined and why, and the sum parallelSum is about to compile.
+	nests     []*nloop
+	declined  []declined
+	lastWhy   string
+	nestDepth int
+	splitNext bool
 }
 
 type binding struct {

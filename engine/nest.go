@@ -43,6 +43,7 @@ type nloop struct {
 	// so iterations write disjoint entries of a depth-1 dense result and
 	// a parallel split needs no private copies.
 	rows   bool
+	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
 	flat   *flatPlan // the body runs in position space (nestflat.go)
 	flatID int
 	proofs []*guardProof // the statement guards facts may discharge, decided per entry
@@ -115,28 +116,43 @@ func nestSaw(ev string) {
 }
 
 // noNest aborts the lowering of a loop the IR cannot express.
-type noNest struct{}
+type noNest struct{ why string }
 
-func (c *compiler) noNest() { panic(noNest{}) }
+func (c *compiler) noNest(why string) { panic(noNest{why}) }
 
 // nestLoop lowers sum e with sink lb, or returns nil (and leaves the
 // compiler's scope as it found it) when the IR cannot express it.
 func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
-	if lb.neg != plus || c.noNests {
+	split := c.splitNext
+	c.splitNext = false
+	if c.noNests {
+		return nil
+	}
+	if lb.neg != plus {
+		c.lastWhy = "it is subtracted"
 		return nil
 	}
 	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	c.nestDepth++
 	defer func() {
+		c.nestDepth--
 		if r := recover(); r != nil {
-			if _, ok := r.(noNest); !ok {
+			nn, ok := r.(noNest)
+			if !ok {
 				panic(r)
 			}
 			c.scope = c.scope[:depth]
 			c.ni, c.nf, c.nd = ni, nf, nd
+			c.lastWhy = nn.why
+			if c.nestDepth == 0 {
+				c.declined = append(c.declined, declined{e, nn.why})
+			}
 			l = nil
 		}
 	}()
 	nl := c.lowerSum(e, lb)
+	nl.split = split
+	c.nests = append(c.nests, nl)
 	lp := &loop{
 		open: func(fr *frame) (srcState, bool) {
 			lo, hi, ok := nl.open(fr)
@@ -156,7 +172,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	src, body := e.Args[0], e.Args[1]
 	st := c.typeOf(src)
 	if st.Depth != 1 {
-		c.noNest()
+		c.noNest("its source is a nested dictionary")
 	}
 	nl := &nloop{e: e, sink: lb}
 	switch src.Op {
@@ -168,7 +184,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	case ir.OpGlobal:
 		cl := c.cell(src)
 		if cl.info.Kind != ir.ObjArray {
-			c.noNest()
+			c.noNest("hash maps and tries are not iterators of the IR yet")
 		}
 		nl.kind, nl.arr = itArray, cl
 		nl.open = func(fr *frame) (int64, int64, bool) {
@@ -181,34 +197,34 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	case ir.OpSubArray:
 		g := src.Args[0]
 		if g.Op != ir.OpGlobal {
-			c.noNest()
+			c.noNest("a window of a computed dictionary")
 		}
 		cl := c.cell(g)
 		if cl.info.Kind != ir.ObjArray {
-			c.noNest()
+			c.noNest("a window of a hash map or trie")
 		}
 		nl.kind, nl.arr = itSegment, cl
 		nl.open, nl.seg = c.segment(src, cl)
 		nl.info.iter = "segment " + ir.Format(src)
 	default:
-		c.noNest()
+		c.noNest("its source is not a range or a physical array")
 	}
 	vt := st.Elem()
 	if vt.Depth != 0 {
-		c.noNest()
+		c.noNest("its values are dictionaries")
 	}
 	nl.vreal = vt.Base == ir.Real
 	if containsOp(body, ir.OpMerge) {
 		// Merges (two-way intersections) are not an iterator of the IR
 		// yet; mergerow.go, mergeloop.go and seekindex.go run them.
-		c.noNest()
+		c.noNest("a merge (two-way intersection) is not an iterator of the IR yet")
 	}
 	if c.inRow > 0 && lb.spec != nil && nl.kind != itRange && !containsLoop(body) {
 		// Scattering into a row of a nested result by the keys of an
 		// index array (MMM, TTM) is what the workspace rows of the
 		// closure paths do (workspace.go, sweep.go); the IR has no such
 		// sink yet, and a builder call per entry is 2.5x slower.
-		c.noNest()
+		c.noNest("a row of a nested result scattered by index-array keys (workspace rows)")
 	}
 	nl.ks, nl.vs = c.varSlots(e, body, vt)
 	defer c.unbind(2)
@@ -219,7 +235,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		if !containsLoop(body) {
 			// A leaf the batches cannot evaluate would run a closure per
 			// element: the older paths do at least as well.
-			c.noNest()
+			c.noNest("its body has an operation the batches cannot evaluate")
 		}
 		nl.stmt = c.lowerStmt(nl, body, lb)
 		nl.info.exec = "per iteration"
@@ -318,7 +334,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		}
 		inner := c.nestLoop(e, lb)
 		if inner == nil {
-			break
+			c.noNest("inner loop: " + c.lastWhy)
 		}
 		return &nstmt{kind: stLoop, loop: inner.nest}
 	case ir.OpSingleton:
@@ -339,7 +355,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			acc := c.newSlot(ir.Type{Base: vt.Base})
 			inner := c.nestLoop(e.Args[1], scalarBody(vt, acc))
 			if inner == nil {
-				break
+				c.noNest("inner loop: " + c.lastWhy)
 			}
 			if vt.Base == ir.Real {
 				s.accF = acc
@@ -364,7 +380,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		}
 		return &nstmt{kind: stScalar, add: x}
 	}
-	c.noNest()
+	c.noNest("its body is not guards, lets, singletons and loops into one sink")
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/storel/storel/ir"
@@ -348,7 +349,7 @@ func (x *vctx) guard(cond *ir.Expr) {
 	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpEq, ir.OpNe:
 		a, b := x.intExpr(cond.Args[0]), x.intExpr(cond.Args[1])
 		g := &vguard{op: cond.Op, a: a, b: b}
-		g.text = ir.Format(cond) + ": " + proofText(a, b)
+		g.text = ir.Format(cond) + ": " + proofText(a, b, "batch")
 		x.v.guards = append(x.v.guards, g)
 		return
 	}
@@ -356,21 +357,21 @@ func (x *vctx) guard(cond *ir.Expr) {
 }
 
 // proofText says how a comparison is discharged.
-func proofText(a, b *vnode) string {
+func proofText(a, b *vnode, unit string) string {
 	var facts []string
 	for _, n := range []*vnode{a, b} {
 		facts = append(facts, intervalSource(n)...)
 	}
-	if len(facts) == 0 {
-		return "tested per batch"
+	if len(facts) == 0 || slices.Contains(facts, "?") {
+		return "tested per " + unit
 	}
-	return "discharged at loop entry by " + strings.Join(facts, ", ") + ", else tested per batch"
+	return "discharged per loop entry by interval facts (" + strings.Join(facts, ", ") + "), else tested per " + unit
 }
 
 func intervalSource(n *vnode) []string {
 	switch n.op {
 	case vVal:
-		return []string{"min/max of " + n.cl.name}
+		return []string{"the min/max of " + n.cl.name}
 	case vLane:
 		return []string{"the loop's window"}
 	case vInv:
@@ -1021,9 +1022,16 @@ func guardText(cond *ir.Expr, p *guardProof) string {
 	if p == nil {
 		return ir.Format(cond) + ": tested per iteration"
 	}
-	var parts []string
+	var facts []string
 	for _, g := range p.guards {
-		parts = append(parts, g.text)
+		for _, f := range append(intervalSource(g.a), intervalSource(g.b)...) {
+			if f == "?" {
+				return ir.Format(cond) + ": tested per iteration"
+			}
+			if !slices.Contains(facts, f) {
+				facts = append(facts, f)
+			}
+		}
 	}
-	return ir.Format(cond) + ": per iteration unless " + strings.Join(parts, "; ")
+	return ir.Format(cond) + ": discharged per loop entry by interval facts (" + strings.Join(facts, ", ") + "), else tested per iteration"
 }

@@ -135,6 +135,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	threads := c.threads
 	if t.Depth > 0 {
 		spec := c.specFor(e, t)
+		c.splitNext = true
 		l := c.compileLoop(e, accumBody(spec, plus))
 		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
 			(l.nest != nil && l.nest.rows)
@@ -183,6 +184,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		c.bail(e, "cannot sum %s values", t)
 	}
 	acc := c.newSlot(ir.Type{Base: t.Base})
+	c.splitNext = true
 	l := c.compileLoop(e, scalarBody(t, acc))
 	real := t.Base == ir.Real
 	// More chunks than workers balance uneven iterations; partial sums

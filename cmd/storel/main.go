@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/storel/storel"
+	"github.com/storel/storel/engine"
 	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/opt"
@@ -590,6 +592,17 @@ func cmdExplain(o *options, stdout, stderr io.Writer) error {
 	} else {
 		alts.Chosen().Explain(stdout)
 	}
+	threads := o.threads
+	if threads == 0 {
+		threads = runtime.NumCPU()
+	}
+	v := p.Variants[alts.Best]
+	k, err := engine.Compile(alts.Chosen().Plan, engine.SchemaOf(v.Store), engine.Options{Threads: threads})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\n== kernel (engine): loop nests")
+	k.Explain(stdout)
 	if o.dot != "" {
 		if err := atomicfile.Write(o.dot, alts.Chosen().Dot); err != nil {
 			return fmt.Errorf("writing %s: %v", o.dot, err)

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/storel/storel/ir"
+)
+
+// declined is an outermost sum the loop-nest IR left to the older paths.
+type declined struct {
+	e   *ir.Expr
+	why string
+}
+
+// Explain writes the kernel's loop nests: per loop the iterator, how it
+// runs, its guards and how they are discharged, its lets, its sink and
+// its parallel split; then the sums left to the older paths and why.
+func (k *Kernel) Explain(w io.Writer) {
+	inner := map[*nloop]bool{}
+	for _, nl := range k.nests {
+		for _, c := range nl.children() {
+			inner[c] = true
+		}
+	}
+	n := 0
+	for _, nl := range k.nests {
+		if !inner[nl] {
+			nl.explain(w, "", k.threads)
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "no loop nests")
+	}
+	for _, d := range k.declined {
+		fmt.Fprintf(w, "older path: %s: %s\n", loopHead(d.e), d.why)
+	}
+}
+
+func loopHead(e *ir.Expr) string {
+	return fmt.Sprintf("sum(<%s, %s> in %s)", e.Vars[0], e.Vars[1], ir.Format(e.Args[0]))
+}
+
+// children are the loops run in nl's iterations.
+func (nl *nloop) children() []*nloop {
+	var out []*nloop
+	for s := nl.stmt; s != nil; s = s.next {
+		if s.loop != nil {
+			out = append(out, s.loop)
+		}
+	}
+	return out
+}
+
+func (nl *nloop) explain(w io.Writer, ind string, threads int) {
+	fmt.Fprintf(w, "%sloop %s\n", ind, loopHead(nl.e))
+	in := ind + "    "
+	fmt.Fprintf(w, "%siterator: %s\n", in, nl.info.iter)
+	exec := nl.info.exec
+	if v := nl.vec; v != nil {
+		switch {
+		case v.dot != nil:
+			exec += "; in position space, rows' sums by the segmented dot primitive"
+		case v.scatter != nil:
+			exec += "; in position space, rows by the scale-and-scatter primitive"
+		}
+	}
+	fmt.Fprintf(w, "%sruns: %s\n", in, exec)
+	for _, g := range nl.info.guards {
+		fmt.Fprintf(w, "%sguard %s\n", in, g)
+	}
+	for _, l := range nl.info.lets {
+		fmt.Fprintf(w, "%slet %s\n", in, l)
+	}
+	fmt.Fprintf(w, "%ssink: %s\n", in, nl.info.sink)
+	fmt.Fprintf(w, "%ssplit: %s\n", in, nl.splitText(ind == "", threads))
+	for _, c := range nl.children() {
+		c.explain(w, in, threads)
+	}
+}
+
+func (nl *nloop) splitText(outer bool, threads int) string {
+	switch {
+	case !outer:
+		return "runs inside its parent's iteration"
+	case !nl.split || threads < 2:
+		return "one worker"
+	case nl.rows:
+		return fmt.Sprintf("%d workers over ranges of iterations writing disjoint entries of one shared result (no private copies)", threads)
+	case nl.sink.spec != nil:
+		return fmt.Sprintf("%d workers over ranges of iterations, private results merged in worker order", threads)
+	}
+	return fmt.Sprintf("%d workers over ranges of iterations, partial sums added in worker order", threads)
+}
+
+// String is the explanation as text.
+func (k *Kernel) String() string {
+	var b strings.Builder
+	k.Explain(&b)
+	return b.String()
+}
