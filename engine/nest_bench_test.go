@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// BenchmarkNestShapes is the execution bake-off of the loop-nest IR on
+// the shapes: "nest" runs the IR (vectorized batches, position
+// space), "older" the same plan with the IR off (the closure paths and
+// shape-specific loops), "loop" a Go loop written for that plan alone,
+// which is what a template generated per IR combination would run.
+//
+//	go test ./engine -run XXX -bench NestShapes -count 5
+func BenchmarkNestShapes(b *testing.B) {
+	d := benchInputs()
+	rng := rand.New(rand.NewPCG(28, 4))
+	a := d.spmvA
+	st := storage.Store{"beta": storage.RealScalar(1.5)}
+	a.store(st, "A")
+	st["x_val"] = storage.RealArray(d.x)
+	st["x_len1"] = storage.IntScalar(int64(len(d.x)))
+	const dn = 2000
+	denseStore(st, "M", dn, dn, rng)
+	mv := st["M_val"].(*storage.Array).F
+	xs := d.x[:dn]
+	t := d.mttB
+	t.store(st, "B")
+	const rank = 16
+	c1, d2 := int(t.dims[1]), int(t.dims[2])
+	denseStore(st, "C", c1, rank, rng)
+	denseStore(st, "D", rank, d2, rng)
+	cv, dv := st["C_val"].(*storage.Array).F, st["D_val"].(*storage.Array).F
+	shapes := []struct {
+		name, plan string
+		loop       func()
+	}{
+		{"SpMV-x-tensor", nestSpMV, func() {
+			y := make([]float64, a.n)
+			for i := range a.n {
+				s := 0.0
+				for p := a.pos[i]; p < a.pos[i+1]; p++ {
+					if j := a.idx[p]; 0 <= j && j < int64(len(d.x)) {
+						s += a.val[p] * d.x[j]
+					}
+				}
+				y[i] = s
+			}
+		}},
+		{"BATAX-x-tensor", nestBATAX, func() {
+			y := make([]float64, a.m)
+			for i := range a.n {
+				s := 0.0
+				for p := a.pos[i]; p < a.pos[i+1]; p++ {
+					if k := a.idx[p]; 0 <= k && k < int64(len(d.x)) {
+						s += a.val[p] * d.x[k]
+					}
+				}
+				for p := a.pos[i]; p < a.pos[i+1]; p++ {
+					y[a.idx[p]] += a.val[p] * s
+				}
+			}
+			for j := range y {
+				y[j] *= 1.5
+			}
+		}},
+		{"dense-MV", nestDenseMV, func() {
+			y := make([]float64, dn)
+			for i := range dn {
+				s := 0.0
+				row := mv[i*dn : i*dn+dn]
+				for j, m := range row {
+					s += m * xs[j]
+				}
+				y[i] = s
+			}
+		}},
+		{"MTTKRP-dense-rank16", nestMTTKRP, func() {
+			out := make([]float64, int(t.dims[0])*rank)
+			for p1 := t.pos1[0]; p1 < t.pos1[1]; p1++ {
+				row := out[t.idx1[p1]*rank:][:rank]
+				for p2 := t.pos2[p1]; p2 < t.pos2[p1+1]; p2++ {
+					k := t.idx2[p2]
+					cr := cv[k*rank:][:rank]
+					for p3 := t.pos3[p2]; p3 < t.pos3[p2+1]; p3++ {
+						l, v := t.idx3[p3], t.val[p3]
+						for j := range rank {
+							row[j] += v * (cr[j] * dv[int64(j)*int64(d2)+l])
+						}
+					}
+				}
+			}
+		}},
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name+"/nest", func(b *testing.B) { runKernel(b, sh.plan, st, 1, 0) })
+		b.Run(sh.name+"/older", func(b *testing.B) {
+			defer nestsOff()()
+			runKernel(b, sh.plan, st, 1, 0)
+		})
+		b.Run(sh.name+"/loop", func(b *testing.B) {
+			for range b.N {
+				sh.loop()
+			}
+		})
+	}
+}
