@@ -20,10 +20,9 @@
 // How plans are lowered (docs/design.md §6 has the whole picture):
 //
 //	nest*.go               tried first for every sum: the loop-nest IR,
-//	                       iterators with guards discharged by interval
-//	                       facts, bodies run over batches of positions
-//	                       (nest.go says what it declines, and the
-//	                       bake-off that chose batches over templates)
+//	                       guards discharged by interval facts, bodies
+//	                       run over batches of positions (nest.go: what
+//	                       it declines; the bake-off behind batches)
 //	compile.go, fused.go   closures per node; loops whose body is a
 //	                       product of array reads are fused
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
