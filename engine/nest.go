@@ -152,25 +152,17 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 		c.lastWhy = "it is subtracted"
 		return nil
 	}
-	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	var nl *nloop
 	c.nestDepth++
-	defer func() {
-		c.nestDepth--
-		if r := recover(); r != nil {
-			nn, ok := r.(noNest)
-			if !ok {
-				panic(r)
-			}
-			c.scope = c.scope[:depth]
-			c.ni, c.nf, c.nd = ni, nf, nd
-			c.lastWhy = nn.why
-			if c.nestDepth == 0 {
-				c.declined = append(c.declined, declined{e, nn.why})
-			}
-			l = nil
+	r := c.try(func(r any) bool { _, ok := r.(noNest); return ok }, func() { nl = c.lowerSum(e, lb) })
+	c.nestDepth--
+	if r != nil {
+		c.lastWhy = r.(noNest).why
+		if c.nestDepth == 0 {
+			c.declined = append(c.declined, declined{e, c.lastWhy})
 		}
-	}()
-	nl := c.lowerSum(e, lb)
+		return nil
+	}
 	nl.split = split
 	c.nests = append(c.nests, nl)
 	lp := &loop{
@@ -506,16 +498,8 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 				default:
 					b.addInt(k, v)
 				}
-			case s.val.f != nil:
-				v := s.val.f(fr)
-				if fr.err == nil {
-					b.addReal(k, v)
-				}
 			default:
-				v := s.val.i(fr)
-				if fr.err == nil {
-					b.addInt(k, v)
-				}
+				s.addVal(fr, b, k)
 			}
 			return
 		case stScalar:
@@ -563,3 +547,37 @@ func containsOp(e *ir.Expr, op ir.Op) bool {
 	})
 	return found
 }
+
+// addVal adds a singleton statement's directly computed value at key k.
+func (s *nstmt) addVal(fr *frame, b *builder, k int64) {
+	if s.val.f != nil {
+		if v := s.val.f(fr); fr.err == nil {
+			b.addReal(k, v)
+		}
+		return
+	}
+	if v := s.val.i(fr); fr.err == nil {
+		b.addInt(k, v)
+	}
+}
+
+// try runs f. A panic that stop accepts (a lowering giving up) is
+// recovered and returned, with the compiler's scope and slot counts
+// restored; any other panic goes on.
+func (c *compiler) try(stop func(any) bool, f func()) (stopped any) {
+	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
+	defer func() {
+		if r := recover(); r != nil {
+			if !stop(r) {
+				panic(r)
+			}
+			c.scope = c.scope[:depth]
+			c.ni, c.nf, c.nd = ni, nf, nd
+			stopped = r
+		}
+	}()
+	f()
+	return nil
+}
+
+func isNoVec(r any) bool { _, ok := r.(noVec); return ok }

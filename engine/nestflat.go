@@ -293,16 +293,8 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					b.addReal(k, float64(st.ivals[i][r-r0]))
 				case s.loop != nil:
 					b.addInt(k, st.ivals[i][r-r0])
-				case s.val.f != nil:
-					v := s.val.f(fr)
-					if fr.err == nil {
-						b.addReal(k, v)
-					}
 				default:
-					v := s.val.i(fr)
-					if fr.err == nil {
-						b.addInt(k, v)
-					}
+					s.addVal(fr, b, k)
 				}
 			}
 		case stLoop:
@@ -571,24 +563,17 @@ func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, 
 		return false
 	}
 	if l.sink.accF >= 0 {
-		sums := st.vals[i]
-		vals := s.reals(v.val, val, n)
-		for q := p0; q < end; {
-			for p[r+1] <= q {
-				r++
-			}
-			stop := min(p[r+1], end)
-			acc := sums[r]
-			for _, x := range vals[q-p0 : stop-p0] {
-				acc += x
-			}
-			sums[r] = acc
-			q = stop
-		}
-		return true
+		segSum(st.vals[i], s.reals(v.val, val, n), p, r, p0)
+	} else {
+		segSum(st.ivals[i], s.ints(v.val, val, n), p, r, p0)
 	}
-	sums := st.ivals[i]
-	vals := s.ints(v.val, val, n)
+	return true
+}
+
+// segSum adds the lanes vals (positions p0...) into the sums of their
+// rows, row r first, in order.
+func segSum[T int64 | float64](sums, vals []T, p []int64, r int, p0 int64) {
+	end := p0 + int64(len(vals))
 	for q := p0; q < end; {
 		for p[r+1] <= q {
 			r++
@@ -601,7 +586,6 @@ func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, 
 		sums[r] = acc
 		q = stop
 	}
-	return true
 }
 
 func (fr *frame) flat(o *nloop) *flatState {

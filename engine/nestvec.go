@@ -131,24 +131,18 @@ type noVec struct{}
 // vectorize builds the vectorized body of loop nl, or returns nil when
 // the body has an inner loop or a node the batches cannot evaluate.
 func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
-	if nl.ks < 0 && nl.vs < 0 && containsLoop(body) {
-		return nil
-	}
 	if containsLoop(body) {
 		return nil
 	}
 	fallback := c.bodyOf(body, lb)
-	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(noVec); !ok {
-				panic(r)
-			}
-			c.scope = c.scope[:depth]
-			c.ni, c.nf, c.nd = ni, nf, nd
-			v = nil
-		}
-	}()
+	depth := len(c.scope)
+	if c.try(isNoVec, func() { v = c.vectorizeBody(nl, body, lb, fallback, depth) }) != nil {
+		return nil
+	}
+	return v
+}
+
+func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback bodyFn, depth int) *vloop {
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
 		v: &vloop{fallback: fallback}, depth: depth - 2}
 	bound := 0
@@ -420,14 +414,10 @@ func small(v int64) bool { return v > -1<<30 && v < 1<<30 }
 // and [b0,b1].
 func proven(op ir.Op, a0, a1, b0, b1 int64) bool {
 	switch op {
-	case ir.OpLt:
-		return a1 < b0
-	case ir.OpLe:
-		return a1 <= b0
-	case ir.OpGt:
-		return a0 > b1
-	case ir.OpGe:
-		return a0 >= b1
+	case ir.OpLt, ir.OpLe:
+		return cmpInt(op, a1, b0)
+	case ir.OpGt, ir.OpGe:
+		return cmpInt(op, a0, b1)
 	case ir.OpEq:
 		return a0 == a1 && b0 == b1 && a0 == b0
 	case ir.OpNe:
@@ -683,6 +673,7 @@ func laneInt(r *vval, l int) int64 {
 	return r.iv[l]
 }
 
+// cmpInt applies comparison op to a and b.
 func cmpInt(op ir.Op, a, b int64) bool {
 	switch op {
 	case ir.OpLt:
@@ -812,7 +803,7 @@ func (s *vstate) put(nd *vnode, v vval) *vval {
 
 func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
 	if a.scalar && b.scalar {
-		return vval{scalar: true, f: realOp(nd.op, a.f, b.f)}
+		return vval{scalar: true, f: arithOp(nd.op, a.f, b.f)}
 	}
 	buf := s.fbuf(nd, n)
 	switch {
@@ -868,17 +859,8 @@ func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
 	return vval{fv: buf}
 }
 
-func realOp(op vop, a, b float64) float64 {
-	switch op {
-	case vMul:
-		return a * b
-	case vAdd:
-		return a + b
-	}
-	return a - b
-}
-
-func intOp(op vop, a, b int64) int64 {
+// arithOp applies + - or * to two scalars.
+func arithOp[T int64 | float64](op vop, a, b T) T {
 	switch op {
 	case vMul:
 		return a * b
@@ -891,7 +873,7 @@ func intOp(op vop, a, b int64) int64 {
 func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
 	switch {
 	case a.scalar && b.scalar:
-		return vval{scalar: true, i: intOp(nd.op, a.i, b.i)}
+		return vval{scalar: true, i: arithOp(nd.op, a.i, b.i)}
 	case (a.aff || a.scalar) && (b.aff || b.scalar) && nd.op != vMul:
 		ab, as := a.i, int64(0)
 		if a.aff {
@@ -901,7 +883,7 @@ func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
 		if b.aff {
 			bb, bs = b.base, b.stride
 		}
-		return vval{aff: true, base: intOp(nd.op, ab, bb), stride: intOp(nd.op, as, bs)}
+		return vval{aff: true, base: arithOp(nd.op, ab, bb), stride: arithOp(nd.op, as, bs)}
 	case a.aff && b.scalar:
 		return vval{aff: true, base: a.base * b.i, stride: a.stride * b.i}
 	case a.scalar && b.aff:
@@ -910,7 +892,7 @@ func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
 	av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
 	buf := s.ibuf(nd, n)
 	for l := range buf {
-		buf[l] = intOp(nd.op, av[l], bv[l])
+		buf[l] = arithOp(nd.op, av[l], bv[l])
 	}
 	return vval{iv: buf}
 }
@@ -957,24 +939,28 @@ func (s *vstate) read(nd *vnode, ix *vval, n int) (*vval, bool) {
 	idx := ix.iv[:n]
 	if nd.real {
 		buf := s.fbuf(nd, n)
-		src := cl.reals
-		for l, k := range idx {
-			if uint64(k) >= uint64(len(src)) {
-				return nil, false
-			}
-			buf[l] = src[k]
+		if !gatherChecked(buf, cl.reals, idx) {
+			return nil, false
 		}
 		return s.put(nd, vval{fv: buf}), true
 	}
 	buf := s.ibuf(nd, n)
-	src := cl.ints
+	if !gatherChecked(buf, cl.ints, idx) {
+		return nil, false
+	}
+	return s.put(nd, vval{iv: buf}), true
+}
+
+// gatherChecked sets buf[l] = src[idx[l]], or reports false at an index outside
+// src.
+func gatherChecked[T int64 | float64](buf, src []T, idx []int64) bool {
 	for l, k := range idx {
 		if uint64(k) >= uint64(len(src)) {
-			return nil, false
+			return false
 		}
 		buf[l] = src[k]
 	}
-	return s.put(nd, vval{iv: buf}), true
+	return true
 }
 
 // guardProof is a loop's statement guard that interval facts may
@@ -987,19 +973,10 @@ type guardProof struct {
 // proveGuard returns the proof of cond over loop nl's variables, or nil
 // when cond is not a conjunction of int comparisons.
 func (c *compiler) proveGuard(nl *nloop, cond *ir.Expr) (p *guardProof) {
-	depth, ni, nf, nd := len(c.scope), c.ni, c.nf, c.nd
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(noVec); !ok {
-				panic(r)
-			}
-			c.scope = c.scope[:depth]
-			c.ni, c.nf, c.nd = ni, nf, nd
-			p = nil
-		}
-	}()
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{}, v: &vloop{}}
-	x.guard(cond)
+	if c.try(isNoVec, func() { x.guard(cond) }) != nil {
+		return nil
+	}
 	return &guardProof{guards: x.v.guards, slot: c.newSlot(ir.IntType)}
 }
 

@@ -78,20 +78,7 @@ func (o *operand) value(fr *frame) int64 {
 }
 
 func (t *rangeTest) holds(fr *frame) bool {
-	x, b := fr.i[t.slot], t.bound.value(fr)
-	switch t.op {
-	case ir.OpLt:
-		return x < b
-	case ir.OpLe:
-		return x <= b
-	case ir.OpGt:
-		return x > b
-	case ir.OpGe:
-		return x >= b
-	case ir.OpEq:
-		return x == b
-	}
-	return x != b
+	return cmpInt(t.op, fr.i[t.slot], t.bound.value(fr))
 }
 
 // runSteps runs a prelude; false when a guard fails or an error occurs
