@@ -66,6 +66,7 @@ type nloop struct {
 	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
 	flat   *flatPlan // the body runs in position space (nestflat.go)
 	flatID int
+	up     *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	proofs []*guardProof // the statement guards facts may discharge, decided per entry
 	info   nestInfo
 }
@@ -125,7 +126,8 @@ var closuresOnly bool
 
 // nestEvent, when set (by tests), hears what the lowered loops did:
 // "discharged" (a guard proven for an entry), "flat" (a block of rows run
-// in position space), "dot" and "scatter" (a block run by a primitive),
+// in position space), "up" (the rows of several iterations handed to the
+// inner loop at once), "dot" and "scatter" (a block run by a primitive),
 // "fallback" (a batch run through the closures).
 var nestEvent func(string)
 
@@ -255,6 +257,8 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			nl.flatID = c.nflat
 			c.nflat++
 			nl.info.exec = "blocks of iterations, inner loops in position space"
+		} else if nl.up = c.parentFlat(nl); nl.up != nil {
+			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 		}
 	}
 	nl.info.sink = sinkName(lb)
@@ -416,6 +420,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		pr.decide(fr, lo, hi)
 	}
 	if nl.flat != nil && nl.runFlat(fr, lo, hi, b) {
+		return
+	}
+	if nl.up != nil && nl.runUp(fr, lo, hi, b) {
 		return
 	}
 	for p := lo; p < hi; p++ {

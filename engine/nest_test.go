@@ -105,8 +105,8 @@ func TestNestKernels(t *testing.T) {
 		denseStore(st, "D", 16, 50, rng)
 		e := parse(t, nestMTTKRP, st)
 		seen := events(func() { agree(t, e, st) })
-		if seen["discharged"] == 0 || seen["flat"] == 0 {
-			t.Errorf("MTTKRP: %v; want guards discharged and blocks in position space", seen)
+		if seen["discharged"] == 0 || seen["flat"] == 0 || seen["up"] == 0 {
+			t.Errorf("MTTKRP: %v; want guards discharged and the fibers of a row's level-2 entries in position space", seen)
 		}
 		// A factor narrower than B's keys: the guards filter.
 		denseStore(st, "C", 20, 16, rng)

@@ -146,6 +146,35 @@ type flatState struct {
 	// row starts of a block in lanes (row r's lanes start at r*m).
 	rlo, rhi []int64
 	starts   [][]int64
+	// up, when set, gives each row the variables of the enclosing loop
+	// whose iterations it belongs to (parentFlat).
+	up *upRows
+}
+
+// upRows maps rows of o to the iterations of the loop around it: row r
+// belongs to iteration r0+c where bounds[c] <= r < bounds[c+1].
+type upRows struct {
+	p      *nloop
+	bounds []int64
+	r0     int64
+	c      int
+}
+
+// rowVars sets o's variables for row r, and those of the enclosing
+// loop's iteration when o runs the rows of a block of them.
+func (o *nloop) rowVars(fr *frame, st *flatState, r int64) {
+	o.setVars(fr, r)
+	u := st.up
+	if u == nil {
+		return
+	}
+	if r < u.bounds[u.c] {
+		u.c = 0
+	}
+	for u.bounds[u.c+1] <= r {
+		u.c++
+	}
+	u.p.setVars(fr, u.r0+int64(u.c))
 }
 
 // runFlat runs iterations lo..hi-1 of o block by block; false when the
@@ -175,7 +204,7 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 		if !ok {
 			// One row alone: too long for a block or with bounds the
 			// per-row path reports.
-			o.setVars(fr, r)
+			o.rowVars(fr, st, r)
 			o.exec(fr, o.stmt, b)
 			r++
 		} else {
@@ -233,7 +262,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 	st := fr.flat(o)
 	rows := int(r1 - r0)
 	setRow := func(r int64, upto int) {
-		o.setVars(fr, r)
+		o.rowVars(fr, st, r)
 		for i, s := range fp.steps[:upto] {
 			if s.kind == stLet {
 				if s.accF >= 0 || (s.loop == nil && s.realLet) {
@@ -707,4 +736,96 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	}
 	nestSaw("scatter")
 	return true
+}
+
+// parentFlat decides whether loop p, whose body is guards and then one
+// loop o running in position space, can hand o the rows of all its
+// iterations at once: o's window follows p's key, so they are adjacent
+// (CSF: the fibers of level 3 under a run of level-2 entries), and
+// whatever o reads of p's variables is computed per row.
+func (c *compiler) parentFlat(p *nloop) *nloop {
+	var o *nloop
+	for s := p.stmt; s != nil; s = s.next {
+		switch {
+		case s.kind == stGuard && s.proof != nil:
+		case s.kind == stLoop && s.next == nil && s.loop.flat != nil:
+			o = s.loop
+		default:
+			return nil
+		}
+	}
+	if o == nil || p.ks < 0 {
+		return nil
+	}
+	sb := o.seg
+	if sb == nil || sb.lo != sb.hi || sb.hiOff != sb.loOff+1 || sb.loSlot != sb.hiSlot ||
+		(sb.loSlot != p.ks && (p.kind != itRange || sb.loSlot != p.vs)) {
+		return nil
+	}
+	names := map[string]bool{p.e.Vars[0]: true, p.e.Vars[1]: true}
+	for _, s := range o.flat.steps {
+		l := s.loop
+		if l == nil {
+			continue
+		}
+		if l.kind == itRange {
+			for _, b := range l.e.Args[0].Args[:2] {
+				for v := range ir.FreeVars(b) {
+					if names[v] {
+						return nil
+					}
+				}
+			}
+		}
+		for _, g := range l.vec.guards {
+			if rowDependent(g.a, names) || rowDependent(g.b, names) {
+				return nil
+			}
+		}
+	}
+	for _, s := range o.flat.steps {
+		if l := s.loop; l != nil {
+			for _, n := range l.vec.all {
+				if n.op == vInv && n.uses(names) && !n.row {
+					n.row = true
+					l.vec.rowNodes = append(l.vec.rowNodes, n)
+				}
+			}
+		}
+	}
+	return o
+}
+
+// runUp runs iterations lo..hi-1 of p as one entry into its inner loop
+// o over all their rows; false (nothing done) when a guard of p is not
+// discharged, o's rows are not in order, or o cannot run in position
+// space.
+func (p *nloop) runUp(fr *frame, lo, hi int64, b *builder) bool {
+	for _, pr := range p.proofs {
+		if fr.i[pr.slot] == 0 {
+			return false
+		}
+	}
+	o := p.up
+	sb := o.seg
+	k0, k1 := lo+sb.loOff, hi+sb.loOff
+	pos := sb.lo.ints
+	if k0 < 0 || k1 >= int64(len(pos)) {
+		return false
+	}
+	bounds := pos[k0 : k1+1]
+	for i, e := range bounds[1:] {
+		if a := bounds[i]; a < 0 || e < a || e > sb.arr.n {
+			return false
+		}
+	}
+	p.setVars(fr, lo)
+	for _, pr := range o.proofs {
+		pr.decide(fr, bounds[0], bounds[len(bounds)-1])
+	}
+	st := fr.flat(o)
+	nestSaw("up")
+	st.up = &upRows{p: p, bounds: bounds, r0: lo}
+	defer func() { st.up = nil }()
+	return o.runFlat(fr, bounds[0], bounds[len(bounds)-1], b)
 }
