@@ -106,3 +106,19 @@ func BenchmarkNestShapes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNestHeadline compares the IR with the older paths on the
+// headline plans of SpMV and BATAX (x an ARRAY, kernels_test.go's plans),
+// the shapes whose row loops run in assembly either way.
+func BenchmarkNestHeadline(b *testing.B) {
+	d := benchInputs()
+	st := storage.Store{"x": storage.RealArray(d.x), "beta": storage.RealScalar(1.5)}
+	d.spmvA.store(st, "A")
+	for _, k := range []struct{ name, plan string }{{"SpMV", planSpMV}, {"BATAX", planBATAX}} {
+		b.Run(k.name+"/nest", func(b *testing.B) { runKernel(b, k.plan, st, 1, 0) })
+		b.Run(k.name+"/older", func(b *testing.B) {
+			defer nestsOff()()
+			runKernel(b, k.plan, st, 1, 0)
+		})
+	}
+}

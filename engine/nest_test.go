@@ -29,6 +29,8 @@ const (
 	nestSpMV = `sum(<i, _> in 0:A_len1)
 	  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1)))
 	    A_val(p2) * (if 0 <= j && j < x_len1 then x_val(j)) }`
+	nestSpMVPattern = `sum(<i, _> in 0:A_len1)
+	  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) x_val(j) }`
 	nestBATAX = `beta * (sum(<i1, _> in 0:A_len1)
 	  let t18 = sum(<p1, k> in A_idx2(A_pos2(i1):A_pos2(i1 + 1)))
 	    A_val(p1) * (if 0 <= k && k < x_len1 then x_val(k))
@@ -72,6 +74,8 @@ func TestNestKernels(t *testing.T) {
 	}{
 		{"SpMV", nestSpMV, m, []string{"discharged", "flat", "dot"}},
 		{"SpMV, x shorter", nestSpMV, m / 2, []string{"flat", "fallback"}},
+		{"SpMV of a pattern", nestSpMVPattern, m, []string{"flat", "dot"}},
+		{"SpMV of a pattern, x shorter", nestSpMVPattern, m / 2, []string{"flat", "fallback"}},
 		{"BATAX", nestBATAX, m, []string{"discharged", "flat", "dot", "scatter"}},
 		{"BATAX, x shorter", nestBATAX, m / 3, []string{"flat", "fallback", "scatter"}},
 		{"dense MV", nestDenseMV, m, []string{"discharged"}},
