@@ -138,10 +138,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 			c.unbind(2)
 			return c.sellLoop(e, lb, l)
 		}
-		if l := c.rowLetLoop(e, lb, open, ks, vs); l != nil {
-			c.unbind(2)
-			return l
-		}
 		body := mkBody()
 		c.unbind(2)
 		return c.sellLoop(e, lb, &loop{

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/storel/storel/ir"
 )
 
@@ -103,6 +105,9 @@ type nstmt struct {
 	// stLet: set computes the value into lslot; or loop sums it into
 	// accF or accI
 	set     func(fr *frame)
+	post    realFn // a let of factors times a sum: the let's value from the sum's
+	postOf  *ir.Expr
+	sumOf   *ir.Expr
 	name    string
 	lslot   int
 	realLet bool
@@ -317,22 +322,8 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		s.next = c.lowerStmt(nl, e.Args[1], lb)
 		return s
 	case ir.OpLet:
-		if vt := c.typeOf(e.Args[0]); vt.Depth == 0 && e.Args[0].Op == ir.OpSum && (vt.Base == ir.Real || vt.Base == ir.Int) {
-			acc := c.newSlot(vt)
-			inner := c.nestLoop(e.Args[0], scalarBody(vt, acc))
-			if inner != nil {
-				s := &nstmt{kind: stLet, loop: inner.nest, accF: -1, accI: -1, name: e.Vars[0], realLet: vt.Base == ir.Real}
-				if vt.Base == ir.Real {
-					s.accF = acc
-				} else {
-					s.accI = acc
-				}
-				c.scope = append(c.scope, binding{e.Vars[0], vt, acc})
-				nl.info.lets = append(nl.info.lets, e.Vars[0]+" = the sum below, lowered")
-				s.next = c.lowerStmt(nl, e.Args[1], lb)
-				c.unbind(1)
-				return s
-			}
+		if s := c.lowerLetSum(nl, e, lb); s != nil {
+			return s
 		}
 		v := c.expr(e.Args[0])
 		if v.t.Depth != 0 {
@@ -526,7 +517,7 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 // slot is the frame slot a let statement sets.
 func (s *nstmt) slot() int {
 	switch {
-	case s.loop == nil:
+	case s.loop == nil || s.post != nil:
 		return s.lslot
 	case s.accF >= 0:
 		return s.accF
@@ -543,6 +534,9 @@ func (s *nstmt) runLet(fr *frame) {
 	}
 	if lo, hi, ok := s.loop.open(fr); ok {
 		s.loop.run(fr, lo, hi, nil)
+	}
+	if s.post != nil && fr.err == nil {
+		fr.f[s.lslot] = s.post(fr)
 	}
 }
 
@@ -588,3 +582,78 @@ func (c *compiler) try(stop func(any) bool, f func()) (stopped any) {
 }
 
 func isNoVec(r any) bool { _, ok := r.(noVec); return ok }
+
+// lowerLetSum lowers let x = v in body where v is a sum, or a product of
+// factors and one sum (beta * (sum ...)), the sum lowered into an
+// accumulator and the factors applied to it; nil for another v.
+func (c *compiler) lowerLetSum(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
+	v := e.Args[0]
+	vt := c.typeOf(v)
+	if vt.Depth != 0 || (vt.Base != ir.Real && vt.Base != ir.Int) {
+		return nil
+	}
+	sum := productSum(v)
+	if sum == nil || (sum != v && (vt.Base != ir.Real || c.typeOf(sum).Base != ir.Real)) {
+		return nil
+	}
+	st := c.typeOf(sum)
+	acc := c.newSlot(st)
+	inner := c.nestLoop(sum, scalarBody(st, acc))
+	if inner == nil {
+		return nil
+	}
+	s := &nstmt{kind: stLet, loop: inner.nest, accF: -1, accI: -1, name: e.Vars[0], realLet: vt.Base == ir.Real}
+	if st.Base == ir.Real {
+		s.accF = acc
+	} else {
+		s.accI = acc
+	}
+	what := "the sum below, lowered"
+	if sum != v {
+		// The factors, computed per iteration from the sum's value.
+		name := fmt.Sprintf("sum·%d", acc)
+		c.scope = append(c.scope, binding{name, st, acc})
+		post := c.expr(replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos}))
+		c.unbind(1)
+		s.post = asReal(post)
+		s.postOf, s.sumOf = v, sum
+		s.lslot = c.newSlot(vt)
+		what = ir.Format(replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: "(the sum below, lowered)", Type: sum.Type}))
+	}
+	c.scope = append(c.scope, binding{e.Vars[0], vt, s.slot()})
+	nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+what)
+	s.next = c.lowerStmt(nl, e.Args[1], lb)
+	c.unbind(1)
+	return s
+}
+
+// productSum returns the one sum of v reached through products only, or
+// nil.
+func productSum(v *ir.Expr) *ir.Expr {
+	switch v.Op {
+	case ir.OpSum:
+		return v
+	case ir.OpMul:
+		a, b := productSum(v.Args[0]), productSum(v.Args[1])
+		switch {
+		case a != nil && b == nil && !containsLoop(v.Args[1]):
+			return a
+		case b != nil && a == nil && !containsLoop(v.Args[0]):
+			return b
+		}
+	}
+	return nil
+}
+
+// replaceNode copies e with node old replaced by with.
+func replaceNode(e, old, with *ir.Expr) *ir.Expr {
+	if e == old {
+		return with
+	}
+	c := *e
+	c.Args = make([]*ir.Expr, len(e.Args))
+	for i, a := range e.Args {
+		c.Args[i] = replaceNode(a, old, with)
+	}
+	return &c
+}

@@ -26,6 +26,7 @@ const flatRange = 64
 
 // flatPlan is O's body run a block of rows at a time.
 type flatPlan struct {
+	ds    *dotScatter // the steps are one dot-then-scatter row primitive
 	steps []*nstmt
 }
 
@@ -76,7 +77,116 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 	if inner == 0 {
 		return nil
 	}
+	fp.ds = c.dotScatterOf(o, fp)
 	return fp
+}
+
+// dotScatter is BATAX's row: let t = a * (a segmented dot) in a scatter
+// of the same rows scaled by t. fit.go's row loops (assembly on amd64)
+// run both halves of a row in one pass.
+type dotScatter struct {
+	dot, scat *nloop
+	a         realFn // nil: 1
+}
+
+// dotScatterOf recognizes the steps [guards..., let t = a * dot, scatter
+// by t] over the same segments, a not depending on the row.
+func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
+	var let, loop *nstmt
+	for _, s := range fp.steps {
+		switch {
+		case s.kind == stGuard:
+		case s.kind == stLet && let == nil && s.loop != nil:
+			let = s
+		case s.kind == stLoop && let != nil && loop == nil:
+			loop = s
+		default:
+			return nil
+		}
+	}
+	if let == nil || loop == nil || let.accF < 0 {
+		return nil
+	}
+	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
+	if d == nil || sc == nil || sc.t.text != let.name || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
+		return nil
+	}
+	s1, s2 := let.loop.seg, loop.loop.seg
+	if s1.lo != s2.lo || s1.loOff != s2.loOff {
+		return nil
+	}
+	ds := &dotScatter{dot: let.loop, scat: loop.loop}
+	if let.post != nil {
+		// Only a * sum, a the same for every row: fit's t is a*s.
+		v := let.postOf
+		if v == nil || v.Op != ir.OpMul || v.Args[1] != let.sumOf || containsLoop(v.Args[0]) || !safe(v.Args[0]) {
+			return nil
+		}
+		for n := range ir.FreeVars(v.Args[0]) {
+			if n == o.e.Vars[0] || n == o.e.Vars[1] {
+				return nil
+			}
+		}
+		ds.a = asReal(c.expr(v.Args[0]))
+	}
+	loop.loop.arr.needNarrow = true
+	return ds
+}
+
+// run adds rows r0..r1-1 into b, or reports false (nothing done).
+func (ds *dotScatter) run(fr *frame, st *flatState, r0, r1 int64, b *builder) bool {
+	if !b.spec.dense || !b.spec.real || b.ws != nil {
+		return false
+	}
+	d, sc := ds.dot.vec.dot, ds.scat.vec.scatter
+	sb := ds.dot.seg
+	p := sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
+	q0, q1 := p[0], p[len(p)-1]
+	for _, l := range []*nloop{ds.dot, ds.scat} {
+		s := fr.vstate(l.vec)
+		l.vec.decide(fr, s, q0, q1)
+		for _, skip := range s.skip {
+			if !skip {
+				return false
+			}
+		}
+	}
+	idx1, idx2 := ds.dot.arr, ds.scat.arr
+	b.holdKeysOf(idx2)
+	if !idx1.fits(len(d.y.reals)) || !idx2.fits(len(b.reals)) || q1 > idx2.n ||
+		(d.x != nil && (q1 > d.x.n || q1 > sc.x.n)) {
+		return false
+	}
+	a := 1.0
+	if ds.a != nil {
+		if a = ds.a(fr); fr.err != nil {
+			return true
+		}
+	}
+	h, l, out := p[1:], p[0], b.reals
+	var done int
+	switch {
+	case d.x == nil:
+		done = csrGatherScatter(out, h, l, idx1.ints, d.y.reals, idx1.n, h, l, idx2.ints, idx2.n, a, 1, 1)
+	case d.xInt:
+		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.ints, d.y.reals, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.ints, idx2.n, a, 1, 1)
+		if !ok {
+			k = csrDotScatter(out, h, l, idx1.ints, d.x.ints, d.y.reals, idx1.n, h, l, idx2.ints, sc.x.ints, idx2.n, a, 1, 1)
+		}
+		done = k
+	default:
+		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.reals, d.y.reals, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.reals, idx2.n, a, 1, 1)
+		if !ok {
+			k = csrDotScatter(out, h, l, idx1.ints, d.x.reals, d.y.reals, idx1.n, h, l, idx2.ints, sc.x.reals, idx2.n, a, 1, 1)
+		}
+		done = k
+	}
+	if done != len(h) {
+		panic("engine: dot-scatter rows stopped on rows its caller checked")
+	}
+	nestSaw("dot")
+	nestSaw("scatter")
+	return true
 }
 
 // follows reports whether inner l is a vectorized segment loop whose
@@ -271,12 +381,15 @@ func segRows(p []int64, k0, k1, n int64) int64 {
 // runBlock runs rows r0..r1-1, step by step.
 func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 	st := fr.flat(o)
+	if fp.ds != nil && fp.ds.run(fr, st, r0, r1, b) {
+		return
+	}
 	rows := int(r1 - r0)
 	setRow := func(r int64, upto int) {
 		o.rowVars(fr, st, r)
 		for i, s := range fp.steps[:upto] {
 			if s.kind == stLet {
-				if s.accF >= 0 || (s.loop == nil && s.realLet) {
+				if s.realLet {
 					fr.f[s.slot()] = st.vals[i][r-r0]
 				} else {
 					fr.i[s.slot()] = st.ivals[i][r-r0]
@@ -305,6 +418,16 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				continue
 			}
 			o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
+			if s.post != nil {
+				vals := st.vals[i][:rows]
+				for r := r0; r < r1; r++ {
+					setRow(r, i)
+					fr.f[s.accF] = vals[r-r0]
+					if vals[r-r0] = s.post(fr); fr.err != nil {
+						return
+					}
+				}
+			}
 		case stSingle:
 			if s.loop != nil {
 				direct := s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil &&
@@ -691,6 +814,9 @@ func scatterOf(l *nloop) *segScatter {
 		return nil
 	}
 	nd := v.val
+	if nd.op == vInv && nd.row && nd.real {
+		return &segScatter{t: nd} // a pattern's row: t at each key
+	}
 	if nd.op != vMul || !nd.real {
 		return nil
 	}
@@ -729,7 +855,7 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	idx := l.arr
 	b.holdKeysOf(idx)
 	out := b.reals
-	if !idx.fits(len(out)) || p[len(p)-1] > sc.x.n {
+	if !idx.fits(len(out)) || (sc.x != nil && p[len(p)-1] > sc.x.n) {
 		return false
 	}
 	ts := growF(&s.rowF[sc.t.id], int(r1-r0))
@@ -744,6 +870,12 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	for r, t := range ts {
 		lo, hi := p[r], p[r+1]
 		ks := keys[lo:hi]
+		if sc.x == nil {
+			for _, k := range ks {
+				out[k] += t
+			}
+			continue
+		}
 		if sc.xInt {
 			xs := sc.x.ints[lo:hi]
 			for q, k := range ks {

@@ -72,7 +72,6 @@ var paperCases = []paperCase{
 // SpMV's and BATAX's CSR row loops must read the column indices' 32-bit
 // copy where the assembly can.
 func TestOptimizedPlans(t *testing.T) {
-	defer nestsOff()()
 	rng := rand.New(rand.NewPCG(31, 32))
 	defer func() { narrowRead = nil }()
 	var narrowReads atomic.Int64
