@@ -79,7 +79,6 @@ type nestInfo struct {
 	guards []string
 	lets   []string
 	sink   string
-	split  string
 	exec   string
 }
 
