@@ -9,25 +9,54 @@ import (
 )
 
 // Cost coefficients of Fig. 6, in units of one scalar operation (~1 ns).
-// The dense-array versus hash-map ratios come from BenchmarkLayouts
-// (coef_test.go: a []float64 against a map[int64]float64 of 65,536
-// entries, run on the shared 2-core development machine): iterating a map
-// took 4-5 times as long as a slice; a random read 10-50 times (10 when
-// the map stays in cache); accumulating into a map, 20-120 times (the high
-// end includes growing a fresh map). We use 5, 20 and 20: only the ratios
-// matter, since plans are compared with one another.
-const (
+// They are variables only so that the calibration can price a plan's
+// terms one coefficient at a time; nothing else changes them.
+//
+// TestCalibrate (calibrate_test.go) runs the optimizer's plans of the
+// paper kernels over csr, dcsr, csc, coo, hash and sell in the engine and
+// fits these coefficients to their median times (non-negative least
+// squares on log(model/time)):
+//
+//	go test ./opt -run Calibrate -opt.calibrate -v
+//
+// bench/results/calibrate.txt holds its report: each coefficient fitted,
+// its spread when each round is fitted alone, and each plan's residual.
+// Only iterRange takes its fitted value (0 in every round). The other
+// fitted values are not adopted: taken together they turn MTTKRP's merge
+// into a filtered scan and change which TTV plan wins, plans the clock
+// has not confirmed, and they move by 2-5x from round to round on the
+// shared 2-core machine; taken one at a time they are not a fit. The
+// ratios of the hash map to the dense array come from BenchmarkLayouts
+// (coef_test.go: iterating a map 4-5 times a slice, a random read
+// 10-50 times, accumulating 20-120 times), tempDict from
+// engine.TestRealMTTKRPRatio.
+var (
 	costScalarOp = 1.0 // +, *, comparisons, ... on scalars
 	costCall     = 5.0 // exp, log, sqrt, ... (a few scalar operations)
 
-	iterArray = 1.0 // γ_iter of a physical array, range, subarray or dense array
+	// iterRange (fitted) is γ_iter of a range: the key is the position
+	// and nothing is read, and the engine runs a nest over a range of
+	// rows (csr) as one row kernel where the same nest over an index
+	// array (dcsr) adds each row through the builder.
+	iterRange = 0.0
+	iterArray = 1.0 // γ_iter of a physical array, subarray or dense array
 	iterHash  = 5.0 // γ_iter of a hash map or trie level
+
+	// loopRun is the fixed cost of one run of a sum or merge (its
+	// bounds, its state), paid once per run however few its steps; the
+	// fit gives 0-20 (bench/results/calibrate.txt).
+	loopRun = 0.0
 
 	lookupArray = 1.0  // γ_lookup of a dense level
 	lookupHash  = 20.0 // γ_lookup of a hashed level
 
 	insertDense = 1.0  // γ_arr-insert: accumulate into a dense array
 	insertHash  = 20.0 // γ_hash-insert: accumulate into a hash map
+
+	// insertRow is what a singleton whose value is a dictionary adds to
+	// its insert: the row's own builder, opened, filled and closed; the
+	// fit gives 340-720, with iterHash 150-480 (see above).
+	insertRow = 0.0
 
 	mergeStep = 1.0 // one step of merge's two-pointer walk
 
@@ -40,11 +69,25 @@ const (
 	// (engine.TestRealMTTKRPRatio runs such plans), so 400 scalar
 	// operations.
 	tempDict = 400.0
-
-	// costEpsilon makes every node cost strictly more than each of its
-	// children, so that the cheapest choices never form a cycle.
-	costEpsilon = 1e-6
 )
+
+// costEpsilon makes every node cost strictly more than each of its
+// children, so that the cheapest choices never form a cycle.
+const costEpsilon = 1e-6
+
+// stepCoef is the cost of one step of a sum over class src, whose
+// cardinality is c: a range's step reads nothing, an array's reads its
+// entry.
+func stepCoef(g *graph, src egraph.ClassID, c Card) float64 {
+	if c.Layout() == LayoutArray {
+		for _, nid := range g.Nodes(src) {
+			if g.Node(nid).Op == opRange {
+				return iterRange
+			}
+		}
+	}
+	return iterCoef(c.Layout())
+}
 
 func iterCoef(l Layout) float64 {
 	if l == LayoutHash || l == LayoutLogical {
@@ -143,6 +186,9 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c = sum + insertHash
 		}
 		c += accumulate(1)
+		if d(1).Type.Depth > 0 {
+			c += insertRow
+		}
 		temp = false
 	case opLookup:
 		c = sum + lookupCoef(d(0).Card.Layout())
@@ -163,11 +209,11 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
 		// under an array's.
-		c = k(2) + src.Size()*(iterCoef(src.Layout())+k(3)+accumulate(3))
+		c = k(2) + loopRun + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)+accumulate(3))
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
-		c = k(3) + k(4) + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(1+k(5)+accumulate(5))
+		c = k(3) + k(4) + loopRun + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)+accumulate(5))
 		temp = kids[5].temp
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
@@ -201,7 +247,7 @@ func mergeSteps(n1, n2 float64) float64 {
 func (s *session) dictOpCost(n egraph.Node, d func(int) *Data) float64 {
 	switch n.Op {
 	case opNeg:
-		return d(0).Card.Total()
+		return d(0).Card.Total() * costScalarOp
 	case opMul:
 		// A scaled dictionary is a new dictionary: every leaf is
 		// multiplied and written out (a temporary the enclosing sum then

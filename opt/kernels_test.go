@@ -78,6 +78,24 @@ func setupKernel(t testing.TB, kernel string, seed uint64, tensors []tensorSpec)
 func setupProgram(t testing.TB, name string, src []byte, seed uint64, tensors []tensorSpec) (*ir.Expr, storage.Store) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 2))
+	specs := make([]cooSpec, len(tensors))
+	for i, ts := range tensors {
+		specs[i] = cooSpec{ts.name, ts.format, randomCOO(r, ts.dims, ts.density)}
+	}
+	return setupCOO(t, r, name, src, specs)
+}
+
+// cooSpec is a tensor of a kernel given by its entries, and the format
+// it is stored in.
+type cooSpec struct {
+	name, format string
+	coo          *storage.COO
+}
+
+// setupCOO stores the tensors in their formats, fills the program's other
+// objects from r and returns the naive plan.
+func setupCOO(t testing.TB, r *rand.Rand, name string, src []byte, tensors []cooSpec) (*ir.Expr, storage.Store) {
+	t.Helper()
 	st := storage.Store{}
 	var srcs []sdql.Source
 	for _, ts := range tensors {
@@ -85,15 +103,23 @@ func setupProgram(t testing.TB, name string, src []byte, seed uint64, tensors []
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs, err := storage.Build(ts.name, randomCOO(r, ts.dims, ts.density), f)
+		objs, err := storage.Build(ts.name, ts.coo, f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for k, v := range objs {
 			st[k] = v
 		}
-		srcs = append(srcs, sdql.Source{Name: ts.name + ".sdql", Text: []byte(storage.Mapping(ts.name, f, len(ts.dims), ir.Real))})
+		srcs = append(srcs, sdql.Source{Name: ts.name + ".sdql", Text: []byte(storage.Mapping(ts.name, f, len(ts.coo.Dims), ir.Real))})
 	}
+	return composeProgram(t, r, st, srcs, name, src), st
+}
+
+// composeProgram compiles the storage mappings srcs with program src,
+// fills the program's objects that st lacks (beta, x) from r and returns
+// the naive plan.
+func composeProgram(t testing.TB, r *rand.Rand, st storage.Store, srcs []sdql.Source, name string, src []byte) *ir.Expr {
+	t.Helper()
 	srcs = append(srcs, sdql.Source{Name: name + ".sdql", Text: src})
 	p, err := sdql.Compile(srcs...)
 	if err != nil {
@@ -118,7 +144,7 @@ func setupProgram(t testing.TB, name string, src []byte, seed uint64, tensors []
 			st[d.Name] = storage.RealArray(x)
 		}
 	}
-	return p.Compose(""), st
+	return p.Compose("")
 }
 
 // BenchmarkOptimizeKernels measures the optimization of each of the
