@@ -488,8 +488,8 @@ func median(xs []float64) float64 {
 // same nest, but csr's rows are a range where dcsr's are read from an
 // index array, and the engine runs csr's nest as one row kernel where
 // dcsr adds each row through the builder: on 20,000 x 2,000 with one row
-// in ten empty (368,089 entries), csr takes 0.43-0.50 ms and dcsr
-// 0.83-0.85 ms (storel run examples/spmv.sdql --tensor A=M.mtx:csr
+// in ten empty (368,089 entries), csr takes 0.41-0.46 ms and dcsr
+// 0.73-1.31 ms (storel run examples/spmv.sdql --tensor A=M.mtx:csr
 // --repeat 15 --threads 1 --timings).
 func TestFormatChoiceSpMV(t *testing.T) {
 	src, _ := examples.Source("spmv")

@@ -24,8 +24,8 @@ import (
 // Only iterRange takes its fitted value (0 in every round). The other
 // fitted values are not adopted: taken together they turn MTTKRP's merge
 // into a filtered scan and change which TTV plan wins, plans the clock
-// has not confirmed, and they move by 2-5x from round to round on the
-// shared 2-core machine; taken one at a time they are not a fit. The
+// has not confirmed, and several move by 2x or more from round to round
+// on the shared 2-core machine; taken one at a time they are not a fit. The
 // ratios of the hash map to the dense array come from BenchmarkLayouts
 // (coef_test.go: iterating a map 4-5 times a slice, a random read
 // 10-50 times, accumulating 20-120 times), tempDict from
@@ -43,8 +43,7 @@ var (
 	iterHash  = 5.0 // γ_iter of a hash map or trie level
 
 	// loopRun is the fixed cost of one run of a sum or merge (its
-	// bounds, its state), paid once per run however few its steps; the
-	// fit gives 0-20 (bench/results/calibrate.txt).
+	// bounds, its state), paid once per run however few its steps.
 	loopRun = 0.0
 
 	lookupArray = 1.0  // γ_lookup of a dense level
@@ -54,8 +53,7 @@ var (
 	insertHash  = 20.0 // γ_hash-insert: accumulate into a hash map
 
 	// insertRow is what a singleton whose value is a dictionary adds to
-	// its insert: the row's own builder, opened, filled and closed; the
-	// fit gives 340-720, with iterHash 150-480 (see above).
+	// its insert: the row's own builder, opened, filled and closed.
 	insertRow = 0.0
 
 	mergeStep = 1.0 // one step of merge's two-pointer walk
