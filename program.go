@@ -1,6 +1,7 @@
 package storel
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/opt"
+	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -276,7 +278,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 		}
 		last, d, err = exec(measure)
 		if err != nil {
-			return nil, err
+			return nil, v.runError(err)
 		}
 		if !measure || runs == 1 {
 			times = append(times, d)
@@ -292,6 +294,50 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	res.Value = last()
 	res.Timings.Add("execute", median(times))
 	return res, nil
+}
+
+// RunError is a run-time error of a program (an integer division by zero,
+// an array read past its end, ...) at a position of its source text. It
+// prints as "file:line:col: message" followed by the source line and a
+// caret under the column, as compile errors do.
+type RunError struct {
+	Pos  ir.Pos
+	Msg  string
+	Line string // the source line at Pos; "" if unknown
+	Err  error  // the engine's or the interpreter's error
+}
+
+func (e *RunError) Error() string {
+	return (&sdql.Error{Pos: e.Pos, Msg: e.Msg, Line: e.Line}).Caret()
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// runError gives an execution error that has a source position the line
+// of source it names; other errors pass through.
+func (v *Variant) runError(err error) error {
+	var pos ir.Pos
+	var msg string
+	var ee *engine.Error
+	var ie *eval.Error
+	switch {
+	case errors.As(err, &ee):
+		pos, msg = ee.Pos, ee.Msg
+	case errors.As(err, &ie):
+		pos, msg = ie.Pos, ie.Msg
+	default:
+		return err
+	}
+	if !pos.IsValid() {
+		return err
+	}
+	re := &RunError{Pos: pos, Msg: msg, Err: err}
+	for _, s := range v.sources {
+		if s.Name == pos.File {
+			re.Line = s.Line(pos.Line)
+		}
+	}
+	return re
 }
 
 // liveHeap collects garbage and returns the bytes of live heap objects.

@@ -219,6 +219,8 @@ type Variant struct {
 	Dims []int64
 	// Warnings are lookups whose key ranges over data of another size.
 	Warnings []string
+	// sources are the texts compiled, for run-time errors' source lines.
+	sources []sdql.Source
 }
 
 // Compile parses, checks and composes program (named name, for messages)
@@ -277,7 +279,7 @@ func (w *Workspace) variant(c int, name string, program []byte, query string, tm
 	if err != nil {
 		return nil, err
 	}
-	v.IR = prog
+	v.IR, v.sources = prog, srcs
 	if query != "" && prog.Tensor(query) == nil {
 		return nil, fmt.Errorf("%s: --query %s: no tensor of that name is defined", name, query)
 	}

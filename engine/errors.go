@@ -42,6 +42,17 @@ func describe(e *ir.Expr) string {
 	return s
 }
 
+// planText is " in <e>" for a message about an expression that has no
+// source position, and nothing for one that has: the position names the
+// user's text, which the plan's (rewritten by the optimizer) may not
+// resemble.
+func planText(e *ir.Expr) string {
+	if e.Pos.IsValid() {
+		return ""
+	}
+	return " in " + describe(e)
+}
+
 func elements(n int64) string {
 	if n == 1 {
 		return "1 element"

@@ -157,7 +157,7 @@ func (c *compiler) intArith(e *ir.Expr, a, b cx) cx {
 		return intCx(func(fr *frame) int64 {
 			x, y := fa(fr), fb(fr)
 			if y == 0 {
-				fr.fail(errAt(e, "integer division by zero in %s", describe(e)))
+				fr.fail(errAt(e, "integer division by zero%s", planText(e)))
 				return 0
 			}
 			return x / y
@@ -170,7 +170,7 @@ func (c *compiler) intArith(e *ir.Expr, a, b cx) cx {
 		return intCx(func(fr *frame) int64 {
 			x, y := fa(fr), fb(fr)
 			if y == 0 {
-				fr.fail(errAt(e, "integer modulo by zero in %s", describe(e)))
+				fr.fail(errAt(e, "integer modulo by zero%s", planText(e)))
 				return 0
 			}
 			return x % y

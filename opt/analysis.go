@@ -39,6 +39,13 @@ type Data struct {
 	// fail (see safety.go).
 	Range interval
 	Safe  bool
+	// Pos is the source position the class's terms came from (an index
+	// into session.positions, 0 for none): the first position a term of
+	// the class was added with, or the position of the class a rewrite
+	// matched when it built the class (see session.curPos). Extraction
+	// gives it to the plan's nodes so that run-time errors name the
+	// user's text. It is not part of equal: it never changes a parent.
+	Pos uint32
 }
 
 func (d *Data) equal(o *Data) bool {
@@ -88,6 +95,7 @@ func (a analysis) Make(g *graph, n egraph.Node) Data {
 	d.Zeroful = d.Type.Depth > 0 && s.nodeZeroful(g, n)
 	d.Range = s.nodeInterval(g, n, &d)
 	d.Safe = s.nodeSafe(g, n)
+	d.Pos = s.curPos
 	return d
 }
 
@@ -137,6 +145,9 @@ func (analysis) Merge(into *Data, from Data) egraph.MergeResult {
 	m.Zeroful = m.Zeroful || from.Zeroful
 	m.Range = old.Range.meet(from.Range)
 	m.Safe = old.Safe && from.Safe
+	if m.Pos == 0 {
+		m.Pos = from.Pos
+	}
 	*into = m
 	return egraph.MergeResult{IntoChanged: !m.equal(&old), FromChanged: !m.equal(&from)}
 }

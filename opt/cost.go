@@ -333,7 +333,10 @@ func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
 			args = append(args, a)
 		}
 		n.Children = kids
-		return s.nodeToIR(s.g, n, args, s.g.Data(c).Type), nil
+		d := s.g.Data(c)
+		e := s.nodeToIR(s.g, n, args, d.Type)
+		e.Pos = s.positions[d.Pos]
+		return e, nil
 	}
 	e, err := build(root)
 	return e, cost, err

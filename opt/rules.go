@@ -364,6 +364,9 @@ type rhsEnv struct {
 // matched class, or not buildable (a substitution that gave up).
 func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []egraph.ClassID {
 	want := s.g.Data(class).Type
+	// What the right-hand side builds replaces the matched class: it
+	// takes its source position.
+	defer s.at(s.g.Data(class).Pos)()
 	env := &rhsEnv{cr: cr, class: class, m: m, fresh: map[string]uint64{}, dry: true}
 	if t, ok := s.rhsType(env, cr.rhs); !ok || t != want {
 		return nil

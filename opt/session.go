@@ -43,6 +43,15 @@ type session struct {
 	seen map[uint64]bool
 
 	typeScratch []ir.Type
+
+	// positions interns the source positions of classes (Data.Pos);
+	// positions[0] is "none". curPos is the position new classes get:
+	// the node's own while a plan is loaded, the matched class's while a
+	// rewrite builds its right-hand side, the copied class's while a
+	// substitution copies it.
+	positions []ir.Pos
+	posIndex  map[ir.Pos]uint32
+	curPos    uint32
 }
 
 func newSession(store storage.Store, stats *Stats) *session {
@@ -55,6 +64,8 @@ func newSession(store storage.Store, stats *Stats) *session {
 		namer:      ir.NewNamer(nil),
 		freshNames: map[freshKey]uint64{},
 		seen:       map[uint64]bool{},
+		positions:  []ir.Pos{{}},
+		posIndex:   map[ir.Pos]uint32{},
 	}
 	s.g = egraph.New[Data](s.lang, analysis{s})
 	s.conds = newCondCache(s)
@@ -101,6 +112,30 @@ func (s *session) freshVar(sym uint64) uint64 {
 
 func (s *session) add(n egraph.Node) egraph.ClassID { return s.g.Add(n) }
 
+// internPos returns the Data.Pos index of p (0 for no position).
+func (s *session) internPos(p ir.Pos) uint32 {
+	if !p.IsValid() {
+		return 0
+	}
+	if i, ok := s.posIndex[p]; ok {
+		return i
+	}
+	i := uint32(len(s.positions))
+	s.positions = append(s.positions, p)
+	s.posIndex[p] = i
+	return i
+}
+
+// at makes the classes added until the returned function runs take
+// position index p (when p is 0, they keep the current one).
+func (s *session) at(p uint32) func() {
+	old := s.curPos
+	if p != 0 {
+		s.curPos = p
+	}
+	return func() { s.curPos = old }
+}
+
 func (s *session) varClass(sym uint64) egraph.ClassID {
 	return s.add(egraph.Node{Op: opVar, Payload: sym})
 }
@@ -115,6 +150,7 @@ func (s *session) reserveNames(e *ir.Expr) {
 // addExpr loads a typed expression into the e-graph, declaring its
 // binders. Binder names must be unique (see uniquify).
 func (s *session) addExpr(e *ir.Expr) (egraph.ClassID, error) {
+	defer s.at(s.internPos(e.Pos))()
 	switch e.Op {
 	case ir.OpConst:
 		return s.add(constNode(e)), nil

@@ -12,6 +12,13 @@ type Source struct {
 	Text []byte
 }
 
+// Line returns line n (1-based) of the text, without its newline; "" past
+// the end. Errors found after compilation (at run time) use it to show the
+// user's text under their position.
+func (s Source) Line(n int) string {
+	return newSourceFile(s.Name, 0, s.Text).line(n)
+}
+
 // frontEnd holds the state shared by the passes over one compilation unit.
 type frontEnd struct {
 	errs   *errorSink

@@ -1,0 +1,96 @@
+package opt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/engine"
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/value"
+)
+
+// FuzzPipeline runs the whole pipeline on a random well-typed program
+// (the generator of the differential test) over random data in random
+// storage formats: parse, desugar, check, compose with the mappings,
+// optimize, compile. The reference interpreter on the naive plan is the
+// oracle; the interpreter on the optimized plan and the compiled kernels
+// of both plans, at 1 and 3 threads, must agree with it. The program and
+// the data come from separate seeds, so the fuzzer varies either alone.
+//
+//	go test ./opt -run XXX -fuzz FuzzPipeline -fuzztime 10m
+func FuzzPipeline(f *testing.F) {
+	for i := uint64(1); i <= 24; i++ {
+		f.Add(i, i*7919)
+	}
+	for _, s := range pipelineRegressions {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, progSeed, dataSeed uint64) {
+		if err := checkPipeline(progSeed, dataSeed); err != nil {
+			t.Fatalf("seeds %d, %d: %v", progSeed, dataSeed, err)
+		}
+	})
+}
+
+// pipelineRegressions are (program, data) seeds FuzzPipeline once failed on.
+var pipelineRegressions = [][2]uint64{}
+
+// pipelineSteps bounds the oracle's work: a program that would run
+// longer says nothing more than a smaller one.
+const pipelineSteps = 2_000_000
+
+func checkPipeline(progSeed, dataSeed uint64) error {
+	g := &progGen{r: rand.New(rand.NewPCG(dataSeed, 11))}
+	st, srcs := g.tensors()
+	g.vector(st)
+	g.r = rand.New(rand.NewPCG(progSeed, 13))
+	prog := vectorDecl + g.program()
+	srcs = append(srcs, sdql.Source{Name: "random.sdql", Text: []byte(prog)})
+	p, err := sdql.Compile(srcs...)
+	if err != nil {
+		return fmt.Errorf("the generated program does not compile: %v\n%s", err, prog)
+	}
+	naive := p.Compose("")
+	want, err := eval.EvalWith(naive, st, eval.Options{MaxSteps: pipelineSteps})
+	if err != nil {
+		return nil // a program the data makes fail (a read past an array) or too long
+	}
+	res, err := Optimize(naive, st, Options{})
+	if err != nil {
+		return fmt.Errorf("optimize: %v\n%s", err, prog)
+	}
+	plans := []struct {
+		name string
+		e    *ir.Expr
+	}{{"naive", naive}, {"optimized", res.Plan}}
+	var fails []string
+	report := func(what string, got value.Value, err error) {
+		switch {
+		case err != nil:
+			fails = append(fails, fmt.Sprintf("%s fails: %v", what, err))
+		case !value.Equal(want, got, 1e-9):
+			fails = append(fails, fmt.Sprintf("%s: %s", what, value.Format(got)))
+		}
+	}
+	got, err := eval.Eval(res.Plan, st)
+	report("interpreter on the optimized plan", got, err)
+	for _, pl := range plans {
+		for _, threads := range []int{1, 3} {
+			k, err := engine.Compile(pl.e, engine.SchemaOf(st), engine.Options{Threads: threads})
+			if err != nil {
+				report(fmt.Sprintf("compiling the %s plan", pl.name), nil, err)
+				break
+			}
+			got, err := k.Run(st)
+			report(fmt.Sprintf("kernel of the %s plan, %d threads", pl.name, threads), got, err)
+		}
+	}
+	if len(fails) > 0 {
+		return fmt.Errorf("%s\nprogram:\n%s\nnaive plan: %s\noracle: %s\noptimized plan:\n%s", strings.Join(fails, "\n"), prog, ir.Format(naive), value.Format(want), ir.Format(res.Plan))
+	}
+	return nil
+}
