@@ -10,6 +10,7 @@ import (
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
 
@@ -43,7 +44,9 @@ var pipelineRegressions = [][2]uint64{}
 // longer says nothing more than a smaller one.
 const pipelineSteps = 2_000_000
 
-func checkPipeline(progSeed, dataSeed uint64) error {
+// randomPlan composes the random program of progSeed with random tensors
+// of dataSeed; it returns the naive plan, the data and the program's text.
+func randomPlan(progSeed, dataSeed uint64) (*ir.Expr, storage.Store, string, error) {
 	g := &progGen{r: rand.New(rand.NewPCG(dataSeed, 11))}
 	st, srcs := g.tensors()
 	g.vector(st)
@@ -52,9 +55,16 @@ func checkPipeline(progSeed, dataSeed uint64) error {
 	srcs = append(srcs, sdql.Source{Name: "random.sdql", Text: []byte(prog)})
 	p, err := sdql.Compile(srcs...)
 	if err != nil {
-		return fmt.Errorf("the generated program does not compile: %v\n%s", err, prog)
+		return nil, nil, prog, fmt.Errorf("the generated program does not compile: %v\n%s", err, prog)
 	}
-	naive := p.Compose("")
+	return p.Compose(""), st, prog, nil
+}
+
+func checkPipeline(progSeed, dataSeed uint64) error {
+	naive, st, prog, err := randomPlan(progSeed, dataSeed)
+	if err != nil {
+		return err
+	}
 	want, err := eval.EvalWith(naive, st, eval.Options{MaxSteps: pipelineSteps})
 	if err != nil {
 		return nil // a program the data makes fail (a read past an array) or too long
