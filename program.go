@@ -109,6 +109,14 @@ type RunOptions struct {
 	// Repeat > 1 that run is one more, not timed (the sampler's wake-ups
 	// would weigh on the median).
 	MeasureMemory bool
+	// MemoryLimit is the heap, in bytes, a run may hold (its inputs
+	// included): 0 means DefaultMemoryLimit, a negative value no limit.
+	// A plan whose estimated result or temporaries (opt.Footprint) would
+	// not fit is refused before it runs; a run that outgrows the limit
+	// stops (engine.Limits). Errors are *LimitError.
+	MemoryLimit int64
+	// TimeLimit stops an execution that runs longer; 0: no limit.
+	TimeLimit time.Duration
 }
 
 // Memory accounts for a compiled kernel's memory (a fused plan never
@@ -204,6 +212,20 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("unknown plan %q (want %s, %s or %s)", o.Plan, PlanNaive, PlanLogical, PlanOptimized)
 	}
+	limit := o.memoryLimit()
+	if limit > 0 {
+		var stats *opt.Stats
+		if p.Optimized != nil && o.Plan != PlanNaive {
+			stats = p.Optimized.Chosen().Stats
+		} else {
+			stats = opt.GatherStats(v.Store)
+		}
+		if err := checkFootprint(plan, v.Store, stats, limit); err != nil {
+			return nil, err
+		}
+		defer withMemoryLimit(limit)()
+	}
+	lim := engine.Limits{Memory: limit, Time: o.TimeLimit}
 	res := &Result{Type: plan.Type, Plan: plan, Variant: v, Dims: v.Dims}
 	res.Timings = append(res.Timings, p.Timings...)
 	reps := max(o.Repeat, 1)
@@ -216,7 +238,11 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	case EngineInterp:
 		exec = func(bool) (func() value.Value, time.Duration, error) {
 			start := time.Now()
-			val, err := eval.Eval(plan, v.Store)
+			var eo eval.Options
+			if lim != (engine.Limits{}) {
+				eo.Check = lim.Check()
+			}
+			val, err := eval.EvalWith(plan, v.Store, eo)
 			return func() value.Value { return val }, time.Since(start), err
 		}
 	case EngineCompiled, "":
@@ -224,7 +250,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 		if threads == 0 {
 			threads = runtime.NumCPU()
 		}
-		k, err := engine.Compile(plan, engine.SchemaOf(v.Store), engine.Options{Threads: threads})
+		k, err := engine.Compile(plan, engine.SchemaOf(v.Store), engine.Options{Threads: threads, Limits: lim})
 		if err != nil {
 			return nil, err
 		}
@@ -321,6 +347,9 @@ func (v *Variant) runError(err error) error {
 	var ee *engine.Error
 	var ie *eval.Error
 	switch {
+	case errors.As(err, &ee) && ee.Limit != "":
+		flag := map[string]string{"memory": "--memory-limit, RunOptions.MemoryLimit", "time": "--time-limit, RunOptions.TimeLimit"}[ee.Limit]
+		return &LimitError{Limit: ee.Limit, Msg: ee.Msg + " (raise it with " + flag + ")"}
 	case errors.As(err, &ee):
 		pos, msg = ee.Pos, ee.Msg
 	case errors.As(err, &ie):

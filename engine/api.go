@@ -18,6 +18,8 @@ type Options struct {
 	// the plan (a sum at the top, possibly under lets). 0 or 1 runs
 	// everything on the calling goroutine.
 	Threads int
+	// Limits stop a run that takes too much memory or time.
+	Limits Limits
 }
 
 // Stats reports the cost of one run.
@@ -38,6 +40,7 @@ type Kernel struct {
 	root        cx
 	indexes     []*seekIndex
 	compileTime time.Duration
+	mon         *monitor
 	mu          sync.Mutex
 	// For Explain: the lowered loops and the sums left to older paths.
 	nests    []*nloop
@@ -72,6 +75,9 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 		return nil, bad
 	}
 	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly}
+	if !opts.Limits.none() {
+		c.mon = &monitor{lim: opts.Limits}
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)
@@ -91,7 +97,7 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 	}
 	root := c.top(plan)
 	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
-		nests: c.nests, declined: c.declined, threads: max(opts.Threads, 1)}
+		nests: c.nests, declined: c.declined, threads: max(opts.Threads, 1), mon: c.mon}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)
@@ -232,6 +238,9 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		sampler = startHeapSampler()
 	}
 	start := time.Now()
+	if k.mon != nil {
+		k.mon.reset()
+	}
 	for _, cl := range k.cells {
 		if err := cl.bind(st[cl.name]); err != nil {
 			sampler.stop()

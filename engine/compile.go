@@ -30,6 +30,9 @@ type compiler struct {
 	lastWhy   string
 	nestDepth int
 	splitNext bool
+	// mon checks the run's limits between windows of the top sum; nil
+	// without limits.
+	mon *monitor
 }
 
 type binding struct {

@@ -13,6 +13,9 @@ import (
 type Error struct {
 	Pos ir.Pos
 	Msg string
+	// Limit names the limit a run stopped at ("memory", "time"; see
+	// Limits), or is empty.
+	Limit string
 }
 
 func (e *Error) Error() string {

@@ -19,7 +19,7 @@ func (c *compiler) top(e *ir.Expr) cx {
 		c.unbind(1)
 		return withPrologue(set, body)
 	case ir.OpSum:
-		if c.threads > 1 {
+		if c.threads > 1 || c.mon != nil {
 			return c.parallelSum(e)
 		}
 	}
@@ -148,7 +148,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			parts := chunks(n, threads)
 			if len(parts) < 2 {
 				b := newBuilder(spec)
-				l.run(fr, st, 0, n, b)
+				runChecked(c.mon, l, fr, st, 0, n, b)
 				return b.freeze()
 			}
 			if shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve {
@@ -157,7 +157,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				b := newBuilder(spec)
 				b.reserve(st.hi)
 				err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
-					l.run(wfr, st, from, to, b)
+					runChecked(c.mon, l, wfr, st, from, to, b)
 				})
 				if err != nil {
 					fr.fail(err)
@@ -168,7 +168,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			bs := make([]*builder, len(parts))
 			err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
 				bs[w] = newBuilder(spec)
-				l.run(wfr, st, from, to, bs[w])
+				runChecked(c.mon, l, wfr, st, from, to, bs[w])
 			})
 			if err != nil {
 				fr.fail(err)
@@ -198,14 +198,14 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		parts := chunks(n, threads)
 		if len(parts) < 2 {
 			fr.f0(acc, real)
-			l.run(fr, st, 0, n, nil)
+			runChecked(c.mon, l, fr, st, 0, n, nil)
 			return fr.acc(acc, real)
 		}
 		pi := make([]int64, len(parts))
 		pf := make([]float64, len(parts))
 		err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
 			wfr.f0(acc, real)
-			l.run(wfr, st, from, to, nil)
+			runChecked(c.mon, l, wfr, st, from, to, nil)
 			pi[w], pf[w] = wfr.acc(acc, real)
 		})
 		if err != nil {

@@ -19,7 +19,14 @@ type Options struct {
 	// MaxSteps stops evaluation with an error after this many steps (one
 	// per node evaluated and one per loop iteration); 0 means unlimited.
 	MaxSteps int64
+	// Check, if set, is called every checkEvery steps; an error it
+	// returns stops the evaluation and is returned as it is (a run's
+	// memory or time limit).
+	Check func() error
 }
+
+// checkEvery is how many steps pass between calls of Options.Check.
+const checkEvery = 1 << 12
 
 // Error is a runtime error: a data error (an array read past its end, an
 // integer division by zero, a broken @unique promise, ...) or an
@@ -137,6 +144,9 @@ func (in *interp) tick(e *ir.Expr) error {
 	in.steps++
 	if in.opt.MaxSteps > 0 && in.steps > in.opt.MaxSteps {
 		return errorf(e, "evaluation stopped after %d steps (the step limit)", in.opt.MaxSteps)
+	}
+	if in.opt.Check != nil && in.steps%checkEvery == 0 {
+		return in.opt.Check()
 	}
 	return nil
 }

@@ -69,7 +69,11 @@ flags of run and explain:
   --threads N                  worker threads (default: all cores)
   --engine compiled|interp     run the compiled kernel (default) or the reference interpreter
   --stats FILE                 override the statistics gathered from the data (see opt.ParseStats)
-  --node-limit N, --time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+  --node-limit N, --opt-time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+  --memory-limit SIZE          the memory a run may hold, as 512M or 8G, or none (default: 3/4
+                               of the machine's or the cgroup's memory): a plan estimated to
+                               need more is refused, a run that grows past it stops
+  --time-limit D               stop the execution after D (as 30s or 5m; default none)
   --dot FILE                   explain: write the chosen plan as a Graphviz picture
   --manifest FILE              a part written by storel shard (its program and inputs)
 
@@ -182,10 +186,12 @@ type options struct {
 	dot       string
 	stats     string
 	nodeLimit int
-	timeLimit time.Duration
-	manifest  string   // run: a part written by storel shard
-	parts     int      // shard
-	copies    []string // shard: inputs copied to every part however large
+	timeLimit time.Duration // of the optimizer
+	memLimit  int64         // RunOptions.MemoryLimit
+	runLimit  time.Duration // of the execution
+	manifest  string        // run: a part written by storel shard
+	parts     int           // shard
+	copies    []string      // shard: inputs copied to every part however large
 }
 
 type multiFlag []string
@@ -213,7 +219,9 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 	fs.StringVar(&o.dot, "dot", "", "")
 	fs.StringVar(&o.stats, "stats", "", "")
 	fs.IntVar(&o.nodeLimit, "node-limit", 0, "")
-	fs.DurationVar(&o.timeLimit, "time-limit", 0, "")
+	fs.DurationVar(&o.timeLimit, "opt-time-limit", 0, "")
+	fs.DurationVar(&o.runLimit, "time-limit", 0, "")
+	memLimit := fs.String("memory-limit", "", "")
 	if cmd == "run" || cmd == "explain" {
 		fs.StringVar(&o.manifest, "manifest", "", "")
 	}
@@ -237,6 +245,20 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		args = fs.Args()[1:]
 	}
 	o.tensors, o.storages, o.data, o.copies = tensors, storages, data, copies
+	switch *memLimit {
+	case "":
+	case "none", "off":
+		o.memLimit = -1
+	default:
+		n, err := storel.ParseBytes(*memLimit)
+		if err != nil || n == 0 {
+			return nil, misuse("--memory-limit %s: want a size such as 512M or 8G, or none", *memLimit)
+		}
+		o.memLimit = int64(min(n, 1<<62))
+	}
+	if o.runLimit < 0 {
+		return nil, misuse("--time-limit %s: want a positive duration", o.runLimit)
+	}
 	for _, d := range dims {
 		if err := o.addDims(d); err != nil {
 			return nil, err
@@ -380,7 +402,8 @@ func hasTensorExt(p string) bool {
 
 func (o *options) runOptions(p *storel.Program) (storel.RunOptions, error) {
 	oo, err := o.optimizeOptions(p)
-	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo}, err
+	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo,
+		MemoryLimit: o.memLimit, TimeLimit: o.runLimit}, err
 }
 
 // run executes p as the flags say.

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Limits bound one run of a kernel. A run that passes one stops with an
+// *Error whose Limit names it, at the next check: the outermost sum of the
+// plan (at the top, or the value or body of a top let) runs its positions
+// in windows and checks between them. A window starts at a few positions
+// and doubles while it takes under windowTarget, so the checks cost
+// nothing measurable and come every few milliseconds; a plan whose top is
+// not a sum is not checked. Between two checks a run can grow by what one
+// window allocates plus one doubling of a dictionary that grows.
+type Limits struct {
+	// Memory is the most bytes of heap objects the process may hold
+	// while the run goes on (its inputs included); 0: no bound. Past it
+	// the check collects garbage once and stops if it still is.
+	Memory uint64
+	// Time is how long one run may take; 0: no bound.
+	Time time.Duration
+}
+
+func (l Limits) none() bool { return l.Memory == 0 && l.Time == 0 }
+
+// Check returns a function that reports the first limit passed since
+// Check was called, for runs the engine does not drive (the interpreter
+// calls it every so many steps).
+func (l Limits) Check() func() error {
+	m := &monitor{lim: l}
+	m.reset()
+	return func() error {
+		if e := m.check(); e != nil {
+			return e
+		}
+		return nil
+	}
+}
+
+// monitor checks the limits of the runs of one kernel.
+type monitor struct {
+	lim     Limits
+	start   time.Time
+	stopped atomic.Pointer[Error] // the first limit passed: every worker stops
+}
+
+func (m *monitor) reset() {
+	m.start = time.Now()
+	m.stopped.Store(nil)
+}
+
+// check reports the limit the run has passed, if any.
+func (m *monitor) check() *Error {
+	if e := m.stopped.Load(); e != nil {
+		return e
+	}
+	var e *Error
+	if m.lim.Time > 0 {
+		if d := time.Since(m.start); d > m.lim.Time {
+			e = &Error{Limit: "time", Msg: fmt.Sprintf("the run stopped at its time limit, %v", m.lim.Time)}
+		}
+	}
+	if e == nil && m.lim.Memory > 0 && HeapBytes() > m.lim.Memory {
+		// Garbage not yet collected is not held.
+		runtime.GC()
+		if h := HeapBytes(); h > m.lim.Memory {
+			e = &Error{Limit: "memory", Msg: fmt.Sprintf("the run stopped at its memory limit: it holds %s, the limit is %s", Bytes(h), Bytes(m.lim.Memory))}
+		}
+	}
+	if e != nil && !m.stopped.CompareAndSwap(nil, e) {
+		e = m.stopped.Load()
+	}
+	return e
+}
+
+// Bytes formats a byte count for messages: 512 B, 3.2 MiB, 1.5 GiB.
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n)/unit, 0
+	for f >= unit && i < 5 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", f, "KMGTPE"[i])
+}
+
+// windowTarget is how long a window of a checked loop aims to take.
+const windowTarget = 10 * time.Millisecond
+
+// firstWindow is the positions of a checked loop's first window: one, as
+// a position of the top sum may be a long loop of its own.
+const firstWindow = 1
+
+// growWindows lets windows grow (tests keep every window one position).
+var growWindows = true
+
+// runChecked runs positions from..to-1 of loop l in windows, checking
+// the run's limits between them; without limits (m nil) in one call.
+func runChecked(m *monitor, l *loop, fr *frame, st srcState, from, to int64, b *builder) {
+	if m == nil {
+		l.run(fr, st, from, to, b)
+		return
+	}
+	w := int64(firstWindow)
+	for from < to && fr.err == nil {
+		hi := to
+		if to-from > w {
+			hi = from + w
+		}
+		t0 := time.Now()
+		l.run(fr, st, from, hi, b)
+		from = hi
+		if e := m.check(); e != nil {
+			fr.fail(e)
+			return
+		}
+		if growWindows && time.Since(t0) < windowTarget && w < 1<<40 {
+			w *= 2
+		}
+	}
+}
