@@ -266,6 +266,11 @@ func (r *StageReport) add(round StageReport) {
 // stage, logical singletons are costed as hash maps.
 func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats *Stats, opt Options, logicalAsHash bool) (*ir.Expr, float64, StageReport, error) {
 	s := newSession(st, stats)
+	// The analysis keeps a variable's type and range per name: a plan
+	// extracted by the stage before may bind one name twice (rules that
+	// rebind a variable, copies made by substitution), and the second
+	// binder's range must not stand for the first's.
+	plan = uniquify(plan)
 	s.reserveNames(plan)
 	root, err := s.addExpr(plan)
 	if err != nil {
