@@ -45,11 +45,29 @@ type monitor struct {
 	lim     Limits
 	start   time.Time
 	stopped atomic.Pointer[Error] // the first limit passed: every worker stops
+	lastGC  atomic.Int64          // when collect last collected, in ns since start
 }
+
+// collect collects garbage, which is not held, before the heap is judged
+// against the limit; at most every gcEvery, so that a run whose garbage
+// keeps the heap above the limit is not slowed to a crawl. It reports
+// whether it collected.
+func (m *monitor) collect() bool {
+	now, last := int64(time.Since(m.start)), m.lastGC.Load()
+	if last != 0 && now-last < int64(gcEvery) || !m.lastGC.CompareAndSwap(last, now) {
+		return false
+	}
+	runtime.GC()
+	return true
+}
+
+// gcEvery bounds how often a check collects garbage.
+const gcEvery = 20 * time.Millisecond
 
 func (m *monitor) reset() {
 	m.start = time.Now()
 	m.stopped.Store(nil)
+	m.lastGC.Store(0)
 }
 
 // check reports the limit the run has passed, if any.
@@ -63,9 +81,7 @@ func (m *monitor) check() *Error {
 			e = &Error{Limit: "time", Msg: fmt.Sprintf("the run stopped at its time limit, %v", m.lim.Time)}
 		}
 	}
-	if e == nil && m.lim.Memory > 0 && HeapBytes() > m.lim.Memory {
-		// Garbage not yet collected is not held.
-		runtime.GC()
+	if e == nil && m.lim.Memory > 0 && HeapBytes() > m.lim.Memory && m.collect() {
 		if h := HeapBytes(); h > m.lim.Memory {
 			e = &Error{Limit: "memory", Msg: fmt.Sprintf("the run stopped at its memory limit: it holds %s, the limit is %s", Bytes(h), Bytes(m.lim.Memory))}
 		}
