@@ -63,10 +63,18 @@ func csfBytes(t *sparseCSF) int64 {
 	return int64(8 * (len(t.pos2) + len(t.idx1) + len(t.idx2) + len(t.pos3) + len(t.idx3) + len(t.val)))
 }
 
+// benchLimits runs the kernels with limits (which storel run always sets):
+// the top sum then runs in checked windows.
+var benchLimits = flag.Bool("engine.limits", false, "benchmark the kernels with memory and time limits")
+
 // runKernel benchmarks the engine on plan over st.
 func runKernel(b *testing.B, plan string, st storage.Store, threads int, bytes int64) {
 	e := parse(b, plan, st)
-	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+	opts := Options{Threads: threads}
+	if *benchLimits {
+		opts.Limits = Limits{Memory: 1 << 50, Time: time.Hour}
+	}
+	k, err := Compile(e, SchemaOf(st), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

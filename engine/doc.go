@@ -11,11 +11,14 @@
 //
 //	Kernel    a compiled plan; Prepare makes the 32-bit index copies its
 //	          row loops read, Exec and ExecSampled run it
-//	Options   threads, and the switches tests use
+//	Options   threads, Limits (memory, time: the top sum runs in
+//	          windows checked between them, limits.go), and the
+//	          switches tests use
 //	Result    the result dictionary or scalar, with Stats of the run
 //	Error     a run-time error (array read past its end, integer
 //	          division by zero, segment out of order) with the position
-//	          of the expression; the kernel stops at the first one
+//	          of the expression, or a limit passed; the kernel stops at
+//	          the first one
 //
 // How plans are lowered (docs/design.md §6 has the whole picture):
 //

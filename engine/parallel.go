@@ -148,6 +148,10 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			parts := chunks(n, threads)
 			if len(parts) < 2 {
 				b := newBuilder(spec)
+				if c.mon != nil && shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve {
+					// The windows would grow it a window at a time.
+					b.reserve(st.hi)
+				}
 				runChecked(c.mon, l, fr, st, 0, n, b)
 				return b.freeze()
 			}

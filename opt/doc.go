@@ -23,7 +23,10 @@
 // stage's e-graph. The search's plan is compared with the naive plan and
 // the program as written over its mappings, all costed alike
 // (Result.Candidates), so that a search that misses never leaves a plan
-// estimated far dearer than the naive one.
+// estimated far dearer than the naive one. Each class keeps the source
+// position of its terms (Data.Pos; a rewrite's result takes the matched
+// class's), so an optimized plan's run-time error names the user's text;
+// EstimateFootprint gives the memory a plan's result and temporaries take.
 //
 // Binders are named variables, unique in the initial plan; a
 // free-variable analysis (Data.FV) keeps rules from moving a term out of
