@@ -30,7 +30,8 @@ flags:
   --repeat N                   run the execute phase N times and report the median
   --timings                    print 'timing: <phase> <ms> ms' lines on stderr
   --stats FILE                 override the statistics gathered from the data (see opt.ParseStats)
-  --node-limit N, --time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+  --node-limit N, --opt-time-limit D  bound each optimizer stage (defaults 20000 nodes, 1s)
+  --memory-limit SIZE, --time-limit D  bound the run (see storel run -h)
 `
 
 func demoKernels() []string { return examples.Names() }
