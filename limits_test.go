@@ -91,3 +91,14 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// A temporary the naive plan would build (the tensor T, 10^11 entries) is
+// refused, naming it; the optimized plan reads T(5) without building T.
+func TestTemporaryTooBigIsRefused(t *testing.T) {
+	src := "CREATE TENSOR T AS sum(<i,_> in 0:100000000000) { i -> 1.0 };\nT(5)"
+	err := runLimited(t, src, 0, storel.RunOptions{Plan: storel.PlanNaive, MemoryLimit: 1 << 30})
+	limitError(t, "naive", err, "memory", "the dictionary it builds for T at limits.sdql:2:15 is estimated at 1e+11 entries")
+	if err := runLimited(t, src, 0, storel.RunOptions{MemoryLimit: 1 << 30}); err != nil {
+		t.Errorf("optimized: %v", err)
+	}
+}

@@ -12,9 +12,11 @@ import (
 // plan (at the top, or the value or body of a top let) runs its positions
 // in windows and checks between them. A window starts at a few positions
 // and doubles while it takes under windowTarget, so the checks cost
-// nothing measurable and come every few milliseconds; a plan whose top is
-// not a sum is not checked. Between two checks a run can grow by what one
-// window allocates plus one doubling of a dictionary that grows.
+// nothing measurable and come every few milliseconds. The checks are no
+// finer than one position of that sum: a plan whose top is not a sum is
+// not checked, nor is a single position that runs long by itself (a top
+// sum over 0:1 around a loop of 10^12). Between two checks a run can grow
+// by what one window allocates plus one doubling of a dictionary.
 type Limits struct {
 	// Memory is the most bytes of heap objects the process may hold
 	// while the run goes on (its inputs included); 0: no bound. Past it
