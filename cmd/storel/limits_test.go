@@ -16,7 +16,7 @@ func TestRunLimits(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"run", runaway, "--memory-limit", "1G"}, 1, "storel: refusing to run the plan: its result is estimated at 1e+11 entries (4.4 TiB), 4.47e+03x the memory limit of 1.0 GiB"},
+		{[]string{"run", runaway, "--memory-limit", "1G"}, 1, "storel: refusing to run the plan: its result is estimated at 1e+11 entries (3.3 TiB), 3.35e+03x the memory limit of 1.0 GiB"},
 		{[]string{"run", runaway, "--memory-limit", "1G", "--engine", "interp"}, 1, "refusing to run the plan"},
 		{[]string{"run", long, "--data", "n=100000", "--time-limit", "50ms"}, 1, "storel: the run stopped at its time limit, 50ms (raise it with --time-limit"},
 		{[]string{"run", long, "--data", "n=100", "--time-limit", "1m", "--memory-limit", "none", "--opt-time-limit", "2s"}, 0, ""},
