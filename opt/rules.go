@@ -366,7 +366,7 @@ func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []e
 	want := s.g.Data(class).Type
 	// What the right-hand side builds replaces the matched class: it
 	// takes its source position.
-	defer s.at(s.g.Data(class).Pos)()
+	defer s.restorePos(s.at(s.g.Data(class).Pos))
 	env := &rhsEnv{cr: cr, class: class, m: m, fresh: map[string]uint64{}, dry: true}
 	if t, ok := s.rhsType(env, cr.rhs); !ok || t != want {
 		return nil

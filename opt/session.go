@@ -126,15 +126,19 @@ func (s *session) internPos(p ir.Pos) uint32 {
 	return i
 }
 
-// at makes the classes added until the returned function runs take
-// position index p (when p is 0, they keep the current one).
-func (s *session) at(p uint32) func() {
+// at makes the classes added from now on take position index p (when p
+// is not 0) and returns the index they took before, for restorePos:
+//
+//	defer s.restorePos(s.at(p))
+func (s *session) at(p uint32) uint32 {
 	old := s.curPos
 	if p != 0 {
 		s.curPos = p
 	}
-	return func() { s.curPos = old }
+	return old
 }
+
+func (s *session) restorePos(p uint32) { s.curPos = p }
 
 func (s *session) varClass(sym uint64) egraph.ClassID {
 	return s.add(egraph.Node{Op: opVar, Payload: sym})
@@ -150,7 +154,7 @@ func (s *session) reserveNames(e *ir.Expr) {
 // addExpr loads a typed expression into the e-graph, declaring its
 // binders. Binder names must be unique (see uniquify).
 func (s *session) addExpr(e *ir.Expr) (egraph.ClassID, error) {
-	defer s.at(s.internPos(e.Pos))()
+	defer s.restorePos(s.at(s.internPos(e.Pos)))
 	switch e.Op {
 	case ir.OpConst:
 		return s.add(constNode(e)), nil

@@ -65,7 +65,7 @@ func (t *substituter) walk(c egraph.ClassID, x uint64, r egraph.ClassID) (egraph
 	t.active[key] = true
 	defer delete(t.active, key)
 	// A copy of c keeps c's source position.
-	defer t.s.at(g.Data(c).Pos)()
+	defer t.s.restorePos(t.s.at(g.Data(c).Pos))
 	var result egraph.ClassID
 	have := false
 	for _, nid := range append([]egraph.NodeID(nil), g.Nodes(c)...) {
