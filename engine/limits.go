@@ -10,7 +10,7 @@ import (
 // Limits bound one run of a kernel. A run that passes one stops with an
 // *Error whose Limit names it, at the next check: the outermost sum of the
 // plan (at the top, or the value or body of a top let) runs its positions
-// in windows and checks between them. A window starts at a few positions
+// in windows and checks between them. A window starts at one position
 // and doubles while it takes under windowTarget, so the checks cost
 // nothing measurable and come every few milliseconds. The checks are no
 // finer than one position of that sum: a plan whose top is not a sum is
@@ -20,7 +20,8 @@ import (
 type Limits struct {
 	// Memory is the most bytes of heap objects the process may hold
 	// while the run goes on (its inputs included); 0: no bound. Past it
-	// the check collects garbage once and stops if it still is.
+	// a check collects garbage (at most every gcEvery) and stops the run
+	// if the heap still is.
 	Memory uint64
 	// Time is how long one run may take; 0: no bound.
 	Time time.Duration
