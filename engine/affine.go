@@ -481,7 +481,7 @@ func (d *affRowsDirect) run(fr *frame, outer, inner *cell, lo, hi, il, ih int64,
 func (fb *fusedBody) affDotRows(fr *frame, cl *cell, lo, hi int64, ks, vs int, bd *builder, a, b, c float64) int64 {
 	p := &fb.p
 	v1, v2 := &p.v1, &p.v2
-	if cl == nil || fb.steps != nil || fb.keyAt != at2 || v2.at != atSeg || v2.steps != nil || lo < 0 || lo >= hi || hi > v1.length() {
+	if cl == nil || fb.steps != nil || fb.keyAt != at2 || v2.at != atSeg || v2.steps != nil || lo < 0 || lo >= hi || v1.arr == nil || hi > v1.length() {
 		return lo
 	}
 	if v1.at != at1 && (v1.at != atAff || v1.dat != at1 || !v1.aff.plain()) {

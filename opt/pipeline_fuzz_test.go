@@ -28,7 +28,9 @@ import (
 // runs as regression cases: 4860cb89945b9f5d, a plan that read C_pos3 past
 // its end where the naive plan reads nothing (a stage's plan bound one
 // name twice, and the second binder's range stood for the first's, so a
-// read was judged safe and moved out of its guard).
+// read was judged safe and moved out of its guard); 552ff406dfee2786, a
+// kernel that crashed where a dense row loop over a scaled segment sum
+// asked the length of a factor that reads no array.
 func FuzzPipeline(f *testing.F) {
 	for i := uint64(1); i <= 24; i++ {
 		f.Add(i, i*7919)
