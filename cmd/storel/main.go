@@ -481,7 +481,9 @@ func cmdRun(o *options, stdout, stderr io.Writer) error {
 	}
 	ro.NoValue = true // the result is only written: stream it
 	ro.MeasureMemory = o.timings
+	stop := startWatchdog(stderr, ro)
 	res, err := p.Run(ro)
+	stop()
 	if err != nil {
 		return err
 	}
