@@ -67,9 +67,18 @@ func (d *dataset) order() int { return len(d.Dims) }
 // file returns the path of the dataset's input for this run: the real file,
 // or with --quick its leading block written under TmpDir.
 func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64, err error) {
+	if !h.cfg.Quick {
+		return h.blockFile(d, nil)
+	}
+	return h.blockFile(d, d.QuickLimits)
+}
+
+// blockFile returns the path of the dataset's leading block within limits
+// (written under TmpDir once), or of the real file when limits is nil.
+func (h *Harness) blockFile(d *dataset, limits []int64) (path string, dims []int64, nnz int64, err error) {
 	full := filepath.Join(h.cfg.DataDir, d.File)
 	_, statErr := os.Stat(full)
-	if !h.cfg.Quick || d.QuickLimits == nil {
+	if limits == nil {
 		if statErr != nil {
 			return "", nil, 0, missingData(d, statErr)
 		}
@@ -80,7 +89,7 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 		ext = ".tns"
 	}
 	var lim []string
-	for _, l := range d.QuickLimits {
+	for _, l := range limits {
 		lim = append(lim, strconv.FormatInt(l, 10))
 	}
 	path = filepath.Join(h.cfg.TmpDir, "real", d.Name+"-"+strings.Join(lim, "x")+ext)
@@ -93,7 +102,7 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 		if err != nil {
 			return err
 		}
-		s := Slice(c, d.QuickLimits)
+		s := Slice(c, limits)
 		if ext == ".mtx" {
 			err = WriteMTX(path, s)
 		} else {
@@ -113,7 +122,7 @@ func (h *Harness) datasetFile(d *dataset) (path string, dims []int64, nnz int64,
 	}
 	nnz, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	dims = append([]int64(nil), d.Dims...)
-	for m, l := range d.QuickLimits {
+	for m, l := range limits {
 		if l > 0 && l < dims[m] {
 			dims[m] = l
 		}

@@ -163,12 +163,19 @@ func writeText(path string, body func(*bufio.Writer)) error {
 }
 
 // WriteVectorNPY writes v as a 1-d float64 .npy file.
-func WriteVectorNPY(path string, v []float64) error {
+func WriteVectorNPY(path string, v []float64) error { return writeNPY(path, nil, v) }
+
+// writeNPY writes ints, or reals when not nil, as a 1-d .npy file.
+func writeNPY(path string, ints []int64, reals []float64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	n := len(ints)
+	if reals != nil {
+		n = len(reals)
+	}
 	return atomicfile.Write(path, func(w io.Writer) error {
-		return storage.WriteNPY(w, []int64{int64(len(v))}, nil, v)
+		return storage.WriteNPY(w, []int64{int64(n)}, ints, reals)
 	})
 }
 

@@ -66,7 +66,7 @@ type Config struct {
 }
 
 // AllExperiments lists the experiments in the order of the paper's §6.
-var AllExperiments = []string{"e2e", "sweep", "ablation", "optimizer", "overhead", "threads"}
+var AllExperiments = []string{"e2e", "sweep", "ablation", "optimizer", "overhead", "threads", "variants"}
 
 // Measurement is one system's run on one input.
 type Measurement struct {
@@ -92,6 +92,8 @@ type Measurement struct {
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Build is the storel build that ran (see Config.StorelBuild).
 	StorelBuild string `json:"storel_build,omitempty"`
+	// Form says what a variants measurement ran.
+	Form *FormInfo `json:"form,omitempty"`
 }
 
 func ms(t map[string]float64, phase string) *float64 {
@@ -267,6 +269,8 @@ func (h *Harness) RunAll() error {
 			err = h.runOverhead()
 		case "threads":
 			err = h.runThreads()
+		case "variants":
+			err = h.runVariants()
 		default:
 			err = fmt.Errorf("unknown experiment %q (have %s)", e, strings.Join(AllExperiments, ", "))
 		}
@@ -319,6 +323,10 @@ type job struct {
 	// tolerance of the check of this job's answer (zero: DefaultTolerance).
 	tolerance Tolerance
 	skip      string // non-empty: do not run, record why
+	// always: the job takes part in every round whatever its time, and
+	// its time does not set the pace of the others (the Go loop the
+	// variants experiment divides by).
+	always bool
 }
 
 // processRepeatBudget bounds the wall time spent repeating a process whose

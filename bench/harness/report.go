@@ -52,6 +52,13 @@ func (h *Harness) WriteReport(elapsed time.Duration, publish bool) (string, erro
 		}}
 	if h.previous != nil {
 		d.Runs = append(d.Runs, h.previous.Runs...)
+		// The merged measurements of the earlier runs used the tools those
+		// runs found, which this machine may lack.
+		for k, v := range h.previous.Versions {
+			if cur, ok := d.Versions[k]; !ok || cur == "missing" {
+				d.Versions[k] = v + " (earlier runs)"
+			}
+		}
 	}
 	d.Runs = append(d.Runs, fmt.Sprintf("%s: %s (timeout %s, repeat %d, e2e rounds %d, storel build %s)",
 		h.started.Format("2006-01-02 15:04 MST"), strings.Join(h.cfg.Experiments, ", "), h.cfg.Timeout, h.cfg.Repeat, max(h.cfg.Rounds, 1), h.cfg.StorelBuild))
@@ -450,11 +457,14 @@ func writeReport(dir string, d *reportData) error {
 	if ms := byExp.by["threads"]; len(ms) > 0 {
 		writeThreads(w, ms)
 	}
+	if ms := byExp.by["variants"]; len(ms) > 0 {
+		writeVariants(w, ms, d.Notes)
+	}
 	// The other experiments' notes (real inputs left out) have no place
 	// in their sections, which may not even exist when nothing ran.
 	var rest []Note
 	for _, n := range d.Notes {
-		if n.Experiment != "sweep" && n.Experiment != "overhead" {
+		if n.Experiment != "sweep" && n.Experiment != "overhead" && n.Experiment != "variants" {
 			rest = append(rest, n)
 		}
 	}

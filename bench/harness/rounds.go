@@ -31,7 +31,7 @@ func (m *Measurement) setPhases(t map[string]float64) {
 
 // rounds is how many times a case's systems run in turn.
 func (h *Harness) rounds(k caseKey) int {
-	if k.experiment != "e2e" {
+	if k.experiment != "e2e" && k.experiment != "variants" {
 		return 1
 	}
 	return max(h.cfg.Rounds, 1)
@@ -65,13 +65,13 @@ func (h *Harness) moreRounds(k caseKey, jobs []job, out []Measurement, first map
 	}
 	fastest := math.Inf(1)
 	for i, t := range first {
-		if eligible(i) {
+		if eligible(i) && !jobs[i].always {
 			fastest = min(fastest, t["execute"])
 		}
 	}
 	taking := map[int]*series{}
 	for i, t := range first {
-		if !eligible(i) || t["execute"] > roundsWithin*fastest {
+		if !eligible(i) || t["execute"] > roundsWithin*fastest && !jobs[i].always {
 			continue
 		}
 		s := &series{phases: map[string][]float64{}, walls: []float64{out[i].Wall}}

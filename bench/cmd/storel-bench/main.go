@@ -1,10 +1,11 @@
 // Command storel-bench reproduces the paper's experiments (§6) against
 // real peers and writes REPORT.md with tables and plots.
 //
-//	storel-bench [--quick] [--only e2e,sweep,ablation,optimizer,overhead,threads] [flags]
+//	storel-bench [--quick] [--only e2e,sweep,ablation,optimizer,overhead,threads,variants] [flags]
 //	storel-bench report [--out DIR]       rewrite REPORT.md from DIR/results.json
 //	                                      (and README.md's table, for the default DIR)
 //	storel-bench oracle PROGRAM [storel run flags]   the reference interpreter
+//	storel-bench handloop --kernel K [flags]         a kernel's hand-written Go loop (variants)
 //
 // bench/run.sh builds everything and calls it; see bench/README.md.
 package main
@@ -24,6 +25,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "handloop" {
+		if err := harness.HandLoop(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "storel-bench handloop: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "oracle" {
 		if err := harness.Oracle(os.Args[2:]); err != nil {
 			fmt.Fprintf(os.Stderr, "storel-bench oracle: %v\n", err)
@@ -60,8 +68,8 @@ func run(args []string) error {
 	oracleMax := fs.Int64("oracle-max-nnz", 0, "run the reference interpreter on inputs with at most this many non-zeros (default 50000, 100000 with --quick)")
 	threads := fs.String("threads", "1,2", "thread counts of the scaling experiment")
 	maxMem := fs.Float64("max-mem-gb", float64(harness.DefaultMaxRSS())/1e9, "kill a run whose resident memory passes this many GB (0: no limit)")
-	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,spmv,ttm,mttkrp), comma-separated")
-	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e and threads, comma-separated")
+	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,spmv,ttm,mttkrp; variants also sddmm,ttv), comma-separated")
+	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e and threads; the inputs of variants (default bcsstk16,orghs), comma-separated")
 	merge := fs.Bool("merge", false, "keep OUT/results.json's other measurements; replace only the cases run again")
 	factorDensity := fs.Float64("factor-density", 1.0/32, "density of generated right-hand factors (paper: 2^-5)")
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,502 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storel/storel/storage"
+)
+
+// handLoops describes the plain Go loop each kernel of the variants
+// experiment is compared with: one loop per kernel over the layout a
+// programmer would pick for it, built before the timed runs.
+var handLoops = map[string]string{
+	"spmv":   "CSR A, dense x: per row, y(i) = Σ A_val(p)·x(A_idx(p))",
+	"batax":  "CSR A, dense x: per row i, t = Σ_k A(i,k)·x(k), then Q(j) += β·A(i,j)·t",
+	"summmm": "CSR A and B: rowsum(B) once, then Σ A(i,k)·rowsum(B)(k)",
+	"mmm":    "CSR A × CSR B, Gustavson's row loop into a dense accumulator per row",
+	"sddmm":  "CSR S, dense row-major U and V: per entry s·⟨U(i,:), V(j,:)⟩",
+	"ttv":    "CSF T, dense v: per fiber (i,j), Σ_k T(i,j,k)·v(k)",
+	"ttm":    "CSF A, dense B stored l-major: per fiber (i,j), a dense row of k accumulated over l",
+	"mttkrp": "CSF B, dense C (k-major) and D stored l-major: per (i,k), t = Σ_l b·D(:,l), then A(i,:) += C(k,:)∘t",
+}
+
+// HandLoop runs a kernel's hand-written Go loop (handLoops) as a system of
+// its own: it reads the same files storel reads (--tensor NAME=FILE, --dims,
+// --data NAME=FILE.npy|VALUE), builds its layout (reported as "build"),
+// runs the loop --repeat times and reports the median as "execute", then
+// writes the answer as .tns (--output).
+func HandLoop(args []string) error {
+	fs := flag.NewFlagSet("handloop", flag.ContinueOnError)
+	kernel := fs.String("kernel", "", "spmv, batax, summmm, mmm, sddmm, ttv, ttm or mttkrp")
+	var tensors, dims, data multi
+	fs.Var(&tensors, "tensor", "NAME=FILE")
+	fs.Var(&dims, "dims", "NAME=D1,D2,...")
+	fs.Var(&data, "data", "NAME=FILE.npy|VALUE")
+	repeat := fs.Int("repeat", 1, "runs of the loop; the median is reported")
+	output := fs.String("output", "", "answer file (.tns)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if _, ok := handLoops[*kernel]; !ok || *output == "" {
+		return errors.New("usage: handloop --kernel K --tensor NAME=FILE ... [--data NAME=FILE|VALUE] --repeat N --output FILE.tns")
+	}
+	start := time.Now()
+	dimsOf := map[string][]int64{}
+	for _, d := range dims {
+		name, list, _ := strings.Cut(d, "=")
+		for _, s := range strings.Split(list, ",") {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return fmt.Errorf("--dims %s: %v", d, err)
+			}
+			dimsOf[name] = append(dimsOf[name], n)
+		}
+	}
+	t := map[string]*storage.COO{}
+	for _, s := range tensors {
+		name, path, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("--tensor %s: want NAME=FILE", s)
+		}
+		c, err := readTensor(path, dimsOf[name])
+		if err != nil {
+			return err
+		}
+		t[name] = c
+	}
+	vec := map[string][]float64{}
+	scalar := map[string]float64{}
+	for _, d := range data {
+		name, spec, _ := strings.Cut(d, "=")
+		if strings.HasSuffix(spec, ".npy") {
+			a, err := readNPYFile(spec)
+			if err != nil {
+				return err
+			}
+			vec[name] = a.F
+			continue
+		}
+		v, err := strconv.ParseFloat(spec, 64)
+		if err != nil {
+			return fmt.Errorf("--data %s: %v", d, err)
+		}
+		scalar[name] = v
+	}
+	need := func(names ...string) error {
+		for _, n := range names {
+			if t[n] == nil {
+				return fmt.Errorf("%s needs --tensor %s", *kernel, n)
+			}
+		}
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "timing: load %.3f ms\n", msSince(start))
+	start = time.Now()
+	// loop runs the kernel into its natural output; answer lists that
+	// output's entries (outside the timed runs).
+	var loop func() any
+	var answer func(any) *Answer
+	var err error
+	switch *kernel {
+	case "spmv", "batax":
+		if err = need("A"); err == nil {
+			a, x := csrOf(t["A"]), vec["x"]
+			if len(x) != int(a.cols) {
+				return fmt.Errorf("x has %d values, A %d columns", len(x), a.cols)
+			}
+			beta := scalar["beta"]
+			loop = func() any { return spmvLoop(a, x) }
+			if *kernel == "batax" {
+				loop = func() any { return bataxLoop(a, x, beta) }
+			}
+			answer = func(o any) *Answer { return vectorAnswer(o.([]float64)) }
+		}
+	case "summmm":
+		if err = need("A", "B"); err == nil {
+			a, b := csrOf(t["A"]), csrOf(t["B"])
+			loop = func() any { return summmmLoop(a, b) }
+			answer = func(o any) *Answer { return &Answer{Entries: []Entry{{Val: o.(float64)}}} }
+		}
+	case "mmm":
+		if err = need("A", "B"); err == nil {
+			a, b := csrOf(t["A"]), csrOf(t["B"])
+			loop = func() any { return mmmLoop(a, b) }
+			answer = func(o any) *Answer { return csrAnswer(o.(*csr)) }
+		}
+	case "sddmm":
+		if err = need("S", "U", "V"); err == nil {
+			s, u, v := csrOf(t["S"]), denseOf(t["U"], false), denseOf(t["V"], false)
+			loop = func() any { return sddmmLoop(s, u, v) }
+			answer = func(o any) *Answer {
+				return csrAnswer(&csr{rows: s.rows, cols: s.cols, pos: s.pos, idx: s.idx, val: o.([]float64)})
+			}
+		}
+	case "ttv":
+		if err = need("T"); err == nil {
+			f, v := csfOf(t["T"]), vec["v"]
+			if int64(len(v)) != t["T"].Dims[2] {
+				return fmt.Errorf("v has %d values, T's third mode %d", len(v), t["T"].Dims[2])
+			}
+			loop = func() any { return ttvLoop(f, v) }
+			answer = func(o any) *Answer { return fiberAnswer(f, o.([]float64), 1) }
+		}
+	case "ttm":
+		if err = need("A", "B"); err == nil {
+			f, b := csfOf(t["A"]), denseOf(t["B"], true)
+			loop = func() any { return ttmLoop(f, b) }
+			answer = func(o any) *Answer { return fiberAnswer(f, o.([]float64), b.cols) }
+		}
+	case "mttkrp":
+		if err = need("B", "C", "D"); err == nil {
+			f, c, d := csfOf(t["B"]), denseOf(t["C"], false), denseOf(t["D"], true)
+			loop = func() any { return mttkrpLoop(f, c, d) }
+			answer = func(o any) *Answer { return denseAnswer(o.([]float64), min(c.cols, d.cols)) }
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "timing: build %.3f ms\n", msSince(start))
+	var out any
+	var times []float64
+	for r := 0; r < max(*repeat, 1); r++ {
+		start = time.Now()
+		out = loop()
+		times = append(times, msSince(start))
+	}
+	fmt.Fprintf(os.Stderr, "timing: execute %.3f ms\n", median(times))
+	ans := answer(out)
+	ans.sort()
+	return writeTNSAnswer(*output, ans)
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
+
+// csr is a matrix in compressed sparse rows, columns increasing in a row.
+type csr struct {
+	rows, cols int64
+	pos        []int
+	idx        []int
+	val        []float64
+}
+
+// order returns the permutation of c's entries sorted by their
+// coordinates, mode 0 first.
+func order(c *storage.COO) []int {
+	p := make([]int, len(c.Vals))
+	for i := range p {
+		p[i] = i
+	}
+	sort.Slice(p, func(a, b int) bool {
+		for m := range c.Coords {
+			if x, y := c.Coords[m][p[a]], c.Coords[m][p[b]]; x != y {
+				return x < y
+			}
+		}
+		return false
+	})
+	return p
+}
+
+func csrOf(c *storage.COO) *csr {
+	m := &csr{rows: c.Dims[0], cols: c.Dims[1], pos: make([]int, c.Dims[0]+1)}
+	for _, p := range order(c) {
+		m.pos[c.Coords[0][p]+1]++
+		m.idx = append(m.idx, int(c.Coords[1][p]))
+		m.val = append(m.val, c.Vals[p])
+	}
+	for i := int64(0); i < m.rows; i++ {
+		m.pos[i+1] += m.pos[i]
+	}
+	return m
+}
+
+// dense is a row-major matrix; transposed ones hold c's columns as rows.
+type dense struct {
+	rows, cols int
+	val        []float64
+}
+
+func denseOf(c *storage.COO, transpose bool) *dense {
+	r, k := 0, 1
+	if transpose {
+		r, k = 1, 0
+	}
+	d := &dense{rows: int(c.Dims[r]), cols: int(c.Dims[k])}
+	d.val = make([]float64, d.rows*d.cols)
+	for p, v := range c.Vals {
+		d.val[int(c.Coords[r][p])*d.cols+int(c.Coords[k][p])] += v
+	}
+	return d
+}
+
+// csf is an order-3 tensor as compressed fibers: the distinct i, then per
+// i the distinct j (fiber segments), then per fiber the k and values.
+type csf struct {
+	dims    []int64
+	i       []int
+	jpos, j []int
+	kpos, k []int
+	val     []float64
+}
+
+func csfOf(c *storage.COO) *csf {
+	f := &csf{dims: c.Dims, jpos: []int{0}, kpos: []int{0}}
+	for _, p := range order(c) {
+		i, j := int(c.Coords[0][p]), int(c.Coords[1][p])
+		newI := len(f.i) == 0 || f.i[len(f.i)-1] != i
+		if newI {
+			if len(f.i) > 0 {
+				f.jpos = append(f.jpos, len(f.j))
+			}
+			f.i = append(f.i, i)
+		}
+		if newI || f.j[len(f.j)-1] != j {
+			if len(f.j) > 0 {
+				f.kpos = append(f.kpos, len(f.k))
+			}
+			f.j = append(f.j, j)
+		}
+		f.k = append(f.k, int(c.Coords[2][p]))
+		f.val = append(f.val, c.Vals[p])
+	}
+	if len(f.i) > 0 {
+		f.jpos = append(f.jpos, len(f.j))
+		f.kpos = append(f.kpos, len(f.k))
+	}
+	return f
+}
+
+func spmvLoop(a *csr, x []float64) []float64 {
+	y := make([]float64, a.rows)
+	for i := range y {
+		s := 0.0
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			s += a.val[p] * x[a.idx[p]]
+		}
+		y[i] = s
+	}
+	return y
+}
+
+func bataxLoop(a *csr, x []float64, beta float64) []float64 {
+	q := make([]float64, a.cols)
+	for i := int64(0); i < a.rows; i++ {
+		lo, hi := a.pos[i], a.pos[i+1]
+		t := 0.0
+		for p := lo; p < hi; p++ {
+			t += a.val[p] * x[a.idx[p]]
+		}
+		t *= beta
+		for p := lo; p < hi; p++ {
+			q[a.idx[p]] += a.val[p] * t
+		}
+	}
+	return q
+}
+
+func summmmLoop(a, b *csr) float64 {
+	rowsum := make([]float64, b.rows)
+	for k := range rowsum {
+		for p := b.pos[k]; p < b.pos[k+1]; p++ {
+			rowsum[k] += b.val[p]
+		}
+	}
+	s := 0.0
+	for p, k := range a.idx {
+		if k < len(rowsum) {
+			s += a.val[p] * rowsum[k]
+		}
+	}
+	return s
+}
+
+// mmmLoop returns A·B in CSR (columns of a row in first-touch order).
+func mmmLoop(a, b *csr) *csr {
+	// The multiply count bounds the product's entries: one allocation.
+	flops := 0
+	for _, k := range a.idx {
+		if int64(k) < b.rows {
+			flops += b.pos[k+1] - b.pos[k]
+		}
+	}
+	q := &csr{rows: a.rows, cols: b.cols, pos: make([]int, a.rows+1), idx: make([]int, 0, flops), val: make([]float64, 0, flops)}
+	acc := make([]float64, b.cols)
+	seen := make([]bool, b.cols)
+	for i := int64(0); i < a.rows; i++ {
+		start := len(q.idx)
+		for p := a.pos[i]; p < a.pos[i+1]; p++ {
+			k, av := a.idx[p], a.val[p]
+			if int64(k) >= b.rows {
+				continue
+			}
+			for r := b.pos[k]; r < b.pos[k+1]; r++ {
+				j := b.idx[r]
+				if !seen[j] {
+					seen[j] = true
+					q.idx = append(q.idx, j)
+				}
+				acc[j] += av * b.val[r]
+			}
+		}
+		for _, j := range q.idx[start:] {
+			q.val = append(q.val, acc[j])
+			acc[j], seen[j] = 0, false
+		}
+		q.pos[i+1] = len(q.idx)
+	}
+	return q
+}
+
+// sddmmLoop returns the values of the result in S's pattern.
+func sddmmLoop(s *csr, u, v *dense) []float64 {
+	out := make([]float64, len(s.val))
+	r := min(u.cols, v.cols)
+	for i := int64(0); i < s.rows; i++ {
+		ui := u.val[int(i)*u.cols : int(i)*u.cols+r]
+		for p := s.pos[i]; p < s.pos[i+1]; p++ {
+			j := s.idx[p]
+			vj := v.val[j*v.cols : j*v.cols+r]
+			dot := 0.0
+			for k, x := range ui {
+				dot += x * vj[k]
+			}
+			out[p] = s.val[p] * dot
+		}
+	}
+	return out
+}
+
+// ttvLoop returns one value per (i,j) fiber of f.
+func ttvLoop(f *csf, v []float64) []float64 {
+	out := make([]float64, len(f.j))
+	for b := range f.j {
+		s := 0.0
+		for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
+			s += f.val[p] * v[f.k[p]]
+		}
+		out[b] = s
+	}
+	return out
+}
+
+// ttmLoop returns a dense row of K values per (i,j) fiber of f; bt is
+// B(k,l) stored l-major (bt.rows = L, bt.cols = K).
+func ttmLoop(f *csf, bt *dense) []float64 {
+	out := make([]float64, len(f.j)*bt.cols)
+	for b := range f.j {
+		acc := out[b*bt.cols : (b+1)*bt.cols]
+		for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
+			av, row := f.val[p], bt.val[f.k[p]*bt.cols:(f.k[p]+1)*bt.cols]
+			for k, x := range row {
+				acc[k] += av * x
+			}
+		}
+	}
+	return out
+}
+
+// mttkrpLoop returns the dense I x R result; c is C(k,j) row-major, dt is
+// D(j,l) stored l-major.
+func mttkrpLoop(f *csf, c, dt *dense) []float64 {
+	r := min(c.cols, dt.cols)
+	out := make([]float64, int(f.dims[0])*r)
+	t := make([]float64, r)
+	for a, i := range f.i {
+		acc := out[i*r : (i+1)*r]
+		for b := f.jpos[a]; b < f.jpos[a+1]; b++ {
+			k := f.j[b]
+			if k >= c.rows {
+				continue
+			}
+			clear(t)
+			for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
+				bv, row := f.val[p], dt.val[f.k[p]*dt.cols:f.k[p]*dt.cols+r]
+				for j, x := range row {
+					t[j] += bv * x
+				}
+			}
+			ck := c.val[k*c.cols : k*c.cols+r]
+			for j, x := range t {
+				acc[j] += ck[j] * x
+			}
+		}
+	}
+	return out
+}
+
+// csrAnswer lists the entries of a CSR matrix.
+func csrAnswer(m *csr) *Answer {
+	a := &Answer{Order: 2, Entries: make([]Entry, 0, len(m.val))}
+	for i := int64(0); i < m.rows; i++ {
+		for p := m.pos[i]; p < m.pos[i+1]; p++ {
+			a.Entries = append(a.Entries, Entry{Key: [maxOrder]int64{i, int64(m.idx[p])}, Val: m.val[p]})
+		}
+	}
+	return a
+}
+
+// fiberAnswer lists per-fiber values of f: width values per (i,j) fiber
+// (a dense last mode when width > 1).
+func fiberAnswer(f *csf, vals []float64, width int) *Answer {
+	a := &Answer{Order: 2}
+	if width > 1 {
+		a.Order = 3
+	}
+	for x, i := range f.i {
+		for b := f.jpos[x]; b < f.jpos[x+1]; b++ {
+			for k := 0; k < width; k++ {
+				// With width 1, k is 0: an order-2 key.
+				a.Entries = append(a.Entries, Entry{Key: [maxOrder]int64{int64(i), int64(f.j[b]), int64(k)}, Val: vals[b*width+k]})
+			}
+		}
+	}
+	return a
+}
+
+// denseAnswer lists a row-major rows x cols matrix's non-zeros.
+func denseAnswer(v []float64, cols int) *Answer {
+	a := &Answer{Order: 2}
+	for p, x := range v {
+		if x != 0 {
+			a.Entries = append(a.Entries, Entry{Key: [maxOrder]int64{int64(p / cols), int64(p % cols)}, Val: x})
+		}
+	}
+	return a
+}
+
+func vectorAnswer(y []float64) *Answer {
+	a := &Answer{Order: 1}
+	for i, v := range y {
+		if v != 0 {
+			a.Entries = append(a.Entries, Entry{Key: [maxOrder]int64{int64(i)}, Val: v})
+		}
+	}
+	return a
+}
+
+// writeTNSAnswer writes a as .tns (1-based coordinates, value last), the
+// form ReadTNSAnswer reads.
+func writeTNSAnswer(path string, a *Answer) error {
+	return writeText(path, func(w *bufio.Writer) {
+		var buf []byte
+		for _, e := range a.Entries {
+			buf = buf[:0]
+			for m := 0; m < a.Order; m++ {
+				buf = strconv.AppendInt(buf, e.Key[m]+1, 10)
+				buf = append(buf, ' ')
+			}
+			buf = strconv.AppendFloat(buf, e.Val, 'g', -1, 64)
+			buf = append(buf, '\n')
+			w.Write(buf)
+		}
+	})
+}

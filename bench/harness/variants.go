@@ -1,0 +1,587 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The variants experiment runs each kernel written in several natural
+// forms (tuple patterns, nested sums, lookups of the tensor being walked,
+// a scalar outside the sum, vectors as ARRAY or as a loaded tensor, dense
+// or sparse factors, every built-in format and a user's own ELL mapping)
+// on the same data, next to one hand-written Go loop per kernel
+// (handLoops). For every form it records storel's time, its optimize
+// time, the plan's estimated cost, and its ratio to the kernel's fastest
+// form and to the Go loop in the same run.
+
+// variantForm is one way of writing a kernel.
+type variantForm struct {
+	name    string            // shown in the report
+	program string            // bench/programs/variants/PROGRAM.sdql
+	formats map[string]string // --tensor NAME=FILE:FORMAT; "" loads the file in storel's default format
+	// data lists the --data objects the program or its storage declares:
+	// NAME, or NAME=KEY to fill NAME with the case's object KEY.
+	data    []string
+	storage string // a user's mapping in bench/programs/variants (--storage), "" for none
+}
+
+// variantKernel is a kernel's forms; the first one also runs in the
+// reference interpreter on small inputs.
+type variantKernel struct {
+	kernel string
+	main   string // the name of the kernel's real matrix or tensor
+	order  int
+	forms  []variantForm
+}
+
+func f(name, program string, formats map[string]string, data ...string) variantForm {
+	return variantForm{name: name, program: program, formats: formats, data: data}
+}
+
+type fm = map[string]string
+
+// ellData are the --data objects of the ELL mappings (ell.sdql pads with
+// column 0 and value 0, ell_if.sdql with column -1).
+var ellData = []string{"A_dim1", "A_dim2", "A_width", "A_col", "A_val"}
+
+func ellForm(name, mapping string) variantForm {
+	data := []string{"x"}
+	for _, d := range ellData {
+		data = append(data, d+"="+mapping+"."+d)
+	}
+	return variantForm{name: name, program: "spmv_tuple", formats: fm{}, data: data, storage: mapping}
+}
+
+// variantKernels lists the forms of each kernel. Factor matrices are
+// dense data (rank 8 for SDDMM, 16 for TTM and MTTKRP) stored dense or
+// CSR; MMM's and SumMMM's B is sparse (250 columns, --factor-density).
+var variantKernels = []variantKernel{
+	{"spmv", "A", 2, []variantForm{
+		f("tuple, A csr", "spmv_tuple", fm{"A": "csr"}, "x"),
+		f("tuple, A csc", "spmv_tuple", fm{"A": "csc"}, "x"),
+		f("tuple, A dcsr", "spmv_tuple", fm{"A": "dcsr"}, "x"),
+		f("tuple, A coo", "spmv_tuple", fm{"A": "coo"}, "x"),
+		f("tuple, A hash", "spmv_tuple", fm{"A": "hash"}, "x"),
+		f("tuple, A sell", "spmv_tuple", fm{"A": "sell"}, "x"),
+		ellForm("tuple, A user ELL (--storage ell.sdql)", "ell"),
+		ellForm("tuple, A user ELL with if (--storage ell_if.sdql)", "ell_if"),
+		f("tuple, x --tensor, A csr", "spmv_tuple_xtensor", fm{"A": "csr", "x": ""}),
+		f("nested, A csr", "spmv_nested", fm{"A": "csr"}, "x"),
+		f("lookup A(i)(j), A csr", "spmv_lookup", fm{"A": "csr"}, "x"),
+		f("alpha * sum, A csr", "spmv_scaled", fm{"A": "csr"}, "x", "alpha"),
+	}},
+	{"batax", "A", 2, []variantForm{
+		f("nested, A csr", "batax_nested", fm{"A": "csr"}, "x", "beta"),
+		f("nested, A csc", "batax_nested", fm{"A": "csc"}, "x", "beta"),
+		f("nested, A dcsr", "batax_nested", fm{"A": "dcsr"}, "x", "beta"),
+		f("nested, A coo", "batax_nested", fm{"A": "coo"}, "x", "beta"),
+		f("nested, x --tensor, A csr", "batax_nested_xtensor", fm{"A": "csr", "x": ""}, "beta"),
+		f("tuple, A csr", "batax_tuple", fm{"A": "csr"}, "x", "beta"),
+		f("lookup A(i)(j), A csr", "batax_lookup", fm{"A": "csr"}, "x", "beta"),
+		f("beta * sum, A csr", "batax_scaled", fm{"A": "csr"}, "x", "beta"),
+	}},
+	{"summmm", "A", 2, []variantForm{
+		f("tuple, A csc, B csr", "summmm_tuple", fm{"A": "csc", "B": "csr"}),
+		f("tuple, A csr, B csr", "summmm_tuple", fm{"A": "csr", "B": "csr"}),
+		f("tuple, A csr, B csc", "summmm_tuple", fm{"A": "csr", "B": "csc"}),
+		f("tuple, A csr, B dense", "summmm_tuple", fm{"A": "csr", "B": "dense"}),
+		f("tuple, A csr, B hash", "summmm_tuple", fm{"A": "csr", "B": "hash"}),
+		f("lookup B(k), A csr, B csr", "summmm_lookup", fm{"A": "csr", "B": "csr"}),
+		f("nested, A csr, B csr", "summmm_nested", fm{"A": "csr", "B": "csr"}),
+	}},
+	{"mmm", "A", 2, []variantForm{
+		f("tuple, A csr, B csr", "mmm_tuple", fm{"A": "csr", "B": "csr"}),
+		f("tuple, A csr, B csc", "mmm_tuple", fm{"A": "csr", "B": "csc"}),
+		f("tuple, A dcsr, B csr", "mmm_tuple", fm{"A": "dcsr", "B": "csr"}),
+		f("tuple, A csr, B dense", "mmm_tuple", fm{"A": "csr", "B": "dense"}),
+		f("tuple, A csr, B hash", "mmm_tuple", fm{"A": "csr", "B": "hash"}),
+		f("scaled row {i -> a * B(k)}, A csr, B csr", "mmm_row", fm{"A": "csr", "B": "csr"}),
+		f("nested, A csr, B csr", "mmm_nested", fm{"A": "csr", "B": "csr"}),
+	}},
+	{"sddmm", "S", 2, []variantForm{
+		f("tuple, S csr, U V dense", "sddmm_tuple", fm{"S": "csr", "U": "dense", "V": "dense"}),
+		f("tuple, S csr, U V csr", "sddmm_tuple", fm{"S": "csr", "U": "csr", "V": "csr"}),
+		f("tuple, S coo, U V dense", "sddmm_tuple", fm{"S": "coo", "U": "dense", "V": "dense"}),
+		f("lookup U(i) V(j)(k), S csr, U V dense", "sddmm_lookup", fm{"S": "csr", "U": "dense", "V": "dense"}),
+		f("nested, S csr, U V dense", "sddmm_nested", fm{"S": "csr", "U": "dense", "V": "dense"}),
+	}},
+	{"ttv", "T", 3, []variantForm{
+		f("tuple, T csf", "ttv_tuple", fm{"T": "csf"}, "v"),
+		f("tuple, T coo", "ttv_tuple", fm{"T": "coo"}, "v"),
+		f("tuple, T hash", "ttv_tuple", fm{"T": "hash"}, "v"),
+		f("tuple, v --tensor, T csf", "ttv_tuple_vtensor", fm{"T": "csf", "v": ""}),
+		f("nested, T csf", "ttv_nested", fm{"T": "csf"}, "v"),
+		f("lookup T(i)(j)(k), T csf", "ttv_lookup", fm{"T": "csf"}, "v"),
+	}},
+	{"ttm", "A", 3, []variantForm{
+		f("tuple, A csf, B csc", "ttm_tuple", fm{"A": "csf", "B": "csc"}),
+		f("tuple, A csf, B csr", "ttm_tuple", fm{"A": "csf", "B": "csr"}),
+		f("tuple, A csf, B dense", "ttm_tuple", fm{"A": "csf", "B": "dense"}),
+		f("tuple, A coo, B dense", "ttm_tuple", fm{"A": "coo", "B": "dense"}),
+		f("nested, A csf, B dense", "ttm_nested", fm{"A": "csf", "B": "dense"}),
+	}},
+	{"mttkrp", "B", 3, []variantForm{
+		f("tuple, B csf, C D dense", "mttkrp_tuple", fm{"B": "csf", "C": "dense", "D": "dense"}),
+		f("tuple, B csf, C D csr", "mttkrp_tuple", fm{"B": "csf", "C": "csr", "D": "csr"}),
+		f("tuple, B coo, C D dense", "mttkrp_tuple", fm{"B": "coo", "C": "dense", "D": "dense"}),
+		f("tuple, B hash, C D dense", "mttkrp_tuple", fm{"B": "hash", "C": "dense", "D": "dense"}),
+		f("nested, B csf, C D dense", "mttkrp_nested", fm{"B": "csf", "C": "dense", "D": "dense"}),
+	}},
+}
+
+// Ranks of the dense factor matrices.
+const (
+	sddmmRank  = 8
+	tensorRank = 16
+)
+
+// variantTimeout is the per-form time limit (each run of storel, which
+// includes --repeat executions); a form past it is reported as timeout.
+const variantTimeout = 20 * time.Second
+
+// variantQuickTimeout is the limit with --quick.
+const variantQuickTimeout = 10 * time.Second
+
+// variantDefaultInputs are the real inputs of the full run: the smaller
+// matrix with real values and the smaller 3-tensor's shape family.
+// variantQuickLimits are the leading blocks --quick takes of them.
+var (
+	variantDefaultInputs = []string{"bcsstk16", "orghs"}
+	variantQuickLimits   = map[string][]int64{"bcsstk16": {1200, 1200}, "orghs": {4000, 0, 0}}
+)
+
+// variantLoopSystem names the hand-written Go loop in the results.
+const variantLoopSystem = "Go loop"
+
+// variantCase is one kernel's input files for every form.
+type variantCase struct {
+	files map[string]string  // tensor -> file (vectors: their .tns)
+	dims  map[string][]int64 // --dims of tensors whose file does not state them
+	data  map[string]string  // --data objects: .npy files and scalar literals
+	nnz   int64
+}
+
+// variantInputs lists the real inputs the experiment runs on: those named
+// by --inputs, else variantDefaultInputs.
+func (h *Harness) variantInputs() []*dataset {
+	names := variantDefaultInputs
+	if len(h.cfg.Inputs) > 0 {
+		names = h.cfg.Inputs
+	}
+	var ds []*dataset
+	for i := range realData {
+		for _, n := range names {
+			if realData[i].Name == n {
+				ds = append(ds, &realData[i])
+			}
+		}
+	}
+	return ds
+}
+
+// variantInput builds the case of kernel k on d: the main tensor (a
+// leading block with --quick), its generated factors, vectors, scalars
+// and ELL arrays.
+func (h *Harness) variantInput(k *variantKernel, d *dataset) (*variantCase, string, error) {
+	var limits []int64
+	if h.cfg.Quick {
+		if limits = variantQuickLimits[d.Name]; limits == nil {
+			limits = d.QuickLimits
+		}
+	}
+	path, dims, nnz, err := h.blockFile(d, limits)
+	if err != nil {
+		return nil, "", err
+	}
+	label := d.Name
+	if limits != nil {
+		label += " " + dimsLabel(dims)
+	}
+	c := &variantCase{files: map[string]string{k.main: path}, dims: map[string][]int64{}, data: map[string]string{}, nnz: nnz}
+	if !strings.Contains(path, ".mtx") {
+		c.dims[k.main] = dims
+	}
+	vector := func(name string, n int64, seed uint64) error {
+		npy, err := h.genVector(n, seed)
+		if err != nil {
+			return err
+		}
+		tns := strings.TrimSuffix(npy, ".npy") + ".tns"
+		err = cached(tns, func() error {
+			a, err := readNPYFile(npy)
+			if err != nil {
+				return err
+			}
+			return WriteTNS(tns, vectorCOO(a.F))
+		})
+		c.data[name], c.files[name] = npy, tns
+		return err
+	}
+	matrix := func(name string, rows, cols int64, density float64, seed uint64) error {
+		p, err := h.genMatrix(rows, cols, density, seed)
+		c.files[name] = p
+		return err
+	}
+	switch k.kernel {
+	case "spmv", "batax":
+		c.data["beta"], c.data["alpha"] = bataxBeta, "1"
+		if err = vector("x", dims[1], 12); err == nil {
+			err = h.ellArrays(c, path, dims)
+		}
+	case "mmm", "summmm":
+		err = matrix("B", dims[1], 250, h.cfg.FactorDensity, 11)
+	case "sddmm":
+		if err = matrix("U", dims[0], sddmmRank, 1, 51); err == nil {
+			err = matrix("V", dims[1], sddmmRank, 1, 52)
+		}
+	case "ttv":
+		err = vector("v", dims[2], 53)
+	case "ttm":
+		err = matrix("B", tensorRank, dims[2], 1, 54)
+	case "mttkrp":
+		if err = matrix("C", dims[1], tensorRank, 1, 55); err == nil {
+			err = matrix("D", tensorRank, dims[2], 1, 56)
+		}
+	}
+	return c, label, err
+}
+
+// ellArrays writes (once) the ELLPACK arrays of the matrix at path for
+// ell.sdql (padding: column 0, value 0) and ell_if.sdql (column -1) and
+// adds them to c's data as "ell.A_col", "ell_if.A_col", ....
+func (h *Harness) ellArrays(c *variantCase, path string, dims []int64) error {
+	base := filepath.Join(h.cfg.TmpDir, "ell", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	width := base + ".width"
+	err := cached(width, func() error {
+		m, err := readTensor(path, dims)
+		if err != nil {
+			return err
+		}
+		a := csrOf(m)
+		w := 0
+		for i := int64(0); i < a.rows; i++ {
+			w = max(w, a.pos[i+1]-a.pos[i])
+		}
+		for _, mapping := range []string{"ell", "ell_if"} {
+			pad := int64(0)
+			if mapping == "ell_if" {
+				pad = -1
+			}
+			col := make([]int64, int(a.rows)*w)
+			val := make([]float64, int(a.rows)*w)
+			for i := int64(0); i < a.rows; i++ {
+				for s := 0; s < w; s++ {
+					p, q := a.pos[i]+s, int(i)*w+s
+					if p < a.pos[i+1] {
+						col[q], val[q] = int64(a.idx[p]), a.val[p]
+					} else {
+						col[q] = pad
+					}
+				}
+			}
+			if err := writeNPY(base+"-"+mapping+"-col.npy", col, nil); err != nil {
+				return err
+			}
+			if err := WriteVectorNPY(base+"-"+mapping+"-val.npy", val); err != nil {
+				return err
+			}
+		}
+		return writeText(width, func(b *bufio.Writer) { fmt.Fprintln(b, w) })
+	})
+	if err != nil {
+		return err
+	}
+	wb, err := os.ReadFile(width)
+	if err != nil {
+		return err
+	}
+	for _, mapping := range []string{"ell", "ell_if"} {
+		c.data[mapping+".A_dim1"] = strconv.FormatInt(dims[0], 10)
+		c.data[mapping+".A_dim2"] = strconv.FormatInt(dims[1], 10)
+		c.data[mapping+".A_width"] = strings.TrimSpace(string(wb))
+		c.data[mapping+".A_col"] = base + "-" + mapping + "-col.npy"
+		c.data[mapping+".A_val"] = base + "-" + mapping + "-val.npy"
+	}
+	return nil
+}
+
+// variantArgs builds `storel CMD` for a form (run adds the timing flags).
+func (h *Harness) variantArgs(cmd string, form *variantForm, c *variantCase, output string) []string {
+	args := []string{h.cfg.Storel, cmd, h.variantProgram(form.program)}
+	args = append(args, variantInputArgs(form, c)...)
+	if form.storage != "" {
+		args = append(args, "--storage", h.variantProgram(form.storage))
+	}
+	if cmd == "run" {
+		args = append(args, "--timings", "--repeat", strconv.Itoa(h.cfg.Repeat), "--threads", "1", "--plan", "optimized", "--output", output)
+	}
+	return args
+}
+
+// variantInputArgs are a form's --tensor, --dims and --data flags.
+func variantInputArgs(form *variantForm, c *variantCase) []string {
+	var args []string
+	var names []string
+	for n := range form.formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		spec := n + "=" + c.files[n]
+		if form.formats[n] != "" {
+			spec += ":" + form.formats[n]
+		}
+		args = append(args, "--tensor", spec)
+		if d, ok := c.dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
+	}
+	for _, d := range form.data {
+		name, key, ok := strings.Cut(d, "=")
+		if !ok {
+			key = name
+		}
+		args = append(args, "--data", name+"="+c.data[key])
+	}
+	return args
+}
+
+func (h *Harness) variantProgram(name string) string {
+	return filepath.Join(h.cfg.Repo, "bench", "programs", "variants", name+".sdql")
+}
+
+// handLoopArgs runs the kernel's Go loop on every input of c.
+func (h *Harness) handLoopArgs(kernel string, c *variantCase, output string) []string {
+	args := []string{h.cfg.Self, "handloop", "--kernel", kernel}
+	var names []string
+	for n := range c.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, vec := c.data[n]; vec {
+			continue // a vector: passed as its .npy below
+		}
+		args = append(args, "--tensor", n+"="+c.files[n])
+		if d, ok := c.dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
+	}
+	for _, n := range []string{"x", "v", "beta"} {
+		if v, ok := c.data[n]; ok {
+			args = append(args, "--data", n+"="+v)
+		}
+	}
+	return append(args, "--repeat", strconv.Itoa(h.cfg.Repeat), "--output", output)
+}
+
+// runVariants runs every selected kernel's forms on each input of the
+// kernel's order.
+func (h *Harness) runVariants() error {
+	limit := variantTimeout
+	if h.cfg.Quick {
+		limit = variantQuickTimeout
+	}
+	if h.cfg.Timeout > 0 {
+		limit = min(limit, h.cfg.Timeout)
+	}
+	load := loadAverage()
+	for ki := range variantKernels {
+		k := &variantKernels[ki]
+		if !h.selected(k.kernel, "") {
+			continue
+		}
+		for _, d := range h.variantInputs() {
+			if d.order() != k.order {
+				continue
+			}
+			c, label, err := h.variantInput(k, d)
+			if err != nil {
+				return err
+			}
+			h.runVariantCase(k, c, caseKey{"variants", k.kernel, label, 0}, limit)
+		}
+	}
+	h.note("variants", fmt.Sprintf("each storel form runs with --threads 1 and a limit of %s per run (--repeat executions included); "+
+		"the Go loop and the forms within %dx of the kernel's fastest form run %d rounds in turn; "+
+		"the machine's load average (1 min) was %s at the start and %s at the end", limit, roundsWithin, max(h.cfg.Rounds, 1), load, loadAverage()))
+	return nil
+}
+
+// loadAverage is the machine's one-minute load average ("unknown" where
+// /proc/loadavg cannot be read): a shared machine's noise, for the report.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
+// runVariantCase explains and runs every form of k on c, with the Go loop
+// as the reference answer and the oracle on small inputs, then records
+// each form's figures: cost, optimizer figures, ratios.
+func (h *Harness) runVariantCase(k *variantKernel, c *variantCase, key caseKey, limit time.Duration) {
+	loopAns := h.answerPath(key, variantLoopSystem, 1) + ".tns"
+	jobs := []job{{system: variantLoopSystem, reference: true, always: true, threads: 1, answer: loopAns,
+		exec: Exec{Args: h.handLoopArgs(k.kernel, c, loopAns), Timeout: limit}}}
+	if c.nnz <= h.cfg.OracleMaxNNZ {
+		ans := h.answerPath(key, "oracle", 1) + ".tns"
+		args := append([]string{h.cfg.Self, "oracle", h.variantProgram(k.forms[0].program)}, variantInputArgs(&k.forms[0], c)...)
+		jobs = append(jobs, job{system: "oracle", oracle: true, threads: 1, answer: ans,
+			exec: Exec{Args: append(args, "--output", ans), Timeout: h.cfg.OracleTimeout}})
+	}
+	figures, explains := map[string]map[string]float64{}, map[string]string{}
+	for i := range k.forms {
+		form := &k.forms[i]
+		ans := h.answerPath(key, form.name, 1) + ".tns"
+		jobs = append(jobs, job{system: form.name, threads: 1, answer: ans,
+			exec: Exec{Args: h.variantArgs("run", form, c, ans), Timeout: limit}})
+		figures[form.name], explains[form.name] = h.explainForm(key, form, c, limit)
+	}
+	from := len(h.Results)
+	h.runJobs(key, jobs)
+	ms := h.Results[from:]
+	for i := range ms {
+		m := &ms[i]
+		for _, form := range k.forms {
+			if form.name == m.System {
+				m.Form = &FormInfo{Program: "bench/programs/variants/" + form.program + ".sdql", Tensors: formatsLabel(form.formats)}
+				if form.storage != "" {
+					m.Form.Storage = "bench/programs/variants/" + form.storage + ".sdql"
+				}
+				m.Form.ComparedWith = variantLoopSystem + ": " + handLoops[k.kernel]
+				m.Form.Explain = explains[form.name]
+				m.Figures = figures[form.name]
+			}
+		}
+		if m.System == variantLoopSystem {
+			m.Form = &FormInfo{Program: handLoops[k.kernel]}
+		}
+	}
+	setVariantRatios(ms)
+	if err := h.SaveJSON(); err != nil {
+		h.logf("saving results: %v", err)
+	}
+}
+
+// formatsLabel writes a form's tensor flags as "A=csr x=(file)".
+func formatsLabel(formats map[string]string) string {
+	var s []string
+	for n, f := range formats {
+		if f == "" {
+			f = "--tensor default"
+		}
+		s = append(s, n+"="+f)
+	}
+	sort.Strings(s)
+	return strings.Join(s, " ")
+}
+
+// FormInfo says what a variants measurement ran.
+type FormInfo struct {
+	Program string `json:"program"`
+	Tensors string `json:"tensors,omitempty"`
+	Storage string `json:"storage,omitempty"`
+	// ComparedWith names the Go loop the form's time is divided by.
+	ComparedWith string `json:"compared_with,omitempty"`
+	// Explain is the file, relative to the results directory, holding
+	// `storel explain`'s text for the form.
+	Explain string `json:"explain,omitempty"`
+}
+
+// estimatedCost reads `storel explain`'s "estimated cost: naive N (...),
+// optimized M (...)" line.
+var estimatedCost = regexp.MustCompile(`estimated cost:.*?naive\s+([0-9.]+(?:e[+-]?[0-9]+)?).*?optimized\s+([0-9.]+(?:e[+-]?[0-9]+)?)`)
+
+// explainForm runs `storel explain` for a form, keeps its text under
+// OutDir/explain/variants and returns its figures: the optimizer's and
+// "cost" and "naive_cost", the estimated costs of the chosen and the
+// naive plan.
+func (h *Harness) explainForm(key caseKey, form *variantForm, c *variantCase, limit time.Duration) (map[string]float64, string) {
+	r := Run(Exec{Args: h.variantArgs("explain", form, c, ""), Timeout: limit, MaxRSS: h.cfg.MaxRSS})
+	if r.Status != StatusOK {
+		h.logf("variants %s %s %s: explain %s %s", key.kernel, key.input, form.name, r.Status, r.Err)
+		return nil, ""
+	}
+	figs := ParseExplainFigures(r.Stdout)
+	if m := estimatedCost.FindStringSubmatch(r.Stdout); m != nil {
+		figs["naive_cost"], _ = strconv.ParseFloat(m[1], 64)
+		figs["cost"], _ = strconv.ParseFloat(m[2], 64)
+	}
+	rel := filepath.Join("explain", "variants", explainName(key, form.name))
+	if err := writeFile(filepath.Join(h.cfg.OutDir, rel), r.Stdout); err != nil {
+		h.logf("variants: %v", err)
+		return figs, ""
+	}
+	return figs, rel
+}
+
+// explainName is a file name for a form's explain text: letters, digits,
+// '-', '_' and '.' only.
+func explainName(key caseKey, form string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		}
+		return '_'
+	}, key.kernel+"-"+key.input+"-"+form)
+	for strings.Contains(name, "__") {
+		name = strings.ReplaceAll(name, "__", "_")
+	}
+	return name + ".txt"
+}
+
+// Figures of a variants measurement: its execute time over the fastest
+// form's of the same case, and over the Go loop's.
+const (
+	figVsFastest = "vs_fastest_form"
+	figVsLoop    = "vs_go_loop"
+)
+
+// Targets of the variants experiment: every form within 1.5x of the
+// kernel's fastest form (the optimizer's) and within 1.25x of the Go
+// loop (the engine's).
+const (
+	targetVsFastest = 1.5
+	targetVsLoop    = 1.25
+)
+
+// setVariantRatios sets the ratio figures of one case's measurements.
+func setVariantRatios(ms []Measurement) {
+	fastest, loop := math.Inf(1), math.NaN()
+	for i := range ms {
+		v, ok := execOK(&ms[i])
+		if !ok {
+			continue
+		}
+		if ms[i].System == variantLoopSystem {
+			loop = v
+		} else {
+			fastest = min(fastest, v)
+		}
+	}
+	for i := range ms {
+		m := &ms[i]
+		v, ok := execOK(m)
+		if !ok || m.System == variantLoopSystem {
+			continue
+		}
+		if m.Figures == nil {
+			m.Figures = map[string]float64{}
+		}
+		m.Figures[figVsFastest] = v / fastest
+		if !math.IsNaN(loop) && loop > 0 {
+			m.Figures[figVsLoop] = v / loop
+		}
+	}
+}
