@@ -208,6 +208,14 @@ func order(c *storage.COO) []int {
 	return p
 }
 
+// row returns row i's column indices and values, of equal lengths (so a
+// loop over them needs no bounds checks).
+func (m *csr) row(i int64) ([]int32, []float64) {
+	lo, hi := m.pos[i], m.pos[i+1]
+	seg := m.idx[lo:hi]
+	return seg, m.val[lo:hi][:len(seg)]
+}
+
 func csrOf(c *storage.COO) *csr {
 	m := &csr{rows: c.Dims[0], cols: c.Dims[1], pos: make([]int, c.Dims[0]+1)}
 	for _, p := range order(c) {
@@ -253,6 +261,13 @@ type csf struct {
 	val  []float64
 }
 
+// fiber returns fiber b's last-level indices and values, of equal lengths.
+func (f *csf) fiber(b int) ([]int32, []float64) {
+	lo, hi := f.kpos[b], f.kpos[b+1]
+	seg := f.k[lo:hi]
+	return seg, f.val[lo:hi][:len(seg)]
+}
+
 func csfOf(c *storage.COO) *csf {
 	f := &csf{dims: c.Dims, jpos: []int{0}, kpos: []int{0}}
 	for _, p := range order(c) {
@@ -283,9 +298,10 @@ func csfOf(c *storage.COO) *csf {
 func spmvLoop(a *csr, x []float64) []float64 {
 	y := make([]float64, a.rows)
 	for i := range y {
+		seg, v := a.row(int64(i))
 		s := 0.0
-		for p := a.pos[i]; p < a.pos[i+1]; p++ {
-			s += a.val[p] * x[a.idx[p]]
+		for p, j := range seg {
+			s += v[p] * x[j]
 		}
 		y[i] = s
 	}
@@ -295,14 +311,14 @@ func spmvLoop(a *csr, x []float64) []float64 {
 func bataxLoop(a *csr, x []float64, beta float64) []float64 {
 	q := make([]float64, a.cols)
 	for i := int64(0); i < a.rows; i++ {
-		lo, hi := a.pos[i], a.pos[i+1]
+		seg, v := a.row(i)
 		t := 0.0
-		for p := lo; p < hi; p++ {
-			t += a.val[p] * x[a.idx[p]]
+		for p, k := range seg {
+			t += v[p] * x[k]
 		}
 		t *= beta
-		for p := lo; p < hi; p++ {
-			q[a.idx[p]] += a.val[p] * t
+		for p, j := range seg {
+			q[j] += v[p] * t
 		}
 	}
 	return q
@@ -311,8 +327,9 @@ func bataxLoop(a *csr, x []float64, beta float64) []float64 {
 func summmmLoop(a, b *csr) float64 {
 	rowsum := make([]float64, b.rows)
 	for k := range rowsum {
-		for p := b.pos[k]; p < b.pos[k+1]; p++ {
-			rowsum[k] += b.val[p]
+		_, v := b.row(int64(k))
+		for _, x := range v {
+			rowsum[k] += x
 		}
 	}
 	s := 0.0
@@ -336,8 +353,9 @@ func mmmLoop(a, b *csr) []float64 {
 			if int64(k) >= b.rows {
 				continue
 			}
-			for r := b.pos[k]; r < b.pos[k+1]; r++ {
-				acc[b.idx[r]] += av * b.val[r]
+			seg, v := b.row(int64(k))
+			for r, j := range seg {
+				acc[j] += av * v[r]
 			}
 		}
 	}
@@ -352,7 +370,7 @@ func sddmmLoop(s *csr, u, v *dense) []float64 {
 		ui := u.val[int(i)*u.cols : int(i)*u.cols+r]
 		for p := s.pos[i]; p < s.pos[i+1]; p++ {
 			j := int(s.idx[p])
-			vj := v.val[j*v.cols : j*v.cols+r]
+			vj := v.val[j*v.cols : j*v.cols+r][:len(ui)]
 			dot := 0.0
 			for k, x := range ui {
 				dot += x * vj[k]
@@ -367,9 +385,10 @@ func sddmmLoop(s *csr, u, v *dense) []float64 {
 func ttvLoop(f *csf, v []float64) []float64 {
 	out := make([]float64, len(f.j))
 	for b := range f.j {
+		seg, vals := f.fiber(b)
 		s := 0.0
-		for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
-			s += f.val[p] * v[f.k[p]]
+		for p, k := range seg {
+			s += vals[p] * v[k]
 		}
 		out[b] = s
 	}
@@ -382,9 +401,9 @@ func ttmLoop(f *csf, bt *dense) []float64 {
 	out := make([]float64, len(f.j)*bt.cols)
 	for b := range f.j {
 		acc := out[b*bt.cols : (b+1)*bt.cols]
-		for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
-			l := int(f.k[p])
-			av, row := f.val[p], bt.val[l*bt.cols:(l+1)*bt.cols]
+		seg, vals := f.fiber(b)
+		for p, l := range seg {
+			av, row := vals[p], bt.val[int(l)*bt.cols : int(l+1)*bt.cols][:len(acc)]
 			for k, x := range row {
 				acc[k] += av * x
 			}
@@ -407,14 +426,15 @@ func mttkrpLoop(f *csf, c, dt *dense) []float64 {
 				continue
 			}
 			clear(t)
-			for p := f.kpos[b]; p < f.kpos[b+1]; p++ {
-				l := int(f.k[p])
-				bv, row := f.val[p], dt.val[l*dt.cols:l*dt.cols+r]
+			seg, vals := f.fiber(b)
+			for p, l := range seg {
+				bv, row := vals[p], dt.val[int(l)*dt.cols : int(l)*dt.cols+r][:len(t)]
 				for j, x := range row {
 					t[j] += bv * x
 				}
 			}
-			ck := c.val[k*c.cols : k*c.cols+r]
+			ck := c.val[k*c.cols : k*c.cols+r][:len(t)]
+			acc = acc[:len(t)]
 			for j, x := range t {
 				acc[j] += ck[j] * x
 			}

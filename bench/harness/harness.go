@@ -515,7 +515,7 @@ func (h *Harness) runJobs(k caseKey, jobs []job) []Measurement {
 						caseFailures = append(caseFailures, caseFailure{i, fmt.Sprintf("%s %s %s %s: %s", k.experiment, k.kernel, k.input, out[i].System, out[i].Note)})
 					}
 				}
-				m.Note = "reference interpreter; storel's answer disagrees"
+				m.Note = "reference interpreter; " + refName + "'s answer disagrees"
 				ref, refName, oracleConfirmed = ans, "oracle", true
 			default:
 				m.Status, m.Note = StatusWrong, "against "+refName+": "+cerr.Error()
