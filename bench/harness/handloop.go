@@ -49,16 +49,9 @@ func HandLoop(args []string) error {
 		return errors.New("usage: handloop --kernel K --tensor NAME=FILE ... [--data NAME=FILE|VALUE] --repeat N --output FILE.tns")
 	}
 	start := time.Now()
-	dimsOf := map[string][]int64{}
-	for _, d := range dims {
-		name, list, _ := strings.Cut(d, "=")
-		for _, s := range strings.Split(list, ",") {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return fmt.Errorf("--dims %s: %v", d, err)
-			}
-			dimsOf[name] = append(dimsOf[name], n)
-		}
+	dimsOf, err := dims.parseDims()
+	if err != nil {
+		return err
 	}
 	t := map[string]*storage.COO{}
 	for _, s := range tensors {
@@ -104,7 +97,6 @@ func HandLoop(args []string) error {
 	// output's entries (outside the timed runs).
 	var loop func() any
 	var answer func(any) *Answer
-	var err error
 	switch *kernel {
 	case "spmv", "batax":
 		if err = need("A"); err == nil {

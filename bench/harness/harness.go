@@ -323,9 +323,9 @@ type job struct {
 	// tolerance of the check of this job's answer (zero: DefaultTolerance).
 	tolerance Tolerance
 	skip      string // non-empty: do not run, record why
-	// always: the job takes part in every round whatever its time, and
-	// its time does not set the pace of the others (the Go loop the
-	// variants experiment divides by).
+	// always: the job takes part in every round whatever its time
+	// (within roundWallBudget), and its time does not set the pace of the
+	// others (the variants experiment's Go loop and forms).
 	always bool
 }
 

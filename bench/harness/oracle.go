@@ -40,16 +40,9 @@ func Oracle(args []string) error {
 	if program == "" || *output == "" {
 		return errors.New("usage: oracle PROGRAM.sdql --tensor NAME=FILE:FORMAT ... --output FILE.tns")
 	}
-	dimsOf := map[string][]int64{}
-	for _, d := range dims {
-		name, list, _ := strings.Cut(d, "=")
-		for _, s := range strings.Split(list, ",") {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil {
-				return fmt.Errorf("--dims %s: %v", d, err)
-			}
-			dimsOf[name] = append(dimsOf[name], n)
-		}
+	dimsOf, err := dims.parseDims()
+	if err != nil {
+		return err
 	}
 	w := storel.NewWorkspace()
 	for _, t := range tensors {
@@ -104,3 +97,19 @@ type multi []string
 
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+// parseDims reads --dims NAME=D1,D2,... flags into sizes per tensor.
+func (m multi) parseDims() (map[string][]int64, error) {
+	dimsOf := map[string][]int64{}
+	for _, d := range m {
+		name, list, _ := strings.Cut(d, "=")
+		for _, s := range strings.Split(list, ",") {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--dims %s: %v", d, err)
+			}
+			dimsOf[name] = append(dimsOf[name], n)
+		}
+	}
+	return dimsOf, nil
+}
