@@ -22,7 +22,7 @@ func writeVariants(w *mdWriter, ms []*Measurement, notes []Note) {
 		"*est. cost* is the chosen plan's cost estimated by the optimizer (`storel explain`, whose text is linked), with the naive plan's after the slash.",
 		targetVsFastest, targetVsLoop)
 	w.p("")
-	writeExperimentNotes(w, notes, "variants", "Runs")
+	writeExperimentNotes(w, notes, "variants", "Note")
 	byCase := groupBy(ms, func(m *Measurement) string { return m.Kernel + " on " + m.Input })
 	missFastest, missLoop := map[string][]string{}, map[string][]string{}
 	var failed []string

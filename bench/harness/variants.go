@@ -406,6 +406,9 @@ func (h *Harness) runVariants() error {
 				continue
 			}
 			c, label, err := h.variantInput(k, d)
+			if h.skipMissing("variants", d, err) {
+				continue
+			}
 			if err != nil {
 				return err
 			}

@@ -152,7 +152,7 @@ func TestVariantsOnTinyData(t *testing.T) {
 			t.Errorf("%s: the fastest form is %g x the fastest", k.kernel, fastest)
 		}
 	}
-	if err := h.WriteReport(time.Second); err != nil {
+	if _, err := h.WriteReport(time.Second, true); err != nil {
 		t.Fatal(err)
 	}
 	report, err := os.ReadFile(filepath.Join(out, "REPORT.md"))
@@ -274,7 +274,7 @@ func TestVariantsReportWrongAndBrokenForms(t *testing.T) {
 	if len(h.Failures) != 1 || !strings.Contains(h.Failures[0], "twice") {
 		t.Errorf("failures %q, want the wrong form's", h.Failures)
 	}
-	if err := h.WriteReport(time.Second); err != nil {
+	if _, err := h.WriteReport(time.Second, true); err != nil {
 		t.Fatal(err)
 	}
 	report, _ := os.ReadFile(filepath.Join(out, "REPORT.md"))
@@ -314,5 +314,25 @@ func TestVariantRatiosAndTimeoutRows(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the section lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+func TestVariantsLeaveOutMissingInputs(t *testing.T) {
+	dir := t.TempDir()
+	h := New(Config{Quick: true, DataDir: dir, OutDir: dir, TmpDir: dir, Timeout: time.Second, Experiments: []string{"variants"}})
+	if err := h.runVariants(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Results) != 0 || !slices.Equal(h.Missing, []string{"bcsstk16", "orghs"}) {
+		t.Errorf("results %d, missing %q", len(h.Results), h.Missing)
+	}
+	left := 0
+	for _, n := range h.Notes {
+		if n.Experiment == "variants" && strings.Contains(n.Text, "is left out") {
+			left++
+		}
+	}
+	if left != 2 {
+		t.Errorf("notes %q", h.Notes)
 	}
 }
