@@ -506,8 +506,8 @@ type FormInfo struct {
 }
 
 // estimatedCost reads `storel explain`'s "estimated cost: naive N (...),
-// optimized M (...)" line.
-var estimatedCost = regexp.MustCompile(`estimated cost:.*?naive\s+([0-9.]+(?:e[+-]?[0-9]+)?).*?optimized\s+([0-9.]+(?:e[+-]?[0-9]+)?)`)
+// chosen M (...)" line ("optimized M" in earlier builds).
+var estimatedCost = regexp.MustCompile(`estimated cost:.*?naive\s+([0-9.]+(?:e[+-]?[0-9]+)?).*?(?:optimized|chosen)\s+([0-9.]+(?:e[+-]?[0-9]+)?)`)
 
 // explainForm runs `storel explain` for a form, keeps its text under
 // OutDir/explain/variants and returns its figures: the optimizer's and
@@ -519,17 +519,25 @@ func (h *Harness) explainForm(key caseKey, form *variantForm, c *variantCase, li
 		h.logf("variants %s %s %s: explain %s %s", key.kernel, key.input, form.name, r.Status, r.Err)
 		return nil, ""
 	}
-	figs := ParseExplainFigures(r.Stdout)
-	if m := estimatedCost.FindStringSubmatch(r.Stdout); m != nil {
-		figs["naive_cost"], _ = strconv.ParseFloat(m[1], 64)
-		figs["cost"], _ = strconv.ParseFloat(m[2], 64)
-	}
+	figs := parseVariantExplain(r.Stdout)
 	rel := filepath.Join("explain", "variants", explainName(key, form.name))
 	if err := writeFile(filepath.Join(h.cfg.OutDir, rel), r.Stdout); err != nil {
 		h.logf("variants: %v", err)
 		return figs, ""
 	}
 	return figs, rel
+}
+
+// parseVariantExplain returns explain's optimizer figures and the
+// estimated costs of the chosen plan ("cost") and the naive one
+// ("naive_cost").
+func parseVariantExplain(text string) map[string]float64 {
+	figs := ParseExplainFigures(text)
+	if m := estimatedCost.FindStringSubmatch(text); m != nil {
+		figs["naive_cost"], _ = strconv.ParseFloat(m[1], 64)
+		figs["cost"], _ = strconv.ParseFloat(m[2], 64)
+	}
+	return figs
 }
 
 // explainName is a file name for a form's explain text: letters, digits,

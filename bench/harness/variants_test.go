@@ -336,3 +336,18 @@ func TestVariantsLeaveOutMissingInputs(t *testing.T) {
 		t.Errorf("notes %q", h.Notes)
 	}
 }
+
+func TestVariantExplainCosts(t *testing.T) {
+	for _, text := range []string{
+		"estimated cost: naive 1.22e+07 (every dictionary built as a hash map), optimized 8.08e+04 (150x cheaper)\n",
+		"estimated cost: naive 1.22e+07 (every dictionary built as a hash map), chosen 8.08e+04 (150x cheaper)\nplans compared:\n  * optimized   8.08e+04\n",
+	} {
+		figs := parseVariantExplain(text)
+		if figs["naive_cost"] != 1.22e7 || figs["cost"] != 8.08e4 {
+			t.Errorf("%q: %v", text, figs)
+		}
+	}
+	if figs := parseVariantExplain("estimated cost: unknown\n"); len(figs) != 0 {
+		t.Errorf("no costs: %v", figs)
+	}
+}
