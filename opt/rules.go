@@ -377,9 +377,15 @@ func (s *session) applyRule(cr *compiledRule, class egraph.ClassID, m match) []e
 	if !ok {
 		return nil
 	}
-	if s.g.Data(class).Safe && !s.g.Data(id).Safe {
+	if s.g.Data(class).Safe != s.g.Data(id).Safe {
 		// A rewrite must not turn an expression that cannot fail into
-		// one that might (a read moved out of its guard).
+		// one that might (a read moved out of its guard). Nor may it
+		// unite an unsafe class with a safe one: the union would be
+		// unsafe, and rewrites of an unsafe class go unchecked. Such a
+		// class is most often the leftover of a rewrite refused here (its
+		// nodes stay in the graph), which a later rule matches (LT2 on
+		// the let x = e of a refused F1r), and the union would then let
+		// the refused term in.
 		return nil
 	}
 	return []egraph.ClassID{id}
