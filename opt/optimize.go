@@ -38,6 +38,10 @@ type Options struct {
 // the program; StorageIndependent turns them off.
 var storageRules = map[string]bool{"LT1": true, "LT3": true}
 
+// afterStage, when set (by tests), sees each stage's e-graph once its
+// rules have run.
+var afterStage func(s *session)
+
 // Default limits.
 const (
 	DefaultNodeLimit = 20000
@@ -287,6 +291,9 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 		return nil, 0, StageReport{}, err
 	}
 	rep := s.run(sd.Name, root, rws, opt)
+	if afterStage != nil {
+		afterStage(s)
+	}
 	s.logicalAsHash = logicalAsHash
 	best, cost, err := s.extractPlan(root)
 	if err != nil {

@@ -665,7 +665,18 @@ func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []
 		}
 		key := freshKey{rule: env.cr.name, class: s.g.Find(env.class), meta: name}
 		sym, ok := s.freshNames[key]
-		if !ok {
+		if ok {
+			// The name binds here as it did before, maybe over another
+			// source (another match at the class). The classes built
+			// under it were judged with its recorded range: values
+			// beyond it would make them unsound, and a narrower range
+			// would be wrong for the binders already built.
+			old := s.vars[sym].rng
+			if old.ok && !rng.within(old.lo, old.hi) {
+				return false
+			}
+			rng = old
+		} else {
 			base := name
 			if name == "_" {
 				base = "u"

@@ -13,3 +13,50 @@ func TestRefusedRewriteLeavesSafeClassesSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every binder of a safe class gives its variable values within the range
+// the variable's class was judged with. A rule that invents a binder names
+// it once per matched class; a second match there (M1 over keys(k) of
+// another range) must not bind the name over a wider source.
+func TestBindersStayWithinJudgedRanges(t *testing.T) {
+	bad := 0
+	afterStage = func(s *session) {
+		g := s.g
+		for c := range g.Classes() {
+			if !g.Data(c).Safe {
+				continue
+			}
+			for _, nid := range g.Nodes(c) {
+				n := g.Node(nid)
+				var got [3]interval
+				switch n.Op {
+				case opLet:
+					got[0] = g.Data(n.Children[1]).Range
+				case opSum:
+					got[0], got[1] = s.sourceRanges(g, n.Children[2])
+				case opMerge:
+					k1, v1 := s.sourceRanges(g, n.Children[3])
+					k2, v2 := s.sourceRanges(g, n.Children[4])
+					got = [3]interval{k1, k2, v1.meet(v2)}
+				}
+				for i := 0; i < binderCount(n.Op); i++ {
+					want := g.Data(n.Children[i]).Range
+					if want.ok && !got[i].within(want.lo, want.hi) && bad < 5 {
+						sym, _ := bindSym(g, n.Children[i])
+						t.Errorf("%s binds %s over [%d, %d] (ok %v), judged as [%d, %d]", s.lang.Format(n.Op, n.Payload), s.symName(sym), got[i].lo, got[i].hi, got[i].ok, want.lo, want.hi)
+						bad++
+					}
+				}
+			}
+		}
+	}
+	defer func() { afterStage = nil }()
+	for seed := uint64(1); seed <= 150 && bad == 0; seed++ {
+		if _, err := checkRandomProgram(seed); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+		if bad > 0 {
+			t.Logf("seed %d", seed)
+		}
+	}
+}
