@@ -30,7 +30,10 @@ import (
 // name twice, and the second binder's range stood for the first's, so a
 // read was judged safe and moved out of its guard); 552ff406dfee2786, a
 // kernel that crashed where a dense row loop over a scaled segment sum
-// asked the length of a factor that reads no array.
+// asked the length of a factor that reads no array; 37f1161ad40c831c, a
+// plan that read A_val past its end (a refused rewrite's leftover, united
+// with a safe class, made it unsafe, and the safety check let an
+// unguarded read in: see TestRefusedRewriteLeavesSafeClassesSafe).
 func FuzzPipeline(f *testing.F) {
 	for i := uint64(1); i <= 24; i++ {
 		f.Add(i, i*7919)
