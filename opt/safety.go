@@ -202,7 +202,19 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 // range, so a binding that may exceed it (the let moved out of its guard)
 // makes the node unsafe.
 func (s *session) bindingsConsistent(g *graph, n egraph.Node) bool {
-	var got [3]interval
+	got := s.bindingRanges(g, n)
+	for i := 0; i < binderCount(n.Op); i++ {
+		sym, _ := bindSym(g, n.Children[i])
+		want := s.vars[sym].rng
+		if want.ok && !got[i].within(want.lo, want.hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// bindingRanges bounds the values each variable n binds gets.
+func (s *session) bindingRanges(g *graph, n egraph.Node) (got [3]interval) {
 	switch n.Op {
 	case opLet:
 		got[0] = g.Data(n.Children[1]).Range
@@ -212,17 +224,8 @@ func (s *session) bindingsConsistent(g *graph, n egraph.Node) bool {
 		k1, v1 := s.sourceRanges(g, n.Children[3])
 		k2, v2 := s.sourceRanges(g, n.Children[4])
 		got = [3]interval{k1, k2, v1.meet(v2)}
-	default:
-		return true
 	}
-	for i := 0; i < binderCount(n.Op); i++ {
-		sym, _ := bindSym(g, n.Children[i])
-		want := s.vars[sym].rng
-		if want.ok && !got[i].within(want.lo, want.hi) {
-			return false
-		}
-	}
-	return true
+	return got
 }
 
 // sourceRanges bounds the key and the value a sum (or merge) over source

@@ -28,17 +28,7 @@ func TestBindersStayWithinJudgedRanges(t *testing.T) {
 			}
 			for _, nid := range g.Nodes(c) {
 				n := g.Node(nid)
-				var got [3]interval
-				switch n.Op {
-				case opLet:
-					got[0] = g.Data(n.Children[1]).Range
-				case opSum:
-					got[0], got[1] = s.sourceRanges(g, n.Children[2])
-				case opMerge:
-					k1, v1 := s.sourceRanges(g, n.Children[3])
-					k2, v2 := s.sourceRanges(g, n.Children[4])
-					got = [3]interval{k1, k2, v1.meet(v2)}
-				}
+				got := s.bindingRanges(g, n)
 				for i := 0; i < binderCount(n.Op); i++ {
 					want := g.Data(n.Children[i]).Range
 					if want.ok && !got[i].within(want.lo, want.hi) && bad < 5 {
