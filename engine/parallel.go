@@ -1,15 +1,22 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/storel/storel/ir"
 )
 
 // top compiles the root of a plan. Lets at the top compute their values
-// once; a sum at the top (or as the value or body of a top let) is split
-// across workers when Options.Threads > 1.
+// once; a sum at the top (or as the value or body of a top let, or an
+// operand of arithmetic at the top) is split across workers when
+// Options.Threads > 1.
 func (c *compiler) top(e *ir.Expr) cx {
+	if c.threads > 1 || c.mon != nil {
+		if h := hoistSum(e, len(c.scope)); h != nil {
+			return c.top(h)
+		}
+	}
 	switch e.Op {
 	case ir.OpLet:
 		v := c.top(e.Args[0])
@@ -24,6 +31,54 @@ func (c *compiler) top(e *ir.Expr) cx {
 		}
 	}
 	return c.expr(e)
+}
+
+// hoistSum rewrites arithmetic with a sum operand, such as beta * sum(...)
+// or 2.0 + sum(...), into lets that compute the operands up to that sum
+// first: let t0 = beta in let t1 = sum(...) in t0 * t1, so that top can
+// split the sum. It returns nil when e has no such operand. At the top a
+// plan has no free variables, so each operand is computed once either
+// way; operands are still evaluated left to right (leaves, which cannot
+// fail, stay in place), so the first error is the same. depth makes the
+// names distinct from those of enclosing hoists; the parser accepts no
+// name with '·', so none clashes with the program's.
+func hoistSum(e *ir.Expr, depth int) *ir.Expr {
+	switch e.Op {
+	case ir.OpNeg, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpMod:
+	default:
+		return nil
+	}
+	last := -1
+	for i, a := range e.Args {
+		if a.Op == ir.OpSum {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	type hoisted struct {
+		name string
+		val  *ir.Expr
+	}
+	var lets []hoisted
+	body := *e
+	body.Args = append([]*ir.Expr(nil), e.Args...)
+	for i, a := range e.Args[:last+1] {
+		switch a.Op {
+		case ir.OpConst, ir.OpVar, ir.OpGlobal:
+			continue
+		}
+		name := fmt.Sprintf("split·%d·%d", depth, i)
+		lets = append(lets, hoisted{name, a})
+		body.Args[i] = &ir.Expr{Op: ir.OpVar, Name: name, Type: a.Type, Pos: a.Pos}
+	}
+	out := &body
+	for i := len(lets) - 1; i >= 0; i-- {
+		out = &ir.Expr{Op: ir.OpLet, Vars: []string{lets[i].name}, Args: []*ir.Expr{lets[i].val, out}, Type: e.Type, Pos: e.Pos}
+	}
+	return out
 }
 
 // setter returns a closure storing the value of x in slot s.

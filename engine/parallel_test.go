@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/storel/storel/storage"
@@ -75,6 +76,38 @@ func TestAllocationsDoNotGrowWithWork(t *testing.T) {
 		few, many := allocs(plan, 4), allocs(plan, 40)
 		if many > few*1.1+8 {
 			t.Errorf("%s: %v allocations with 4 non-zeros a row, %v with 40", plan, few, many)
+		}
+	}
+}
+
+// TestSplitUnderArithmetic: a sum that is an operand of arithmetic at the
+// top of a plan (beta * sum, 2.0 + sum, a sum of two sums, a scalar sum
+// divided) is split across workers like a bare top sum, and the engine
+// at 1 and 3 threads agrees with the interpreter, errors included.
+func TestSplitUnderArithmetic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	st := storage.Store{"x": storage.RealArray(randVec(200, rng)), "beta": storage.RealScalar(1.5)}
+	randCSR(200, 200, 2000, rng).store(st, "A")
+	row := `sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> A_val(p) * x(i) }`
+	dot := `sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j)`
+	for _, plan := range []string{
+		`beta * (` + row + `)`,
+		`(` + row + `) * beta`,
+		`-(` + row + `)`,
+		`(` + row + `) + (` + row + `)`,
+		`2.0 + (` + dot + `)`,
+		`(beta + x(3)) * (` + dot + `)`,
+		`(` + dot + `) / beta`,
+		`x(1000) * (` + dot + `)`, // the left operand fails first
+	} {
+		e := parse(t, plan, st)
+		agree(t, e, st)
+		k, err := Compile(e, SchemaOf(st), Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := k.String(); !strings.Contains(s, "split: 2 workers") || strings.Contains(s, "split: one worker") {
+			t.Errorf("%s: a top sum is not split:\n%s", plan, s)
 		}
 	}
 }
