@@ -210,13 +210,20 @@ func toValue(d dict, depth int, real bool) value.Value {
 
 // Prepare makes ahead of the first run what a run would make of st's
 // objects and keep: the 32-bit copies of the index arrays the kernel's
-// CSR row loops read (Array.Narrow). Exec makes them when Prepare has
+// CSR row loops read (Array.Narrow) and the grouped view of each hash
+// map it walks as a dictionary (groupedView). Exec makes them when Prepare has
 // not; the command calls Prepare and times it as a phase of its own, so
 // that execute times the kernel alone.
 func (k *Kernel) Prepare(st storage.Store) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	for _, cl := range k.cells {
 		if a, ok := st[cl.name].(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
 			a.Narrow()
+		}
+		if h, ok := st[cl.name].(*storage.HashMap); ok && cl.needView && infoOf(h) == cl.info && checkHashMap(h) == nil {
+			// An error here is reported by the run's bind.
+			_, _ = cl.groupedView(h)
 		}
 	}
 }

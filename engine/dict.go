@@ -633,7 +633,10 @@ func (l *listNode) getDict(k int64) dict {
 // entries sorted by key tuple, grouped level by level. groupView is the
 // entries lo..hi-1 of order, which agree on the components before level.
 type hashGroups struct {
-	h     *storage.HashMap
+	h *storage.HashMap
+	// keys and n are h.Keys as the grouping saw it.
+	keys  *storage.HKey
+	n     int
 	order []int32
 	real  bool
 }
