@@ -402,7 +402,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 		case stGuard:
 		case stLet:
 			if s.loop == nil {
-				vals, ivals := growF(&st.vals[i], rows), growI(&st.ivals[i], rows)
+				vals, ivals := grow(&st.vals[i], rows), grow(&st.ivals[i], rows)
 				for r := r0; r < r1; r++ {
 					setRow(r, i)
 					s.set(fr)
@@ -482,13 +482,13 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop, r0, r1 int64, setRow func(int64, int)) {
 	rows := int(r1 - r0)
 	if l.sink.accF >= 0 {
-		out := growF(&st.vals[i], rows)
+		out := grow(&st.vals[i], rows)
 		clear(out)
 		if l.vec.dot != nil && l.vec.dot.rows(fr, l, out, r0, r1) {
 			return
 		}
 	} else {
-		clear(growI(&st.ivals[i], rows))
+		clear(grow(&st.ivals[i], rows))
 	}
 	o.flatRun(fr, st, fp, i, l, r0, r1, setRow, nil, true)
 }
@@ -588,7 +588,7 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 		// Lanes are numbered from 0 across the block; lane q of row r
 		// is key rlo + q - p[r].
 		lo, m := st.rlo[i], st.rhi[i]-st.rlo[i]
-		p = growI(&st.starts[i], int(r1-r0)+1)
+		p = grow(&st.starts[i], int(r1-r0)+1)
 		for r := range p {
 			p[r] = int64(r) * m
 		}
@@ -668,13 +668,13 @@ func (s *vstate) prepareRows(fr *frame, v *vloop, r0, r1 int64, step int, setRow
 	rows := int(r1 - r0)
 	for _, nd := range v.rowNodes {
 		if nd.real {
-			vals := growF(&s.rowF[nd.id], rows)
+			vals := grow(&s.rowF[nd.id], rows)
 			for r := r0; r < r1; r++ {
 				setRow(r, step)
 				vals[r-r0] = nd.ff(fr)
 			}
 		} else {
-			vals := growI(&s.rowI[nd.id], rows)
+			vals := grow(&s.rowI[nd.id], rows)
 			for r := r0; r < r1; r++ {
 				setRow(r, step)
 				vals[r-r0] = nd.fi(fr)
@@ -683,21 +683,12 @@ func (s *vstate) prepareRows(fr *frame, v *vloop, r0, r1 int64, step int, setRow
 	}
 }
 
-// spread fills n lanes from p0 with the per-row values of a row node.
-func (s *vstate) spreadF(buf, vals []float64, p0 int64) {
-	r, p := s.row0, s.rows
+// spread fills the lanes of buf, positions p0..., with the per-row
+// values vals of a row node: rows are the row starts (vstate.rows), r
+// the row of the first lane.
+func spread[T int64 | float64](buf, vals []T, rows []int64, r int, p0 int64) {
 	for l := range buf {
-		for p[r+1] <= p0+int64(l) {
-			r++
-		}
-		buf[l] = vals[r]
-	}
-}
-
-func (s *vstate) spreadI(buf []int64, vals []int64, p0 int64) {
-	r, p := s.row0, s.rows
-	for l := range buf {
-		for p[r+1] <= p0+int64(l) {
+		for rows[r+1] <= p0+int64(l) {
 			r++
 		}
 		buf[l] = vals[r]
@@ -777,17 +768,11 @@ func (fr *frame) flat(o *nloop) *flatState {
 	return st
 }
 
-func growF(s *[]float64, n int) []float64 {
+// grow sets *s to n elements, reallocated (contents dropped) when its
+// capacity is short, and returns it.
+func grow[T int64 | float64](s *[]T, n int) []T {
 	if cap(*s) < n {
-		*s = make([]float64, n, max(n, 2*cap(*s)))
-	}
-	*s = (*s)[:n]
-	return *s
-}
-
-func growI(s *[]int64, n int) []int64 {
-	if cap(*s) < n {
-		*s = make([]int64, n, max(n, 2*cap(*s)))
+		*s = make([]T, n, max(n, 2*cap(*s)))
 	}
 	*s = (*s)[:n]
 	return *s
@@ -858,7 +843,7 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	if !idx.fits(len(out)) || (sc.x != nil && p[len(p)-1] > sc.x.n) {
 		return false
 	}
-	ts := growF(&s.rowF[sc.t.id], int(r1-r0))
+	ts := grow(&s.rowF[sc.t.id], int(r1-r0))
 	for r := r0; r < r1; r++ {
 		setRow(r, i)
 		ts[r-r0] = sc.t.ff(fr)

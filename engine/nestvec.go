@@ -697,11 +697,11 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		if nd.row && s.rows != nil {
 			if nd.real {
 				buf := s.fbuf(nd, n)
-				s.spreadF(buf, s.rowF[nd.id], p0)
+				spread(buf, s.rowF[nd.id], s.rows, s.row0, p0)
 				return s.put(nd, vval{fv: buf}), true
 			}
 			buf := s.ibuf(nd, n)
-			s.spreadI(buf, s.rowI[nd.id], p0)
+			spread(buf, s.rowI[nd.id], s.rows, s.row0, p0)
 			return s.put(nd, vval{iv: buf}), true
 		}
 		if nd.real {
