@@ -201,16 +201,17 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			}
 			n := l.count(st)
 			parts := chunks(n, threads)
+			reserve := shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve
 			if len(parts) < 2 {
 				b := newBuilder(spec)
-				if c.mon != nil && shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve {
+				if c.mon != nil && reserve {
 					// The windows would grow it a window at a time.
 					b.reserve(st.hi)
 				}
 				runChecked(c.mon, l, fr, st, 0, n, b)
 				return b.freeze()
 			}
-			if shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve {
+			if reserve {
 				// out[i] += ... over a range keyed by its own variable:
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
