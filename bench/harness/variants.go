@@ -3,10 +3,12 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -331,12 +333,7 @@ func (h *Harness) variantArgs(cmd string, form *variantForm, c *variantCase, out
 // variantInputArgs are a form's --tensor, --dims and --data flags.
 func variantInputArgs(form *variantForm, c *variantCase) []string {
 	var args []string
-	var names []string
-	for n := range form.formats {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(form.formats)) {
 		spec := n + "=" + c.files[n]
 		if form.formats[n] != "" {
 			spec += ":" + form.formats[n]
@@ -363,12 +360,7 @@ func (h *Harness) variantProgram(name string) string {
 // handLoopArgs runs the kernel's Go loop on every input of c.
 func (h *Harness) handLoopArgs(kernel string, c *variantCase, output string) []string {
 	args := []string{h.cfg.Self, "handloop", "--kernel", kernel}
-	var names []string
-	for n := range c.files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(c.files)) {
 		if _, vec := c.data[n]; vec {
 			continue // a vector: passed as its .npy below
 		}
