@@ -353,8 +353,12 @@ func variantInputArgs(form *variantForm, c *variantCase) []string {
 	return args
 }
 
+// variantsDir holds the forms' programs and the users' mappings, relative
+// to the repository root.
+const variantsDir = "bench/programs/variants/"
+
 func (h *Harness) variantProgram(name string) string {
-	return filepath.Join(h.cfg.Repo, "bench", "programs", "variants", name+".sdql")
+	return filepath.Join(h.cfg.Repo, variantsDir, name+".sdql")
 }
 
 // handLoopArgs runs the kernel's Go loop on every input of c.
@@ -453,9 +457,9 @@ func (h *Harness) runVariantCase(k *variantKernel, c *variantCase, key caseKey, 
 		m := &ms[i]
 		for _, form := range k.forms {
 			if form.name == m.System {
-				m.Form = &FormInfo{Program: "bench/programs/variants/" + form.program + ".sdql", Tensors: formatsLabel(form.formats)}
+				m.Form = &FormInfo{Program: variantsDir + form.program + ".sdql", Tensors: formatsLabel(form.formats)}
 				if form.storage != "" {
-					m.Form.Storage = "bench/programs/variants/" + form.storage + ".sdql"
+					m.Form.Storage = variantsDir + form.storage + ".sdql"
 				}
 				m.Form.ComparedWith = variantLoopSystem + ": " + handLoops[k.kernel]
 				m.Form.Explain = explains[form.name]
