@@ -64,9 +64,9 @@ func writeVariants(w *mdWriter, ms []*Measurement, notes []Note) {
 			}
 			plan := ""
 			if m.Form != nil {
-				plan = "`" + strings.TrimPrefix(m.Form.Program, "bench/programs/variants/") + "`"
+				plan = "`" + strings.TrimPrefix(m.Form.Program, variantsDir) + "`"
 				if m.Form.Storage != "" {
-					plan += " + `" + strings.TrimPrefix(m.Form.Storage, "bench/programs/variants/") + "`"
+					plan += " + `" + strings.TrimPrefix(m.Form.Storage, variantsDir) + "`"
 				}
 				if m.Form.Explain != "" {
 					plan += fmt.Sprintf(" ([plan](%s))", m.Form.Explain)

@@ -3,10 +3,12 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -331,12 +333,7 @@ func (h *Harness) variantArgs(cmd string, form *variantForm, c *variantCase, out
 // variantInputArgs are a form's --tensor, --dims and --data flags.
 func variantInputArgs(form *variantForm, c *variantCase) []string {
 	var args []string
-	var names []string
-	for n := range form.formats {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(form.formats)) {
 		spec := n + "=" + c.files[n]
 		if form.formats[n] != "" {
 			spec += ":" + form.formats[n]
@@ -356,19 +353,18 @@ func variantInputArgs(form *variantForm, c *variantCase) []string {
 	return args
 }
 
+// variantsDir holds the forms' programs and the users' mappings, relative
+// to the repository root.
+const variantsDir = "bench/programs/variants/"
+
 func (h *Harness) variantProgram(name string) string {
-	return filepath.Join(h.cfg.Repo, "bench", "programs", "variants", name+".sdql")
+	return filepath.Join(h.cfg.Repo, variantsDir, name+".sdql")
 }
 
 // handLoopArgs runs the kernel's Go loop on every input of c.
 func (h *Harness) handLoopArgs(kernel string, c *variantCase, output string) []string {
 	args := []string{h.cfg.Self, "handloop", "--kernel", kernel}
-	var names []string
-	for n := range c.files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(c.files)) {
 		if _, vec := c.data[n]; vec {
 			continue // a vector: passed as its .npy below
 		}
@@ -461,9 +457,9 @@ func (h *Harness) runVariantCase(k *variantKernel, c *variantCase, key caseKey, 
 		m := &ms[i]
 		for _, form := range k.forms {
 			if form.name == m.System {
-				m.Form = &FormInfo{Program: "bench/programs/variants/" + form.program + ".sdql", Tensors: formatsLabel(form.formats)}
+				m.Form = &FormInfo{Program: variantsDir + form.program + ".sdql", Tensors: formatsLabel(form.formats)}
 				if form.storage != "" {
-					m.Form.Storage = "bench/programs/variants/" + form.storage + ".sdql"
+					m.Form.Storage = variantsDir + form.storage + ".sdql"
 				}
 				m.Form.ComparedWith = variantLoopSystem + ": " + handLoops[k.kernel]
 				m.Form.Explain = explains[form.name]

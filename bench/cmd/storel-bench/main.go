@@ -24,20 +24,18 @@ import (
 	"github.com/storel/storel/bench/harness"
 )
 
+// subcommands are the systems storel-bench runs as processes of its own.
+var subcommands = map[string]func([]string) error{"handloop": harness.HandLoop, "oracle": harness.Oracle}
+
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "handloop" {
-		if err := harness.HandLoop(os.Args[2:]); err != nil {
-			fmt.Fprintf(os.Stderr, "storel-bench handloop: %v\n", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		if sub, ok := subcommands[os.Args[1]]; ok {
+			if err := sub(os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "storel-bench %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "oracle" {
-		if err := harness.Oracle(os.Args[2:]); err != nil {
-			fmt.Fprintf(os.Stderr, "storel-bench oracle: %v\n", err)
-			os.Exit(1)
-		}
-		return
 	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "storel-bench: %v\n", err)
