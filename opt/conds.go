@@ -72,8 +72,9 @@ func (s *session) built(c egraph.ClassID) bool {
 	for _, nid := range g.Nodes(c) {
 		n := g.Node(nid)
 		if n.Op == opSum {
-			n, c = egraph.Node{}, n.Children[3]
-			for _, bid := range g.Nodes(c) {
+			body := n.Children[3]
+			n = egraph.Node{}
+			for _, bid := range g.Nodes(body) {
 				if b := g.Node(bid); b.Op == opSingle {
 					n = b
 				}

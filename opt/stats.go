@@ -336,19 +336,10 @@ func ParseStats(name string, r io.Reader) (*Stats, error) {
 
 // Names returns the objects s has statistics of, sorted.
 func (s *Stats) Names() []string {
-	set := map[string]bool{}
-	for _, m := range []map[string]bool{boolKeys(s.Ints), boolKeys(s.Arrays), boolKeys(s.Maps), boolKeys(s.MapKeys)} {
-		maps.Copy(set, m)
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-func boolKeys[V any](m map[string]V) map[string]bool {
-	out := map[string]bool{}
-	for k := range m {
-		out[k] = true
-	}
-	return out
+	names := slices.Concat(slices.Collect(maps.Keys(s.Ints)), slices.Collect(maps.Keys(s.Arrays)),
+		slices.Collect(maps.Keys(s.Maps)), slices.Collect(maps.Keys(s.MapKeys)))
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // Format writes s in the syntax ParseStats reads, sorted by name.

@@ -164,8 +164,7 @@ type replaceKey struct{ c, t, r egraph.ClassID }
 func (t *substituter) replace(c, target, r egraph.ClassID) (egraph.ClassID, bool) {
 	t.budget = maxSubstNodes
 	g := t.s.g
-	var bound varSet
-	bound = bound.union(g.Data(target).FV).union(g.Data(r).FV)
+	bound := g.Data(target).FV.union(g.Data(r).FV)
 	return t.replaceWalk(c, g.Find(target), g.Find(r), bound)
 }
 
