@@ -262,7 +262,7 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 			m.Values = append(m.Values, name+"="+v)
 		case *storage.Array:
 			file := name + ".npy"
-			if err := writeFile(filepath.Join(dir, file), func(w io.Writer) error {
+			if err := WriteFile(filepath.Join(dir, file), func(w io.Writer) error {
 				return storage.WriteNPY(w, []int64{int64(o.Len())}, o.I, o.F)
 			}); err != nil {
 				return err
@@ -275,8 +275,8 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 	return nil
 }
 
-// writeFile creates path and fills it with fill, reporting the first error.
-func writeFile(path string, fill func(io.Writer) error) error {
+// WriteFile creates path and fills it with fill, reporting the first error.
+func WriteFile(path string, fill func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -294,6 +294,3 @@ func writeFile(path string, fill func(io.Writer) error) error {
 	}
 	return nil
 }
-
-// WriteFile writes text to path.
-func WriteFile(path string, text func(io.Writer) error) error { return writeFile(path, text) }
