@@ -230,19 +230,12 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		fs.Var(&copies, "copy", "")
 	}
 	// Flags may come before or after the program argument.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, misuse("%s: %v", cmd, err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, misuse("%s: %v", cmd, err)
 	}
 	o.tensors, o.storages, o.data, o.copies = tensors, storages, data, copies
 	switch *memLimit {
@@ -302,6 +295,22 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseInterleaved parses args with fs, flags coming before or after the
+// positional arguments, and returns the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 func orResult(name string) string {

@@ -380,16 +380,9 @@ func cmdCombine(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("combine", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	output := fs.String("output", "", "")
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return misuse("combine: %v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return misuse("combine: %v", err)
 	}
 	if len(positional) != 1 {
 		return misuse("combine takes one directory written by storel shard, got %d arguments", len(positional))
