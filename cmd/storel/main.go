@@ -437,6 +437,15 @@ func (o *options) compile() (*storel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.resolveDims(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// resolveDims takes --dims NAME=... naming p's result as the result's
+// sizes and refuses a name that is neither a --tensor nor the result.
+func (o *options) resolveDims(p *storel.Program) error {
 	result := resultName(p)
 	for name, d := range o.dims {
 		switch {
@@ -444,10 +453,10 @@ func (o *options) compile() (*storel.Program, error) {
 		case name == result:
 			o.outDims = d
 		default:
-			return nil, misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
+			return misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // resultName is the name of the tensor p computes, or "" for a final

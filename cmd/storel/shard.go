@@ -130,15 +130,8 @@ func cmdShard(o *options, stdout io.Writer) error {
 		return err
 	}
 	prog := p.IR()
-	result := resultName(p)
-	for name, d := range o.dims {
-		switch {
-		case files[name] != [2]string{}:
-		case name == result:
-			o.outDims = d
-		default:
-			return misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
-		}
+	if err := o.resolveDims(p); err != nil {
+		return err
 	}
 	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
 		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
