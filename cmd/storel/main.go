@@ -534,16 +534,25 @@ func (o *options) checkOutput(p *storel.Program) error {
 	if o.output != "" {
 		format, _ = outputFormat(o.output)
 	}
-	t := p.Naive().Type
-	if o.outDims != nil && len(o.outDims) != t.Depth {
-		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	if err := o.checkOutDims(p); err != nil {
+		return err
 	}
+	t := p.Naive().Type
 	dims := o.outDims
 	if dims == nil {
 		dims = p.Dims()
 	}
 	if err := storage.CheckWritable(format, t, dims); err != nil {
 		return fmt.Errorf("--output %s: %v", orStdout(o.output), err)
+	}
+	return nil
+}
+
+// checkOutDims refuses result sizes (--dims) of another number of
+// dimensions than p's result has.
+func (o *options) checkOutDims(p *storel.Program) error {
+	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
+		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
 	}
 	return nil
 }

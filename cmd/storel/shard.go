@@ -133,8 +133,8 @@ func cmdShard(o *options, stdout io.Writer) error {
 	if err := o.resolveDims(p); err != nil {
 		return err
 	}
-	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
-		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	if err := o.checkOutDims(p); err != nil {
+		return err
 	}
 	for _, d := range o.data {
 		name, _, _ := strings.Cut(d, "=")
