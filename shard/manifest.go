@@ -169,13 +169,14 @@ func (p *Plan) Write(w io.Writer) error {
 		dims []int64
 	}{{"dims", p.Dims}, {"mindims", p.MinDims}} {
 		if err == nil && len(d.dims) > 0 {
-			_, err = fmt.Fprintf(w, "%s %s\n", d.key, joinInts(d.dims))
+			_, err = fmt.Fprintf(w, "%s %s\n", d.key, JoinInts(d.dims))
 		}
 	}
 	return err
 }
 
-func joinInts(v []int64) string {
+// JoinInts writes sizes as a dims line holds them: D1,D2,...
+func JoinInts(v []int64) string {
 	s := make([]string, len(v))
 	for i, x := range v {
 		s[i] = strconv.FormatInt(x, 10)

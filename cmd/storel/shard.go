@@ -177,7 +177,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 		path, format := files[x.Name][0], files[x.Name][1]
 		common.Tensors = append(common.Tensors, x.Name+"="+add(path, "in-"+x.Name+"-"+filepath.Base(path))+":"+format)
 		if d := o.dims[x.Name]; d != nil {
-			common.Dims = append(common.Dims, x.Name+"="+strings.Trim(strings.Join(strings.Fields(fmt.Sprint(d)), ","), "[]"))
+			common.Dims = append(common.Dims, x.Name+"="+shard.JoinInts(d))
 		}
 	}
 	for i, s := range o.storages {
