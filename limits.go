@@ -91,8 +91,9 @@ type LimitError struct {
 
 func (e *LimitError) Error() string { return e.Msg }
 
-// memoryLimit is the budget RunOptions asks for: 0 for none.
-func (o RunOptions) memoryLimit() uint64 {
+// MemoryBudget is the heap limit, in bytes, that MemoryLimit resolves
+// to: 0 for none.
+func (o RunOptions) MemoryBudget() uint64 {
 	switch {
 	case o.MemoryLimit < 0:
 		return 0

@@ -212,7 +212,7 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("unknown plan %q (want %s, %s or %s)", o.Plan, PlanNaive, PlanLogical, PlanOptimized)
 	}
-	limit := o.memoryLimit()
+	limit := o.MemoryBudget()
 	if limit > 0 {
 		var stats *opt.Stats
 		if p.Optimized != nil && o.Plan != PlanNaive {

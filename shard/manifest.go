@@ -169,13 +169,14 @@ func (p *Plan) Write(w io.Writer) error {
 		dims []int64
 	}{{"dims", p.Dims}, {"mindims", p.MinDims}} {
 		if err == nil && len(d.dims) > 0 {
-			_, err = fmt.Fprintf(w, "%s %s\n", d.key, joinInts(d.dims))
+			_, err = fmt.Fprintf(w, "%s %s\n", d.key, JoinInts(d.dims))
 		}
 	}
 	return err
 }
 
-func joinInts(v []int64) string {
+// JoinInts writes sizes as a dims line holds them: D1,D2,...
+func JoinInts(v []int64) string {
 	s := make([]string, len(v))
 	for i, x := range v {
 		s[i] = strconv.FormatInt(x, 10)
@@ -262,7 +263,7 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 			m.Values = append(m.Values, name+"="+v)
 		case *storage.Array:
 			file := name + ".npy"
-			if err := writeFile(filepath.Join(dir, file), func(w io.Writer) error {
+			if err := WriteFile(filepath.Join(dir, file), func(w io.Writer) error {
 				return storage.WriteNPY(w, []int64{int64(o.Len())}, o.I, o.F)
 			}); err != nil {
 				return err
@@ -275,8 +276,8 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 	return nil
 }
 
-// writeFile creates path and fills it with fill, reporting the first error.
-func writeFile(path string, fill func(io.Writer) error) error {
+// WriteFile creates path and fills it with fill, reporting the first error.
+func WriteFile(path string, fill func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -294,6 +295,3 @@ func writeFile(path string, fill func(io.Writer) error) error {
 	}
 	return nil
 }
-
-// WriteFile writes text to path.
-func WriteFile(path string, text func(io.Writer) error) error { return writeFile(path, text) }

@@ -146,10 +146,11 @@ func physicalReads(prog *ir.Program, def *ir.Expr, s string, order int) error {
 	}
 	check := func(e *ir.Expr, where string) error {
 		var bad string
-		walk(e, func(x *ir.Expr) {
+		ir.Walk(e, func(x *ir.Expr) bool {
 			if x.Op == ir.OpGlobal && strings.HasPrefix(x.Name, s+"_") && !dims[x.Name] && bad == "" {
 				bad = x.Name
 			}
+			return true
 		})
 		if bad != "" {
 			return fmt.Errorf("%s reads %s, a physical object of %s: a part holds only a slice of it", where, bad, s)
@@ -178,16 +179,6 @@ func physicalReads(prog *ir.Program, def *ir.Expr, s string, order int) error {
 		}
 	}
 	return nil
-}
-
-func walk(e *ir.Expr, f func(*ir.Expr)) {
-	if e == nil {
-		return
-	}
-	f(e)
-	for _, a := range e.Args {
-		walk(a, f)
-	}
 }
 
 // keyedBy reports whether every key of the dictionary e's outermost level

@@ -230,19 +230,12 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		fs.Var(&copies, "copy", "")
 	}
 	// Flags may come before or after the program argument.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, misuse("%s: %v", cmd, err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, misuse("%s: %v", cmd, err)
 	}
 	o.tensors, o.storages, o.data, o.copies = tensors, storages, data, copies
 	switch *memLimit {
@@ -302,6 +295,22 @@ func parseFlags(cmd string, args []string, needProgram bool) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseInterleaved parses args with fs, flags coming before or after the
+// positional arguments, and returns the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 func orResult(name string) string {
@@ -428,6 +437,15 @@ func (o *options) compile() (*storel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.resolveDims(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// resolveDims takes --dims NAME=... naming p's result as the result's
+// sizes and refuses a name that is neither a --tensor nor the result.
+func (o *options) resolveDims(p *storel.Program) error {
 	result := resultName(p)
 	for name, d := range o.dims {
 		switch {
@@ -435,10 +453,10 @@ func (o *options) compile() (*storel.Program, error) {
 		case name == result:
 			o.outDims = d
 		default:
-			return nil, misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
+			return misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // resultName is the name of the tensor p computes, or "" for a final
@@ -516,16 +534,25 @@ func (o *options) checkOutput(p *storel.Program) error {
 	if o.output != "" {
 		format, _ = outputFormat(o.output)
 	}
-	t := p.Naive().Type
-	if o.outDims != nil && len(o.outDims) != t.Depth {
-		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	if err := o.checkOutDims(p); err != nil {
+		return err
 	}
+	t := p.Naive().Type
 	dims := o.outDims
 	if dims == nil {
 		dims = p.Dims()
 	}
 	if err := storage.CheckWritable(format, t, dims); err != nil {
 		return fmt.Errorf("--output %s: %v", orStdout(o.output), err)
+	}
+	return nil
+}
+
+// checkOutDims refuses result sizes (--dims) of another number of
+// dimensions than p's result has.
+func (o *options) checkOutDims(p *storel.Program) error {
+	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
+		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
 	}
 	return nil
 }

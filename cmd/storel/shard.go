@@ -130,18 +130,11 @@ func cmdShard(o *options, stdout io.Writer) error {
 		return err
 	}
 	prog := p.IR()
-	result := resultName(p)
-	for name, d := range o.dims {
-		switch {
-		case files[name] != [2]string{}:
-		case name == result:
-			o.outDims = d
-		default:
-			return misuse("--dims %s: no --tensor %s, and the result is %s", name, name, orResult(result))
-		}
+	if err := o.resolveDims(p); err != nil {
+		return err
 	}
-	if t := p.Naive().Type; o.outDims != nil && len(o.outDims) != t.Depth {
-		return misuse("--dims: %d sizes given, but the result (%s) has %d dimensions", len(o.outDims), t, t.Depth)
+	if err := o.checkOutDims(p); err != nil {
+		return err
 	}
 	for _, d := range o.data {
 		name, _, _ := strings.Cut(d, "=")
@@ -184,7 +177,7 @@ func cmdShard(o *options, stdout io.Writer) error {
 		path, format := files[x.Name][0], files[x.Name][1]
 		common.Tensors = append(common.Tensors, x.Name+"="+add(path, "in-"+x.Name+"-"+filepath.Base(path))+":"+format)
 		if d := o.dims[x.Name]; d != nil {
-			common.Dims = append(common.Dims, x.Name+"="+strings.Trim(strings.Join(strings.Fields(fmt.Sprint(d)), ","), "[]"))
+			common.Dims = append(common.Dims, x.Name+"="+shard.JoinInts(d))
 		}
 	}
 	for i, s := range o.storages {
@@ -380,16 +373,9 @@ func cmdCombine(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("combine", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	output := fs.String("output", "", "")
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return misuse("combine: %v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return misuse("combine: %v", err)
 	}
 	if len(positional) != 1 {
 		return misuse("combine takes one directory written by storel shard, got %d arguments", len(positional))

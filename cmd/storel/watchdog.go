@@ -30,7 +30,7 @@ var exit = os.Exit
 // startWatchdog watches a run under the limits of ro and returns the
 // function that stops watching.
 func startWatchdog(stderr io.Writer, ro storel.RunOptions) (stop func()) {
-	memLimit, timeLimit := runLimits(ro)
+	memLimit, timeLimit := ro.MemoryBudget(), ro.TimeLimit
 	if memLimit == 0 && timeLimit == 0 {
 		return func() {}
 	}
@@ -71,15 +71,4 @@ func startWatchdog(stderr io.Writer, ro storel.RunOptions) (stop func()) {
 		close(done)
 		<-stopped
 	}
-}
-
-// runLimits are the limits a run's options resolve to.
-func runLimits(ro storel.RunOptions) (mem uint64, t time.Duration) {
-	switch {
-	case ro.MemoryLimit == 0:
-		mem = storel.DefaultMemoryLimit()
-	case ro.MemoryLimit > 0:
-		mem = uint64(ro.MemoryLimit)
-	}
-	return mem, ro.TimeLimit
 }
