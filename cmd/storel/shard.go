@@ -119,7 +119,9 @@ func cmdShard(o *options, stdout io.Writer) error {
 		if !ok || name == "" {
 			return misuse("--data %s: want NAME=FILE or NAME=VALUE", d)
 		}
-		w.SetData(name, spec)
+		if err := w.SetData(name, spec); err != nil {
+			return fmt.Errorf("--data %s: %v", d, err)
+		}
 	}
 	text, err := os.ReadFile(o.program)
 	if err != nil {

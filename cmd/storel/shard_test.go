@@ -113,6 +113,12 @@ func TestShardErrors(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "cannot be split: B (") || !strings.Contains(errs, "--copy B") {
 		t.Errorf("mmm with B as large as A: exit %d, %q", code, errs)
 	}
+	for _, data := range [][]string{{"--data", "x=" + filepath.Join(dir, "none.txt")}, {"--data", "x=" + x, "--data", "x=" + x}} {
+		args := append([]string{"shard", "../../examples/spmv.sdql", "--tensor", "A=" + a, "--parts", "2", "--output", filepath.Join(dir, "bad-data")}, data...)
+		if code, _, errs := cli(t, args...); code != 1 || !strings.HasPrefix(errs, "storel: --data x=") {
+			t.Errorf("shard with %v: exit %d, %q", data, code, errs)
+		}
+	}
 	out := filepath.Join(dir, "spmv")
 	spmv := []string{"shard", "../../examples/spmv.sdql", "--tensor", "A=" + a, "--data", "x=" + x, "--parts", "2", "--output", out}
 	if code, _, errs := cli(t, spmv...); code != 0 {
