@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/storel/storel/internal/atomicfile"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
@@ -263,7 +264,7 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 			m.Values = append(m.Values, name+"="+v)
 		case *storage.Array:
 			file := name + ".npy"
-			if err := WriteFile(filepath.Join(dir, file), func(w io.Writer) error {
+			if err := atomicfile.Write(filepath.Join(dir, file), func(w io.Writer) error {
 				return storage.WriteNPY(w, []int64{int64(o.Len())}, o.I, o.F)
 			}); err != nil {
 				return err
@@ -272,26 +273,6 @@ func WriteObjects(dir string, st storage.Store, m *Manifest) error {
 		default:
 			return fmt.Errorf("%s: a %s cannot be written into a part", name, o.Kind())
 		}
-	}
-	return nil
-}
-
-// WriteFile creates path and fills it with fill, reporting the first error.
-func WriteFile(path string, fill func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = fill(bw)
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
 	}
 	return nil
 }

@@ -207,6 +207,13 @@ func cmdShard(o *options, stdout io.Writer) error {
 		}
 	}
 	spill := filepath.Join(o.output, "entries-%03d.bin")
+	defer func() {
+		// Scratch files: readSpill removes each as it is read; a failure
+		// before that must not leave them among the parts.
+		for k := 0; k < o.parts; k++ {
+			os.Remove(fmt.Sprintf(spill, k))
+		}
+	}()
 	if err := spillParts(files[in.Name][0], o.dims[in.Name], cuts, spill); err != nil {
 		return err
 	}
@@ -240,13 +247,13 @@ func cmdShard(o *options, stdout io.Writer) error {
 		}
 		entries := part.Len()
 		what := fmt.Sprintf("part %d of %d: %s rows %d..%d counted from 0 (%d entries); run with storel run --manifest %s", k+1, o.parts, in.Name, cuts[k], cuts[k+1]-1, entries, shard.ManifestFile)
-		if err := shard.WriteFile(filepath.Join(dir, shard.ManifestFile), func(w io.Writer) error { return m.Write(w, what) }); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, shard.ManifestFile), func(w io.Writer) error { return m.Write(w, what) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: %s rows %d..%d, %d entries\n", dir, in.Name, cuts[k], cuts[k+1]-1, entries)
 	}
 	plan := &shard.Plan{Parts: o.parts, Type: split.Type, Disjoint: split.Disjoint, Split: in.Name, Dims: o.outDims, MinDims: p.Dims()}
-	if err := shard.WriteFile(filepath.Join(o.output, shard.CombineFile), plan.Write); err != nil {
+	if err := atomicfile.Write(filepath.Join(o.output, shard.CombineFile), plan.Write); err != nil {
 		return err
 	}
 	how := "adds their results key-wise"

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +154,32 @@ func TestShardErrors(t *testing.T) {
 	if code, _, errs := cli(t, "run", "../../examples/spmv.sdql", "--manifest", filepath.Join(out, "part-000", "manifest.txt")); code != 2 || !strings.Contains(errs, "names the program") {
 		t.Errorf("run --manifest with a program too: exit %d, %q", code, errs)
 	}
+}
+
+// TestShardShortWrite: a part file cut short (here by a file size limit)
+// stops shard with exit 1 and leaves no truncated file a later run could
+// read as a whole part.
+func TestShardShortWrite(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 33))
+	dir := t.TempDir()
+	a := writeMatrix(t, r, dir, "a", 0.9, 60, 60)
+	x := writeFile(t, dir, "x.txt", strings.Repeat("1\n", 60))
+	out := filepath.Join(dir, "parts")
+	cmd := exec.Command("bash", "-c", `ulimit -f 8 && exec "$0" "$@"`, os.Args[0], "shard", "../../examples/spmv.sdql", "--tensor", "A="+a, "--data", "x="+x, "--parts", "2", "--output", out)
+	cmd.Env = append(os.Environ(), "STOREL_TEST_MAIN=1")
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Contains(string(b), "panic") {
+		t.Fatalf("shard past a file size limit: %v\n%s", err, b)
+	}
+	filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, _ := d.Info()
+		if strings.Contains(d.Name(), ".tmp") || info.Size() >= 8*1024 {
+			t.Errorf("left behind: %s, %d bytes", path, info.Size())
+		}
+		return nil
+	})
 }
