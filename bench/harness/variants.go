@@ -505,10 +505,10 @@ type FormInfo struct {
 // chosen M (...)" line ("optimized M" in earlier builds).
 var estimatedCost = regexp.MustCompile(`estimated cost:.*?naive\s+([0-9.]+(?:e[+-]?[0-9]+)?).*?(?:optimized|chosen)\s+([0-9.]+(?:e[+-]?[0-9]+)?)`)
 
-// explainForm runs `storel explain` for a form, keeps its text under
-// OutDir/explain/variants and returns its figures: the optimizer's and
-// "cost" and "naive_cost", the estimated costs of the chosen and the
-// naive plan.
+// explainForm runs `storel explain` for a form, stages its text with the
+// report (published as OutDir/explain/variants/...) and returns its
+// figures: the optimizer's and "cost" and "naive_cost", the estimated
+// costs of the chosen and the naive plan.
 func (h *Harness) explainForm(key caseKey, form *variantForm, c *variantCase, limit time.Duration) (map[string]float64, string) {
 	r := Run(Exec{Args: h.variantArgs("explain", form, c, ""), Timeout: limit, MaxRSS: h.cfg.MaxRSS})
 	if r.Status != StatusOK {
@@ -517,7 +517,7 @@ func (h *Harness) explainForm(key caseKey, form *variantForm, c *variantCase, li
 	}
 	figs := parseVariantExplain(r.Stdout)
 	rel := filepath.Join("explain", "variants", explainName(key, form.name))
-	if err := writeFile(filepath.Join(h.cfg.OutDir, rel), r.Stdout); err != nil {
+	if err := writeFile(filepath.Join(h.stageDir(), rel), r.Stdout); err != nil {
 		h.logf("variants: %v", err)
 		return figs, ""
 	}

@@ -137,7 +137,7 @@ func TestVariantsOnTinyData(t *testing.T) {
 			}
 			if m.Form == nil || m.Form.Explain == "" || !strings.HasPrefix(m.Form.Program, "bench/programs/variants/") {
 				t.Errorf("%s %s: form %+v", k.kernel, m.System, m.Form)
-			} else if _, err := os.Stat(filepath.Join(out, m.Form.Explain)); err != nil {
+			} else if _, err := os.Stat(filepath.Join(h.stageDir(), m.Form.Explain)); err != nil {
 				t.Errorf("%s %s: explain text: %v", k.kernel, m.System, err)
 			}
 			fastest = min(fastest, m.Figures[figVsFastest])
