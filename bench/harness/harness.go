@@ -66,7 +66,7 @@ type Config struct {
 }
 
 // AllExperiments lists the experiments in the order of the paper's §6.
-var AllExperiments = []string{"e2e", "sweep", "ablation", "optimizer", "overhead", "threads", "variants"}
+var AllExperiments = []string{"e2e", "sweep", "ablation", "optimizer", "overhead", "threads", "variants", "cpd"}
 
 // Measurement is one system's run on one input.
 type Measurement struct {
@@ -271,6 +271,8 @@ func (h *Harness) RunAll() error {
 			err = h.runThreads()
 		case "variants":
 			err = h.runVariants()
+		case "cpd":
+			err = h.runCPD()
 		default:
 			err = fmt.Errorf("unknown experiment %q (have %s)", e, strings.Join(AllExperiments, ", "))
 		}

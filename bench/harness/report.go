@@ -460,6 +460,9 @@ func writeReport(dir string, d *reportData) error {
 	if ms := byExp.by["variants"]; len(ms) > 0 {
 		writeVariants(w, ms, d.Notes)
 	}
+	if ms := byExp.by["cpd"]; len(ms) > 0 {
+		writeCPD(w, ms)
+	}
 	// The other experiments' notes (real inputs left out) have no place
 	// in their sections, which may not even exist when nothing ran.
 	var rest []Note

@@ -97,6 +97,9 @@ func (h *Harness) pyArgs(system, kernel string, in *Inputs, threads int, prefix 
 	args := []string{h.cfg.Python, h.cfg.PyPeer, "--system", system, "--kernel", kernel}
 	for _, n := range in.names() {
 		args = append(args, "--tensor", n+"="+in.Tensors[n])
+		if d, ok := in.Dims[n]; ok {
+			args = append(args, "--dims", dimsFlag(n, d))
+		}
 	}
 	if in.X != "" {
 		args = append(args, "--data", "x="+in.X)
@@ -158,6 +161,9 @@ var tacoKernels = map[string]tacoKernel{
 	// D is the program's (j,l) matrix; CSR of it is the CSC of the formula's D(l,j).
 	"mttkrp": {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)",
 		map[string]string{"Q": "dd", "B": "sss", "C": "ds", "D": "ds"}, nil, ""},
+	// The cpd experiment's MTTKRP: dense factor matrices.
+	cpdKernel: {"Q(i,j)=B(i,k,l)*C(k,j)*D(j,l)",
+		map[string]string{"Q": "dd", "B": "sss", "C": "dd", "D": "dd"}, nil, ""},
 }
 
 // tacoTolerance checks TACO's answers: its text writers print values with

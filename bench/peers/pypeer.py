@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Runs one of the paper's matrix kernels, or SpMV, in SciPy, NumPy or PyTorch.
+"""Runs one of the paper's matrix kernels, SpMV, or MTTKRP with dense factors,
+in SciPy, NumPy or PyTorch.
 
 The harness (bench/cmd/storel-bench) calls this with /usr/bin/python3, where
 Debian's python3-scipy, python3-numpy and python3-torch are installed. Each
@@ -19,6 +20,12 @@ system: none of them would factor the naive sum by itself. SumMMM is run as
 the sum of the product, which is how the library composes. SpMV is A @ x
 (x a dense vector): SciPy's CSR, NumPy's dense matrix, PyTorch's CSR times
 x as an n x 1 dense matrix (its CSR x vector product needs MKL).
+
+MTTKRP with dense factors (--kernel mttkrp-dense, the cpd experiment: A(i,j) =
+sum B(i,k,l) C(k,j) D(j,l), B a .tns 3-tensor sized by --dims, C and D dense
+.mtx files) runs in the vectorized form a Python user writes: gather the
+factor rows of every non-zero, multiply them by its value, and sum them per
+row i, with a SciPy sparse product (numpy) or index_add_ (torch).
 
 Exit status 3 means the system cannot run this input (NumPy's dense
 matrices would not fit in memory); the message says why.
@@ -76,6 +83,60 @@ def read_mtx(path):
     return (rows, cols), i, j, v
 
 
+def read_tns(path, dims):
+    """Reads a .tns file (optionally .gz): per line 1-based coordinates and
+    a value. Returns (dims, coordinate arrays..., values)."""
+    import numpy as np
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        body = "".join(line for line in f if not line.startswith(("#", "%")))
+    nums = np.fromstring(body, dtype=np.float64, sep=" ") if body.strip() else np.zeros(0)
+    width = len(dims) + 1
+    if nums.size % width:
+        fail("%s: %d numbers do not make entries of %d coordinates and a value" % (path, nums.size, len(dims)))
+    nums = nums.reshape(-1, width)
+    coords = [nums[:, m].astype(np.int64) - 1 for m in range(len(dims))]
+    return (tuple(dims), *coords, nums[:, -1].copy())
+
+
+def dense(m):
+    """A dense array of a matrix read by read_mtx."""
+    import numpy as np
+
+    shape, i, j, v = m
+    d = np.zeros(shape)
+    np.add.at(d, (i, j), v)
+    return d
+
+
+def cpd_kernel(system, threads, mats):
+    """MTTKRP with dense factors: the kernel function of system."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    (I, _, _), i, k, l, v = mats["B"]
+    C = dense(mats["C"])
+    DT = np.ascontiguousarray(dense(mats["D"]).T)  # stored l-major: a row per non-zero's l
+    if system == "numpy":
+        rows = sp.csr_matrix((np.ones(len(v)), (i, np.arange(len(v)))), shape=(I, len(v)))
+
+        def kernel():
+            return rows @ (v[:, None] * C[k] * DT[l])
+        return kernel
+    if system == "torch":
+        import torch
+        torch.set_num_threads(threads)
+        ti, tk, tl, tv = (torch.from_numpy(a) for a in (i, k, l, v))
+        Ct, DTt = torch.from_numpy(C), torch.from_numpy(DT)
+
+        def kernel():
+            M = tv[:, None] * Ct[tk] * DTt[tl]
+            return torch.zeros(I, Ct.shape[1], dtype=torch.float64).index_add_(0, ti, M)
+        return kernel
+    fail("%s has no form of MTTKRP with dense factors here" % system, 3)
+
+
 def read_vector(path):
     import numpy as np
 
@@ -125,8 +186,9 @@ def mem_available():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--system", required=True, choices=["scipy", "numpy", "torch"])
-    ap.add_argument("--kernel", required=True, choices=["mmm", "summmm", "batax", "spmv"])
-    ap.add_argument("--tensor", action="append", default=[], help="NAME=FILE.mtx[.gz]")
+    ap.add_argument("--kernel", required=True, choices=["mmm", "summmm", "batax", "spmv", "mttkrp-dense"])
+    ap.add_argument("--tensor", action="append", default=[], help="NAME=FILE.mtx[.gz] or NAME=FILE.tns[.gz] (with --dims)")
+    ap.add_argument("--dims", action="append", default=[], help="NAME=D1,D2,...: the sizes of a .tns tensor")
     ap.add_argument("--data", action="append", default=[], help="NAME=FILE.npy or NAME=NUMBER")
     ap.add_argument("--output", default="")
     ap.add_argument("--repeat", type=int, default=5)
@@ -143,9 +205,18 @@ def main():
 
     t0 = time.perf_counter()
     mats, data = {}, {}
+    dims = {}
+    for d in args.dims:
+        name, _, spec = d.partition("=")
+        dims[name] = [int(x) for x in spec.split(",")]
     for t in args.tensor:
         name, _, path = t.partition("=")
-        mats[name] = read_mtx(path)
+        if ".tns" in os.path.basename(path):
+            if name not in dims:
+                fail("%s: a .tns tensor needs --dims %s=D1,D2,..." % (path, name))
+            mats[name] = read_tns(path, dims[name])
+        else:
+            mats[name] = read_mtx(path)
     for d in args.data:
         name, _, spec = d.partition("=")
         try:
@@ -153,6 +224,13 @@ def main():
         except ValueError:
             data[name] = read_vector(spec)
     timing("load", time.perf_counter() - t0)
+
+    if args.kernel == "mttkrp-dense":
+        t0 = time.perf_counter()
+        kernel = cpd_kernel(args.system, args.threads, mats)
+        timing("build", time.perf_counter() - t0)
+        run(kernel, args)
+        return
 
     if args.system == "numpy":
         need = 0
@@ -252,7 +330,11 @@ def main():
                 C = At @ Bt
                 return C.sum().item() if args.kernel == "summmm" else C
     timing("build", time.perf_counter() - t0)
+    run(kernel, args)
 
+
+def run(kernel, args):
+    """Times --repeat runs of kernel and writes the last answer."""
     times, answer = [], None
     for _ in range(max(1, args.repeat)):
         t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 // Command storel-bench reproduces the paper's experiments (§6) against
 // real peers and writes REPORT.md with tables and plots.
 //
-//	storel-bench [--quick] [--only e2e,sweep,ablation,optimizer,overhead,threads,variants] [flags]
+//	storel-bench [--quick] [--only e2e,sweep,ablation,optimizer,overhead,threads,variants,cpd] [flags]
 //	storel-bench report [--out DIR]       rewrite REPORT.md from DIR/results.json
 //	                                      (and README.md's table, for the default DIR)
 //	storel-bench oracle PROGRAM [storel run flags]   the reference interpreter
@@ -57,7 +57,7 @@ func run(args []string) error {
 	storel := fs.String("storel", "", "storel binary (default: REPO/bench/bin/storel, built if missing)")
 	python := fs.String("python", "/usr/bin/python3", "python with SciPy, NumPy and PyTorch")
 	duck := fs.String("duckdb", "", "duckdb-peer binary (default: REPO/bench/bin/duckdb-peer if built)")
-	taco := fs.String("taco", "", "taco binary (default: taco on PATH, if any)")
+	taco := fs.String("taco", "", "taco binary (default: REPO/bench/bin/taco from install-peers.sh --taco, else taco on PATH, if any)")
 	repeat := fs.Int("repeat", 5, "runs per measurement; the median is reported")
 	rounds := fs.Int("rounds", 3, "e2e: run each case's systems this many times in turn; the median over rounds is reported")
 	timeout := fs.Duration("timeout", 0, "per-run time limit (default 10m, 60s with --quick)")
@@ -66,8 +66,8 @@ func run(args []string) error {
 	oracleMax := fs.Int64("oracle-max-nnz", 0, "run the reference interpreter on inputs with at most this many non-zeros (default 50000, 100000 with --quick)")
 	threads := fs.String("threads", "1,2", "thread counts of the scaling experiment")
 	maxMem := fs.Float64("max-mem-gb", float64(harness.DefaultMaxRSS())/1e9, "kill a run whose resident memory passes this many GB (0: no limit)")
-	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,spmv,ttm,mttkrp; variants also sddmm,ttv), comma-separated")
-	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e and threads; the inputs of variants (default bcsstk16,orghs), comma-separated")
+	kernels := fs.String("kernels", "", "only these kernels (mmm,summmm,batax,spmv,ttm,mttkrp; variants also sddmm,ttv; cpd is mttkrp), comma-separated")
+	inputs := fs.String("inputs", "", "only these real inputs (e.g. cnr-2000,wordnet) in e2e, threads and cpd; the inputs of variants (default bcsstk16,orghs), comma-separated")
 	merge := fs.Bool("merge", false, "keep OUT/results.json's other measurements; replace only the cases run again")
 	factorDensity := fs.Float64("factor-density", 1.0/32, "density of generated right-hand factors (paper: 2^-5)")
 	if err := fs.Parse(args); err != nil {
@@ -140,7 +140,9 @@ func run(args []string) error {
 		}
 	}
 	if *taco == "" {
-		if p, err := exec.LookPath("taco"); err == nil {
+		if p := filepath.Join(*repo, "bench", "bin", "taco"); isExecutable(p) {
+			*taco = p // built by install-peers.sh --taco
+		} else if p, err := exec.LookPath("taco"); err == nil {
 			*taco = p
 		}
 	}
@@ -258,4 +260,10 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// isExecutable reports whether path is a file that can be run.
+func isExecutable(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.IsDir() && info.Mode().Perm()&0o111 != 0
 }
