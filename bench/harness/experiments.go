@@ -613,26 +613,75 @@ func (h *Harness) runThreads() error {
 		cs = cs[:2]
 	}
 	for _, c := range cs {
-		for _, kernel := range []string{"mmm", "batax"} {
-			if !h.selected(kernel, c.d.Name) {
-				continue
-			}
-			path, dims, nnz, err := h.datasetFile(c.d)
-			if err != nil {
+		for _, kernel := range []string{"spmv", "batax", "mmm"} {
+			if err := h.threadsCase(kernel, c.d); err != nil {
 				return err
 			}
-			in, err := h.kernelInputs(kernel, c.d.Name, path, dims, nnz)
-			if err != nil {
-				return err
-			}
-			k := caseKey{"threads", kernel, c.d.Name, 0}
-			var jobs []job
-			for i, t := range h.cfg.Threads {
-				jobs = append(jobs, h.storelJob(k, fmt.Sprintf("storel %d thread(s)", t), StorelRun{h.program(kernel), storelFormats[kernel], "optimized", t}, in, i == 0))
-			}
-			h.runJobs(k, jobs)
 		}
 	}
+	// The largest 3-tensor: MTTKRP as e2e runs it, and with dense factors
+	// as cpd does (rank 16).
+	var big *dataset
+	var bigNNZ int64
+	for i := range realData {
+		d := &realData[i]
+		if d.order() != 3 || (h.cfg.Quick && d.QuickLimits == nil) {
+			continue
+		}
+		if _, _, nnz, err := h.datasetFile(d); err == nil && nnz > bigNNZ {
+			big, bigNNZ = d, nnz
+		}
+	}
+	if big != nil {
+		for _, kernel := range []string{"mttkrp", cpdKernel} {
+			if err := h.threadsCase(kernel, big); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// threadsCase runs storel at each thread count on d, and PyTorch at each
+// count where pypeer has the kernel (SpMV, BATAX, MTTKRP with dense
+// factors): the peer a multi-core user would weigh it against.
+func (h *Harness) threadsCase(kernel string, d *dataset) error {
+	if !h.selected(strings.TrimSuffix(kernel, "-dense"), d.Name) {
+		return nil
+	}
+	path, dims, nnz, err := h.datasetFile(d)
+	if err != nil {
+		return err
+	}
+	program, formats := h.program(kernel), storelFormats[kernel]
+	var in *Inputs
+	if kernel == cpdKernel {
+		program, formats = h.program("mttkrp"), cpdFormats
+		in, err = h.cpdInputs(d.Name, path, dims, nnz, cpdRanks[0])
+	} else {
+		in, err = h.kernelInputs(kernel, d.Name, path, dims, nnz)
+	}
+	if err != nil {
+		return err
+	}
+	k := caseKey{"threads", kernel, d.Name, 0}
+	var jobs []job
+	for i, t := range h.cfg.Threads {
+		jobs = append(jobs, h.storelJob(k, fmt.Sprintf("storel %d thread(s)", t), StorelRun{program, formats, "optimized", t}, in, i == 0))
+	}
+	if kernel == "spmv" || kernel == "batax" || kernel == cpdKernel {
+		for _, t := range h.cfg.Threads {
+			system := fmt.Sprintf("torch %d thread(s)", t)
+			prefix := h.answerPath(k, system, t)
+			j := job{system: system, threads: t, answer: prefix, npy: true,
+				exec: Exec{Args: h.pyArgs("torch", kernel, in, t, prefix), Timeout: h.cfg.Timeout}}
+			if why := h.pythonMissing("torch"); why != "" {
+				j.skip = why
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	h.runJobs(k, jobs)
 	return nil
 }
 

@@ -988,29 +988,45 @@ func writeOverhead(w *mdWriter, dir string, ms []*Measurement) {
 }
 
 func writeThreads(w *mdWriter, ms []*Measurement) {
-	w.p("## Multi-thread scaling of storel")
+	w.p("## Multi-thread scaling")
 	w.p("")
-	w.p("storel's execution time with `--threads N` on the two largest matrices of this run (speed-up against the first count).")
+	w.p("Execution time with N threads (speed-up against the first count) of SpMV, BATAX and MMM on the two largest matrices of this run " +
+		"and of MTTKRP on the largest 3-tensor (as e2e runs it, and with dense rank-16 factors as cpd does); " +
+		"PyTorch CPU at the same thread counts where it has the kernel.")
 	w.p("")
-	byCase := groupBy(ms, func(m *Measurement) string { return m.Kernel + " on " + m.Input })
+	// A row per case and system family: "storel N thread(s)", "torch N thread(s)".
+	family := func(m *Measurement) string {
+		name, _, _ := strings.Cut(m.System, " ")
+		return name
+	}
+	byCase := groupBy(ms, func(m *Measurement) string { return m.Kernel + " on " + m.Input + "\x00" + family(m) })
+	var counts []int
+	for _, m := range ms {
+		if !slices.Contains(counts, m.Threads) {
+			counts = append(counts, m.Threads)
+		}
+	}
+	header := []string{"case", "system"}
+	for _, t := range counts {
+		header = append(header, fmt.Sprintf("%d thread(s)", t))
+	}
 	var rows [][]string
-	var header []string
 	for _, c := range byCase.keys {
 		cms := byCase.by[c]
-		if header == nil {
-			header = []string{"case"}
-			for _, m := range cms {
-				header = append(header, fmt.Sprintf("%d thread(s)", m.Threads))
-			}
-		}
-		row := []string{c}
+		name, fam, _ := strings.Cut(c, "\x00")
+		row := []string{name, fam}
 		base := math.NaN()
-		for i, m := range cms {
-			s := cell(m)
-			if v, ok := execOK(m); ok {
-				if i == 0 {
+		for _, t := range counts {
+			i := slices.IndexFunc(cms, func(m *Measurement) bool { return m.Threads == t })
+			if i < 0 {
+				row = append(row, "")
+				continue
+			}
+			s := cell(cms[i])
+			if v, ok := execOK(cms[i]); ok {
+				if math.IsNaN(base) {
 					base = v
-				} else if !math.IsNaN(base) {
+				} else {
 					s += fmt.Sprintf(" (%.2f×)", base/v)
 				}
 			}
