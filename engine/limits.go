@@ -126,7 +126,11 @@ func runChecked(m *monitor, l *loop, fr *frame, st srcState, from, to int64, b *
 		l.run(fr, st, from, to, b)
 		return
 	}
-	w := int64(firstWindow)
+	w := fr.win
+	if w == 0 {
+		w = firstWindow
+	}
+	defer func() { fr.win = w }()
 	for from < to && fr.err == nil {
 		hi := to
 		if to-from > w {

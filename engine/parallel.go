@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/storel/storel/ir"
 )
@@ -154,13 +155,62 @@ func chunks(n int64, parts int) [][2]int64 {
 	return out
 }
 
-// parallelRun runs l on the chunks of st with one worker per chunk, each
-// on its own copy of fr; work(w, wfr, from, to) does chunk w. It returns
-// the first error in chunk order, as a sequential run would meet it.
-func parallelRun(fr *frame, parts [][2]int64, work func(w int, wfr *frame, from, to int64)) *Error {
+// chunkWork is a split run: start sets up chunk w's partial result on
+// the frame that runs it (may be nil), run does iterations from..to-1 of
+// the chunk.
+type chunkWork struct {
+	start func(w int, wfr *frame)
+	run   func(w int, wfr *frame, from, to int64)
+}
+
+// Workers pay for themselves only on runs long enough: each costs a
+// goroutine, a copy of the frame and its batch buffers (tens of
+// microseconds on a run of that order: SpMV of a 240-row matrix took 2x
+// its one-thread time at 2 threads). The first probeShare-th of chunk 0
+// runs first, timed; a whole run it predicts under parallelMin runs its
+// chunks one after another on the caller's frame.
+const probeShare = 16
+
+// parallelMin is a var so that the engine's tests can send every split
+// run to workers.
+var parallelMin = 200 * time.Microsecond
+
+// parallelRun runs the chunks parts of a split run, chunk 0 on fr and the
+// others each on its own copy of fr, in workers or (see parallelMin) in
+// turn after chunk 0: the chunks and their partial results are the same
+// either way, so is the answer. It returns the first error in chunk
+// order, as a sequential run would meet it.
+func parallelRun(fr *frame, parts [][2]int64, cw chunkWork) *Error {
+	start := func(w int, wfr *frame) {
+		if cw.start != nil {
+			cw.start(w, wfr)
+		}
+	}
+	p0 := parts[0]
+	probe := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+	t0 := time.Now()
+	start(0, fr)
+	cw.run(0, fr, p0[0], probe)
+	var n int64
+	for _, p := range parts {
+		n += p[1] - p[0]
+	}
+	if fr.err != nil || time.Duration(float64(time.Since(t0))*float64(n)/float64(probe-p0[0])) < parallelMin {
+		cw.run(0, fr, probe, p0[1])
+		for w, p := range parts[1:] {
+			if fr.err != nil {
+				break
+			}
+			start(w+1, fr)
+			cw.run(w+1, fr, p[0], p[1])
+		}
+		return fr.err
+	}
 	frames := make([]*frame, len(parts))
+	frames[0] = fr
 	var wg sync.WaitGroup
-	for w, p := range parts {
+	for w, p := range parts[1:] {
+		w++
 		frames[w] = fr.clone()
 		wg.Add(1)
 		go func(w int, from, to int64) {
@@ -170,9 +220,11 @@ func parallelRun(fr *frame, parts [][2]int64, work func(w int, wfr *frame, from,
 					frames[w].fail(&Error{Msg: "internal error in the engine (parallel worker)"})
 				}
 			}()
-			work(w, frames[w], from, to)
+			start(w, frames[w])
+			cw.run(w, frames[w], from, to)
 		}(w, p[0], p[1])
 	}
+	cw.run(0, fr, probe, p0[1])
 	wg.Wait()
 	for _, f := range frames {
 		if f.err != nil {
@@ -199,6 +251,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			if !ok {
 				return empty
 			}
+			fr.win = 0
 			n := l.count(st)
 			parts := chunks(n, threads)
 			reserve := shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve
@@ -216,9 +269,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
 				b.reserve(st.hi)
-				err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
+				err := parallelRun(fr, parts, chunkWork{run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, b)
-				})
+				}})
 				if err != nil {
 					fr.fail(err)
 					return empty
@@ -226,9 +279,11 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				return b.freeze()
 			}
 			bs := make([]*builder, len(parts))
-			err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
-				bs[w] = newBuilder(spec)
-				runChecked(c.mon, l, wfr, st, from, to, bs[w])
+			err := parallelRun(fr, parts, chunkWork{
+				start: func(w int, _ *frame) { bs[w] = newBuilder(spec) },
+				run: func(w int, wfr *frame, from, to int64) {
+					runChecked(c.mon, l, wfr, st, from, to, bs[w])
+				},
 			})
 			if err != nil {
 				fr.fail(err)
@@ -254,6 +309,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		if !ok {
 			return 0, 0
 		}
+		fr.win = 0
 		n := l.count(st)
 		parts := chunks(n, threads)
 		if len(parts) < 2 {
@@ -263,10 +319,12 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		pi := make([]int64, len(parts))
 		pf := make([]float64, len(parts))
-		err := parallelRun(fr, parts, func(w int, wfr *frame, from, to int64) {
-			wfr.f0(acc, real)
-			runChecked(c.mon, l, wfr, st, from, to, nil)
-			pi[w], pf[w] = wfr.acc(acc, real)
+		err := parallelRun(fr, parts, chunkWork{
+			start: func(w int, wfr *frame) { wfr.f0(acc, real) },
+			run: func(w int, wfr *frame, from, to int64) {
+				runChecked(c.mon, l, wfr, st, from, to, nil)
+				pi[w], pf[w] = wfr.acc(acc, real)
+			},
 		})
 		if err != nil {
 			fr.fail(err)

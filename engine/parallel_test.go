@@ -3,8 +3,10 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
@@ -110,4 +112,45 @@ func TestSplitUnderArithmetic(t *testing.T) {
 			t.Errorf("%s: a top sum is not split:\n%s", plan, s)
 		}
 	}
+}
+
+// TestShortRunsStayOnOneThread: a split run its probe shows to be short
+// runs its chunks in turn on the caller's frame, with the chunks and
+// partial results workers would have, so its answer is bit for bit the
+// workers' answer; a run made long enough still goes to workers.
+func TestShortRunsStayOnOneThread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	a := randCSR(400, 400, 6000, rng)
+	for i := range a.val {
+		a.val[i] = rng.Float64()*2 - 1
+	}
+	st := storage.Store{"x": storage.RealArray(randVec(400, rng)), "beta": storage.RealScalar(math.Pi)}
+	a.store(st, "A")
+	a.store(st, "B")
+	saved := parallelMin
+	defer func() { parallelMin = saved }()
+	for _, plan := range []string{planSpMV, planBATAX, planBATAXNaive, planMMM,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) A_val(p) * x(j)`} {
+		e := parse(t, plan, st)
+		parallelMin = 0
+		workers, err := runEngine(e, st, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parallelMin = time.Hour
+		inTurn, err := runEngine(e, st, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !value.Equal(workers, inTurn, 0) {
+			t.Errorf("%s: chunks run in turn differ from chunks run by workers", plan)
+		}
+	}
+}
+
+// TestMain sends every split run of the engine's tests to workers (their
+// inputs are small), except where a test sets parallelMin itself.
+func TestMain(m *testing.M) {
+	parallelMin = 0
+	os.Exit(m.Run())
 }
