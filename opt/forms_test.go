@@ -223,3 +223,41 @@ func TestMaterializedRowSums(t *testing.T) {
 		t.Errorf("the plan (cost %s, %s without M1) computes no vector first:\n%s", with.Cost, without.Cost, ir.Format(with.Plan))
 	}
 }
+
+// TestTwoPassWhenRowsAreBuilt: BATAX walks A's rows and, per row, both the
+// row's entries and a sum over the row (t = beta * A(i)·x). With A stored
+// by columns or as coordinates the rows must be built first, since the
+// body is quadratic in the row; M2 computes t for every row into a dense
+// vector first, and each of the two passes then fuses with A's mapping.
+// With A in CSR the rows are stored: the one-pass plan stays. (On a
+// small A, a dense copy of A's rows costs less than a second pass.)
+func TestTwoPassWhenRowsAreBuilt(t *testing.T) {
+	batax, _ := examples.Source("batax")
+	noM2 := Options{Rules: func(name string) bool { return name != "M2" }}
+	mats := []tensorSpec{{"A", "csc", []int64{300, 300}, 0.02}}
+	with := optimizeForm(t, "batax", string(batax), mats, Options{})
+	without := optimizeForm(t, "batax", string(batax), mats, noM2)
+	if with.Plan.Op != ir.OpLet || with.Cost.Value >= without.Cost.Value {
+		t.Errorf("A csc: the plan (cost %s, %s without M2) computes no vector first:\n%s", with.Cost, without.Cost, ir.Format(with.Plan))
+	}
+	mats = []tensorSpec{{"A", "csr", []int64{300, 300}, 0.02}}
+	with = optimizeForm(t, "batax", string(batax), mats, Options{})
+	without = optimizeForm(t, "batax", string(batax), mats, noM2)
+	if with.Plan.Op == ir.OpLet || with.Cost.Value != without.Cost.Value {
+		t.Errorf("A csr: the plan (cost %s, %s without M2) is not the one-pass plan:\n%s", with.Cost, without.Cost, ir.Format(with.Plan))
+	}
+}
+
+// TestScatteredRowSums: SumMMM with A in CSR and B in CSC; M1's vector
+// over k of sum_j B(k)(j) seeks into every column of B per k. M3 and M3f
+// build it in one pass over B's entries instead (a scatter), which the
+// cost model prefers.
+func TestScatteredRowSums(t *testing.T) {
+	summmm, _ := examples.Source("summmm")
+	mats := []tensorSpec{{"A", "csr", []int64{40, 40}, 0.2}, {"B", "csc", []int64{40, 40}, 0.2}}
+	with := optimizeForm(t, "summmm", string(summmm), mats, Options{})
+	without := optimizeForm(t, "summmm", string(summmm), mats, Options{Rules: func(name string) bool { return name != "M3" && name != "M3f" }})
+	if with.Plan.Op != ir.OpLet || with.Cost.Value*2 >= without.Cost.Value {
+		t.Errorf("the plan (cost %s, %s without M3) builds no vector in one pass:\n%s", with.Cost, without.Cost, ir.Format(with.Plan))
+	}
+}
