@@ -17,7 +17,8 @@
 // to their names, a lookup A(i)(j) inside a walk of A becomes the walk's
 // value; the tensors are inlined after it), fuse (rules that only remove
 // work, to saturation: the mappings disappear into the program's loops),
-// explore (reordering, hoisting, factorization, in rounds while the
+// explore (reordering, hoisting, factorization, sub-results computed
+// once into dense vectors when that is cheaper, in rounds while the
 // estimated cost falls) and physical (every built dictionary becomes
 // @dense or @hash). optimize.go drives them; session.go holds one
 // stage's e-graph. The search's plan is compared with the naive plan and
