@@ -70,6 +70,7 @@ type nloop struct {
 	flatID int
 	up     *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	proofs []*guardProof // the statement guards facts may discharge, decided per entry
+	scope0 int           // the compiler's scope depth inside the loop's variables
 	info   nestInfo
 }
 
@@ -105,6 +106,7 @@ type nstmt struct {
 	// accF or accI
 	set     func(fr *frame)
 	post    realFn // a let of factors times a sum: the let's value from the sum's
+	postVec *vloop // post over a block of rows in position space, or nil
 	postOf  *ir.Expr
 	sumOf   *ir.Expr
 	name    string
@@ -132,7 +134,9 @@ var closuresOnly bool
 // "discharged" (a guard proven for an entry), "flat" (a block of rows run
 // in position space), "up" (the rows of several iterations handed to the
 // inner loop at once), "dot" and "scatter" (a block run by a primitive),
-// "fallback" (a batch run through the closures).
+// "lanes" (a short call run lane by lane), "post" (the factors of a
+// product with a sum applied to a block's rows in batches), "fallback"
+// (a batch or lane run through the closures).
 var nestEvent func(string)
 
 func nestSaw(ev string) {
@@ -245,6 +249,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		c.noNest("a row of a nested result scattered by index-array keys (workspace rows)")
 	}
 	nl.ks, nl.vs = c.varSlots(e, body, vt)
+	nl.scope0 = len(c.scope)
 	defer c.unbind(2)
 	if v := c.vectorize(nl, body, lb); v != nil {
 		nl.vec = v
@@ -357,19 +362,10 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			s.next = c.lowerChild(nl, e.Args[1], lb.spec.kid)
 			c.inRow--
 			return s
-		case lb.spec.depth == 1 && vt.Depth == 0 && e.Args[1].Op == ir.OpSum:
-			acc := c.newSlot(ir.Type{Base: vt.Base})
-			inner := c.nestLoop(e.Args[1], scalarBody(vt, acc))
-			if inner == nil {
-				c.noNest("inner loop: " + c.lastWhy)
-			}
-			if vt.Base == ir.Real {
-				s.accF = acc
-			} else {
-				s.accI = acc
-			}
-			s.loop = inner.nest
+		case lb.spec.depth == 1 && vt.Depth == 0 && productSum(e.Args[1]) != nil && c.lowerProductSum(nl, s, e.Args[1]):
 			return s
+		case lb.spec.depth == 1 && vt.Depth == 0 && e.Args[1].Op == ir.OpSum:
+			c.noNest("inner loop: " + c.lastWhy)
 		case lb.spec.depth == 1 && vt.Depth == 0:
 			x := c.expr(e.Args[1])
 			if lb.spec.real {
@@ -380,6 +376,12 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		}
 	}
 	if lb.spec == nil && c.typeOf(e).Depth == 0 {
+		// factors * sum: the sum runs as a loop of the nest into its own
+		// accumulator, not through the closures of the product.
+		if s := (&nstmt{kind: stScalar, accF: -1, accI: -1}); productSum(e) != nil && (lb.accF >= 0) == (c.typeOf(e).Base == ir.Real) &&
+			c.lowerProductSum(nl, s, e) {
+			return s
+		}
 		x := c.expr(e)
 		if lb.accF >= 0 {
 			x = toType(x, ir.Real)
@@ -481,9 +483,16 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 				if s.accF >= 0 {
 					fr.f[s.accF] = 0
 					s.loop.run(fr, lo, hi, nil)
-					if v := fr.f[s.accF]; fr.err == nil {
-						b.addReal(k, v)
+					if fr.err != nil {
+						return
 					}
+					v := fr.f[s.accF]
+					if s.post != nil {
+						if v = s.post(fr); fr.err != nil {
+							return
+						}
+					}
+					b.addReal(k, v)
 					return
 				}
 				fr.i[s.accI] = 0
@@ -500,6 +509,18 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 			}
 			return
 		case stScalar:
+			if s.loop != nil {
+				s.runLet(fr)
+				if fr.err != nil {
+					return
+				}
+				if nl.sink.accF >= 0 {
+					fr.f[nl.sink.accF] += fr.f[s.slot()]
+				} else {
+					fr.i[nl.sink.accI] += fr.i[s.slot()]
+				}
+				return
+			}
 			if nl.sink.accF >= 0 {
 				v := s.add.f(fr)
 				fr.f[nl.sink.accF] += v
@@ -588,42 +609,60 @@ func isNoVec(r any) bool { _, ok := r.(noVec); return ok }
 func (c *compiler) lowerLetSum(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 	v := e.Args[0]
 	vt := c.typeOf(v)
-	if vt.Depth != 0 || (vt.Base != ir.Real && vt.Base != ir.Int) {
+	s := &nstmt{kind: stLet, accF: -1, accI: -1, name: e.Vars[0], realLet: vt.Base == ir.Real}
+	if !c.lowerProductSum(nl, s, v) {
 		return nil
-	}
-	sum := productSum(v)
-	if sum == nil || (sum != v && (vt.Base != ir.Real || c.typeOf(sum).Base != ir.Real)) {
-		return nil
-	}
-	st := c.typeOf(sum)
-	acc := c.newSlot(st)
-	inner := c.nestLoop(sum, scalarBody(st, acc))
-	if inner == nil {
-		return nil
-	}
-	s := &nstmt{kind: stLet, loop: inner.nest, accF: -1, accI: -1, name: e.Vars[0], realLet: vt.Base == ir.Real}
-	if st.Base == ir.Real {
-		s.accF = acc
-	} else {
-		s.accI = acc
 	}
 	what := "the sum below, lowered"
-	if sum != v {
-		// The factors, computed per iteration from the sum's value.
-		name := fmt.Sprintf("sum·%d", acc)
-		c.scope = append(c.scope, binding{name, st, acc})
-		post := c.expr(replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos}))
-		c.unbind(1)
-		s.post = asReal(post)
-		s.postOf, s.sumOf = v, sum
-		s.lslot = c.newSlot(vt)
-		what = ir.Format(replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: "(the sum below, lowered)", Type: sum.Type}))
+	if s.post != nil {
+		what = ir.Format(replaceNode(v, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below, lowered)", Type: s.sumOf.Type}))
 	}
 	c.scope = append(c.scope, binding{e.Vars[0], vt, s.slot()})
 	nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+what)
 	s.next = c.lowerStmt(nl, e.Args[1], lb)
 	c.unbind(1)
 	return s
+}
+
+// lowerProductSum sets statement s to compute v, a sum or a product of
+// factors and one sum: the sum lowered as a loop into an accumulator
+// (s.loop, s.accF or s.accI), and the factors, when there are any,
+// applied to its value (s.post into s.lslot). False when v is not of
+// that form or the sum cannot be lowered.
+func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
+	vt := c.typeOf(v)
+	if vt.Depth != 0 || (vt.Base != ir.Real && vt.Base != ir.Int) {
+		return false
+	}
+	sum := productSum(v)
+	if sum == nil || (sum != v && (vt.Base != ir.Real || c.typeOf(sum).Base != ir.Real)) {
+		return false
+	}
+	st := c.typeOf(sum)
+	acc := c.newSlot(st)
+	inner := c.nestLoop(sum, scalarBody(st, acc))
+	if inner == nil {
+		return false
+	}
+	s.loop = inner.nest
+	if st.Base == ir.Real {
+		s.accF = acc
+	} else {
+		s.accI = acc
+	}
+	if sum != v {
+		// The factors, computed per iteration from the sum's value.
+		name := fmt.Sprintf("sum·%d", acc)
+		c.scope = append(c.scope, binding{name, st, acc})
+		pe := replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos})
+		post := c.expr(pe)
+		s.postVec = c.vectorizePost(nl, pe, name)
+		c.unbind(1)
+		s.post = asReal(post)
+		s.postOf, s.sumOf = v, sum
+		s.lslot = c.newSlot(vt)
+	}
+	return true
 }
 
 // productSum returns the one sum of v reached through products only, or

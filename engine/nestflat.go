@@ -57,6 +57,11 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 				return nil
 			}
 			inner++
+		case stScalar:
+			if s.loop == nil || !o.follows(s.loop, names) {
+				return nil
+			}
+			inner++
 		case stSingle:
 			if s.child != nil {
 				return nil
@@ -418,24 +423,39 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				continue
 			}
 			o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
-			if s.post != nil {
-				vals := st.vals[i][:rows]
-				for r := r0; r < r1; r++ {
-					setRow(r, i)
-					fr.f[s.accF] = vals[r-r0]
-					if vals[r-r0] = s.post(fr); fr.err != nil {
-						return
-					}
+			if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
+				return
+			}
+		case stScalar:
+			// Each row's value into the sink's accumulator, in row order.
+			o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
+			if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
+				return
+			}
+			if o.sink.accF >= 0 {
+				acc := fr.f[o.sink.accF]
+				for _, x := range st.vals[i][:rows] {
+					acc += x
 				}
+				fr.f[o.sink.accF] = acc
+			} else {
+				acc := fr.i[o.sink.accI]
+				for _, x := range st.ivals[i][:rows] {
+					acc += x
+				}
+				fr.i[o.sink.accI] = acc
 			}
 		case stSingle:
 			if s.loop != nil {
 				direct := s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil &&
 					r0 >= 0 && int64(len(b.reals)) >= r1
-				if d := s.loop.vec.dot; direct && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
+				if d := s.loop.vec.dot; direct && s.post == nil && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
 					continue // row r's sum added at key r in place
 				}
 				o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
+				if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
+					return
+				}
 				if s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil {
 					// Row r's sum goes to key r: one pass, no call per row.
 					b.reserve(r1)
@@ -475,6 +495,47 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			return
 		}
 	}
+}
+
+// flatPost applies the factors of statement s (a product of factors and
+// its sum) to the rows' sums of step i; false on an error.
+func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64, setRow func(int64, int)) bool {
+	if s.post == nil {
+		return true
+	}
+	vals := st.vals[i][:r1-r0]
+	if pv := s.postVec; pv != nil {
+		// The factors over the rows as lanes, a batch at a time; a batch
+		// that fails a guard or a read runs row by row below.
+		vs := fr.vstate(pv)
+		pv.decide(fr, vs, r0, r1)
+		done := r0
+		for p0 := r0; p0 < r1; p0 += vbatch {
+			n := int(min(r1-p0, vbatch))
+			vs.in = vals[p0-r0:]
+			val, ok := pv.eval(fr, vs, p0, n)
+			if !ok {
+				break
+			}
+			copy(vals[p0-r0:], vs.reals(pv.val, val, n))
+			done = p0 + int64(n)
+		}
+		vs.in = nil
+		nestSaw("post")
+		if done == r1 {
+			return true
+		}
+		nestSaw("fallback")
+		r0, vals = done, vals[done-r0:]
+	}
+	for r := r0; r < r1; r++ {
+		setRow(r, i)
+		fr.f[s.accF] = vals[r-r0]
+		if vals[r-r0] = s.post(fr); fr.err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // flatSums computes, for rows r0..r1-1, the scalar sum of inner loop l
@@ -924,6 +985,15 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		}
 	}
 	for _, s := range o.flat.steps {
+		if pv := s.postVec; pv != nil {
+			// The factors read p's variables: row by row (rowVars).
+			for _, n := range pv.all {
+				if n.op == vInv && n.uses(names) {
+					s.postVec = nil
+					break
+				}
+			}
+		}
 		if l := s.loop; l != nil {
 			for _, n := range l.vec.all {
 				if n.op == vInv && n.uses(names) && !n.row {

@@ -34,6 +34,7 @@ const (
 	vAdd
 	vSub
 	vMul
+	vIn // the lanes' values given to the batch (vstate.in): an inner sum's per row
 )
 
 // vnode is a node of a vectorized expression.
@@ -68,6 +69,7 @@ type vloop struct {
 	fallback bodyFn
 	all      []*vnode
 	rowNodes []*vnode // invariants computed per row in position space
+	invs     []*vnode // the invariants, computed once per short call (lane.go)
 	dot      *segDot  // position space: the rows' sums run as one primitive
 	scatter  *segScatter
 }
@@ -100,6 +102,10 @@ type vstate struct {
 	rlo    int64
 	rowF   [][]float64
 	rowI   [][]int64
+	in     []float64 // vIn's lanes for the batch
+	// One lane's node values (lane.go), by node id.
+	lf []float64
+	li []int64
 }
 
 func (fr *frame) vstate(v *vloop) *vstate {
@@ -109,7 +115,8 @@ func (fr *frame) vstate(v *vloop) *vstate {
 	s := fr.vst[v.id]
 	if s == nil {
 		s = &vstate{vals: make([]vval, v.nodes), ib: make([][]int64, v.nodes), fb: make([][]float64, v.nodes),
-			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes)}
+			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes),
+			lf: make([]float64, v.nodes), li: make([]int64, v.nodes)}
 		fr.vst[v.id] = s
 	}
 	return s
@@ -123,7 +130,8 @@ type vctx struct {
 	loopV string
 	lets  map[string]*vnode
 	v     *vloop
-	depth int // scope depth outside the loop's variables
+	depth int    // scope depth outside the loop's variables
+	in    string // the variable read as vIn, or ""
 }
 
 type noVec struct{}
@@ -193,6 +201,11 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 	c.unbind(bound)
 	c.nvec++
 	x.v.id = c.nvec - 1
+	for _, n := range x.v.all {
+		if n.op == vInv {
+			x.v.invs = append(x.v.invs, n)
+		}
+	}
 	for _, g := range x.v.guards {
 		nl.info.guards = append(nl.info.guards, g.text)
 	}
@@ -220,7 +233,7 @@ func (x *vctx) node(n *vnode) *vnode {
 // uses reports whether e reads the loop's variables or a vector let.
 func (x *vctx) uses(e *ir.Expr) bool {
 	fv := ir.FreeVars(e)
-	if fv[x.loopK] || fv[x.loopV] {
+	if fv[x.loopK] || fv[x.loopV] || (x.in != "" && fv[x.in]) {
 		return true
 	}
 	for n := range x.lets {
@@ -285,6 +298,9 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 	}
 	switch e.Op {
 	case ir.OpVar:
+		if e.Name == x.in {
+			return x.node(&vnode{op: vIn, real: true, text: e.Name})
+		}
 		if n, ok := x.lets[e.Name]; ok {
 			return x.node(&vnode{op: vLetRef, real: n.real, a: n})
 		}
@@ -435,6 +451,10 @@ func (v *vloop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) {
 	}
 	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
 		b.holdKeysOf(v.key.cl)
+	}
+	if hi-lo <= shortRun {
+		v.runLanes(fr, s, nl, lo, hi, b)
+		return
 	}
 	for p0 := lo; p0 < hi; p0 += vbatch {
 		n := int(min(hi-p0, vbatch))
@@ -729,6 +749,8 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		return s.put(nd, vval{iv: nd.cl.ints[p0 : p0+int64(n)]}), true
 	case vLetRef:
 		return &s.vals[nd.a.id], true
+	case vIn:
+		return s.put(nd, vval{fv: s.in[:n]}), true
 	case vRead:
 		ix, ok := s.eval(fr, nd.a, p0, n)
 		if !ok {

@@ -1,0 +1,197 @@
+package engine
+
+import "github.com/storel/storel/ir"
+
+// Lane-by-lane execution of a vectorized body. A call into a leaf loop
+// over a few positions (the fibers of a sparse tensor, a rank-8 dot
+// product) spends more on a batch's set-up, one pass over every node
+// with buffers and copies, than on the work: such a call evaluates the
+// same nodes one position at a time, each a value in a register, and
+// adds into the sink in the same order, so the bits are the batches'.
+// A lane whose guard fails or whose read leaves its array runs through
+// the closure body, which gives the interpreter's result and error.
+
+// shortRun is the longest call run lane by lane (a variable so that
+// tests can compare with the batches). MTTKRP on orghs, 1.2 entries a
+// fiber: see bench/results/loop-nest.md.
+var shortRun int64 = 16
+
+// runLanes executes positions lo..hi-1 of nl one at a time.
+func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *builder) {
+	for _, nd := range v.invs {
+		if nd.row && s.rows != nil {
+			panic("engine: a row invariant outside position space")
+		}
+		if nd.real {
+			s.lf[nd.id] = nd.ff(fr)
+		} else {
+			s.li[nd.id] = nd.fi(fr)
+		}
+	}
+	nestSaw("lanes")
+	for p := lo; p < hi; p++ {
+		if !v.lane(fr, s, nl, p, b) {
+			nestSaw("fallback")
+			nl.setVars(fr, p)
+			v.fallback(fr, b)
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// lane evaluates and sinks position p, or reports false (nothing added)
+// when a guard fails or a read leaves its array.
+func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool {
+	for _, l := range v.lets {
+		if l.real {
+			x, ok := s.laneF(l, p)
+			if !ok {
+				return false
+			}
+			s.lf[l.id] = x
+		} else {
+			x, ok := s.laneI(l, p)
+			if !ok {
+				return false
+			}
+			s.li[l.id] = x
+		}
+	}
+	for i, g := range v.guards {
+		if s.skip[i] {
+			continue
+		}
+		a, ok1 := s.laneI(g.a, p)
+		c, ok2 := s.laneI(g.b, p)
+		if !ok1 || !ok2 || !cmpInt(g.op, a, c) {
+			return false
+		}
+	}
+	if v.key == nil {
+		if nl.sink.accF >= 0 {
+			x, ok := s.laneF(v.val, p)
+			if ok {
+				fr.f[nl.sink.accF] += x
+			}
+			return ok
+		}
+		x, ok := s.laneI(v.val, p)
+		if ok {
+			fr.i[nl.sink.accI] += x
+		}
+		return ok
+	}
+	k, ok := s.laneI(v.key, p)
+	if !ok {
+		return false
+	}
+	if b.spec.real {
+		x, ok := s.laneF(v.val, p)
+		if !ok {
+			return false
+		}
+		if b.spec.dense && b.ws == nil && uint64(k) < uint64(len(b.reals)) {
+			b.reals[k] += x
+		} else {
+			b.addReal(k, x)
+		}
+		return true
+	}
+	x, ok := s.laneI(v.val, p)
+	if ok {
+		b.addInt(k, x)
+	}
+	return ok
+}
+
+// laneI is int node nd's value at position p.
+func (s *vstate) laneI(nd *vnode, p int64) (int64, bool) {
+	switch nd.op {
+	case vInv:
+		return s.li[nd.id], true
+	case vLane:
+		return p, true
+	case vVal:
+		return nd.cl.ints[p], true
+	case vLetRef:
+		return s.li[nd.a.id], true
+	case vRead:
+		ix, ok := s.laneI(nd.a, p)
+		if !ok || uint64(ix) >= uint64(nd.cl.n) {
+			return 0, false
+		}
+		return nd.cl.ints[ix], true
+	case vNeg:
+		a, ok := s.laneI(nd.a, p)
+		return -a, ok
+	}
+	a, ok1 := s.laneI(nd.a, p)
+	b, ok2 := s.laneI(nd.b, p)
+	return arithOp(nd.op, a, b), ok1 && ok2
+}
+
+// laneF is real node nd's value at position p.
+func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
+	switch nd.op {
+	case vInv:
+		return s.lf[nd.id], true
+	case vVal:
+		return nd.cl.reals[p], true
+	case vLetRef:
+		return s.lf[nd.a.id], true
+	case vRead:
+		ix, ok := s.laneI(nd.a, p)
+		if !ok || uint64(ix) >= uint64(nd.cl.n) {
+			return 0, false
+		}
+		return nd.cl.reals[ix], true
+	case vToReal:
+		a, ok := s.laneI(nd.a, p)
+		return float64(a), ok
+	case vNeg:
+		a, ok := s.laneF(nd.a, p)
+		return -a, ok
+	}
+	a, ok1 := s.laneF(nd.a, p)
+	b, ok2 := s.laneF(nd.b, p)
+	return arithOp(nd.op, a, b), ok1 && ok2
+}
+
+// vectorizePost builds the factors pe of a product with a sum (its value
+// the variable sum) as a vectorized body over loop nl's positions, so
+// that a block of nl's rows in position space applies them in batches;
+// nil when pe reads a variable bound inside nl's body (a per-row value
+// the batches do not see) or has a node the batches cannot evaluate.
+func (c *compiler) vectorizePost(nl *nloop, pe *ir.Expr, sum string) (v *vloop) {
+	if nl == nil {
+		return nil
+	}
+	for n := range ir.FreeVars(pe) {
+		if n == sum || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
+			continue
+		}
+		for i := len(c.scope) - 1; i >= 0; i-- {
+			if c.scope[i].name == n {
+				if i >= nl.scope0 {
+					return nil
+				}
+				break
+			}
+		}
+	}
+	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
+		v: &vloop{}, in: sum}
+	if c.try(isNoVec, func() {
+		x.v.val = x.expr(pe)
+		if !x.v.val.real {
+			panic(noVec{})
+		}
+	}) != nil {
+		return nil
+	}
+	c.nvec++
+	x.v.id = c.nvec - 1
+	return x.v
+}

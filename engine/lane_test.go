@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// The optimizer's plans for MTTKRP and SDDMM with dense factors: an
+// inner sum of a few entries (a fiber, a rank-8 dot product) multiplied
+// by a factor of the row, into a scalar or a dictionary.
+const (
+	shortMTTKRP = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      C_val(C_len2 * k + j) * (sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val(j * D_len2 + l)) } }`
+	// The same with the guards a factor narrower than B needs: tested
+	// per iteration (k) and per lane (l) where the facts fail.
+	shortMTTKRPGuarded = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      if k < C_len1 then
+	        C_val(C_len2 * k + j) * (sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	          if l < D_len2 then B_val(p3) * D_val(j * D_len2 + l)) } }`
+	shortSDDMM = `sum(<i, _> in 0:S_len1)
+	  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
+	    { @dense j -> S_val(p2) * (sum(<k, _> in 0:U_len2)
+	      U_val(i * U_len2 + k) * V_val(j * V_len2 + k)) } }`
+	// A scalar: the product statement into the sink's accumulator.
+	shortScalar = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    C_val(C_len2 * k + 1) * (sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l))`
+)
+
+// TestShortLoops runs plans whose inner loops hold a few entries against
+// the interpreter at 1 and 3 threads (agree), checks which execution they
+// took, and that lanes give the batches' bits.
+func TestShortLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	b := randCSF(30, 25, 40, 700, rng)
+	s := randCSR(60, 50, 400, rng)
+	for _, tc := range []struct {
+		name, plan string
+		set        func(st storage.Store)
+		want       []string
+	}{
+		{"MTTKRP", shortMTTKRP, func(st storage.Store) {
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", 16, 40, rng)
+		}, []string{"flat", "post"}},
+		{"MTTKRP, guards discharged", shortMTTKRPGuarded, func(st storage.Store) {
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", 16, 40, rng)
+		}, []string{"discharged", "flat", "post"}},
+		{"MTTKRP, guards tested", shortMTTKRPGuarded, func(st storage.Store) {
+			denseStore(st, "C", 20, 16, rng)
+			denseStore(st, "D", 16, 30, rng)
+		}, []string{"lanes", "fallback"}},
+		{"SDDMM", shortSDDMM, func(st storage.Store) {
+			denseStore(st, "U", 60, 8, rng)
+			denseStore(st, "V", 50, 8, rng)
+		}, []string{"flat", "post"}},
+		{"scalar", shortScalar, func(st storage.Store) {
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", 1, 40, rng)
+		}, []string{"flat", "post"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			s.store(st, "S")
+			tc.set(st)
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			for _, ev := range tc.want {
+				if seen[ev] == 0 {
+					t.Errorf("no %q event; saw %v", ev, seen)
+				}
+			}
+			got, err := runEngine(e, st, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func(n int64) { shortRun = n }(shortRun)
+			shortRun = 0
+			batched, err := runEngine(e, st, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got, batched, 0) {
+				t.Errorf("lanes and batches differ:\n%s\n%s", value.Format(got), value.Format(batched))
+			}
+		})
+	}
+}
+
+// TestShortLoopErrors: a read past an array's end in a lane, or in the
+// factors applied to a block's rows, is the interpreter's error.
+func TestShortLoopErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	b := randCSF(30, 25, 40, 700, rng)
+	for _, tc := range []struct {
+		name, plan string
+		c, d       [2]int
+		claim      string // the length the plan reads that claims more than the array holds
+		want       string // the event of the path that meets the read
+	}{
+		{"D short: lanes", shortMTTKRPGuarded, [2]int{20, 16}, [2]int{15, 40}, "D_len1", "lanes"},
+		{"D short: position space", shortMTTKRP, [2]int{25, 16}, [2]int{15, 40}, "D_len1", "flat"},
+		{"C short: the rows' factors", shortMTTKRP, [2]int{20, 16}, [2]int{16, 40}, "C_len1", "post"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", tc.c[0], tc.c[1], rng)
+			denseStore(st, "D", tc.d[0], tc.d[1], rng)
+			st[tc.claim] = storage.IntScalar(map[string]int64{"C_len1": 25, "D_len1": 16}[tc.claim])
+			e := parse(t, tc.plan, st)
+			_, werr := eval.Eval(e, st)
+			if werr == nil {
+				t.Fatal("the interpreter read past the array without an error")
+			}
+			for _, threads := range []int{1, 3} {
+				var err error
+				seen := events(func() { _, err = runEngine(e, st, threads) })
+				switch {
+				case err == nil:
+					t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
+				case threads == 1 && err.Error() != werr.Error():
+					t.Errorf("engine %q, interpreter %q", err, werr)
+				case !strings.Contains(err.Error(), strings.TrimSuffix(tc.claim, "_len1")+"_val"):
+					t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
+				}
+				if seen[tc.want] == 0 {
+					t.Errorf("threads=%d: no %q event; saw %v", threads, tc.want, seen)
+				}
+			}
+		})
+	}
+}
