@@ -66,6 +66,15 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 		case v.scatter != nil:
 			exec += "; in position space, rows by the scale-and-scatter primitive"
 		}
+		exec += fmt.Sprintf("; a call of at most %d positions lane by lane", shortRun)
+	}
+	if nl.flat != nil {
+		for _, s := range nl.flat.steps {
+			if s.postVec != nil {
+				exec += "; the factors " + ir.Format(replaceNode(s.postOf, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below)", Type: s.sumOf.Type})) +
+					" over a block's rows in batches"
+			}
+		}
 	}
 	fmt.Fprintf(w, "%sruns: %s\n", in, exec)
 	for _, g := range nl.info.guards {

@@ -911,10 +911,25 @@ func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
 	case a.scalar && b.aff:
 		return vval{aff: true, base: a.i * b.base, stride: a.i * b.stride}
 	}
-	av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
 	buf := s.ibuf(nd, n)
-	for l := range buf {
-		buf[l] = arithOp(nd.op, av[l], bv[l])
+	switch {
+	case a.scalar && !b.aff:
+		// A row's or an entry's offset plus the keys (j*L + l): no
+		// materialized copy of the scalar.
+		x, bv := a.i, b.iv[:n]
+		for l := range buf {
+			buf[l] = arithOp(nd.op, x, bv[l])
+		}
+	case b.scalar && !a.aff:
+		av, y := a.iv[:n], b.i
+		for l := range buf {
+			buf[l] = arithOp(nd.op, av[l], y)
+		}
+	default:
+		av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
+		for l := range buf {
+			buf[l] = arithOp(nd.op, av[l], bv[l])
+		}
 	}
 	return vval{iv: buf}
 }
