@@ -22,10 +22,12 @@
 //
 // How plans are lowered (docs/design.md §6 has the whole picture):
 //
-//	nest*.go               tried first for every sum: the loop-nest IR,
+//	nest*.go, lane.go      tried first for every sum: the loop-nest IR,
 //	                       guards discharged by interval facts, bodies
-//	                       run over batches of positions (nest.go: what
-//	                       it declines; the bake-off behind batches)
+//	                       run over batches of positions, calls of a few
+//	                       positions lane by lane (nest.go: what it
+//	                       declines; the bake-off behind batches and
+//	                       lanes)
 //	compile.go, fused.go   closures per node; loops whose body is a
 //	                       product of array reads are fused
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
