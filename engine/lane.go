@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/storel/storel/ir"
+import (
+	"fmt"
+
+	"github.com/storel/storel/ir"
+)
 
 // Lane-by-lane execution of a vectorized body. A call into a leaf loop
 // over a few positions (the fibers of a sparse tensor, a rank-8 dot
@@ -14,7 +18,7 @@ import "github.com/storel/storel/ir"
 // shortRun is the longest call run lane by lane (a variable so that
 // tests can compare with the batches). MTTKRP on orghs, 1.2 entries a
 // fiber: see bench/results/loop-nest.md.
-var shortRun int64 = 16
+var shortRun int64 = 3
 
 // runLanes executes positions lo..hi-1 of nl one at a time.
 func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *builder) {
@@ -159,17 +163,25 @@ func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
 	return arithOp(nd.op, a, b), ok1 && ok2
 }
 
-// vectorizePost builds the factors pe of a product with a sum (its value
-// the variable sum) as a vectorized body over loop nl's positions, so
-// that a block of nl's rows in position space applies them in batches;
-// nil when pe reads a variable bound inside nl's body (a per-row value
-// the batches do not see) or has a node the batches cannot evaluate.
-func (c *compiler) vectorizePost(nl *nloop, pe *ir.Expr, sum string) (v *vloop) {
+// vectorizeRows builds an expression of loop nl's rows as a vectorized
+// body over nl's positions, so that a block of rows in position space
+// computes it in batches: val (real), read as the rows' values from the
+// variable in (vIn: their sums), and key, when not nil, the key of each
+// row's singleton. Nil when they read a variable bound inside nl's body
+// (a per-row value the batches do not see) or have a node the batches
+// cannot evaluate.
+func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vloop) {
 	if nl == nil {
 		return nil
 	}
-	for n := range ir.FreeVars(pe) {
-		if n == sum || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
+	fv := ir.FreeVars(val)
+	if key != nil {
+		for n := range ir.FreeVars(key) {
+			fv[n] = true
+		}
+	}
+	for n := range fv {
+		if n == in || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
 			continue
 		}
 		for i := len(c.scope) - 1; i >= 0; i-- {
@@ -182,9 +194,12 @@ func (c *compiler) vectorizePost(nl *nloop, pe *ir.Expr, sum string) (v *vloop) 
 		}
 	}
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
-		v: &vloop{}, in: sum}
+		v: &vloop{}, in: in}
 	if c.try(isNoVec, func() {
-		x.v.val = x.expr(pe)
+		if key != nil {
+			x.v.key = x.intExpr(key)
+		}
+		x.v.val = x.expr(val)
 		if !x.v.val.real {
 			panic(noVec{})
 		}
@@ -194,4 +209,13 @@ func (c *compiler) vectorizePost(nl *nloop, pe *ir.Expr, sum string) (v *vloop) 
 	c.nvec++
 	x.v.id = c.nvec - 1
 	return x.v
+}
+
+// rowKeys builds the keys of a singleton statement's rows (its value
+// the rows' real sums) as a vectorized body, or nil.
+func (c *compiler) rowKeys(nl *nloop, key *ir.Expr) *vloop {
+	name := fmt.Sprintf("rows·%d", len(c.scope))
+	c.scope = append(c.scope, binding{name, ir.Type{Base: ir.Real}, -1})
+	defer c.unbind(1)
+	return c.vectorizeRows(nl, key, &ir.Expr{Op: ir.OpVar, Name: name, Type: ir.Type{Base: ir.Real}, Pos: key.Pos}, name)
 }

@@ -31,6 +31,14 @@ const (
 	  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
 	    { @dense j -> S_val(p2) * (sum(<k, _> in 0:U_len2)
 	      U_val(i * U_len2 + k) * V_val(j * V_len2 + k)) } }`
+	// TTV: each fiber's sum at the fiber's key, a row of a nested result.
+	shortTTV = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense k -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l) } }`
+	// The keys read from another array (K_val): a read the batches check.
+	shortKeyed = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense K_val(p2) -> 2.0 * (sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l)) } }`
 	// A scalar: the product statement into the sink's accumulator.
 	shortScalar = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
@@ -65,6 +73,13 @@ func TestShortLoops(t *testing.T) {
 			denseStore(st, "U", 60, 8, rng)
 			denseStore(st, "V", 50, 8, rng)
 		}, []string{"flat", "post"}},
+		{"TTV", shortTTV, func(st storage.Store) {
+			denseStore(st, "D", 1, 40, rng)
+		}, []string{"flat", "dot", "keys"}},
+		{"keys from an array", shortKeyed, func(st storage.Store) {
+			denseStore(st, "D", 1, 40, rng)
+			st["K_val"] = storage.IntArray(keysFor(len(b.idx2), rng))
+		}, []string{"flat", "post", "keys"}},
 		{"scalar", shortScalar, func(st storage.Store) {
 			denseStore(st, "C", 25, 16, rng)
 			denseStore(st, "D", 1, 40, rng)
@@ -113,13 +128,19 @@ func TestShortLoopErrors(t *testing.T) {
 		{"D short: lanes", shortMTTKRPGuarded, [2]int{20, 16}, [2]int{15, 40}, "D_len1", "lanes"},
 		{"D short: position space", shortMTTKRP, [2]int{25, 16}, [2]int{15, 40}, "D_len1", "flat"},
 		{"C short: the rows' factors", shortMTTKRP, [2]int{20, 16}, [2]int{16, 40}, "C_len1", "post"},
+		{"K short: the rows' keys", shortKeyed, [2]int{25, 16}, [2]int{16, 40}, "K_val", "post"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
 			b.store(st, "B")
 			denseStore(st, "C", tc.c[0], tc.c[1], rng)
 			denseStore(st, "D", tc.d[0], tc.d[1], rng)
-			st[tc.claim] = storage.IntScalar(map[string]int64{"C_len1": 25, "D_len1": 16}[tc.claim])
+			if tc.claim == "K_val" {
+				// Keys for all but the last fiber.
+				st["K_val"] = storage.IntArray(keysFor(len(b.idx2)-1, rng))
+			} else {
+				st[tc.claim] = storage.IntScalar(map[string]int64{"C_len1": 25, "D_len1": 16}[tc.claim])
+			}
 			e := parse(t, tc.plan, st)
 			_, werr := eval.Eval(e, st)
 			if werr == nil {
@@ -133,7 +154,7 @@ func TestShortLoopErrors(t *testing.T) {
 					t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
 				case threads == 1 && err.Error() != werr.Error():
 					t.Errorf("engine %q, interpreter %q", err, werr)
-				case !strings.Contains(err.Error(), strings.TrimSuffix(tc.claim, "_len1")+"_val"):
+				case !strings.Contains(err.Error(), strings.TrimSuffix(tc.claim, "_len1")):
 					t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
 				}
 				if seen[tc.want] == 0 {
@@ -142,4 +163,13 @@ func TestShortLoopErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keysFor draws n keys below 10, in no order and with repeats.
+func keysFor(n int, rng *rand.Rand) []int64 {
+	k := make([]int64, n)
+	for i := range k {
+		k[i] = int64(rng.IntN(10))
+	}
+	return k
 }

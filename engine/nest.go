@@ -107,6 +107,7 @@ type nstmt struct {
 	set     func(fr *frame)
 	post    realFn // a let of factors times a sum: the let's value from the sum's
 	postVec *vloop // post over a block of rows in position space, or nil
+	keyVec  *vloop // stSingle: its rows' keys and sums into the sink in batches, or nil
 	postOf  *ir.Expr
 	sumOf   *ir.Expr
 	name    string
@@ -363,6 +364,10 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			c.inRow--
 			return s
 		case lb.spec.depth == 1 && vt.Depth == 0 && productSum(e.Args[1]) != nil && c.lowerProductSum(nl, s, e.Args[1]):
+			if s.accF >= 0 && lb.spec.real && !nl.keyIsRow(e.Args[0]) {
+				// (Keyed by the row itself, the rows' sums go in place.)
+				s.keyVec = c.rowKeys(nl, e.Args[0])
+			}
 			return s
 		case lb.spec.depth == 1 && vt.Depth == 0 && e.Args[1].Op == ir.OpSum:
 			c.noNest("inner loop: " + c.lastWhy)
@@ -656,7 +661,7 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		c.scope = append(c.scope, binding{name, st, acc})
 		pe := replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos})
 		post := c.expr(pe)
-		s.postVec = c.vectorizePost(nl, pe, name)
+		s.postVec = c.vectorizeRows(nl, nil, pe, name)
 		c.unbind(1)
 		s.post = asReal(post)
 		s.postOf, s.sumOf = v, sum

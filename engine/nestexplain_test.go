@@ -41,7 +41,7 @@ func TestNestExplain(t *testing.T) {
 		{"SpMV, x a tensor", nestSpMV}, {"BATAX, x a tensor", nestBATAX},
 		{"dense MV", nestDenseMV}, {"MTTKRP, dense factors", nestMTTKRP},
 		{"MTTKRP, the optimizer's plan", shortMTTKRP}, {"MTTKRP, guards kept", shortMTTKRPGuarded},
-		{"a product with a sum into a scalar", shortScalar},
+		{"a product with a sum into a scalar", shortScalar}, {"TTV", shortTTV},
 	} {
 		b.WriteString("== " + c.name + "\n")
 		k, err := Compile(parse(t, c.plan, st), SchemaOf(st), Options{Threads: 2})

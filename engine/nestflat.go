@@ -468,7 +468,13 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					}
 				}
 			}
-			for r := r0; r < r1; r++ {
+			from := r0
+			if kv := s.keyVec; kv != nil && b.spec.real {
+				if from = o.flatKeys(fr, kv, st.vals[i][:rows], r0, r1, b); from == r1 {
+					continue
+				}
+			}
+			for r := from; r < r1; r++ {
 				setRow(r, i)
 				k := s.key(fr)
 				if fr.err != nil {
@@ -536,6 +542,29 @@ func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 		}
 	}
 	return true
+}
+
+// flatKeys adds the rows' values vals at their keys (kv, over the rows
+// as lanes) into b, a batch at a time, in row order; it returns the
+// first row not added: r1, or the start of a batch whose key failed a
+// guard or a read (those rows then go row by row).
+func (o *nloop) flatKeys(fr *frame, kv *vloop, vals []float64, r0, r1 int64, b *builder) int64 {
+	vs := fr.vstate(kv)
+	kv.decide(fr, vs, r0, r1)
+	if kv.key.op == vVal && b.spec.dense {
+		b.holdKeysOf(kv.key.cl)
+	}
+	defer func() { vs.in = nil }()
+	for p0 := r0; p0 < r1; p0 += vbatch {
+		n := int(min(r1-p0, vbatch))
+		vs.in = vals[p0-r0:]
+		if !kv.batch(fr, vs, o, p0, n, b) {
+			nestSaw("fallback")
+			return p0
+		}
+	}
+	nestSaw("keys")
+	return r1
 }
 
 // flatSums computes, for rows r0..r1-1, the scalar sum of inner loop l
@@ -985,14 +1014,12 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		}
 	}
 	for _, s := range o.flat.steps {
-		if pv := s.postVec; pv != nil {
-			// The factors read p's variables: row by row (rowVars).
-			for _, n := range pv.all {
-				if n.op == vInv && n.uses(names) {
-					s.postVec = nil
-					break
-				}
-			}
+		// Factors or keys that read p's variables: row by row (rowVars).
+		if usesNames(s.postVec, names) {
+			s.postVec = nil
+		}
+		if usesNames(s.keyVec, names) {
+			s.keyVec = nil
 		}
 		if l := s.loop; l != nil {
 			for _, n := range l.vec.all {
@@ -1004,6 +1031,19 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		}
 	}
 	return o
+}
+
+// usesNames reports whether an invariant of v reads one of names.
+func usesNames(v *vloop, names map[string]bool) bool {
+	if v == nil {
+		return false
+	}
+	for _, n := range v.all {
+		if n.op == vInv && n.uses(names) {
+			return true
+		}
+	}
+	return false
 }
 
 // runUp runs iterations lo..hi-1 of p as one entry into its inner loop
