@@ -52,44 +52,31 @@ func TestShortLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 5))
 	b := randCSF(30, 25, 40, 700, rng)
 	s := randCSR(60, 50, 400, rng)
+	type mat struct {
+		p    string
+		r, c int
+	}
 	for _, tc := range []struct {
 		name, plan string
-		set        func(st storage.Store)
+		mats       []mat // dense factors
 		want       []string
 	}{
-		{"MTTKRP", shortMTTKRP, func(st storage.Store) {
-			denseStore(st, "C", 25, 16, rng)
-			denseStore(st, "D", 16, 40, rng)
-		}, []string{"flat", "post"}},
-		{"MTTKRP, guards discharged", shortMTTKRPGuarded, func(st storage.Store) {
-			denseStore(st, "C", 25, 16, rng)
-			denseStore(st, "D", 16, 40, rng)
-		}, []string{"discharged", "flat", "post"}},
-		{"MTTKRP, guards tested", shortMTTKRPGuarded, func(st storage.Store) {
-			denseStore(st, "C", 20, 16, rng)
-			denseStore(st, "D", 16, 30, rng)
-		}, []string{"lanes", "fallback"}},
-		{"SDDMM", shortSDDMM, func(st storage.Store) {
-			denseStore(st, "U", 60, 8, rng)
-			denseStore(st, "V", 50, 8, rng)
-		}, []string{"flat", "post"}},
-		{"TTV", shortTTV, func(st storage.Store) {
-			denseStore(st, "D", 1, 40, rng)
-		}, []string{"flat", "dot", "keys"}},
-		{"keys from an array", shortKeyed, func(st storage.Store) {
-			denseStore(st, "D", 1, 40, rng)
-			st["K_val"] = storage.IntArray(keysFor(len(b.idx2), rng))
-		}, []string{"flat", "post", "keys"}},
-		{"scalar", shortScalar, func(st storage.Store) {
-			denseStore(st, "C", 25, 16, rng)
-			denseStore(st, "D", 1, 40, rng)
-		}, []string{"flat", "post"}},
+		{"MTTKRP", shortMTTKRP, []mat{{"C", 25, 16}, {"D", 16, 40}}, []string{"flat", "post"}},
+		{"MTTKRP, guards discharged", shortMTTKRPGuarded, []mat{{"C", 25, 16}, {"D", 16, 40}}, []string{"discharged", "flat", "post"}},
+		{"MTTKRP, guards tested", shortMTTKRPGuarded, []mat{{"C", 20, 16}, {"D", 16, 30}}, []string{"lanes", "fallback"}},
+		{"SDDMM", shortSDDMM, []mat{{"U", 60, 8}, {"V", 50, 8}}, []string{"flat", "post"}},
+		{"TTV", shortTTV, []mat{{"D", 1, 40}}, []string{"flat", "dot", "keys"}},
+		{"keys from an array", shortKeyed, []mat{{"D", 1, 40}}, []string{"flat", "post", "keys"}},
+		{"scalar", shortScalar, []mat{{"C", 25, 16}, {"D", 1, 40}}, []string{"flat", "post"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
 			b.store(st, "B")
 			s.store(st, "S")
-			tc.set(st)
+			st["K_val"] = storage.IntArray(keysFor(len(b.idx2), rng))
+			for _, m := range tc.mats {
+				denseStore(st, m.p, m.r, m.c, rng)
+			}
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
 			for _, ev := range tc.want {
