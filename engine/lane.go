@@ -1,14 +1,8 @@
 package engine
 
-import (
-	"fmt"
-
-	"github.com/storel/storel/ir"
-)
-
 // Lane-by-lane execution of a vectorized body. A call into a leaf loop
-// over a few positions (the fibers of a sparse tensor, a rank-8 dot
-// product) spends more on a batch's set-up, one pass over every node
+// over a few positions (the fibers of a sparse tensor, 1-2 entries each)
+// spends more on a batch's set-up, one pass over every node
 // with buffers and copies, than on the work: such a call evaluates the
 // same nodes one position at a time, each a value in a register, and
 // adds into the sink in the same order, so the bits are the batches'.
@@ -16,8 +10,8 @@ import (
 // the closure body, which gives the interpreter's result and error.
 
 // shortRun is the longest call run lane by lane (a variable so that
-// tests can compare with the batches). MTTKRP on orghs, 1.2 entries a
-// fiber: see bench/results/loop-nest.md.
+// tests can compare with the batches): from about 4 positions on a
+// batch is faster (engine/nest.go, bench/results/loop-nest.md).
 var shortRun int64 = 3
 
 // runLanes executes positions lo..hi-1 of nl one at a time.
@@ -161,61 +155,4 @@ func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
 	a, ok1 := s.laneF(nd.a, p)
 	b, ok2 := s.laneF(nd.b, p)
 	return arithOp(nd.op, a, b), ok1 && ok2
-}
-
-// vectorizeRows builds an expression of loop nl's rows as a vectorized
-// body over nl's positions, so that a block of rows in position space
-// computes it in batches: val (real), read as the rows' values from the
-// variable in (vIn: their sums), and key, when not nil, the key of each
-// row's singleton. Nil when they read a variable bound inside nl's body
-// (a per-row value the batches do not see) or have a node the batches
-// cannot evaluate.
-func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vloop) {
-	if nl == nil {
-		return nil
-	}
-	fv := ir.FreeVars(val)
-	if key != nil {
-		for n := range ir.FreeVars(key) {
-			fv[n] = true
-		}
-	}
-	for n := range fv {
-		if n == in || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
-			continue
-		}
-		for i := len(c.scope) - 1; i >= 0; i-- {
-			if c.scope[i].name == n {
-				if i >= nl.scope0 {
-					return nil
-				}
-				break
-			}
-		}
-	}
-	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
-		v: &vloop{}, in: in}
-	if c.try(isNoVec, func() {
-		if key != nil {
-			x.v.key = x.intExpr(key)
-		}
-		x.v.val = x.expr(val)
-		if !x.v.val.real {
-			panic(noVec{})
-		}
-	}) != nil {
-		return nil
-	}
-	c.nvec++
-	x.v.id = c.nvec - 1
-	return x.v
-}
-
-// rowKeys builds the keys of a singleton statement's rows (its value
-// the rows' real sums) as a vectorized body, or nil.
-func (c *compiler) rowKeys(nl *nloop, key *ir.Expr) *vloop {
-	name := fmt.Sprintf("rows·%d", len(c.scope))
-	c.scope = append(c.scope, binding{name, ir.Type{Base: ir.Real}, -1})
-	defer c.unbind(1)
-	return c.vectorizeRows(nl, key, &ir.Expr{Op: ir.OpVar, Name: name, Type: ir.Type{Base: ir.Real}, Pos: key.Pos}, name)
 }

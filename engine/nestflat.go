@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/storel/storel/ir"
+import (
+	"fmt"
+
+	"github.com/storel/storel/ir"
+)
 
 // Position-space execution of two levels. When every loop in the body of
 // an outer loop O is a vectorized segment loop whose window follows O's
@@ -1078,4 +1082,61 @@ func (p *nloop) runUp(fr *frame, lo, hi int64, b *builder) bool {
 	st.up = &upRows{p: p, bounds: bounds, r0: lo}
 	defer func() { st.up = nil }()
 	return o.runFlat(fr, bounds[0], bounds[len(bounds)-1], b)
+}
+
+// vectorizeRows builds an expression of loop nl's rows as a vectorized
+// body over nl's positions, so that a block of rows in position space
+// computes it in batches: val (real), read as the rows' values from the
+// variable in (vIn: their sums), and key, when not nil, the key of each
+// row's singleton. Nil when they read a variable bound inside nl's body
+// (a per-row value the batches do not see) or have a node the batches
+// cannot evaluate.
+func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vloop) {
+	if nl == nil {
+		return nil
+	}
+	fv := ir.FreeVars(val)
+	if key != nil {
+		for n := range ir.FreeVars(key) {
+			fv[n] = true
+		}
+	}
+	for n := range fv {
+		if n == in || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
+			continue
+		}
+		for i := len(c.scope) - 1; i >= 0; i-- {
+			if c.scope[i].name == n {
+				if i >= nl.scope0 {
+					return nil
+				}
+				break
+			}
+		}
+	}
+	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
+		v: &vloop{}, in: in}
+	if c.try(isNoVec, func() {
+		if key != nil {
+			x.v.key = x.intExpr(key)
+		}
+		x.v.val = x.expr(val)
+		if !x.v.val.real {
+			panic(noVec{})
+		}
+	}) != nil {
+		return nil
+	}
+	c.nvec++
+	x.v.id = c.nvec - 1
+	return x.v
+}
+
+// rowKeys builds the keys of a singleton statement's rows (its value
+// the rows' real sums) as a vectorized body, or nil.
+func (c *compiler) rowKeys(nl *nloop, key *ir.Expr) *vloop {
+	name := fmt.Sprintf("rows·%d", len(c.scope))
+	c.scope = append(c.scope, binding{name, ir.Type{Base: ir.Real}, -1})
+	defer c.unbind(1)
+	return c.vectorizeRows(nl, key, &ir.Expr{Op: ir.OpVar, Name: name, Type: ir.Type{Base: ir.Real}, Pos: key.Pos}, name)
 }
