@@ -8,14 +8,17 @@ import "github.com/storel/storel/ir"
 // plans (Fig. 1 (d)) write inline. A let is inlined when its value is a
 // variable or a constant, or a scalar used once and not inside a loop of
 // its body (where inlining would repeat the work); a let whose variable is
-// unused is dropped.
-func cleanup(e *ir.Expr) *ir.Expr {
+// unused is dropped. With keepSums, a let whose value is a sum stays: its
+// use may be an operand, which the engine would run as a kernel of its
+// own (LT8); the fusion stage's plan inlines them, so that the stages
+// after it see the loops joined.
+func cleanup(e *ir.Expr, keepSums bool) *ir.Expr {
 	if e == nil || len(e.Args) == 0 {
 		return e
 	}
 	c := e.Shallow()
 	for i, a := range e.Args {
-		c.Args[i] = cleanup(a)
+		c.Args[i] = cleanup(a, keepSums)
 	}
 	if c.Op != ir.OpLet {
 		return c
@@ -26,9 +29,9 @@ func cleanup(e *ir.Expr) *ir.Expr {
 	case count == 0:
 		return body
 	case val.Op == ir.OpVar || val.Op == ir.OpConst || (val.Op == ir.OpGlobal && val.Type.Depth == 0):
-		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}))
-	case val.Type.Depth == 0 && count == 1 && !inLoop:
-		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}))
+		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}), keepSums)
+	case val.Type.Depth == 0 && count == 1 && !inLoop && !(keepSums && val.Op == ir.OpSum):
+		return cleanup(ir.Subst(body, map[string]*ir.Expr{x: val}), keepSums)
 	}
 	return c
 }

@@ -63,6 +63,7 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"holds":     classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
 	"loop":      classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
 	"unbuilt":   classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
+	"sum":       classCond(func(s *session, c egraph.ClassID) bool { return s.hasOp(c, opSum) }),
 }
 
 // built reports whether the class c is a dictionary the plan already

@@ -24,7 +24,7 @@
 // stage's e-graph. The search's plan is compared with the naive plan and
 // the program as written over its mappings, all costed alike
 // (Result.Candidates), so that a search that misses never leaves a plan
-// estimated far dearer than the naive one. Each class keeps the source
+// estimated dearer than the naive one. Each class keeps the source
 // position of its terms (Data.Pos; a rewrite's result takes the matched
 // class's), so an optimized plan's run-time error names the user's text;
 // EstimateFootprint gives the memory a plan's result and temporaries take.

@@ -39,7 +39,7 @@ func (r *Result) Explain(w io.Writer) {
 // writeCandidates writes the cost of each plan compared, the chosen one
 // marked.
 func (r *Result) writeCandidates(w io.Writer) {
-	fmt.Fprintf(w, "plans compared (each physical, costed alike; the search's plan is kept unless another costs %gx less):\n", candidateMargin)
+	fmt.Fprintln(w, "plans compared (each physical, costed alike; the cheapest is kept):")
 	for _, c := range r.Candidates {
 		mark := " "
 		if c.Label == r.Chosen {

@@ -87,12 +87,19 @@ type planShape struct {
 	logical       int  // singletons without a physical annotation
 	computedIters int  // sums over a computed dictionary (not fused)
 	letSums       int  // lets whose value is a sum (a hoisted loop)
-	hasProductSum bool // a product of two sums
+	hasProductSum bool // a product of two sums (either bound by a let first)
 }
 
 func shapeOf(e *ir.Expr) planShape {
 	var s planShape
+	sumVars := map[string]bool{} // variables let-bound to a sum
+	isSum := func(e *ir.Expr) bool {
+		return isSumUnderIfs(e) || e.Op == ir.OpVar && sumVars[e.Name]
+	}
 	ir.Walk(e, func(n *ir.Expr) bool {
+		if n.Op == ir.OpLet && n.Args[0].Op == ir.OpSum {
+			sumVars[n.Vars[0]] = true
+		}
 		switch n.Op {
 		case ir.OpMerge:
 			s.merges++
@@ -111,7 +118,7 @@ func shapeOf(e *ir.Expr) planShape {
 				s.letSums++
 			}
 		case ir.OpMul:
-			if isSumUnderIfs(n.Args[0]) && isSumUnderIfs(n.Args[1]) {
+			if isSum(n.Args[0]) && isSum(n.Args[1]) {
 				s.hasProductSum = true
 			}
 		}

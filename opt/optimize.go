@@ -198,15 +198,6 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	return res, nil
 }
 
-// candidateMargin is how much cheaper than the search's plan another
-// candidate must be estimated to replace it. The fallback is there for a
-// search that misses (TTV through lookups: estimates 100x apart), not for
-// the model's noise between near-equal plans: a plan that builds a tensor
-// and then walks it is priced close to the same walk fused (a dense
-// insert costs one operation in the model), and SpMV over sell came out
-// 4% cheaper built than fused, which runs several times faster.
-const candidateMargin = 1.25
-
 // Candidate is one plan Optimize compared (Result.Candidates).
 type Candidate struct {
 	Label string
@@ -214,9 +205,8 @@ type Candidate struct {
 	Cost  Cost
 }
 
-// choose costs the candidates alike and keeps the cheapest, the search's
-// plan (the first) unless another is estimated cheaper by more than
-// candidateMargin. A candidate that still builds
+// choose costs the candidates alike and keeps the cheapest (the search's
+// plan, the first, on a tie). A candidate that still builds
 // logical dictionaries is made physical first by the physical stage's
 // own rules alone (P1, P2: each dictionary dense where its keys allow),
 // without the fusion rules that would make it another plan.
@@ -243,7 +233,7 @@ func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats 
 			return nil, err
 		}
 		c.Cost = cost
-		if best < 0 || cost.Value*candidateMargin < cands[best].Cost.Value {
+		if best < 0 || cost.Value < cands[best].Cost.Value {
 			best = i
 		}
 	}
@@ -299,7 +289,7 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 	if err != nil {
 		return nil, 0, rep, nil
 	}
-	best = cleanup(best)
+	best = cleanup(best, sd.Name != "fuse")
 	if sd.Name == "fuse" {
 		// The fusion rules leave a let per fused loop; inlining the cheap
 		// ones leaves the exploration no lets to move around loops.
