@@ -66,11 +66,13 @@ var (
 
 	mergeStep = 1.0 // one step of merge's two-pointer walk
 
-	// loopCall is what a loop costs per run when its value is an operand
+	// loopCall is what a sum costs per run when its value is an operand
 	// of a scalar operation ({i -> alpha * sum(...)}) rather than a
-	// singleton's value, a let's value (possibly times factors) or a
-	// loop's body: the engine compiles it as a kernel of its own, called
-	// once per run, outside the loop nest around it. SpMV as
+	// singleton's value, a let's value or a loop's body: the engine
+	// compiles it as a kernel of its own, called once per run, outside
+	// the loop nest around it. (A let's value that is a product of
+	// factors and a sum runs in the nest too; it is charged all the
+	// same.) SpMV as
 	// {i -> alpha * sum(...)} over bcsstk16 runs in 0.92 ms, as
 	// {i -> sum(...)} in 0.23 ms: 140 ns more per row.
 	loopCall = 140.0
@@ -148,11 +150,6 @@ func (c Cost) String() string {
 type planCost struct {
 	v    float64
 	temp bool
-	// call: the term is a scalar loop (1), or a product of factors and
-	// one such loop (2): the term that takes it pays loopCall unless it
-	// is a let (either) or a singleton or a loop (a bare loop), which
-	// the engine runs in its loop nest.
-	call uint8
 }
 
 // nodeCost is cost(e) of Fig. 6 for one node whose children cost kids. It
@@ -188,12 +185,11 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	dict := g.Data(class).Type.Depth > 0
 	var c float64
 	temp := dict
-	call := uint8(0)
 	switch n.Op {
 	case opVar, opGlobal, opInt, opReal, opBool, opEmpty:
 		return planCost{v: 0, temp: dict}, true
 	case opCall:
-		c = costCall + sum + loopCalls(kids, 1)
+		c = costCall + sum + s.loopCalls(g, n)
 	case opSingle:
 		switch ir.Ann(n.Payload) {
 		case ir.AnnDense:
@@ -206,7 +202,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			}
 			c = sum + insertHash
 		}
-		c += accumulate(1) + loopCalls(kids[1:], 2)
+		c += accumulate(1)
 		if d(1).Type.Depth > 0 {
 			c += insertRow
 		}
@@ -217,7 +213,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		c = sum
 	case opIf:
 		c = k(0) + d(0).Sel*k(1)
-		temp, call = kids[1].temp, kids[1].call
+		temp = kids[1].temp
 	case opIfElse:
 		sel := d(0).Sel
 		c = k(0) + sel*k(1) + (1-sel)*k(2)
@@ -230,11 +226,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
 		// under an array's.
-		c = k(2) + loopRun + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)+accumulate(3)+loopCalls(kids[3:], 2))
+		c = k(2) + loopRun + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)+accumulate(3))
 		temp = kids[3].temp
-		if !dict {
-			call = 1
-		}
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
 		c = k(3) + k(4) + loopRun + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)+accumulate(5))
@@ -245,25 +238,25 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			if dict {
 				c = sum + tempDict + s.dictOpCost(n, d)
 			} else {
-				if n.Op == opMul && (kids[0].call != 0) != (kids[1].call != 0) {
-					call = 2
-				} else {
-					c += loopCalls(kids, 1)
-				}
+				c += s.loopCalls(g, n)
 			}
 		} else {
 			return planCost{}, false
 		}
 	}
-	return planCost{max(c, maxKid) + costEpsilon, temp && dict, call}, true
+	return planCost{max(c, maxKid) + costEpsilon, temp && dict}, true
 }
 
-// loopCalls is loopCall for each operand that is a scalar loop (call at
-// least from) that the engine runs as a kernel of its own.
-func loopCalls(kids []planCost, from uint8) float64 {
+// loopCalls is loopCall for each operand of the scalar operation n that
+// is a sum, run by the engine as a kernel of its own. It asks whether
+// the operand's class holds a scalar sum, not whether the cheapest term
+// of the class is one: a node's cost must depend on its children's costs
+// alone, or the extraction's fixed point keeps costs its choices no
+// longer have.
+func (s *session) loopCalls(g *graph, n egraph.Node) float64 {
 	c := 0.0
-	for _, k := range kids {
-		if k.call >= from {
+	for _, k := range n.Children {
+		if g.Data(k).Type.Depth == 0 && s.hasOp(k, opSum) {
 			c += loopCall
 		}
 	}

@@ -271,18 +271,25 @@ func scaledInLoops(e *ir.Expr, inLoop bool) int {
 	return n
 }
 
-// TestBuiltTensorsWalkedAtTheirCost: MMM and SDDMM written as nested sums
-// with lookups of rows (A's rows, B(k); U(i), V(j)(k)) have a naive plan
-// that builds the tensors and walks them, which the engine runs through
-// its generic dictionary values, and a search plan that fuses the
-// mappings into loops over arrays. Priced as array steps, the built
-// tensors' walks made the naive plan look cheaper (it ran 7-20x slower
-// on bcsstk16); the search's plan must be kept.
+// TestBuiltTensorsWalkedAtTheirCost: MMM, MTTKRP and SDDMM written as
+// nested sums with lookups of rows (B(k); C(k), D(j)(l); U(i), V(j)(k))
+// have a naive plan that builds the tensors and walks them, which the
+// engine runs through its generic dictionary values, and a search plan
+// that fuses the mappings into loops over arrays. Priced as array steps,
+// the built tensors' walks made the naive plan look cheaper (it ran 7-20x
+// slower on bcsstk16); the search's plan must be kept. (MTTKRP's search
+// plan also needs a cost that depends on its terms' costs alone: see
+// loopCalls.)
 func TestBuiltTensorsWalkedAtTheirCost(t *testing.T) {
 	const mmmNested = `CREATE TENSOR Q AS
   sum(<i, Ai> in A)
     { i -> sum(<k, a> in Ai)
       sum(<j, b> in B(k)) { j -> a * b } };`
+	const mttkrpNested = `CREATE TENSOR A AS
+  sum(<i, Bi> in B)
+    sum(<k, Bik> in Bi)
+      sum(<l, b> in Bik)
+        sum(<j, c> in C(k)) { (i,j) -> b * c * D(j)(l) };`
 	const sddmmLookup = `CREATE TENSOR Q AS
   sum(<(i,j), s> in S) { (i,j) -> s * sum(<k, u> in U(i)) u * V(j)(k) };`
 	for _, c := range []struct {
@@ -290,6 +297,7 @@ func TestBuiltTensorsWalkedAtTheirCost(t *testing.T) {
 		tensors   []tensorSpec
 	}{
 		{"mmm", mmmNested, []tensorSpec{{"A", "csr", []int64{300, 300}, 0.05}, {"B", "csr", []int64{300, 250}, 0.03}}},
+		{"mttkrp", mttkrpNested, []tensorSpec{{"B", "csf", []int64{60, 80, 20}, 0.05}, {"C", "dense", []int64{80, 16}, 1}, {"D", "dense", []int64{16, 20}, 1}}},
 		{"sddmm", sddmmLookup, []tensorSpec{{"S", "csr", []int64{400, 400}, 0.1}, {"U", "dense", []int64{400, 8}, 1}, {"V", "dense", []int64{400, 8}, 1}}},
 	} {
 		res := optimizeForm(t, c.name, c.src, c.tensors, Options{})

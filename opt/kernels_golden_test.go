@@ -87,7 +87,7 @@ type planShape struct {
 	logical       int  // singletons without a physical annotation
 	computedIters int  // sums over a computed dictionary (not fused)
 	letSums       int  // lets whose value is a sum (a hoisted loop)
-	hasProductSum bool // a product of two sums (either bound by a let first)
+	hasProductSum bool // a product of two sums (either bound by a let first, the other maybe scaling its body by it)
 }
 
 func shapeOf(e *ir.Expr) planShape {
@@ -108,6 +108,9 @@ func shapeOf(e *ir.Expr) planShape {
 				s.logical++
 			}
 		case ir.OpSum:
+			if b := n.Args[1]; b.Op == ir.OpMul && (isSum(b.Args[0]) && b.Args[0].Op == ir.OpVar || isSum(b.Args[1]) && b.Args[1].Op == ir.OpVar) {
+				s.hasProductSum = true
+			}
 			switch n.Args[0].Op {
 			case ir.OpRange, ir.OpSubArray, ir.OpGlobal, ir.OpVar:
 			default:
