@@ -36,7 +36,7 @@ var modelCoefs = []struct {
 	{"loopRun", &loopRun},
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
 	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow},
-	{"mergeStep", &mergeStep}, {"tempDict", &tempDict},
+	{"mergeStep", &mergeStep}, {"tempDict", &tempDict}, {"loopCall", &loopCall},
 }
 
 // planTerms splits the model's cost of a physical plan by coefficient:

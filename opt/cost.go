@@ -21,7 +21,8 @@ import (
 //
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
 // its spread when each round is fitted alone, and each plan's residual.
-// Only iterRange takes its fitted value (0 in every round). The other
+// Only iterRange takes its fitted value (0 in every round); iterHash and
+// loopCall come from the variants experiment (their comments). The other
 // fitted values are not adopted: taken together they turn MTTKRP's merge
 // into a filtered scan and change which TTV plan wins, plans the clock
 // has not confirmed, and several move by 2x or more from round to round
