@@ -389,13 +389,21 @@ func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) flo
 			return as.AvgSegment
 		}
 	}
+	n := float64(defaultRangeSize)
+	if whole > 0 {
+		n = whole
+	}
 	if h.Known {
 		return float64(max(h.Value, 0))
 	}
-	if whole > 0 {
-		return whole
+	if l.Known {
+		// lo:A(e), a read of an int array (sell's row lengths): at most
+		// the array's largest value less lo.
+		if as, ok := s.lookupStats(g, hi); ok && as.HasRange {
+			return min(n, float64(max(as.Max-l.Value, 0)))
+		}
 	}
-	return defaultRangeSize
+	return n
 }
 
 // segmentArray recognizes bounds P(x):P(x+1) (or P(c):P(c+1) for
