@@ -95,10 +95,11 @@ func Optimize(naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
 // Per-stage search parameters: the fuse and physical stages run to
 // saturation (or the limits); the explore stage runs rounds of
 // exploreIters iterations, each on a fresh e-graph seeded with the best
-// plan of the round before, while the cost improves.
+// plan of the round before, while the cost improves by at least roundGain.
 const (
 	exploreIters  = 8
 	exploreRounds = 4
+	roundGain     = 1e-6 // the least relative gain for which another round runs
 )
 
 func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*Result, error) {
@@ -170,8 +171,14 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 			if next == nil || cost >= best {
 				break
 			}
+			// A round that gains less than a millionth has only moved
+			// costEpsilon terms around: keep its plan, run no more.
+			last := cost > best*(1-roundGain)
 			plan, best = next, cost
 			rep.Cost = round.Cost
+			if last {
+				break
+			}
 		}
 		res.Stages = append(res.Stages, rep)
 	}
