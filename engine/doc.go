@@ -36,7 +36,6 @@
 //	                       results built in place per level: @dense in
 //	                       slices and workspaces, @hash in Go maps
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
-//	affine.go              reads of a dense layout at m*x + o
 //	sell.go                SpMV over the sliced ELLPACK format
 //	parallel.go            the outermost sum split across workers
 //

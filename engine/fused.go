@@ -30,7 +30,6 @@ const (
 	atSeg          // a fused scalar sum over a segment, run in place
 	atDict         // a lookup, at a loop index, into a dictionary computed once per loop run
 	atMerge        // a scalar merge of two segments, its body fused, run in place
-	atAff          // a physical array read at m*x + o, x a loop index (affine.go)
 )
 
 // variant is a factor of the product that depends on the loop.
@@ -48,10 +47,6 @@ type variant struct {
 	dslot int
 	dat   int
 	merge *mergeParts // atMerge
-	// atAff: the index (dat says which loop index is x), and the window
-	// of the guard in steps (set by fuse).
-	aff *affIndex
-	win *windowPrelude
 }
 
 // segValue evaluates an atSeg variant.
@@ -196,8 +191,6 @@ type fusedBody struct {
 	// mergeRow: addDense's loop when the product is an array read times
 	// a merge (set by fuse, mergeRowOf).
 	mergeRow *mergeRow
-	// affMemo: affDotRows's int slot (set by fuse; -1: none).
-	affMemo int
 }
 
 // Loop shapes with their own code.
@@ -312,9 +305,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: at, arr: cl, e: f, ints: cl.info.Elem == ir.Int}
 			}
 		}
-		if v, ok := c.affineRead(f, lv); ok {
-			return v
-		}
 		if f.Op == ir.OpLookup && c.typeOf(f.Args[0]) == (ir.Type{Depth: 1, Base: ir.Real}) && !lv.dependsOn(f.Args[0]) {
 			if at := lv.index(f.Args[1]); at != atNone {
 				d, _ := c.dictExpr(f.Args[0])
@@ -398,7 +388,7 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 // analyse decides whether the body of a loop with variables lv, adding as
 // lb says, can be fused; it compiles the pieces (in the loop's scope).
 func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
-	fb := &fusedBody{affMemo: -1}
+	fb := &fusedBody{}
 	pre, core := stripPrelude(body)
 	decl := c.declarePrelude(pre)
 	lv.lets = letNames(pre)
@@ -458,7 +448,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
 	fb.onlyA = p.b == nil && p.c == nil
 	needSlots := func(v *variant) bool {
-		return v.at == atFn || v.at == atSeg || v.at == atMerge || v.at == atAff && v.steps != nil
+		return v.at == atFn || v.at == atSeg || v.at == atMerge
 	}
 	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(&p.v1) || needSlots(&p.v2)
 	return fb
@@ -579,11 +569,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	fb.window = windowPreludeOf(fb.steps, ks, vs)
 	p := &fb.p
-	for _, v := range []*variant{&p.v1, &p.v2} {
-		if v.at == atAff && v.steps != nil {
-			v.win = windowPreludeOf(v.steps, ks, vs)
-		}
-	}
 	switch {
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
@@ -603,9 +588,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 		if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
 			r.index = c.seekIndexOf(r.merge.seg2)
 		}
-	}
-	if lb.spec != nil && lb.spec.dense && cl != nil && p.v2.at == atSeg {
-		fb.affMemo = c.newSlot(ir.IntType)
 	}
 	var run func(fr *frame, st srcState, from, to int64, b *builder)
 	switch {
@@ -782,15 +764,6 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			return s
 		}
 	}
-	if p.v2.at == atAff {
-		if fb.steps == nil && fb.affLoop(cl, lo, hi) {
-			// x(q) * y(m*j + o), a dense row read at the window's keys.
-			noteAffine(true)
-			s, _ = affDot(fr, p, idx, lo, hi, a, b, cc, fb.pure, s)
-			return s
-		}
-		noteAffine(false)
-	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
@@ -846,8 +819,6 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 		return v.get(k), true
 	case atSeg:
 		return v.segValue(fr)
-	case atAff:
-		return v.affValue(fr, q, j)
 	case atMerge:
 		if v.steps != nil && !runSteps(fr, v.steps) {
 			return 0, fr.err == nil
@@ -986,27 +957,8 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			return
 		}
 	}
-	if p.v2.at == atSeg && fb.affMemo >= 0 && !affineOff {
-		if lo = fb.affDotRows(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
-			return
-		}
-	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
-	if p.v2.at == atAff {
-		if fb.keyAt == at2 && fb.affLoop(cl, lo, hi) && (fb.steps == nil || win != nil) {
-			// out[j] += x(q) * y(m*j + o): the guards hold over the window.
-			noteAffine(true)
-			if !ready {
-				if a, b, cc = p.invariants(fr); fr.err != nil {
-					return
-				}
-			}
-			affScatter(fr, p, bd, idx, lo, hi, a, b, cc)
-			return
-		}
-		noteAffine(false)
-	}
 	for q := lo; q < hi; q++ {
 		j := q
 		if cl != nil {

@@ -213,8 +213,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				run := preludeRun(cl, ks, vs, steps, innerAll)
 				if rows := mergeRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
 					run = rows
-				} else if rows := affRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
-					run = rows
 				} else if rows := mergeLoopRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
 					run = rows
 				}
