@@ -192,10 +192,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				c.unbind(2)
 				return l
 			}
-			if l := c.fuseInt(e, lb, open, cl, seg); l != nil {
-				c.unbind(2)
-				return l
-			}
 			if pre, core := stripPrelude(bodyExpr); lb.spec != nil && core.Op == ir.OpSum && cl.info.Elem == ir.Int {
 				// A sum accumulating into the same builder, maybe behind
 				// guards and lets: compile its loop here, to run the

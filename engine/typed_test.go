@@ -171,7 +171,9 @@ func TestTypedLoopShapes(t *testing.T) {
 }
 
 // TestIntSums runs int sums of int array reads at the loop's key or
-// value (typed loops) on sound and corrupt arrays.
+// value on sound and corrupt arrays, against the interpreter and against
+// the closure path (the same values and errors); the loop-nest IR must
+// lower them.
 func TestIntSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(57, 58))
 	plans := []string{
@@ -198,10 +200,12 @@ func TestIntSums(t *testing.T) {
 			a.store(st, "A")
 			st = intValued(st)
 			t.Run(plan, func(t *testing.T) {
-				e := parse(t, plan, st)
-				agree(t, e, st)
-				if _, err := runEngine(e, st, 1); ci == 0 && err != nil {
+				againstGeneral(t, plan, plan, st, func(off bool) { closuresOnly = off })
+				if _, err := runEngine(parse(t, plan, st), st, 1); ci == 0 && err != nil {
 					t.Fatal(err)
+				}
+				if k, err := Compile(parse(t, plan, st), SchemaOf(st), Options{}); err != nil || len(k.nests) == 0 {
+					t.Errorf("the loop-nest IR lowered no loop (%v)", err)
 				}
 			})
 		}
