@@ -29,27 +29,9 @@ func (c *cell) fits(n int) bool { return c.imin >= 0 && c.imax < int64(n) }
 // at reads element k of a (8-byte elements: number is int64 or float64).
 func at[T number](a unsafe.Pointer, k int64) T { return *(*T)(unsafe.Add(a, k*8)) }
 
-// rowsDotFit is rowsDot for an idx whose values all index y: CSR rows
-// (see csrRows) run without checks; other bound arrays, which plans read
-// rarely, take rowsDot.
-//
-// nidx is idx narrowed (Array.Narrow), or nil: the assembly reads it.
-func rowsDotFit[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	h, ok := csrRows(pl, ph, ol, oh, lo, hi)
-	if !ok {
-		return rowsDot(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
-	}
-	out = out[:hi]
-	n = min(n, int64(len(idx)), int64(len(x)))
-	l := pl[lo+ol]
-	if k, ok := csrDotAsm(out[lo:hi], h, l, idx, nidx, x, y, n, a, b, c); ok {
-		return lo + int64(k)
-	}
-	return lo + int64(csrDot(out[lo:hi], h, l, idx, x, y, n, a, b, c))
-}
-
-// csrDot is rowsDotFit for CSR rows: row k of out sums p = l..h[k]-1,
-// with l the bound before (the argument l for row 0). It stops at the
+// csrDot runs CSR rows without checks on idx, whose values all index y:
+// row k of out sums p = l..h[k]-1, with l the bound before (the argument
+// l for row 0). It stops at the
 // first row with l < 0, l > h[k] or h[k] > n and returns the rows done.
 // Carrying the bound over keeps the loop's few registers for the inner
 // loop.
@@ -114,7 +96,7 @@ func csrGatherScatter[Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 
 // rowsGatherFit is rowsGather for an idx whose values all index y: CSR
 // rows run without checks in assembly where there is any (reading nidx,
-// as rowsDotFit); everything else takes rowsGather.
+// as csrDotAsm); everything else takes rowsGather.
 func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	if h, ok := csrRows(pl, ph, ol, oh, lo, hi); ok {
 		if k, ok := csrGatherAsm(out[lo:hi], h, pl[lo+ol], idx, nidx, y, min(n, int64(len(idx))), a, b, c); ok {

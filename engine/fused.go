@@ -197,9 +197,7 @@ type fusedBody struct {
 const (
 	shapeGeneral = iota
 	shapeRows    // a range whose body is (sums over) segments picked by its variable
-	shapeDot     // a window; A(p) * x(j)
 	shapeOne     // A(p)
-	shapeGather  // x(j): a pattern matrix's row times x, no value array
 )
 
 // loopVars names the loop's variables for the analysis: idx1 is the
@@ -510,29 +508,8 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 	fb := fl.fb
 	if fb.pure {
 		// The commonest bodies, without the call to sum.
-		switch v1, v2 := &fb.p.v1, &fb.p.v2; fb.shape {
-		case shapeOne:
-			if h <= v1.length() {
-				return v1.sum(l, h, 1, 1, 1, true, 0), true
-			}
-		case shapeGather:
-			if h <= int64(len(fl.cl.ints)) {
-				return gather(fr, v1, fl.cl.ints[l:h], 1, 1, 1, true, 0)
-			}
-		case shapeDot:
-			if !v1.ints && !v2.ints && h <= int64(len(v1.arr.reals)) {
-				// The commonest of all, called directly.
-				x2 := v2.arr.reals
-				s, bad := sumDot(fl.cl.ints[l:h], v1.arr.reals[l:h], x2, 1, 1, 1, true, 0)
-				if bad >= 0 {
-					readFail(fr, v2, fl.cl.ints[l+int64(bad)], len(x2))
-					return s, false
-				}
-				return s, true
-			}
-			if h <= v1.length() {
-				return dot(fr, v1, v2, fl.cl.ints, l, h, 1, 1, 1, true, 0)
-			}
+		if v1 := &fb.p.v1; fb.shape == shapeOne && h <= v1.length() {
+			return v1.sum(l, h, 1, 1, 1, true, 0), true
 		}
 	}
 	s := fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
@@ -573,15 +550,8 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
 		// (Accumulating, the key must be the row: addDense checks it.)
 		fb.shape = shapeRows
-		if in := rowDot(&p.v1, ks); in != nil && in.cl != nil && fb.keyAt == at1 {
-			in.cl.needNarrow = true // addDense's rows (SpMV) read its indices
-		}
-	case !fb.writeSlots && cl != nil && p.v1.at == at1 && p.v2.at == at2:
-		fb.shape = shapeDot
 	case !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone:
 		fb.shape = shapeOne
-	case !fb.writeSlots && cl != nil && p.v1.at == at2 && p.v2.at == atNone:
-		fb.shape = shapeGather
 	}
 	if lb.spec != nil && lb.spec.dense && cl != nil {
 		fb.mergeRow = mergeRowOf(fb, ks, vs)
@@ -729,23 +699,11 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 			s += (((a * x1) * b) * x2) * cc
 		}
 		return s
-	case shapeDot:
-		if hi > p.v1.length() || lo < 0 {
-			break
-		}
-		s, _ = dot(fr, &p.v1, &p.v2, idx, lo, hi, a, b, cc, fb.pure, s)
-		return s
 	case shapeOne:
 		if hi > p.v1.length() || lo < 0 {
 			break
 		}
 		return p.v1.sum(lo, hi, a, b, cc, fb.pure, s)
-	case shapeGather:
-		if hi > int64(len(idx)) || lo < 0 {
-			break
-		}
-		s, _ = gather(fr, &p.v1, idx[lo:hi], a, b, cc, fb.pure, s)
-		return s
 	}
 	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
 		// A(p) * w(j) for a built dense vector w: the dictionary is
@@ -921,11 +879,6 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	if fb.shape == shapeRows && fb.keyAt == at1 && lo >= 0 {
 		// Rows: out[i] += a * (sum over the segment of row i) ...
 		v1 := &p.v1
-		if in := rowDot(v1, ks); in != nil && bd.ws == nil && hi <= int64(len(bd.reals)) {
-			// ... of x(p) * y(j), SpMV: all rows in one loop, up to
-			// one that needs the general path below.
-			lo = in.rows(bd.reals, lo, hi, a, b, cc)
-		}
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
 			x, ok := v1.segValue(fr)

@@ -27,29 +27,6 @@ func sumVals[V number](vals []V, a, b, c float64, pure bool, s float64) float64 
 	return s
 }
 
-// sumDot returns s plus x[q]*y[idx[q]] for every q (or
-// (((a*x[q])*b)*y[idx[q]])*c unless pure), stopping at the first index
-// outside y, whose position it returns (else -1).
-func sumDot[X, Y number](idx []int64, x []X, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
-	x = x[:len(idx)]
-	if pure {
-		for q, j := range idx {
-			if uint64(j) >= uint64(len(y)) {
-				return s, q
-			}
-			s += float64(x[q]) * float64(y[j])
-		}
-		return s, -1
-	}
-	for q, j := range idx {
-		if uint64(j) >= uint64(len(y)) {
-			return s, q
-		}
-		s += (((a * float64(x[q])) * b) * float64(y[j])) * c
-	}
-	return s, -1
-}
-
 // length is the length of the array a variant reads.
 func (v *variant) length() int64 {
 	if v.ints {
@@ -73,62 +50,6 @@ func (v *variant) sum(lo, hi int64, a, b, c float64, pure bool, s float64) float
 		return sumVals(v.arr.ints[lo:hi], a, b, c, pure, s)
 	}
 	return sumVals(v.arr.reals[lo:hi], a, b, c, pure, s)
-}
-
-// dot runs sumDot with v1's array over positions lo..hi-1 (in bounds)
-// and v2's at idx[lo:hi]; it records a read of v2 out of bounds and
-// returns false then.
-func dot(fr *frame, v1, v2 *variant, idx []int64, lo, hi int64, a, b, c float64, pure bool, s float64) (float64, bool) {
-	seg := idx[lo:hi]
-	bad := -1
-	switch {
-	case !v1.ints && !v2.ints:
-		s, bad = sumDot(seg, v1.arr.reals[lo:hi], v2.arr.reals, a, b, c, pure, s)
-	case v1.ints && !v2.ints:
-		s, bad = sumDot(seg, v1.arr.ints[lo:hi], v2.arr.reals, a, b, c, pure, s)
-	case !v1.ints:
-		s, bad = sumDot(seg, v1.arr.reals[lo:hi], v2.arr.ints, a, b, c, pure, s)
-	default:
-		s, bad = sumDot(seg, v1.arr.ints[lo:hi], v2.arr.ints, a, b, c, pure, s)
-	}
-	if bad >= 0 {
-		readFail(fr, v2, seg[bad], int(v2.length()))
-		return s, false
-	}
-	return s, true
-}
-
-// gather returns s plus v(j) (or ((a*v(j))*b)*c unless pure) for the
-// indices j of seg, false after a read outside v (recorded in fr).
-func gather(fr *frame, v *variant, seg []int64, a, b, c float64, pure bool, s float64) (float64, bool) {
-	bad := -1
-	if v.ints {
-		s, bad = sumGather(seg, v.arr.ints, a, b, c, pure, s)
-	} else {
-		s, bad = sumGather(seg, v.arr.reals, a, b, c, pure, s)
-	}
-	if bad >= 0 {
-		readFail(fr, v, seg[bad], int(v.length()))
-		return s, false
-	}
-	return s, true
-}
-
-// sumGather returns s plus y[j] (or (((a*y[j])*b)*c unless pure) for
-// every j of idx, stopping at the first index outside y, whose position
-// it returns (else -1).
-func sumGather[Y number](idx []int64, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
-	for q, j := range idx {
-		if uint64(j) >= uint64(len(y)) {
-			return s, q
-		}
-		if pure {
-			s += float64(y[j])
-		} else {
-			s += ((a * float64(y[j])) * b) * c
-		}
-	}
-	return s, -1
 }
 
 // scatter adds v's array over positions lo..hi-1 (in bounds) at keys
@@ -248,38 +169,11 @@ func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, 
 	bd.reals = out
 }
 
-// rowsDot adds, for rows q = lo, lo+1, ... of out, ((a*s)*b)*c where s
-// sums x[p]*y[idx[p]] over the segment pl[q+ol]:ph[q+oh] (SpMV). It
-// stops at the first row that needs the general path (bounds out of
-// order or past n, an index outside y) and returns it (hi when done);
-// that row is not added.
-func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	out = out[:hi]
-	n = min(n, int64(len(idx)), int64(len(x)))
-	idx, x = idx[:n], x[:n]
-	for q := lo; q < hi; q++ {
-		kl, kh := q+ol, q+oh
-		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
-			return q
-		}
-		l, h := pl[kl], ph[kh]
-		if l < 0 || l > h || h > n {
-			return q
-		}
-		s := 0.0
-		seg, vals := idx[l:h], x[l:h]
-		for p, j := range seg {
-			if uint64(j) >= uint64(len(y)) {
-				return q
-			}
-			s += float64(vals[p]) * float64(y[j])
-		}
-		out[q] += ((a * s) * b) * c
-	}
-	return hi
-}
-
-// rowsGather is rowsDot for a pattern matrix: the rows sum y[idx[p]].
+// rowsGather adds, for rows q = lo, lo+1, ... of out, ((a*s)*b)*c where
+// s sums y[idx[p]] over the segment pl[q+ol]:ph[q+oh] (a pattern
+// matrix's rows). It stops at the first row that needs the general path
+// (bounds out of order or past n, an index outside y) and returns it (hi
+// when done); that row is not added.
 func rowsGather[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
 	out = out[:hi]
 	n = min(n, int64(len(idx)))
@@ -303,61 +197,6 @@ func rowsGather[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int
 		out[q] += ((a * s) * b) * c
 	}
 	return hi
-}
-
-// rowDot returns the inner loop of an atSeg variant that is a pure dot
-// product X(p) * Y(j) (or a gather Y(j)) over a segment whose bounds are read at the row
-// variable (slot ks), with nothing else to do; nil otherwise.
-func rowDot(v *variant, ks int) *fusedLoop {
-	if v.at != atSeg || v.steps != nil {
-		return nil
-	}
-	in := v.inner
-	sb := in.seg
-	if !in.fb.pure || (in.fb.shape != shapeDot && in.fb.shape != shapeGather) || sb.loSlot != ks || sb.hiSlot != ks {
-		return nil
-	}
-	return in
-}
-
-// rows runs rowsDot for the rows lo..hi-1 of out with the arrays of the
-// dot product in (see rowDot).
-func (in *fusedLoop) rows(out []float64, lo, hi int64, a, b, c float64) int64 {
-	sb, v1, v2 := in.seg, &in.fb.p.v1, &in.fb.p.v2
-	pl, ph, idx, nidx := sb.lo.ints, sb.hi.ints, in.cl.ints, in.cl.narrow
-	if in.fb.shape == shapeGather {
-		if v1.ints {
-			return rowsGatherOf(in.cl.fits(len(v1.arr.ints)), out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, sb.arr.n, lo, hi, a, b, c)
-		}
-		return rowsGatherOf(in.cl.fits(len(v1.arr.reals)), out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, sb.arr.n, lo, hi, a, b, c)
-	}
-	fit := in.cl.fits(int(v2.length()))
-	switch {
-	case !v1.ints && !v2.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
-	case v1.ints && !v2.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, v2.arr.reals, sb.arr.n, lo, hi, a, b, c)
-	case !v1.ints:
-		return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.reals, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
-	}
-	return rowsDotOf(fit, out, pl, ph, sb.loOff, sb.hiOff, idx, nidx, v1.arr.ints, v2.arr.ints, sb.arr.n, lo, hi, a, b, c)
-}
-
-// rowsDotOf runs rowsDotFit when every index fits y (fit), else rowsDot.
-func rowsDotOf[X, Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	if fit {
-		return rowsDotFit(out, pl, ph, ol, oh, idx, nidx, x, y, n, lo, hi, a, b, c)
-	}
-	return rowsDot(out, pl, ph, ol, oh, idx, x, y, n, lo, hi, a, b, c)
-}
-
-// rowsGatherOf runs rowsGatherFit when every index fits y (fit), else
-// rowsGather.
-func rowsGatherOf[Y number](fit bool, out []float64, pl, ph []int64, ol, oh int64, idx []int64, nidx []int32, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	if fit {
-		return rowsGatherFit(out, pl, ph, ol, oh, idx, nidx, y, n, lo, hi, a, b, c)
-	}
-	return rowsGather(out, pl, ph, ol, oh, idx, y, n, lo, hi, a, b, c)
 }
 
 // rowProduct is nestedRun's loop for its most common case, the rows of
