@@ -535,7 +535,9 @@ func sumOfLoop(l *loop, acc int) realFn {
 // fuse returns a fused loop for sum e over a range (cl == nil) or a window
 // of the physical array cl (seg: its direct bounds, if any), or nil.
 func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds, ks, vs int) *loop {
-	if cl != nil && cl.info.Elem != ir.Int {
+	if cl != nil && cl.info.Elem != ir.Int || lb.spec != nil && !lb.spec.dense {
+		// Sums into hash maps, which the plans the loop-nest IR
+		// declines do not build, take the closure path.
 		return nil
 	}
 	lv := loopVars{idx1: e.Vars[0], idx2: e.Vars[1], same: cl == nil}
@@ -569,35 +571,20 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 			}
 			fr.f[acc] = fb.sum(fr, st.lo+from, st.lo+to, cl, ks, vs, fr.f[acc])
 		}
-	case lb.spec.dense:
+	default:
 		run = func(fr *frame, st srcState, from, to int64, b *builder) {
 			if from >= to {
 				return
 			}
 			fb.addDense(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
 		}
-	default:
-		run = func(fr *frame, st srcState, from, to int64, b *builder) {
-			if from >= to {
-				return
-			}
-			fb.addHash(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
-		}
 	}
 	l := &loop{open: open, count: windowCount, run: run, fused: fl}
 	if seg != nil && lb.spec != nil {
 		// Accumulating over a segment: skip the open/count/run calls.
-		if lb.spec.dense {
-			l.direct = func(fr *frame, b *builder) {
-				if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
-					fb.addDense(fr, lo, hi, cl, ks, vs, b)
-				}
-			}
-		} else {
-			l.direct = func(fr *frame, b *builder) {
-				if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
-					fb.addHash(fr, lo, hi, cl, ks, vs, b)
-				}
+		l.direct = func(fr *frame, b *builder) {
+			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
+				fb.addDense(fr, lo, hi, cl, ks, vs, b)
 			}
 		}
 	}
@@ -627,63 +614,6 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	case shapeRows:
 		// s += a * (sum over row i) * b * (sum over row i) * c.
 		v1, v2 := &p.v1, &p.v2
-		if r1, r2 := rowSum(v1, ks), rowSum(v2, ks); fb.pure && r1 != nil && r2 != nil && v1.steps == nil && lo >= 0 {
-			// Both factors sum a real array over a segment of row i
-			// (SumMMM): the whole thing in one loop.
-			p1l, p1h, p2l, p2h := r1.seg.lo.ints, r1.seg.hi.ints, r2.seg.lo.ints, r2.seg.hi.ints
-			a1, a2 := &r1.fb.p.v1, &r2.fb.p.v1
-			n1, n2 := min(a1.length(), r1.seg.arr.n), min(a2.length(), r2.seg.arr.n)
-			// Real arrays are summed in place (nil: an int array).
-			var f1, f2 []float64
-			if !a1.ints {
-				f1 = a1.arr.reals
-			}
-			if !a2.ints {
-				f2 = a2.arr.reals
-			}
-			o1l, o1h, o2l, o2h := r1.seg.loOff, r1.seg.hiOff, r2.seg.loOff, r2.seg.hiOff
-			for q := lo; q < hi; q++ {
-				k1l, k1h, k2l, k2h := q+o1l, q+o1h, q+o2l, q+o2h
-				if uint64(k1l) >= uint64(len(p1l)) || uint64(k1h) >= uint64(len(p1h)) ||
-					uint64(k2l) >= uint64(len(p2l)) || uint64(k2h) >= uint64(len(p2h)) {
-					return fb.sumRows(fr, q, hi, ks, s)
-				}
-				l1, h1, l2, h2 := p1l[k1l], p1h[k1h], p2l[k2l], p2h[k2h]
-				if l1 < 0 || l1 > h1 || h1 > n1 || l2 < 0 || l2 > h2 || h2 > n2 {
-					return fb.sumRows(fr, q, hi, ks, s)
-				}
-				var x1 float64
-				if f1 != nil {
-					for _, v := range f1[l1:h1] {
-						x1 += v
-					}
-				} else {
-					x1 = a1.sum(l1, h1, 1, 1, 1, true, 0)
-				}
-				if v2.steps != nil {
-					// A guard in front of the second sum (if 0 <= i &&
-					// i < B_len1 then ...): zero when it fails.
-					fr.i[ks] = q
-					if !runSteps(fr, v2.steps) {
-						if fr.err != nil {
-							return s
-						}
-						s += x1 * 0
-						continue
-					}
-				}
-				var x2 float64
-				if f2 != nil {
-					for _, v := range f2[l2:h2] {
-						x2 += v
-					}
-				} else {
-					x2 = a2.sum(l2, h2, 1, 1, 1, true, 0)
-				}
-				s += x1 * x2
-			}
-			return s
-		}
 		for q := lo; q < hi; q++ {
 			fr.i[ks] = q
 			x1, ok := v1.segValue(fr)
@@ -946,60 +876,6 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		} else {
 			bd.addReal(k, v)
 		}
-		if fr.err != nil {
-			return
-		}
-	}
-}
-
-// addHash runs positions lo..hi-1 adding into a hash builder.
-func (fb *fusedBody) addHash(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
-	p := &fb.p
-	a, b, cc := 1.0, 1.0, 1.0
-	if !fb.pure && fb.steps == nil {
-		if a, b, cc = p.invariants(fr); fr.err != nil {
-			return
-		}
-	}
-	var idx []int64
-	if cl != nil {
-		idx = cl.ints
-	}
-	if fb.keyAt != atFn {
-		// Keys from the loop are distinct: room for all of them.
-		bd.growList(int(hi - lo))
-	}
-	ready := fb.pure || fb.steps == nil
-	win := fb.windowOf(cl, lo, hi)
-	for q := lo; q < hi; q++ {
-		j := q
-		if cl != nil {
-			j = idx[q]
-		}
-		if fb.writeSlots {
-			if ks >= 0 {
-				fr.i[ks] = q
-			}
-			if vs >= 0 {
-				fr.i[vs] = j
-			}
-			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
-				if fr.err != nil {
-					return
-				}
-				continue
-			}
-		}
-		k := fb.key(fr, q, j)
-		x1, ok := p.v1.read(fr, q, j)
-		if !ok {
-			return
-		}
-		x2, ok := p.v2.read(fr, q, j)
-		if !ok {
-			return
-		}
-		bd.addReal(k, (((a*x1)*b)*x2)*cc)
 		if fr.err != nil {
 			return
 		}
@@ -1335,45 +1211,4 @@ func (fb *fusedBody) term(fr *frame, q1, q2 int64) (float64, bool) {
 		return 0, false
 	}
 	return (((a * x1) * b) * x2) * c, fr.err == nil
-}
-
-// rowSum returns the inner loop of an atSeg variant that sums one real
-// array over a segment whose bounds are read at the row variable (slot
-// ks), with nothing else to do; nil otherwise.
-func rowSum(v *variant, ks int) *fusedLoop {
-	if v.at != atSeg {
-		return nil
-	}
-	for _, st := range v.steps {
-		if st.tests == nil {
-			return nil // only in-place guards
-		}
-	}
-	in := v.inner
-	sb := in.seg
-	if !in.fb.pure || in.fb.shape != shapeOne || sb.loSlot != ks || sb.hiSlot != ks {
-		return nil
-	}
-	return in
-}
-
-// sumRows runs rows lo..hi-1 of a shapeRows sum the general way (for the
-// exact error when the fast loop meets bad bounds).
-func (fb *fusedBody) sumRows(fr *frame, lo, hi int64, ks int, s float64) float64 {
-	v1, v2 := &fb.p.v1, &fb.p.v2
-	for q := lo; q < hi; q++ {
-		fr.i[ks] = q
-		x1, ok := v1.segValue(fr)
-		if !ok {
-			return s
-		}
-		x2 := 1.0
-		if v2.inner != nil {
-			if x2, ok = v2.segValue(fr); !ok {
-				return s
-			}
-		}
-		s += x1 * x2
-	}
-	return s
 }
