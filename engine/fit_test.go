@@ -229,25 +229,18 @@ func randInts(rng *rand.Rand, n int) []int64 {
 // bounds are out of order or past n or whose index is outside y (that
 // row not added), which it returns (hi when done).
 func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, x []X, y []Y, n, lo, hi int64, a, b, c float64) int64 {
-	out = out[:hi]
 	n = min(n, int64(len(idx)), int64(len(x)))
-	idx, x = idx[:n], x[:n]
 	for q := lo; q < hi; q++ {
-		kl, kh := q+ol, q+oh
-		if uint64(kl) >= uint64(len(pl)) || uint64(kh) >= uint64(len(ph)) {
+		if q+ol < 0 || q+ol >= int64(len(pl)) || q+oh < 0 || q+oh >= int64(len(ph)) {
 			return q
 		}
-		l, h := pl[kl], ph[kh]
+		l, h := pl[q+ol], ph[q+oh]
 		if l < 0 || l > h || h > n {
 			return q
 		}
-		s := 0.0
-		seg, vals := idx[l:h], x[l:h]
-		for p, j := range seg {
-			if uint64(j) >= uint64(len(y)) {
-				return q
-			}
-			s += float64(vals[p]) * float64(y[j])
+		s, bad := sumDot(idx[l:h], x[l:h], y, 1, 1, 1, true, 0)
+		if bad >= 0 {
+			return q
 		}
 		out[q] += ((a * s) * b) * c
 	}
