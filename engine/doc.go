@@ -28,14 +28,20 @@
 //	                       positions lane by lane (nest.go: what it
 //	                       declines; the bake-off behind batches and
 //	                       lanes)
-//	compile.go, fused.go   closures per node; loops whose body is a
-//	                       product of array reads are fused
+//	compile.go, fused.go   closures per node, for any plan the IR
+//	                       declines; loops whose body is a product of
+//	                       array reads, into a scalar or a dense row, are
+//	                       fused, and sparse products' pairs of row loops
+//	                       (MMM, TTM: nestedRun) run as one, which the IR
+//	                       matches only once short inner rows cost it no
+//	                       more than there
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
 //	                       when the index array's range fits
 //	builder.go, workspace.go, seqrows.go, seqouter.go
 //	                       results built in place per level: @dense in
 //	                       slices and workspaces, @hash in Go maps
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
+//	                       (the IR has no merge iterator yet)
 //	sell.go                SpMV over the sliced ELLPACK format
 //	parallel.go            the outermost sum split across workers
 //
