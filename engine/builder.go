@@ -337,19 +337,6 @@ func (b *builder) addReal(k int64, v float64) {
 	b.x.mreal[k] += v
 }
 
-// growList makes room for n more entries in a list-mode leaf builder.
-func (b *builder) growList(n int) {
-	if !b.listed || b.spec.dense || n <= 0 || n > maxReserve {
-		return
-	}
-	b.lkeys = slices.Grow(b.lkeys, n)
-	if b.spec.real {
-		b.reals = slices.Grow(b.reals, n)
-	} else {
-		b.ints = slices.Grow(b.ints, n)
-	}
-}
-
 // unlist turns a list-mode builder into a hash one.
 func (b *builder) unlist() {
 	b.listed = false
