@@ -29,7 +29,7 @@ type loop struct {
 	// direct, if set, runs the whole loop (open, count, run) in one call.
 	direct func(fr *frame, b *builder)
 	// merges is set when the body is a merge of segments adding into
-	// the builder (mergeloop.go).
+	// the builder, which the loop around it may run (mergeloop.go).
 	merges *mergeLoop
 	seg    *segBounds // merges: the loop's segment, if its bounds are read in place
 	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
@@ -217,13 +217,8 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 			if bodyExpr.Op == ir.OpMerge && lb.spec != nil && cl.info.Elem == ir.Int {
 				m := c.mergeOf(bodyExpr, accumBody(lb.spec, lb.neg))
 				c.unbind(2)
-				run := arrayRun(cl, ks, vs, m.run())
-				ml := mergeLoopOf(cl, ks, vs, m)
-				if ml != nil {
-					run = mergeLoopRun(ml, run)
-				}
-				l := segmentLoop(open, seg, run)
-				l.merges, l.seg = ml, seg
+				l := segmentLoop(open, seg, arrayRun(cl, ks, vs, m.run()))
+				l.merges, l.seg = mergeLoopOf(cl, ks, vs, m), seg
 				return l
 			}
 			body := mkBody()

@@ -3,8 +3,8 @@ package engine
 import "github.com/storel/storel/ir"
 
 // mergeLoop is a loop over an int array whose body is a merge of two
-// segments adding into the loop's builder. MTTKRP's plan on a tensor of
-// short fibers (CSR
+// segments adding into the loop's builder, run by the loop around it
+// (mergeLoopRowsRun). MTTKRP's plan on a tensor of short fibers (CSR
 // factors) is one, C's row k around the merge of B's fiber with D's row j:
 //
 //	sum(<q, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
@@ -56,76 +56,6 @@ func mergeLoopOf(cl *cell, ks, vs int, m *mergeParts) *mergeLoop {
 		return nil
 	}
 	return ml
-}
-
-// rows runs the loop's positions lo..hi-1 and returns where it stopped:
-// hi, or the first position whose merge the general path must run (the
-// fixed segment or the moving one out of order, past its array or
-// unsorted), which then reports what is wrong exactly as it would have.
-func (ml *mergeLoop) rows(fr *frame, lo, hi int64, bd *builder) int64 {
-	if mergeLoopOff {
-		return lo
-	}
-	stop := ml.run(fr, lo, hi, bd)
-	if mergeLoopStopped != nil {
-		mergeLoopStopped(lo, stop, hi)
-	}
-	return stop
-}
-
-func (ml *mergeLoop) run(fr *frame, lo, hi int64, bd *builder) int64 {
-	fl, fh, ok := ml.fixed.inPlace(fr)
-	if !ok || !ml.fixed.arr.sortedSegment(fl, fh) {
-		return lo
-	}
-	fa, idx := ml.fixed.arr.ints[fl:fh], ml.cl.ints
-	if hi > int64(len(idx)) {
-		return lo
-	}
-	m, mv := ml.merge, ml.moving
-	for q := lo; q < hi; q++ {
-		if ml.ks >= 0 {
-			fr.i[ml.ks] = q
-		}
-		if ml.vs >= 0 {
-			fr.i[ml.vs] = idx[q]
-		}
-		// The moving segment's bounds are read even when the fixed one
-		// is empty: the general path reads them, and they may be wrong.
-		l, h, ok := mv.inPlace(fr)
-		if !ok {
-			return q
-		}
-		if len(fa) == 0 || l == h {
-			continue
-		}
-		if !mv.arr.sortedSegment(l, h) {
-			return q
-		}
-		if ml.fixedFirst {
-			mergeSorted(fr, bd, fa, mv.arr.ints[l:h], fl, l, m.k1, m.k2, m.vs, m.body)
-		} else {
-			mergeSorted(fr, bd, mv.arr.ints[l:h], fa, l, fl, m.k1, m.k2, m.vs, m.body)
-		}
-		if fr.err != nil {
-			return hi
-		}
-	}
-	return hi
-}
-
-// mergeLoopRun is the loop's run: rows, then the general loop from where
-// rows stopped.
-func mergeLoopRun(ml *mergeLoop, general func(*frame, srcState, int64, int64, *builder)) func(*frame, srcState, int64, int64, *builder) {
-	return func(fr *frame, st srcState, from, to int64, bd *builder) {
-		lo, hi := st.lo+from, st.lo+to
-		if lo >= hi {
-			return
-		}
-		if stop := ml.rows(fr, lo, hi, bd); stop < hi && fr.err == nil {
-			general(fr, st, stop-st.lo, to, bd)
-		}
-	}
 }
 
 // mergeLoopRowsRun runs, for every position p of a window of the int
