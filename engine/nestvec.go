@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -67,6 +68,10 @@ type vloop struct {
 	key      *vnode // builder sink: the key of each lane
 	val      *vnode
 	fallback bodyFn
+	// filter: the guards are the whole body's test (if c then body,
+	// before any let), so a lane that fails them adds nothing and the
+	// rest of the batch still runs vectorized (maskedBatch).
+	filter   bool
 	all      []*vnode
 	rowNodes []*vnode // invariants computed per row in position space
 	invs     []*vnode // the invariants, computed once per short call (lane.go)
@@ -103,6 +108,8 @@ type vstate struct {
 	rowF   [][]float64
 	rowI   [][]int64
 	in     []float64 // vIn's lanes for the batch
+	pass   []bool    // maskedBatch: the lanes that pass the guards
+	held   []bool    // maskedBatch: skip as it was before the stretches
 	// One lane's node values (lane.go), by node id.
 	lf []float64
 	li []int64
@@ -155,10 +162,13 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 		v: &vloop{fallback: fallback}, depth: depth - 2}
 	bound := 0
 	e := body
+	whole, letFirst := 0, false
 	for {
 		switch {
 		case e.Op == ir.OpIf && len(e.Args) == 2:
 			x.guard(e.Args[0])
+			whole = len(x.v.guards)
+			letFirst = letFirst || bound > 0
 			e = e.Args[1]
 			continue
 		case e.Op == ir.OpLet && c.typeOf(e.Args[0]).Depth == 0:
@@ -199,6 +209,7 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 		}
 	}
 	c.unbind(bound)
+	x.v.filter = whole > 0 && whole == len(x.v.guards) && !letFirst
 	c.nvec++
 	x.v.id = c.nvec - 1
 	for _, n := range x.v.all {
@@ -458,17 +469,84 @@ func (v *vloop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) {
 	}
 	for p0 := lo; p0 < hi; p0 += vbatch {
 		n := int(min(hi-p0, vbatch))
-		if !v.batch(fr, s, nl, p0, n, b) {
-			nestSaw("fallback")
-			for p := p0; p < p0+int64(n); p++ {
-				nl.setVars(fr, p)
-				v.fallback(fr, b)
-				if fr.err != nil {
-					return
-				}
-			}
+		if v.maskedBatch(fr, s, nl, p0, n, b) || v.batch(fr, s, nl, p0, n, b) {
+			continue
+		}
+		v.lanes(fr, nl, p0, p0+int64(n), b)
+		if fr.err != nil {
+			return
 		}
 	}
+}
+
+// lanes runs positions lo..hi-1 through the closure body, which gives
+// the interpreter's result and errors.
+func (v *vloop) lanes(fr *frame, nl *nloop, lo, hi int64, b *builder) {
+	nestSaw("fallback")
+	for p := lo; p < hi; p++ {
+		nl.setVars(fr, p)
+		v.fallback(fr, b)
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// maskedBatch runs a batch of a filter loop whose guards fail in some
+// lanes (an ELL row's padding): it tests the guards in every lane, skips
+// the lanes that fail them (their body, which the interpreter does not
+// evaluate, adds nothing) and runs each stretch of passing lanes as a
+// batch of its own, or through the closure body when that fails. It
+// reports false, having run nothing, when the loop is not a filter or a
+// guard cannot be tested vectorized.
+func (v *vloop) maskedBatch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b *builder) bool {
+	if !v.filter || s.rows != nil || s.ranged {
+		return false
+	}
+	if cap(s.pass) < n {
+		s.pass = make([]bool, vbatch)
+	}
+	pass := s.pass[:n]
+	for l := range pass {
+		pass[l] = true
+	}
+	for i, g := range v.guards {
+		if s.skip[i] {
+			continue
+		}
+		a, ok1 := s.eval(fr, g.a, p0, n)
+		c, ok2 := s.eval(fr, g.b, p0, n)
+		if !ok1 || !ok2 {
+			return false
+		}
+		holdIn(g.op, a, c, pass)
+	}
+	nestSaw("masked")
+	// The stretches pass every guard: their batches need not test them.
+	skip := append(s.held[:0], s.skip...)
+	s.held = skip
+	for i := range s.skip {
+		s.skip[i] = true
+	}
+	defer copy(s.skip, skip)
+	for l := 0; l < n; {
+		if !pass[l] {
+			l++
+			continue
+		}
+		e := l + 1
+		for e < n && pass[e] {
+			e++
+		}
+		if !v.batch(fr, s, nl, p0+int64(l), e-l, b) {
+			v.lanes(fr, nl, p0+int64(l), p0+int64(e), b)
+			if fr.err != nil {
+				return true
+			}
+		}
+		l = e
+	}
+	return true
 }
 
 // decide records which guards the facts discharge for positions
@@ -681,6 +759,60 @@ func allHold(op ir.Op, a, b *vval, n int) bool {
 		}
 	}
 	return true
+}
+
+// holdIn clears pass[l] for each lane l where a op b does not hold.
+func holdIn(op ir.Op, a, b *vval, pass []bool) {
+	vec := func(r *vval) bool { return !r.scalar && !r.aff && r.iv != nil }
+	if a.scalar && vec(b) {
+		a, b, op = b, a, flipCmp(op)
+	}
+	if vec(a) && b.scalar {
+		if lo, hi, ok := laneBounds(op, b.i); ok {
+			for l, y := range a.iv[:len(pass)] {
+				pass[l] = pass[l] && lo <= y && y <= hi
+			}
+			return
+		}
+	}
+	for l := range pass {
+		if pass[l] && !cmpInt(op, laneInt(a, l), laneInt(b, l)) {
+			pass[l] = false
+		}
+	}
+}
+
+// flipCmp returns the comparison that holds for b, a where op holds for a, b.
+func flipCmp(op ir.Op) ir.Op {
+	switch op {
+	case ir.OpLt:
+		return ir.OpGt
+	case ir.OpLe:
+		return ir.OpGe
+	case ir.OpGt:
+		return ir.OpLt
+	case ir.OpGe:
+		return ir.OpLe
+	}
+	return op
+}
+
+// laneBounds returns the values y with y op x as the interval [lo, hi].
+func laneBounds(op ir.Op, x int64) (lo, hi int64, ok bool) {
+	const minI, maxI = math.MinInt64, math.MaxInt64
+	switch op {
+	case ir.OpLt:
+		return minI, x - 1, x != minI
+	case ir.OpLe:
+		return minI, x, true
+	case ir.OpGt:
+		return x + 1, maxI, x != maxI
+	case ir.OpGe:
+		return x, maxI, true
+	case ir.OpEq:
+		return x, x, true
+	}
+	return 0, 0, false
 }
 
 func laneInt(r *vval, l int) int64 {
