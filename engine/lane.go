@@ -125,6 +125,9 @@ func (s *vstate) laneI(nd *vnode, p int64) (int64, bool) {
 		a, ok := s.laneI(nd.a, p)
 		return -a, ok
 	}
+	if nd.op > vIn {
+		return s.laneOpI(nd, p)
+	}
 	a, ok1 := s.laneI(nd.a, p)
 	b, ok2 := s.laneI(nd.b, p)
 	return arithOp(nd.op, a, b), ok1 && ok2
@@ -151,6 +154,9 @@ func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
 	case vNeg:
 		a, ok := s.laneF(nd.a, p)
 		return -a, ok
+	}
+	if nd.op > vIn {
+		return s.laneOpF(nd, p)
 	}
 	a, ok1 := s.laneF(nd.a, p)
 	b, ok2 := s.laneF(nd.b, p)

@@ -120,8 +120,10 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		c.bail(e, "sum iterates %s, which is not a dictionary", describe(src))
 	}
 	vt := st.Elem()
-	if l := c.nestLoop(e, lb); l != nil {
-		return l
+	if !c.sellShape(e, lb) {
+		if l := c.nestLoop(e, lb); l != nil {
+			return l
+		}
 	}
 	if o := filteredKey(e); o != nil && c.typeOf(o) == ir.IntType {
 		return c.keyFilterLoop(e, o, vt, mkBody)

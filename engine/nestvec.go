@@ -36,6 +36,15 @@ const (
 	vSub
 	vMul
 	vIn // the lanes' values given to the batch (vstate.in): an inner sum's per row
+	// Division, comparisons and if (nestops.go): after vIn, so that
+	// nd.op > vIn sends a node there.
+	vDiv
+	vMod
+	vCmp // int 1 or 0: a cmp b
+	vAnd
+	vOr
+	vNot
+	vIf // a where c, else b
 )
 
 // vnode is a node of a vectorized expression.
@@ -44,6 +53,8 @@ type vnode struct {
 	real bool
 	id   int
 	a, b *vnode
+	c    *vnode // vIf: the condition
+	cmp  ir.Op  // vCmp: the comparison
 	cl   *cell
 	fi   intFn
 	ff   realFn
@@ -261,7 +272,10 @@ func safe(e *ir.Expr) bool {
 	ok := true
 	ir.Walk(e, func(n *ir.Expr) bool {
 		switch n.Op {
-		case ir.OpConst, ir.OpVar, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpNeg:
+		case ir.OpConst, ir.OpVar, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpNeg, ir.OpIf, ir.OpNot, ir.OpAnd, ir.OpOr,
+			ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
+		case ir.OpDiv, ir.OpMod:
+			ok = cannotFail(n)
 		case ir.OpGlobal:
 			if n.Type.Depth != 0 {
 				ok = false
@@ -351,11 +365,16 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 		n := x.node(&vnode{op: vRead, real: cl.info.Elem == ir.Real, cl: cl, a: ix, text: ir.Format(e)})
 		return n
 	case ir.OpIf:
+		if len(e.Args) == 3 {
+			return x.choose(e)
+		}
 		if len(e.Args) != 2 {
 			break
 		}
 		x.guard(e.Args[0])
 		return x.expr(e.Args[1])
+	case ir.OpDiv, ir.OpMod:
+		return x.divide(e)
 	}
 	panic(noVec{})
 }
@@ -930,6 +949,9 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 			buf[l] = -x
 		}
 		return s.put(nd, vval{iv: buf}), true
+	}
+	if nd.op > vIn {
+		return s.evalOp(fr, nd, p0, n)
 	}
 	if av, src, idx, ok := s.gatherProduct(fr, nd, p0, n); ok {
 		buf := s.fbuf(nd, n)

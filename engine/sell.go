@@ -42,13 +42,10 @@ const sellChunkCalls = 512
 // eight-lane kernel when e is a sell SpMV (above) adding into a dense
 // vector of reals; l is the general loop compiled for e.
 func (c *compiler) sellLoop(e *ir.Expr, lb loopBody, l *loop) *loop {
-	if lb.spec == nil || !lb.spec.dense || lb.spec.depth != 1 || !lb.spec.real || lb.neg != plus {
+	if !c.sellShape(e, lb) {
 		return l
 	}
 	b := sellBinds(e)
-	if b == nil {
-		return l
-	}
 	sp := &sellPlan{general: l}
 	for _, a := range []struct {
 		dst  **cell
@@ -69,6 +66,13 @@ func (c *compiler) sellLoop(e *ir.Expr, lb loopBody, l *loop) *loop {
 		sellCompiled(sp)
 	}
 	return &loop{open: l.open, count: l.count, run: sp.run}
+}
+
+// sellShape reports whether e is a sell SpMV that sellLoop runs: the
+// loop-nest IR leaves it to the kernel, several times faster
+// (bench/results/loop-nest.md).
+func (c *compiler) sellShape(e *ir.Expr, lb loopBody) bool {
+	return lb.spec != nil && lb.spec.dense && lb.spec.depth == 1 && lb.spec.real && lb.neg == plus && sellBinds(e) != nil
 }
 
 // sellCompiled, when set (by tests), sees every sellPlan compiled.
