@@ -92,12 +92,8 @@ func (s *vstate) evalOp(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	if nd.op == vIf {
 		return s.evalIf(fr, nd, p0, n)
 	}
-	a, ok1 := s.eval(fr, nd.a, p0, n)
-	if !ok1 {
-		return nil, false
-	}
-	b, ok2 := s.eval(fr, nd.b, p0, n)
-	if !ok2 {
+	a, b, ok := s.operands(fr, nd, p0, n)
+	if !ok {
 		return nil, false
 	}
 	switch {
@@ -105,7 +101,7 @@ func (s *vstate) evalOp(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		av, bv := s.reals(nd.a, a, n), s.reals(nd.b, b, n)
 		buf := s.ibuf(nd, n)
 		for l := range buf {
-			buf[l] = b2i(cmpReal(nd.cmp, av[l], bv[l]))
+			buf[l] = b2i(cmpInt(nd.cmp, av[l], bv[l]))
 		}
 		return s.put(nd, vval{iv: buf}), true
 	case nd.op == vCmp:
@@ -149,6 +145,14 @@ func (s *vstate) evalOp(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	return s.put(nd, vval{iv: buf}), true
 }
 
+// operands computes nd's two operands, a then b (not b where a fails).
+func (s *vstate) operands(fr *frame, nd *vnode, p0 int64, n int) (a, b *vval, ok bool) {
+	if a, ok = s.eval(fr, nd.a, p0, n); ok {
+		b, ok = s.eval(fr, nd.b, p0, n)
+	}
+	return a, b, ok
+}
+
 // evalIf computes if c then a else b over the batch. Where every lane
 // takes one branch only that branch is computed, so that the other's
 // failure does not send the batch to the closures.
@@ -173,38 +177,29 @@ func (s *vstate) evalIf(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		}
 		return s.put(nd, *r), true
 	}
-	a, ok1 := s.eval(fr, nd.a, p0, n)
-	if !ok1 {
+	a, b, ok := s.operands(fr, nd, p0, n)
+	if !ok {
 		return nil, false
 	}
-	// a's lanes are copied before b is computed: they may share a
-	// buffer (the same node reached twice).
 	if nd.real {
 		buf := s.fbuf(nd, n)
-		copy(buf, s.reals(nd.a, a, n))
-		b, ok2 := s.eval(fr, nd.b, p0, n)
-		if !ok2 {
-			return nil, false
-		}
-		for l, v := range s.reals(nd.b, b, n) {
-			if cv[l] == 0 {
-				buf[l] = v
-			}
-		}
+		pick(buf, s.reals(nd.a, a, n), s.reals(nd.b, b, n), cv)
 		return s.put(nd, vval{fv: buf}), true
 	}
 	buf := s.ibuf(nd, n)
-	copy(buf, s.ints(nd.a, a, n))
-	b, ok2 := s.eval(fr, nd.b, p0, n)
-	if !ok2 {
-		return nil, false
-	}
-	for l, v := range s.ints(nd.b, b, n) {
-		if cv[l] == 0 {
-			buf[l] = v
+	pick(buf, s.ints(nd.a, a, n), s.ints(nd.b, b, n), cv)
+	return s.put(nd, vval{iv: buf}), true
+}
+
+// pick sets buf[l] to a[l] where c[l] is 1, else to b[l].
+func pick[T int64 | float64](buf, a, b []T, c []int64) {
+	for l, t := range c {
+		if t != 0 {
+			buf[l] = a[l]
+		} else {
+			buf[l] = b[l]
 		}
 	}
-	return s.put(nd, vval{iv: buf}), true
 }
 
 // divByScalar sets buf to av / d (or av % d when mod), false when d is
@@ -243,22 +238,6 @@ func divInt(op vop, a, b int64) int64 {
 	return a / b
 }
 
-func cmpReal(op ir.Op, a, b float64) bool {
-	switch op {
-	case ir.OpLt:
-		return a < b
-	case ir.OpLe:
-		return a <= b
-	case ir.OpGt:
-		return a > b
-	case ir.OpGe:
-		return a >= b
-	case ir.OpEq:
-		return a == b
-	}
-	return a != b
-}
-
 func b2i(t bool) int64 {
 	if t {
 		return 1
@@ -273,19 +252,12 @@ func (s *vstate) laneOpI(nd *vnode, p int64) (int64, bool) {
 		a, ok := s.laneI(nd.a, p)
 		return a ^ 1, ok
 	case vIf:
-		c, ok := s.laneI(nd.c, p)
-		if !ok {
-			return 0, false
-		}
-		if c != 0 {
-			return s.laneI(nd.a, p)
-		}
-		return s.laneI(nd.b, p)
+		return laneIf(s, nd, p, s.laneI)
 	case vCmp:
 		if nd.a.real {
 			a, ok1 := s.laneF(nd.a, p)
 			b, ok2 := s.laneF(nd.b, p)
-			return b2i(cmpReal(nd.cmp, a, b)), ok1 && ok2
+			return b2i(cmpInt(nd.cmp, a, b)), ok1 && ok2
 		}
 	}
 	a, ok1 := s.laneI(nd.a, p)
@@ -307,16 +279,22 @@ func (s *vstate) laneOpI(nd *vnode, p int64) (int64, bool) {
 // laneOpF is real node nd (of this file) at position p.
 func (s *vstate) laneOpF(nd *vnode, p int64) (float64, bool) {
 	if nd.op == vIf {
-		c, ok := s.laneI(nd.c, p)
-		if !ok {
-			return 0, false
-		}
-		if c != 0 {
-			return s.laneF(nd.a, p)
-		}
-		return s.laneF(nd.b, p)
+		return laneIf(s, nd, p, s.laneF)
 	}
 	a, ok1 := s.laneF(nd.a, p)
 	b, ok2 := s.laneF(nd.b, p)
 	return a / b, ok1 && ok2
+}
+
+// laneIf is if node nd at position p, get reading the branch taken.
+func laneIf[T int64 | float64](s *vstate, nd *vnode, p int64, get func(*vnode, int64) (T, bool)) (T, bool) {
+	c, ok := s.laneI(nd.c, p)
+	switch {
+	case !ok:
+		var zero T
+		return zero, false
+	case c != 0:
+		return get(nd.a, p)
+	}
+	return get(nd.b, p)
 }

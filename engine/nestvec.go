@@ -844,8 +844,9 @@ func laneInt(r *vval, l int) int64 {
 	return r.iv[l]
 }
 
-// cmpInt applies comparison op to a and b.
-func cmpInt(op ir.Op, a, b int64) bool {
+// cmpInt applies comparison op to a and b (ints, or reals in if
+// conditions: nestops.go).
+func cmpInt[T int64 | float64](op ir.Op, a, b T) bool {
 	switch op {
 	case ir.OpLt:
 		return a < b
