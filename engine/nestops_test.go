@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
 
@@ -49,15 +50,7 @@ func TestNestDivModIf(t *testing.T) {
 			vecStore(st, "x", tc.xlen, rng)
 			plan := nestOpsRow(tc.body)
 			e := parse(t, plan, st)
-			k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			k.Explain(&b)
-			if !strings.Contains(b.String(), "vectorized batches") {
-				t.Fatalf("%s: not vectorized:\n%s", plan, b.String())
-			}
+			vectorized(t, e, st)
 			seen := events(func() { agree(t, e, st) })
 			if (seen["fallback"] > 0) != tc.fallback {
 				t.Errorf("fallback events %d, want some: %v", seen["fallback"], tc.fallback)
@@ -68,7 +61,7 @@ func TestNestDivModIf(t *testing.T) {
 
 // TestNestDivideByZero: an int / or % by zero inside a batch is the
 // interpreter's error, at the operator's position, at 1 and 3 threads,
-// and so is it in a short row run lane by lane; a zero divisor in a
+// and in rows of a few entries; a zero divisor in a
 // branch not taken is no error.
 func TestNestDivideByZero(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 7))
@@ -79,8 +72,8 @@ func TestNestDivideByZero(t *testing.T) {
 	}{
 		{"/ in batches", `x_val(j) * (100 / (j - 33))`, "integer division by zero", 40, true},
 		{"% in batches", `x_val(j) * (100 % (j - 33))`, "integer modulo by zero", 40, true},
-		{"/ in lanes", `x_val(j) * (100 / (j - 33))`, "integer division by zero", 2, true},
-		{"% in lanes", `x_val(j) * (100 % (j - 33))`, "integer modulo by zero", 2, true},
+		{"/ in short rows", `x_val(j) * (100 / (j - 33))`, "integer division by zero", 2, true},
+		{"% in short rows", `x_val(j) * (100 % (j - 33))`, "integer modulo by zero", 2, true},
 		{"a branch not taken", `if j == 33 then 1.0 else x_val(j) * (100 / (j - 33))`, "", 40, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +83,7 @@ func TestNestDivideByZero(t *testing.T) {
 			vecStore(st, "x", 80, rng)
 			plan := nestOpsRow(tc.body)
 			e := parse(t, plan, st)
+			vectorized(t, e, st)
 			agree(t, e, st)
 			// The column of the operator in the plan's text: test.sdql:1:COL.
 			op := "/ (j"
@@ -110,5 +104,19 @@ func TestNestDivideByZero(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// vectorized fails t unless e's inner loop runs in the IR's batches.
+func vectorized(t *testing.T, e *ir.Expr, st storage.Store) {
+	t.Helper()
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	k.Explain(&b)
+	if !strings.Contains(b.String(), "vectorized batches") {
+		t.Fatalf("%s: not vectorized:\n%s", ir.Format(e), b.String())
 	}
 }
