@@ -26,6 +26,7 @@ func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *build
 			s.li[nd.id] = nd.fi(fr)
 		}
 	}
+	s.fetchDicts(fr, v)
 	nestSaw("lanes")
 	for p := lo; p < hi; p++ {
 		if !v.lane(fr, s, nl, p, b) {
@@ -124,6 +125,8 @@ func (s *vstate) laneI(nd *vnode, p int64) (int64, bool) {
 	case vNeg:
 		a, ok := s.laneI(nd.a, p)
 		return -a, ok
+	case vDictRead:
+		return s.laneDictI(nd, p)
 	}
 	if nd.op > vIn {
 		return s.laneOpI(nd, p)
@@ -154,6 +157,8 @@ func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
 	case vNeg:
 		a, ok := s.laneF(nd.a, p)
 		return -a, ok
+	case vDictRead:
+		return s.laneDictF(nd, p)
 	}
 	if nd.op > vIn {
 		return s.laneOpF(nd, p)

@@ -162,7 +162,8 @@ func (ds *dotScatter) run(fr *frame, st *flatState, r0, r1 int64, b *builder) bo
 	}
 	idx1, idx2 := ds.dot.arr, ds.scat.arr
 	b.holdKeysOf(idx2)
-	if !idx1.fits(len(d.y.reals)) || !idx2.fits(len(b.reals)) || q1 > idx2.n ||
+	y, ok := d.yReals(fr)
+	if !ok || !idx1.fits(len(y)) || !idx2.fits(len(b.reals)) || q1 > idx2.n ||
 		(d.x != nil && (q1 > d.x.n || q1 > sc.x.n)) {
 		return false
 	}
@@ -176,17 +177,17 @@ func (ds *dotScatter) run(fr *frame, st *flatState, r0, r1 int64, b *builder) bo
 	var done int
 	switch {
 	case d.x == nil:
-		done = csrGatherScatter(out, h, l, idx1.ints, d.y.reals, idx1.n, h, l, idx2.ints, idx2.n, a, 1, 1)
+		done = csrGatherScatter(out, h, l, idx1.ints, y, idx1.n, h, l, idx2.ints, idx2.n, a, 1, 1)
 	case d.xInt:
-		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.ints, d.y.reals, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.ints, idx2.n, a, 1, 1)
+		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.ints, y, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.ints, idx2.n, a, 1, 1)
 		if !ok {
-			k = csrDotScatter(out, h, l, idx1.ints, d.x.ints, d.y.reals, idx1.n, h, l, idx2.ints, sc.x.ints, idx2.n, a, 1, 1)
+			k = csrDotScatter(out, h, l, idx1.ints, d.x.ints, y, idx1.n, h, l, idx2.ints, sc.x.ints, idx2.n, a, 1, 1)
 		}
 		done = k
 	default:
-		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.reals, d.y.reals, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.reals, idx2.n, a, 1, 1)
+		k, ok := csrDotScatterAsm(out, h, l, idx1.ints, idx1.narrow, d.x.reals, y, idx1.n, h, l, idx2.ints, idx2.narrow, sc.x.reals, idx2.n, a, 1, 1)
 		if !ok {
-			k = csrDotScatter(out, h, l, idx1.ints, d.x.reals, d.y.reals, idx1.n, h, l, idx2.ints, sc.x.reals, idx2.n, a, 1, 1)
+			k = csrDotScatter(out, h, l, idx1.ints, d.x.reals, y, idx1.n, h, l, idx2.ints, sc.x.reals, idx2.n, a, 1, 1)
 		}
 		done = k
 	}
@@ -227,6 +228,9 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 		if rowDependent(g.a, names) || rowDependent(g.b, names) {
 			return false
 		}
+	}
+	if readsRowDict(l.vec, names) {
+		return false
 	}
 	for _, n := range l.vec.all {
 		if n.op == vInv && n.uses(names) && !n.row {
@@ -593,8 +597,9 @@ func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop
 // segmented dot product (fit.go's row loops, in assembly on amd64) runs
 // the rows of a block in one call.
 type segDot struct {
-	x    *cell // read at the position (real or int)
-	y    *cell // real, read at the loop's value
+	x    *cell  // read at the position (real or int)
+	y    *cell  // real, read at the loop's value
+	yd   *vnode // or a built dense vector read there (vDictRead, nesttemp.go)
 	xInt bool
 }
 
@@ -604,6 +609,9 @@ func dotOf(l *nloop) *segDot {
 		return nil
 	}
 	nd := v.val
+	if d := dictDotOf(l, nd); d != nil {
+		return d
+	}
 	if nd.op == vRead && nd.real && nd.a.op == vVal && nd.a.cl == l.arr && l.arr.info.Elem == ir.Int {
 		// A pattern matrix's rows: the sum of y at the row's keys.
 		l.arr.needNarrow = true
@@ -646,23 +654,24 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 		}
 	}
 	idx := l.arr
-	if !idx.fits(len(d.y.reals)) || (d.x != nil && p[len(p)-1] > d.x.n) {
+	y, ok := d.yReals(fr)
+	if !ok || !idx.fits(len(y)) || (d.x != nil && p[len(p)-1] > d.x.n) {
 		return false
 	}
 	// Every row is now known to run to its end: out may be the result.
 	var done int
 	if d.x == nil {
-		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, d.y.reals, idx.n, 0, int64(len(out)), 1, 1, 1))
+		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, y, idx.n, 0, int64(len(out)), 1, 1, 1))
 	} else if n := min(idx.n, d.x.n); d.xInt {
-		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, d.y.reals, n, 1, 1, 1); ok {
+		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, y, n, 1, 1, 1); ok {
 			done = k
 		} else {
-			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, d.y.reals, n, 1, 1, 1)
+			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, y, n, 1, 1, 1)
 		}
-	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, d.y.reals, n, 1, 1, 1); ok {
+	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, y, n, 1, 1, 1); ok {
 		done = k
 	} else {
-		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, d.y.reals, n, 1, 1, 1)
+		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, y, n, 1, 1, 1)
 	}
 	if done != len(out) {
 		panic("engine: segmented dot stopped on rows its caller checked")

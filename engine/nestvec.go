@@ -35,7 +35,8 @@ const (
 	vAdd
 	vSub
 	vMul
-	vIn // the lanes' values given to the batch (vstate.in): an inner sum's per row
+	vDictRead // a let-bound dictionary at an index (nesttemp.go)
+	vIn       // the lanes' values given to the batch (vstate.in): an inner sum's per row
 	// Division, comparisons and if (nestops.go): after vIn, so that
 	// nd.op > vIn sends a node there.
 	vDiv
@@ -58,6 +59,7 @@ type vnode struct {
 	cl   *cell
 	fi   intFn
 	ff   realFn
+	src  dictFn // vDictRead: the dictionary read
 	text string
 	fv   map[string]bool // vInv: its free variables
 	row  bool            // vInv: depends on the enclosing loop's row (nestflat.go)
@@ -103,10 +105,11 @@ type vval struct {
 
 // vstate is one frame's working memory for a vloop.
 type vstate struct {
-	vals []vval
-	ib   [][]int64
-	fb   [][]float64
-	skip []bool // guards discharged for the current entry
+	dicts []dict // the dictionaries of dictionary nodes, per short call (nesttemp.go)
+	vals  []vval
+	ib    [][]int64
+	fb    [][]float64
+	skip  []bool // guards discharged for the current entry
 	// Position space (nestflat.go): rows are the row starts (and end)
 	// of the block, row0 the row of the batch's first lane.
 	rows   []int64
@@ -355,6 +358,9 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 	case ir.OpLookup:
 		g := e.Args[0]
 		if g.Op != ir.OpGlobal {
+			if n := x.dictRead(e); n != nil {
+				return n
+			}
 			break
 		}
 		cl := x.c.cell(g)
@@ -909,6 +915,12 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 			return nil, false
 		}
 		return s.read(nd, ix, n)
+	case vDictRead:
+		ix, ok := s.eval(fr, nd.a, p0, n)
+		if !ok {
+			return nil, false
+		}
+		return s.dictRead(fr, nd, ix, n)
 	case vToReal:
 		a, ok := s.eval(fr, nd.a, p0, n)
 		if !ok {

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"github.com/storel/storel/ir"
+)
+
+// Temporaries in the loop-nest IR: dictionaries the plan builds (a let
+// t = sum ... computed once) as factor accessors and as iterators.
+//
+// A read t(k), or t(i)(k), of a let-bound dictionary inside a vectorized
+// body is a vDictRead node: its source (a variable, or lookups into one
+// at keys that do not change within the loop) is fetched once per batch
+// and the lanes gathered from it. A dense vector the builder made
+// (denseLeaf) is gathered from its slice, the keys outside the slice (its
+// spill map) through the dictionary's own lookup; any other dictionary is
+// read entry by entry. A built dictionary reads zero at an absent key; a
+// physical array bound to a variable reports a read outside it, which the
+// batch leaves to the closures (the interpreter's error).
+
+// dictRead returns the node of scalar lookup e into a dictionary-valued
+// expression that is not a physical object, or nil.
+func (x *vctx) dictRead(e *ir.Expr) *vnode {
+	t := x.c.typeOf(e)
+	base := e.Args[0]
+	if t.Depth != 0 || (t.Base != ir.Int && t.Base != ir.Real) || !x.invariantDict(base) {
+		return nil
+	}
+	ix := x.intExpr(e.Args[1])
+	src, _ := x.c.dictExpr(base)
+	return x.node(&vnode{op: vDictRead, real: t.Base == ir.Real, a: ix, src: src, text: ir.Format(e), fv: ir.FreeVars(base)})
+}
+
+// invariantDict reports whether dictionary expression e is a variable, or
+// lookups into one at safe keys, none of which the loop's variables or
+// its vector lets change: fetching it once per batch is then exact.
+func (x *vctx) invariantDict(e *ir.Expr) bool {
+	if x.uses(e) {
+		return false
+	}
+	for e.Op == ir.OpLookup {
+		if !safe(e.Args[1]) {
+			return false
+		}
+		e = e.Args[0]
+	}
+	if e.Op != ir.OpVar {
+		return false
+	}
+	b, ok := x.c.lookupVar(e.Name)
+	return ok && b.slot >= 0 && b.t.Depth > 0
+}
+
+// dictRead gathers the lanes of ix from nd's dictionary; false when a
+// read leaves a physical array (the batch then runs through the
+// closures, which report it).
+func (s *vstate) dictRead(fr *frame, nd *vnode, ix *vval, n int) (*vval, bool) {
+	m := nd.src(fr)
+	if ix.scalar {
+		if nd.real {
+			v, ok := m.getReal(ix.i)
+			return s.put(nd, vval{scalar: true, f: v}), ok
+		}
+		v, ok := m.getInt(ix.i)
+		return s.put(nd, vval{scalar: true, i: v}), ok
+	}
+	idx := s.ints(nd.a, ix, n)
+	if dl, ok := m.(*denseLeaf); ok && dl.real == nd.real {
+		if nd.real {
+			buf := s.fbuf(nd, n)
+			gatherDense(buf, dl.reals, idx, dl.spillF)
+			return s.put(nd, vval{fv: buf}), true
+		}
+		buf := s.ibuf(nd, n)
+		gatherDense(buf, dl.ints, idx, dl.spillI)
+		return s.put(nd, vval{iv: buf}), true
+	}
+	if nd.real {
+		buf := s.fbuf(nd, n)
+		for l, k := range idx {
+			v, ok := m.getReal(k)
+			if !ok {
+				return nil, false
+			}
+			buf[l] = v
+		}
+		return s.put(nd, vval{fv: buf}), true
+	}
+	buf := s.ibuf(nd, n)
+	for l, k := range idx {
+		v, ok := m.getInt(k)
+		if !ok {
+			return nil, false
+		}
+		buf[l] = v
+	}
+	return s.put(nd, vval{iv: buf}), true
+}
+
+// gatherDense sets buf[l] to a built dense level's value at idx[l]: its
+// slice where the key falls in it, else its spill map (zero if absent).
+func gatherDense[T int64 | float64](buf, src []T, idx []int64, spill map[int64]T) {
+	for l, k := range idx {
+		if uint64(k) < uint64(len(src)) {
+			buf[l] = src[k]
+		} else {
+			buf[l] = spill[k]
+		}
+	}
+}
+
+// readsRowDict reports whether a vectorized body reads a dictionary that
+// one of names (variables of an enclosing loop's row) selects: position
+// space, which runs several rows' positions as one batch, cannot fetch it
+// once per batch.
+func readsRowDict(v *vloop, names map[string]bool) bool {
+	for _, n := range v.all {
+		if n.op == vDictRead && n.uses(names) {
+			return true
+		}
+	}
+	return false
+}
+
+// dictDotOf is dotOf for a segment loop whose value is y(idx(p)), or
+// x(p) * y(idx(p)), y a let-bound dictionary: the segmented dot reads
+// y's slice when, at run time, it is a built dense real vector.
+func dictDotOf(l *nloop, nd *vnode) *segDot {
+	isY := func(g *vnode) bool {
+		return g.op == vDictRead && g.real && g.a.op == vVal && g.a.cl == l.arr && l.arr.info.Elem == ir.Int
+	}
+	var d *segDot
+	switch {
+	case isY(nd):
+		d = &segDot{yd: nd}
+	case nd.op == vMul && nd.real:
+		for _, xg := range [][2]*vnode{{nd.a, nd.b}, {nd.b, nd.a}} {
+			x, g := xg[0], xg[1]
+			xInt := false
+			if x.op == vToReal {
+				x, xInt = x.a, true
+			}
+			if x.op == vRead && x.a.op == vLane && x.real != xInt && isY(g) {
+				d = &segDot{x: x.cl, yd: g, xInt: xInt}
+				break
+			}
+		}
+	}
+	if d != nil {
+		l.arr.needNarrow = true
+	}
+	return d
+}
+
+// yReals is the vector a segmented dot reads: the physical array's, or
+// the built vector's slice; false when the vector is not a dense real
+// leaf or holds keys outside its slice (the batches then read it).
+func (d *segDot) yReals(fr *frame) ([]float64, bool) {
+	if d.yd == nil {
+		return d.y.reals, true
+	}
+	dl, ok := d.yd.src(fr).(*denseLeaf)
+	if !ok || !dl.real || len(dl.spillF) > 0 {
+		return nil, false
+	}
+	return dl.reals, true
+}
+
+// fetchDicts records, for a short call run lane by lane (lane.go), the
+// dictionary each dictionary node reads: the same for the whole call.
+func (s *vstate) fetchDicts(fr *frame, v *vloop) {
+	for _, nd := range v.all {
+		if nd.src == nil {
+			continue
+		}
+		if len(s.dicts) < v.nodes {
+			s.dicts = make([]dict, v.nodes)
+		}
+		s.dicts[nd.id] = nd.src(fr)
+	}
+}
+
+// laneDictI is int dictionary read nd's value at position p.
+func (s *vstate) laneDictI(nd *vnode, p int64) (int64, bool) {
+	m := s.dicts[nd.id]
+	k, ok := s.laneI(nd.a, p)
+	if !ok {
+		return 0, false
+	}
+	return m.getInt(k)
+}
+
+// laneDictF is real dictionary read nd's value at position p.
+func (s *vstate) laneDictF(nd *vnode, p int64) (float64, bool) {
+	m := s.dicts[nd.id]
+	k, ok := s.laneI(nd.a, p)
+	if !ok {
+		return 0, false
+	}
+	return m.getReal(k)
+}
