@@ -125,7 +125,7 @@ func (s *vstate) laneI(nd *vnode, p int64) (int64, bool) {
 	case vNeg:
 		a, ok := s.laneI(nd.a, p)
 		return -a, ok
-	case vDictRead:
+	case vDictRead, vDictKey, vDictVal:
 		return s.laneDictI(nd, p)
 	}
 	if nd.op > vIn {
@@ -157,7 +157,7 @@ func (s *vstate) laneF(nd *vnode, p int64) (float64, bool) {
 	case vNeg:
 		a, ok := s.laneF(nd.a, p)
 		return -a, ok
-	case vDictRead:
+	case vDictRead, vDictVal:
 		return s.laneDictF(nd, p)
 	}
 	if nd.op > vIn {

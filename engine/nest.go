@@ -59,10 +59,11 @@ const (
 	itRange   iterKind = iota // lo:hi, key = value
 	itArray                   // a whole physical array: key a position, value the entry
 	itSegment                 // A(lo:hi): positions lo..hi-1 of A
+	itDict                    // a dictionary the plan built (nesttemp.go)
 )
 
 func (k iterKind) String() string {
-	return [...]string{"range", "dense array", "segment"}[k]
+	return [...]string{"range", "dense array", "segment", "built dictionary"}[k]
 }
 
 // nloop is one lowered sum.
@@ -74,6 +75,8 @@ type nloop struct {
 	seg    *segBounds // itSegment: bounds P(x+c):P(x+c+1) read in place, or nil
 	ks, vs int        // frame slots of the key and value, -1 when unused
 	vreal  bool
+	dslot  int  // itDict: the frame's dictionary slot holding the source
+	vdict  bool // itDict: the values are dictionaries
 	sink   loopBody
 	stmt   *nstmt // per-iteration body, or nil when vec is set
 	vec    *vloop
@@ -210,7 +213,7 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	src, body := e.Args[0], e.Args[1]
 	st := c.typeOf(src)
-	if st.Depth != 1 {
+	if st.Depth != 1 && src.Op != ir.OpVar && src.Op != ir.OpLookup {
 		c.noNest("its source is a nested dictionary")
 	}
 	nl := &nloop{e: e, sink: lb}
@@ -246,10 +249,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		nl.open, nl.seg = c.segment(src, cl)
 		nl.info.iter = "segment " + ir.Format(src)
 	default:
-		c.noNest("its source is not a range or a physical array")
+		c.dictIter(nl, src)
 	}
 	vt := st.Elem()
-	if vt.Depth != 0 {
+	nl.vdict = vt.Depth != 0
+	if nl.vdict && nl.kind != itDict {
 		c.noNest("its values are dictionaries")
 	}
 	nl.vreal = vt.Base == ir.Real
@@ -448,6 +452,10 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 }
 
 func (nl *nloop) setVars(fr *frame, p int64) {
+	if nl.kind == itDict {
+		nl.setDictVars(fr, p)
+		return
+	}
 	if nl.ks >= 0 {
 		fr.i[nl.ks] = p
 	}

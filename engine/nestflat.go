@@ -36,6 +36,9 @@ type flatPlan struct {
 
 // planFlat decides whether loop o's statements can run in position space.
 func (c *compiler) planFlat(o *nloop) *flatPlan {
+	if o.kind == itDict {
+		return nil // rows are read by position; its keys are not positions
+	}
 	names := map[string]bool{o.e.Vars[0]: true, o.e.Vars[1]: true}
 	fp := &flatPlan{}
 	inner := 0
@@ -987,6 +990,9 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 // (CSF: the fibers of level 3 under a run of level-2 entries), and
 // whatever o reads of p's variables is computed per row.
 func (c *compiler) parentFlat(p *nloop) *nloop {
+	if p.kind == itDict {
+		return nil // adjacent rows follow positions; its keys are not positions
+	}
 	var o *nloop
 	for s := p.stmt; s != nil; s = s.next {
 		switch {

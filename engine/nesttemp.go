@@ -179,9 +179,16 @@ func (s *vstate) fetchDicts(fr *frame, v *vloop) {
 	}
 }
 
-// laneDictI is int dictionary read nd's value at position p.
+// laneDictI is int dictionary node nd's value at position p (a read,
+// or an itDict loop's key or value).
 func (s *vstate) laneDictI(nd *vnode, p int64) (int64, bool) {
 	m := s.dicts[nd.id]
+	switch nd.op {
+	case vDictKey:
+		return m.keyAt(int(p)), true
+	case vDictVal:
+		return m.intAt(int(p)), true
+	}
 	k, ok := s.laneI(nd.a, p)
 	if !ok {
 		return 0, false
@@ -189,12 +196,119 @@ func (s *vstate) laneDictI(nd *vnode, p int64) (int64, bool) {
 	return m.getInt(k)
 }
 
-// laneDictF is real dictionary read nd's value at position p.
+// laneDictF is real dictionary node nd's value at position p.
 func (s *vstate) laneDictF(nd *vnode, p int64) (float64, bool) {
 	m := s.dicts[nd.id]
+	if nd.op == vDictVal {
+		return m.realAt(int(p)), true
+	}
 	k, ok := s.laneI(nd.a, p)
 	if !ok {
 		return 0, false
 	}
 	return m.getReal(k)
+}
+
+// A sum over a dictionary the plan built (a let-bound temporary, a row of
+// one, or the value of an enclosing loop over one) is an itDict loop: its
+// source is fetched when the loop is entered and kept in a frame slot,
+// and its entries are visited by position 0..size()-1, the order every
+// dictionary lists its entries in and the closure paths iterate (the
+// interpreter's listing: increasing keys, the zeros a built level holds
+// left out). The key of position p is keyAt(p), not p: position space
+// (nestflat.go), which reads rows by position, does not take these loops.
+
+// dictIter makes nl a loop over the built dictionary src, or declines.
+func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
+	root := src
+	for root.Op == ir.OpLookup {
+		root = root.Args[0]
+	}
+	if root.Op != ir.OpVar {
+		c.noNest("its source is not a range, a physical array or a built dictionary")
+	}
+	if b, ok := c.lookupVar(root.Name); !ok || b.slot < 0 || b.t.Depth == 0 {
+		c.noNest("its source is not a range, a physical array or a built dictionary")
+	}
+	d, t := c.dictExpr(src)
+	slot := c.newSlot(t)
+	nl.kind, nl.dslot = itDict, slot
+	nl.open = func(fr *frame) (int64, int64, bool) {
+		m := d(fr)
+		fr.d[slot] = m
+		return 0, int64(m.size()), fr.err == nil
+	}
+	nl.info.iter = "built dictionary " + ir.Format(src)
+}
+
+// setDictVars sets the key and value of position p of an itDict loop.
+func (nl *nloop) setDictVars(fr *frame, p int64) {
+	m := fr.d[nl.dslot]
+	if nl.ks >= 0 {
+		fr.i[nl.ks] = m.keyAt(int(p))
+	}
+	switch {
+	case nl.vs < 0:
+	case nl.vdict:
+		fr.d[nl.vs] = m.dictAt(int(p))
+	case nl.vreal:
+		fr.f[nl.vs] = m.realAt(int(p))
+	default:
+		fr.i[nl.vs] = m.intAt(int(p))
+	}
+}
+
+// dictVar returns the node of the key or value variable of an itDict
+// loop, or nil for another variable.
+func (x *vctx) dictVar(e *ir.Expr) *vnode {
+	slot := x.nl.dslot
+	src := func(fr *frame) dict { return fr.d[slot] }
+	switch e.Name {
+	case x.loopK:
+		return x.node(&vnode{op: vDictKey, src: src, text: e.Name})
+	case x.loopV:
+		return x.node(&vnode{op: vDictVal, real: x.nl.vreal, src: src, text: e.Name})
+	}
+	return nil
+}
+
+// dictEntries evaluates the key (vDictKey) or value (vDictVal) of
+// positions p0..p0+n-1 of the dictionary an itDict loop iterates.
+func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
+	m := nd.src(fr)
+	if dl, ok := m.(*denseLeaf); ok {
+		keys := dl.list()[p0 : p0+int64(n)]
+		switch {
+		case nd.op == vDictKey:
+			return s.put(nd, vval{iv: keys})
+		case nd.real && dl.real:
+			buf := s.fbuf(nd, n)
+			gatherDense(buf, dl.reals, keys, dl.spillF)
+			return s.put(nd, vval{fv: buf})
+		case !nd.real && !dl.real:
+			buf := s.ibuf(nd, n)
+			gatherDense(buf, dl.ints, keys, dl.spillI)
+			return s.put(nd, vval{iv: buf})
+		}
+	}
+	q := int(p0)
+	switch {
+	case nd.op == vDictKey:
+		buf := s.ibuf(nd, n)
+		for l := range buf {
+			buf[l] = m.keyAt(q + l)
+		}
+		return s.put(nd, vval{iv: buf})
+	case nd.real:
+		buf := s.fbuf(nd, n)
+		for l := range buf {
+			buf[l] = m.realAt(q + l)
+		}
+		return s.put(nd, vval{fv: buf})
+	}
+	buf := s.ibuf(nd, n)
+	for l := range buf {
+		buf[l] = m.intAt(q + l)
+	}
+	return s.put(nd, vval{iv: buf})
 }

@@ -36,6 +36,8 @@ const (
 	vSub
 	vMul
 	vDictRead // a let-bound dictionary at an index (nesttemp.go)
+	vDictKey  // an itDict loop's key at the position
+	vDictVal  // an itDict loop's value at the position
 	vIn       // the lanes' values given to the batch (vstate.in): an inner sum's per row
 	// Division, comparisons and if (nestops.go): after vIn, so that
 	// nd.op > vIn sends a node there.
@@ -331,6 +333,11 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 		}
 		if n, ok := x.lets[e.Name]; ok {
 			return x.node(&vnode{op: vLetRef, real: n.real, a: n})
+		}
+		if x.nl.kind == itDict {
+			if n := x.dictVar(e); n != nil {
+				return n
+			}
 		}
 		if e.Name == x.loopK && e.Name != x.loopV {
 			return x.node(&vnode{op: vLane, text: e.Name})
@@ -915,6 +922,8 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 			return nil, false
 		}
 		return s.read(nd, ix, n)
+	case vDictKey, vDictVal:
+		return s.dictEntries(fr, nd, p0, n), true
 	case vDictRead:
 		ix, ok := s.eval(fr, nd.a, p0, n)
 		if !ok {
