@@ -109,22 +109,23 @@ func TestNestTempReads(t *testing.T) {
 // Plans that iterate a dictionary the plan built.
 var tempIterPlans = []struct {
 	name, plan, head string // head: the loop over the built dictionary, which must be lowered
+	explain, event   string // in the explain text and among the events, when set
 }{
 	{"a built dense vector, scattered (its zeros are no entries)", `let t =
   sum(<i, _> in 0:A_len1)
     sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense k -> A_val(p) - 2.0 }
 in
-sum(<k, v> in t) { @dense k -> v * x(k) }`, "sum(<k, v> in t)"},
+sum(<k, v> in t) { @dense k -> v * x(k) }`, "sum(<k, v> in t)", "", ""},
 	{"a built hash vector summed, its key guarded", `let t =
   sum(<i, _> in 0:A_len1)
     sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @hash k -> A_val(p) }
 in
-sum(<k, v> in t) if k < x_len then v * x(k)`, "sum(<k, v> in t)"},
+sum(<k, v> in t) if k < x_len then v * x(k)`, "sum(<k, v> in t)", "", ""},
 	{"a built int vector, its values an index", `let c =
   sum(<i, _> in 0:A_len1)
     sum(<_, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense k -> 1 }
 in
-sum(<k, n> in c) { @dense n -> x(k) }`, "sum(<k, n> in c)"},
+sum(<k, n> in c) { @dense n -> x(k) }`, "sum(<k, n> in c)", "", ""},
 	{"rows of a built transposed copy (M4's shape)", `let t =
   sum(<j, _> in 0:B_len1)
     sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @dense j -> { @dense p -> 1 } } }
@@ -132,12 +133,13 @@ in
 sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
     let a = A_val(p2) in
-    sum(<j, r> in t(k)) { @dense j -> (sum(<q, _> in r) B_val(q)) * a } }`, "sum(<j, r> in t(k))"},
+    sum(<j, r> in t(k)) { @dense j -> (sum(<q, _> in r) B_val(q)) * a } }`, "sum(<j, r> in t(k))",
+		"iterator: built dictionary r\n", "lanes"},
 	{"a built hash matrix walked row by row", `let t =
   sum(<i, _> in 0:A_len1)
     sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @hash k -> { @hash i -> A_val(p) } }
 in
-sum(<k, r> in t) { @dense k -> sum(<i, v> in r) v * x(i) }`, "sum(<k, r> in t)"},
+sum(<k, r> in t) { @dense k -> sum(<i, v> in r) v * x(i) }`, "sum(<k, r> in t)", "", ""},
 }
 
 // TestNestTempIters checks loops over built dictionaries against the
@@ -171,7 +173,13 @@ func TestNestTempIters(t *testing.T) {
 			if !strings.Contains(ex.String(), "loop "+pc.head) || strings.Contains(ex.String(), "older path: "+pc.head) {
 				t.Fatalf("%s: the loop over the built dictionary is not lowered:\n%s", pc.name, ex.String())
 			}
-			agree(t, e, st)
+			if !strings.Contains(ex.String(), pc.explain) {
+				t.Fatalf("%s: the explain text lacks %q:\n%s", pc.name, pc.explain, ex.String())
+			}
+			seen := events(func() { agree(t, e, st) })
+			if pc.event != "" && trial != 3 && seen[pc.event] == 0 && st["A_idx2"].(*storage.Array).Len() > 0 && st["B_idx2"].(*storage.Array).Len() > 0 {
+				t.Fatalf("%s, trial %d: events %v, want %q", pc.name, trial, seen, pc.event)
+			}
 		}
 	}
 }
