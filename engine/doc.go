@@ -28,6 +28,8 @@
 //	                       positions lane by lane (nest.go: what it
 //	                       declines; the bake-off behind batches and
 //	                       lanes)
+//	nesttemp.go            dictionaries the plan builds (temporaries) read
+//	                       and iterated inside loop nests
 //	compile.go, fused.go   closures per node, for any plan the IR
 //	                       declines; loops whose body is a product of
 //	                       array reads, into a scalar or a dense row, are
