@@ -76,24 +76,23 @@ func (s *vstate) dictRead(fr *frame, nd *vnode, ix *vval, n int) (*vval, bool) {
 	}
 	if nd.real {
 		buf := s.fbuf(nd, n)
-		for l, k := range idx {
-			v, ok := m.getReal(k)
-			if !ok {
-				return nil, false
-			}
-			buf[l] = v
-		}
-		return s.put(nd, vval{fv: buf}), true
+		return s.put(nd, vval{fv: buf}), gatherLookup(buf, idx, m.getReal)
 	}
 	buf := s.ibuf(nd, n)
+	return s.put(nd, vval{iv: buf}), gatherLookup(buf, idx, m.getInt)
+}
+
+// gatherLookup sets buf[l] = get(idx[l]), or reports false at a read
+// get refuses (outside a physical array).
+func gatherLookup[T int64 | float64](buf []T, idx []int64, get func(int64) (T, bool)) bool {
 	for l, k := range idx {
-		v, ok := m.getInt(k)
+		v, ok := get(k)
 		if !ok {
-			return nil, false
+			return false
 		}
 		buf[l] = v
 	}
-	return s.put(nd, vval{iv: buf}), true
+	return true
 }
 
 // gatherDense sets buf[l] to a built dense level's value at idx[l]: its

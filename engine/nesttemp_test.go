@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 )
 
@@ -82,21 +83,11 @@ func TestNestTempReads(t *testing.T) {
 			st := storage.Store{"beta": storage.RealScalar(float64(rng.IntN(5)) - 1.5)}
 			csr(st, "A", n, m, rng.IntN(4*n+1), rng)
 			csr(st, "B", n, mB, rng.IntN(4*n+1), rng)
-			xn := max(n, m, mB)
-			if trial%8 == 5 {
-				xn = rng.IntN(xn) // x too short for some reads
-			}
-			st["x"] = storage.RealArray(randVec(xn, rng))
-			st["x_len"] = storage.IntScalar(int64(xn))
+			setX(st, max(n, m, mB), trial%8 == 5, rng)
 			e := parse(t, pc.plan, st)
-			k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ex strings.Builder
-			k.Explain(&ex)
-			if strings.Contains(ex.String(), "older path: "+pc.reader) {
-				t.Fatalf("%s: the loop reading the let is left to the older paths:\n%s", pc.name, ex.String())
+			ex := explainOf(t, e, st)
+			if strings.Contains(ex, "older path: "+pc.reader) {
+				t.Fatalf("%s: the loop reading the let is left to the older paths:\n%s", pc.name, ex)
 			}
 			seen := events(func() { agree(t, e, st) })
 			if pc.dot && trial%4 < 2 && trial%8 != 5 && seen["dot"] == 0 && st["A_idx2"].(*storage.Array).Len() > 0 {
@@ -157,24 +148,14 @@ func TestNestTempIters(t *testing.T) {
 			st := storage.Store{}
 			csr(st, "A", n, m, rng.IntN(4*n+1), rng)
 			csr(st, "B", m, n, rng.IntN(4*min(m, 300)+1), rng)
-			xn := max(n, m)
-			if trial%4 == 2 {
-				xn = rng.IntN(xn) // x too short for some reads
-			}
-			st["x"] = storage.RealArray(randVec(xn, rng))
-			st["x_len"] = storage.IntScalar(int64(xn))
+			setX(st, max(n, m), trial%4 == 2, rng)
 			e := parse(t, pc.plan, st)
-			k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
+			ex := explainOf(t, e, st)
+			if !strings.Contains(ex, "loop "+pc.head) || strings.Contains(ex, "older path: "+pc.head) {
+				t.Fatalf("%s: the loop over the built dictionary is not lowered:\n%s", pc.name, ex)
 			}
-			var ex strings.Builder
-			k.Explain(&ex)
-			if !strings.Contains(ex.String(), "loop "+pc.head) || strings.Contains(ex.String(), "older path: "+pc.head) {
-				t.Fatalf("%s: the loop over the built dictionary is not lowered:\n%s", pc.name, ex.String())
-			}
-			if !strings.Contains(ex.String(), pc.explain) {
-				t.Fatalf("%s: the explain text lacks %q:\n%s", pc.name, pc.explain, ex.String())
+			if !strings.Contains(ex, pc.explain) {
+				t.Fatalf("%s: the explain text lacks %q:\n%s", pc.name, pc.explain, ex)
 			}
 			seen := events(func() { agree(t, e, st) })
 			if pc.event != "" && trial != 3 && seen[pc.event] == 0 && st["A_idx2"].(*storage.Array).Len() > 0 && st["B_idx2"].(*storage.Array).Len() > 0 {
@@ -182,4 +163,26 @@ func TestNestTempIters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// explainOf is the loop-nest text of e compiled for st.
+func explainOf(t *testing.T, e *ir.Expr, st storage.Store) string {
+	t.Helper()
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex strings.Builder
+	k.Explain(&ex)
+	return ex.String()
+}
+
+// setX stores a vector x of n entries and its length x_len; short, of
+// fewer (too short for some reads).
+func setX(st storage.Store, n int, short bool, rng *rand.Rand) {
+	if short {
+		n = rng.IntN(n)
+	}
+	st["x"] = storage.RealArray(randVec(n, rng))
+	st["x_len"] = storage.IntScalar(int64(n))
 }
