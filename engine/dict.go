@@ -481,6 +481,7 @@ type listLeaf struct {
 	reals []float64
 	real  bool
 	once  sync.Once
+	dense denseIndex // by key, for loops that read it at many keys (nesttemp.go)
 }
 
 func (l *listLeaf) init() {

@@ -156,7 +156,8 @@ var closuresOnly bool
 // inner loop at once), "dot" and "scatter" (a block run by a primitive),
 // "lanes" (a short call run lane by lane), "post" (the factors of a
 // product with a sum applied to a block's rows in batches), "fallback"
-// (a batch or lane run through the closures).
+// (a batch or lane run through the closures), "indexed" (a built sorted
+// list read through its values laid out by key).
 var nestEvent func(string)
 
 func nestSaw(ev string) {

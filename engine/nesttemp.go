@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/storel/storel/ir"
 )
 
@@ -73,6 +75,19 @@ func (s *vstate) dictRead(fr *frame, nd *vnode, ix *vval, n int) (*vval, bool) {
 		buf := s.ibuf(nd, n)
 		gatherDense(buf, dl.ints, idx, dl.spillI)
 		return s.put(nd, vval{iv: buf}), true
+	}
+	if ll, ok := m.(*listLeaf); ok && ll.real == nd.real {
+		if d := ll.denseIndex(); d.ok {
+			nestSaw("indexed")
+			if nd.real {
+				buf := s.fbuf(nd, n)
+				gatherDense(buf, d.reals, idx, nil)
+				return s.put(nd, vval{fv: buf}), true
+			}
+			buf := s.ibuf(nd, n)
+			gatherDense(buf, d.ints, idx, nil)
+			return s.put(nd, vval{iv: buf}), true
+		}
 	}
 	if nd.real {
 		buf := s.fbuf(nd, n)
@@ -310,4 +325,41 @@ func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
 		buf[l] = m.intAt(q + l)
 	}
 	return s.put(nd, vval{iv: buf})
+}
+
+// denseIndex is a sorted-list leaf's values laid out by key, made on the
+// first batch that reads the leaf at an index, so that a loop reading it
+// at every entry (BATAX's Aᵀ·t where t is a scaled vector: a listLeaf)
+// gathers instead of searching per key. ok is false when the keys are
+// negative or spread too far for their number (holdKeysOf's bound).
+type denseIndex struct {
+	once  sync.Once
+	ok    bool
+	reals []float64
+	ints  []int64
+}
+
+func (l *listLeaf) denseIndex() *denseIndex {
+	d := &l.dense
+	d.once.Do(func() {
+		l.init()
+		n := len(l.keys)
+		if n == 0 || l.keys[0] < 0 || l.keys[n-1] >= max(maxDenseJump, denseKeysFactor*int64(n)) {
+			return
+		}
+		size := l.keys[n-1] + 1
+		if l.real {
+			d.reals = make([]float64, size)
+			for p, k := range l.keys {
+				d.reals[k] = l.reals[p]
+			}
+		} else {
+			d.ints = make([]int64, size)
+			for p, k := range l.keys {
+				d.ints[k] = l.ints[p]
+			}
+		}
+		d.ok = true
+	})
+	return d
 }
