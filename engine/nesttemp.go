@@ -363,3 +363,14 @@ func (l *listLeaf) denseIndex() *denseIndex {
 	})
 	return d
 }
+
+// keyInterval bounds the keys of positions lo..hi-1 of an itDict loop's
+// dictionary: every dictionary lists its keys in increasing order, so
+// they are the keys at the two ends.
+func (n *vnode) keyInterval(fr *frame, lo, hi int64) (int64, int64, bool) {
+	m := n.src(fr)
+	if hi <= lo || hi > int64(m.size()) {
+		return 0, 0, false
+	}
+	return m.keyAt(int(lo)), m.keyAt(int(hi - 1)), true
+}

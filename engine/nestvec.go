@@ -427,6 +427,8 @@ func intervalSource(n *vnode) []string {
 		return []string{"the min/max of " + n.cl.name}
 	case vLane:
 		return []string{"the loop's window"}
+	case vDictKey:
+		return []string{"the built dictionary's first and last keys"}
 	case vInv:
 		return nil
 	case vAdd, vSub, vMul:
@@ -443,6 +445,8 @@ func (n *vnode) interval(fr *frame, lo, hi int64) (int64, int64, bool) {
 		return v, v, true
 	case vLane:
 		return lo, hi - 1, true
+	case vDictKey:
+		return n.keyInterval(fr, lo, hi)
 	case vVal:
 		if n.cl.imax < n.cl.imin {
 			return 0, 0, false
