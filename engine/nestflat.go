@@ -1031,6 +1031,9 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 				return nil
 			}
 		}
+		if readsRowDict(l.vec, names) {
+			return nil
+		}
 	}
 	for _, s := range o.flat.steps {
 		// Factors or keys that read p's variables: row by row (rowVars).

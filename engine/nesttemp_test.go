@@ -195,3 +195,28 @@ func setX(st storage.Store, n int, short bool, rng *rand.Rand) {
 	st["x"] = storage.RealArray(randVec(n, rng))
 	st["x_len"] = storage.IntScalar(int64(n))
 }
+
+// TestNestTempRowsUp checks a read of a built matrix's row selected by a
+// variable of a loop whose iterations' rows run together in position
+// space (MTTKRP's fibers): the row must be that of each lane's iteration.
+func TestNestTempRowsUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 9))
+	plan := `let T =
+  sum(<k, _> in 0:C_len1) { @dense k -> sum(<j, _> in 0:C_len2) { @dense j -> C_val(k * C_len2 + j) } }
+in
+sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+      if 0 <= l && l < D_len2 then
+        let t1 = B_val(p3) in
+        sum(<j, _> in 0:C_len2)
+          { @dense j -> if 0 <= j && j < D_len1 then t1 * (T(k)(j) * D_val(D_len2 * j + l)) } }`
+	for range 4 {
+		b := randCSF(40, 30, 50, 900, rng)
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "C", 30, 16, rng)
+		denseStore(st, "D", 16, 50, rng)
+		agree(t, parse(t, plan, st), st)
+	}
+}
