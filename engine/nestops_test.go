@@ -110,13 +110,7 @@ func TestNestDivideByZero(t *testing.T) {
 // vectorized fails t unless e's inner loop runs in the IR's batches.
 func vectorized(t *testing.T, e *ir.Expr, st storage.Store) {
 	t.Helper()
-	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	k.Explain(&b)
-	if !strings.Contains(b.String(), "vectorized batches") {
-		t.Fatalf("%s: not vectorized:\n%s", ir.Format(e), b.String())
+	if ex := explainOf(t, e, st); !strings.Contains(ex, "vectorized batches") {
+		t.Fatalf("%s: not vectorized:\n%s", ir.Format(e), ex)
 	}
 }
