@@ -128,6 +128,7 @@ type nstmt struct {
 	postVec *vloop // post over a block of rows in position space, or nil
 	keyVec  *vloop // stSingle: its rows' keys and sums into the sink in batches, or nil
 	postOf  *ir.Expr
+	letOf   *ir.Expr // a let of a scalar computed without a loop: its value
 	sumOf   *ir.Expr
 	name    string
 	lslot   int
@@ -153,7 +154,7 @@ var closuresOnly bool
 // nestEvent, when set (by tests), hears what the lowered loops did:
 // "discharged" (a guard proven for an entry), "flat" (a block of rows run
 // in position space), "up" (the rows of several iterations handed to the
-// inner loop at once), "dot" and "scatter" (a block run by a primitive),
+// inner loop at once), "dot" and "scatter" (a block run by a primitive; "dot-scatter" by the fused row primitive of BATAX's shape),
 // "lanes" (a short call run lane by lane), "post" (the factors of a
 // product with a sum applied to a block's rows in batches), "fallback"
 // (a batch or lane run through the closures), "indexed" (a built sorted
@@ -356,7 +357,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			break
 		}
 		slot := c.bind(e.Vars[0], v.t)
-		s := &nstmt{kind: stLet, set: setter(v, slot), name: e.Vars[0], lslot: slot, realLet: v.t.Base == ir.Real, accF: -1, accI: -1}
+		s := &nstmt{kind: stLet, set: setter(v, slot), name: e.Vars[0], lslot: slot, realLet: v.t.Base == ir.Real, accF: -1, accI: -1, letOf: e.Args[0]}
 		nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+ir.Format(e.Args[0]))
 		s.next = c.lowerStmt(nl, e.Args[1], lb)
 		c.unbind(1)

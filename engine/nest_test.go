@@ -35,6 +35,11 @@ const (
 	  let t18 = sum(<p1, k> in A_idx2(A_pos2(i1):A_pos2(i1 + 1)))
 	    A_val(p1) * (if 0 <= k && k < x_len1 then x_val(k))
 	  in sum(<p2, j> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) { @dense j -> A_val(p2) * t18 })`
+	// BATAX as the optimizer writes it when the scale is a let of its own.
+	nestBATAXScaleLet = `sum(<i1, _> in 0:A_len1)
+	  let t4 = sum(<p1, k> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) A_val(p1) * x_val(k) in
+	  let t22 = beta * t4 in
+	  sum(<p2, j> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) { @dense j -> A_val(p2) * t22 }`
 	nestDenseMV = `sum(<i, _> in 0:M_len1)
 	  { @dense i -> sum(<j, _> in 0:M_len2)
 	    M_val(M_len2 * i + j) * (if 0 <= j && j < x_len1 then x_val(j)) }`
@@ -76,8 +81,9 @@ func TestNestKernels(t *testing.T) {
 		{"SpMV, x shorter", nestSpMV, m / 2, []string{"flat", "fallback"}},
 		{"SpMV of a pattern", nestSpMVPattern, m, []string{"flat", "dot"}},
 		{"SpMV of a pattern, x shorter", nestSpMVPattern, m / 2, []string{"flat", "fallback"}},
-		{"BATAX", nestBATAX, m, []string{"discharged", "flat", "dot", "scatter"}},
+		{"BATAX", nestBATAX, m, []string{"discharged", "flat", "dot", "scatter", "dot-scatter"}},
 		{"BATAX, x shorter", nestBATAX, m / 3, []string{"flat", "fallback", "scatter"}},
+		{"BATAX, the scale a let of its own", nestBATAXScaleLet, m, []string{"flat", "dot-scatter"}},
 		{"dense MV", nestDenseMV, m, []string{"discharged"}},
 		{"dense MV, x shorter", nestDenseMV, m - 7, []string{"fallback"}},
 	} {

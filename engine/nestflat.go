@@ -101,15 +101,20 @@ type dotScatter struct {
 	a         realFn // nil: 1
 }
 
-// dotScatterOf recognizes the steps [guards..., let t = a * dot, scatter
-// by t] over the same segments, a not depending on the row.
+// dotScatterOf recognizes the steps [guards..., let t = dot, scatter by
+// t] over the same segments, where the scale the scatter reads is the
+// dot times a factor a that does not depend on the row: written in the
+// let (let t = a * dot) or in a let of its own after it (let t = dot in
+// let u = a * t, scatter by u).
 func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
-	var let, loop *nstmt
+	var let, scale, loop *nstmt
 	for _, s := range fp.steps {
 		switch {
 		case s.kind == stGuard:
 		case s.kind == stLet && let == nil && s.loop != nil:
 			let = s
+		case s.kind == stLet && let != nil && scale == nil && loop == nil && s.letOf != nil:
+			scale = s
 		case s.kind == stLoop && let != nil && loop == nil:
 			loop = s
 		default:
@@ -119,8 +124,12 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 	if let == nil || loop == nil || let.accF < 0 {
 		return nil
 	}
+	scaled := let.name
+	if scale != nil {
+		scaled = scale.name
+	}
 	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
-	if d == nil || sc == nil || sc.t.text != let.name || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
+	if d == nil || sc == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
 		return nil
 	}
 	s1, s2 := let.loop.seg, loop.loop.seg
@@ -128,18 +137,41 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		return nil
 	}
 	ds := &dotScatter{dot: let.loop, scat: loop.loop}
-	if let.post != nil {
-		// Only a * sum, a the same for every row: fit's t is a*s.
-		v := let.postOf
-		if v == nil || v.Op != ir.OpMul || v.Args[1] != let.sumOf || containsLoop(v.Args[0]) || !safe(v.Args[0]) {
+	// factor returns a of a * t (or t * a; IEEE products commute), t the
+	// variable or sum named by of, or nil.
+	factor := func(v, of *ir.Expr, name string) *ir.Expr {
+		if v == nil || v.Op != ir.OpMul {
 			return nil
 		}
-		for n := range ir.FreeVars(v.Args[0]) {
-			if n == o.e.Vars[0] || n == o.e.Vars[1] {
+		a, t := v.Args[0], v.Args[1]
+		is := func(x *ir.Expr) bool { return x == of || (of == nil && x.Op == ir.OpVar && x.Name == name) }
+		if !is(t) {
+			a, t = t, a
+		}
+		if !is(t) || containsLoop(a) || !safe(a) || a.Type.Base != ir.Real {
+			return nil
+		}
+		for n := range ir.FreeVars(a) {
+			if n == o.e.Vars[0] || n == o.e.Vars[1] || n == let.name {
 				return nil
 			}
 		}
-		ds.a = asReal(c.expr(v.Args[0]))
+		return a
+	}
+	var a *ir.Expr
+	switch {
+	case let.post != nil && scale != nil:
+		return nil
+	case let.post != nil:
+		a = factor(let.postOf, let.sumOf, "")
+	case scale != nil:
+		a = factor(scale.letOf, nil, let.name)
+	}
+	if (let.post != nil || scale != nil) && a == nil {
+		return nil
+	}
+	if a != nil {
+		ds.a = asReal(c.expr(a))
 	}
 	loop.loop.arr.needNarrow = true
 	return ds
@@ -198,6 +230,7 @@ func (ds *dotScatter) run(fr *frame, st *flatState, r0, r1 int64, b *builder) bo
 		panic("engine: dot-scatter rows stopped on rows its caller checked")
 	}
 	nestSaw("dot")
+	nestSaw("dot-scatter")
 	nestSaw("scatter")
 	return true
 }
