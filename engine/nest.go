@@ -154,7 +154,8 @@ var closuresOnly bool
 // nestEvent, when set (by tests), hears what the lowered loops did:
 // "discharged" (a guard proven for an entry), "flat" (a block of rows run
 // in position space), "up" (the rows of several iterations handed to the
-// inner loop at once), "dot" and "scatter" (a block run by a primitive; "dot-scatter" by the fused row primitive of BATAX's shape),
+// inner loop at once), "dot" and "scatter" (a block run by a primitive;
+// "dot-scatter" by the fused row primitive of BATAX's shape),
 // "lanes" (a short call run lane by lane), "post" (the factors of a
 // product with a sum applied to a block's rows in batches), "fallback"
 // (a batch or lane run through the closures), "indexed" (a built sorted
