@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,20 +12,10 @@ import (
 // rank, the Python peers checked against storel where Python has them
 // (skipped with the reason where not), and the report's table.
 func TestCPDOnTinyData(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeStandIns(t, data)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	h := New(Config{Quick: true, Repo: repo, DataDir: data, OutDir: out, TmpDir: filepath.Join(out, "tmp"),
-		Storel: buildStorel(t, dir), Self: testSelf(t), Python: "/usr/bin/python3", PyPeer: filepath.Join(repo, "bench", "peers", "pypeer.py"),
-		Timeout: time.Minute, OracleTimeout: 30 * time.Second, OracleMaxNNZ: 1 << 20, Repeat: 1, Rounds: 1, Experiments: []string{"cpd"}})
+	cfg, _ := tinyDataConfig(t)
+	cfg.Python, cfg.PyPeer = "/usr/bin/python3", filepath.Join(cfg.Repo, "bench", "peers", "pypeer.py")
+	cfg.Timeout, cfg.Rounds, cfg.Experiments = time.Minute, 1, []string{"cpd"}
+	h := New(cfg)
 	if err := h.RunAll(); err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,27 @@ func writeStandIns(t *testing.T, dir string) {
 	t.Cleanup(func() { variantQuickLimits = saved })
 }
 
+// tinyDataConfig is a quick harness over stand-ins for the real data
+// (writeStandIns) with the storel of this checkout: its Config, without
+// experiments, and its OutDir.
+func tinyDataConfig(t *testing.T) (Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeStandIns(t, data)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	return Config{Quick: true, Repo: repo, DataDir: data, OutDir: out, TmpDir: filepath.Join(out, "tmp"),
+		Storel: buildStorel(t, dir), Self: testSelf(t), OracleTimeout: 30 * time.Second,
+		OracleMaxNNZ: 1 << 20, Repeat: 1}, out
+}
+
 func testSelf(t *testing.T) string {
 	t.Helper()
 	self, err := os.Executable()
@@ -85,20 +106,9 @@ func testSelf(t *testing.T) string {
 // (estimated costs, ratios) recorded, and the report's section with a
 // table per kernel and a row per form.
 func TestVariantsOnTinyData(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeStandIns(t, data)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	h := New(Config{Quick: true, Repo: repo, DataDir: data, OutDir: out, TmpDir: filepath.Join(out, "tmp"),
-		Storel: buildStorel(t, dir), Self: testSelf(t), Timeout: 30 * time.Second, OracleTimeout: 30 * time.Second,
-		OracleMaxNNZ: 1 << 20, Repeat: 1, Rounds: 2, FactorDensity: 0.1, Experiments: []string{"variants"}})
+	cfg, out := tinyDataConfig(t)
+	cfg.Timeout, cfg.Rounds, cfg.FactorDensity, cfg.Experiments = 30*time.Second, 2, 0.1, []string{"variants"}
+	h := New(cfg)
 	if err := h.RunAll(); err != nil {
 		t.Fatal(err)
 	}
