@@ -2,7 +2,8 @@
 """Integration test of dist/storel-dask (run by .ci/run after dist/install.sh).
 
 A Dask scheduler and 2 worker processes on 127.0.0.1; SpMV, BATAX, MTTKRP
-and TTM on the real data in ../shared/data, 4 parts each: storel-dask's
+and TTM on the real data in ../shared/data (or, where a checkout has none,
+integer-valued random stand-ins of smaller sizes), 4 parts each: storel-dask's
 output must equal `storel run`'s byte for byte (every input is
 integer-valued, so every order of additions gives the same bits). Then a
 local cluster started by storel-dask itself, and a run during which a
@@ -55,6 +56,38 @@ def write_matrix(path, rows, cols, density, rng):
         f.write("".join(lines))
 
 
+def write_sparse(path, dims, nnz, rng):
+    """A random integer-valued sparse tensor: .mtx for a matrix, .tns
+    otherwise, each coordinate at most once."""
+    seen = set()
+    while len(seen) < nnz:
+        seen.add(tuple(rng.randrange(d) for d in dims))
+    lines = ["%s %d\n" % (" ".join(str(c + 1) for c in k), rng.randint(-4, 4) or 1) for k in sorted(seen)]
+    with open(path, "w") as f:
+        if len(dims) == 2:
+            f.write("%%%%MatrixMarket matrix coordinate integer general\n%d %d %d\n" % (dims[0], dims[1], nnz))
+        f.write("".join(lines))
+
+
+def inputs(tmp, rng):
+    """The files and sizes of the four kernels' main inputs: the real data,
+    or stand-ins written into tmp when ../shared/data is absent."""
+    real = {"andrews": ("Andrews.mtx.gz", (60000, 60000)), "copter2": ("copter2.mtx.gz", (55476, 55476)),
+            "wordnet": ("wordnet30_synset_ptr_synset.tns.gz", (117659, 26, 117659)),
+            "orghs": ("orghs_gene_go_evidence_direct.tns.gz", (20728, 18933, 20))}
+    if os.path.isdir(DATA):
+        return {k: (os.path.join(DATA, f), dims) for k, (f, dims) in real.items()}
+    log("no data directory %s: random stand-ins" % DATA)
+    small = {"andrews": ((3000, 3000), 30000, ".mtx"), "copter2": ((2500, 2500), 25000, ".mtx"),
+             "wordnet": ((4000, 26, 4000), 20000, ".tns"), "orghs": ((2000, 1500, 20), 20000, ".tns")}
+    out = {}
+    for k, (dims, nnz, ext) in small.items():
+        path = os.path.join(tmp, k + "-standin" + ext)
+        write_sparse(path, dims, nnz, rng)
+        out[k] = (path, dims)
+    return out
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -84,29 +117,28 @@ def cmdline(pid):
 
 
 def main():
-    if not os.path.isdir(DATA):
-        raise SystemExit("test_dask: no data directory %s" % DATA)
     tmp = tempfile.mkdtemp(prefix="storel-dask-test-")
     storel = os.path.join(tmp, "storel")
     run(["go", "build", "-o", storel, "./cmd/storel"], cwd=ROOT)
     rng = random.Random(32)
-    write_vector(os.path.join(tmp, "x-andrews.txt"), 60000, rng)
-    write_vector(os.path.join(tmp, "x-copter2.txt"), 55476, rng)
-    # MTTKRP on WordNet (117659 x 26 x 117659): C(k,j) 26 x 2, D(j,l) 2 x 117659.
-    write_matrix(os.path.join(tmp, "c-wordnet.mtx"), 26, 2, 1.0, rng)
-    write_matrix(os.path.join(tmp, "d-wordnet.mtx"), 2, 117659, 0.3, rng)
-    # TTM on orghs (20728 x 18933 x 20): B(k,l) 3 x 20.
-    write_matrix(os.path.join(tmp, "b-orghs.mtx"), 3, 20, 0.7, rng)
+    data = inputs(tmp, rng)
+    (andrews, na), (copter2, nc) = data["andrews"], data["copter2"]
+    (wordnet, nw), (orghs, no) = data["wordnet"], data["orghs"]
+    write_vector(os.path.join(tmp, "x-andrews.txt"), na[1], rng)
+    write_vector(os.path.join(tmp, "x-copter2.txt"), nc[1], rng)
+    # MTTKRP on WordNet (I x 26 x L): C(k,j) 26 x 2, D(j,l) 2 x L.
+    write_matrix(os.path.join(tmp, "c-wordnet.mtx"), nw[1], 2, 1.0, rng)
+    write_matrix(os.path.join(tmp, "d-wordnet.mtx"), 2, nw[2], 0.3, rng)
+    # TTM on orghs (I x J x 20): B(k,l) 3 x 20.
+    write_matrix(os.path.join(tmp, "b-orghs.mtx"), 3, no[2], 0.7, rng)
     ex = lambda k: os.path.join(ROOT, "examples", k + ".sdql")
-    d = lambda f: os.path.join(DATA, f)
     t = lambda f: os.path.join(tmp, f)
-    wordnet = "B=" + d("wordnet30_synset_ptr_synset.tns.gz")
     kernels = {
-        "spmv": [ex("spmv"), "--tensor", "A=" + d("Andrews.mtx.gz"), "--data", "x=" + t("x-andrews.txt")],
-        "batax": [ex("batax"), "--tensor", "A=" + d("copter2.mtx.gz"), "--data", "x=" + t("x-copter2.txt"), "--data", "beta=2"],
-        "mttkrp": [ex("mttkrp"), "--tensor", wordnet, "--dims", "B=117659,26,117659",
+        "spmv": [ex("spmv"), "--tensor", "A=" + andrews, "--data", "x=" + t("x-andrews.txt")],
+        "batax": [ex("batax"), "--tensor", "A=" + copter2, "--data", "x=" + t("x-copter2.txt"), "--data", "beta=2"],
+        "mttkrp": [ex("mttkrp"), "--tensor", "B=" + wordnet, "--dims", "B=" + ",".join(map(str, nw)),
                    "--tensor", "C=" + t("c-wordnet.mtx"), "--tensor", "D=" + t("d-wordnet.mtx")],
-        "ttm": [ex("ttm"), "--tensor", "A=" + d("orghs_gene_go_evidence_direct.tns.gz"), "--tensor", "B=" + t("b-orghs.mtx") + ":csc"],
+        "ttm": [ex("ttm"), "--tensor", "A=" + orghs, "--dims", "A=" + ",".join(map(str, no)), "--tensor", "B=" + t("b-orghs.mtx") + ":csc"],
     }
     want = {}
     for name, args in kernels.items():
@@ -154,7 +186,7 @@ def main():
 
         # A program that cannot be split: the driver says why, exit 1.
         p = subprocess.run([DRIVER, "--scheduler", address, "--storel", storel, "--timeout", str(STEP_TIMEOUT), "run", ex("mmm"),
-                            "--tensor", "A=" + d("bcsstk16.mtx.gz"), "--tensor", "B=" + d("bcsstk16.mtx.gz"), "--parts", "4", "--output", t("mmm.tns")],
+                            "--tensor", "A=" + copter2, "--tensor", "B=" + copter2, "--parts", "4", "--output", t("mmm.tns")],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=STEP_TIMEOUT)
         if p.returncode != 1 or b"cannot be split" not in p.stderr or os.path.exists(t("mmm.tns")):
             failures.append("mmm: exit %d, %r" % (p.returncode, p.stderr))
