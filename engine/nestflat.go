@@ -148,7 +148,7 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		if !is(t) {
 			a, t = t, a
 		}
-		if !is(t) || containsLoop(a) || !safe(a) || a.Type.Base != ir.Real {
+		if !is(t) || containsLoop(a) || !safe(a) {
 			return nil
 		}
 		for n := range ir.FreeVars(a) {
