@@ -191,10 +191,7 @@ func parallelRun(fr *frame, parts [][2]int64, cw chunkWork) *Error {
 	t0 := time.Now()
 	start(0, fr)
 	cw.run(0, fr, p0[0], probe)
-	var n int64
-	for _, p := range parts {
-		n += p[1] - p[0]
-	}
+	n := parts[len(parts)-1][1] - p0[0] // chunks are contiguous
 	if fr.err != nil || time.Duration(float64(time.Since(t0))*float64(n)/float64(probe-p0[0])) < parallelMin {
 		cw.run(0, fr, probe, p0[1])
 		for w, p := range parts[1:] {

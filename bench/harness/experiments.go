@@ -646,17 +646,20 @@ func (h *Harness) runThreads() error {
 // count where pypeer has the kernel (SpMV, BATAX, MTTKRP with dense
 // factors): the peer a multi-core user would weigh it against.
 func (h *Harness) threadsCase(kernel string, d *dataset) error {
-	if !h.selected(strings.TrimSuffix(kernel, "-dense"), d.Name) {
+	// The cpd case is MTTKRP's program with dense factors.
+	program, formats, selectedAs := h.program(kernel), storelFormats[kernel], kernel
+	if kernel == cpdKernel {
+		program, formats, selectedAs = h.program("mttkrp"), cpdFormats, "mttkrp"
+	}
+	if !h.selected(selectedAs, d.Name) {
 		return nil
 	}
 	path, dims, nnz, err := h.datasetFile(d)
 	if err != nil {
 		return err
 	}
-	program, formats := h.program(kernel), storelFormats[kernel]
 	var in *Inputs
 	if kernel == cpdKernel {
-		program, formats = h.program("mttkrp"), cpdFormats
 		in, err = h.cpdInputs(d.Name, path, dims, nnz, cpdRanks[0])
 	} else {
 		in, err = h.kernelInputs(kernel, d.Name, path, dims, nnz)
