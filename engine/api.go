@@ -223,7 +223,7 @@ func (k *Kernel) Prepare(st storage.Store) {
 		}
 		if h, ok := st[cl.name].(*storage.HashMap); ok && cl.needView && infoOf(h) == cl.info && checkHashMap(h) == nil {
 			// An error here is reported by the run's bind.
-			_, _ = cl.groupedView(h)
+			_, _ = cl.hashView(h)
 		}
 	}
 }

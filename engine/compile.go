@@ -39,6 +39,9 @@ type binding struct {
 	name string
 	t    ir.Type
 	slot int
+	// hash: the variable holds rows of a physical hash map's layout
+	// (the value of a loop over one), which the nest walks as slices.
+	hash bool
 }
 
 // bailout carries a compile error through panic to Compile.
@@ -64,13 +67,13 @@ func (c *compiler) newSlot(t ir.Type) int {
 // bind declares a variable of type t in a new slot; unbind pops it.
 func (c *compiler) bind(name string, t ir.Type) int {
 	s := c.newSlot(t)
-	c.scope = append(c.scope, binding{name, t, s})
+	c.scope = append(c.scope, binding{name: name, t: t, slot: s})
 	return s
 }
 
 // declare binds a variable for type inference only (no slot).
 func (c *compiler) declare(name string, t ir.Type) {
-	c.scope = append(c.scope, binding{name, t, -1})
+	c.scope = append(c.scope, binding{name: name, t: t, slot: -1})
 }
 
 func (c *compiler) unbind(n int) { c.scope = c.scope[:len(c.scope)-n] }

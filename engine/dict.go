@@ -3,9 +3,7 @@ package engine
 import (
 	"math"
 	"slices"
-	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/storel/storel/storage"
 )
@@ -626,102 +624,6 @@ func (l *listNode) getDict(k int64) dict {
 	l.init()
 	if p, ok := slices.BinarySearch(l.keys, k); ok {
 		return l.kids[p]
-	}
-	return empty
-}
-
-// hashGroups is a physical HASHMAP seen as a nested dictionary: its
-// entries sorted by key tuple, grouped level by level. groupView is the
-// entries lo..hi-1 of order, which agree on the components before level.
-type hashGroups struct {
-	h *storage.HashMap
-	// keys and n are h.Keys as the grouping saw it.
-	keys  *storage.HKey
-	n     int
-	order []int32
-	real  bool
-}
-
-type groupView struct {
-	g      *hashGroups
-	level  int
-	lo, hi int
-	// starts lists the first entry of each distinct key at level, and
-	// hi at the end.
-	starts []int
-	// kids caches the view of each group below (levels above the last):
-	// a plan that looks a row up once per iteration, D_hash(j)(l) in
-	// MTTKRP with D as a hash map, would otherwise rebuild the row's
-	// view, a scan of its entries, every time. Workers of a parallel
-	// run share the views, so a kid is
-	// published atomically; two workers may build the same one, equal.
-	kids []atomic.Pointer[groupView]
-}
-
-func newGroupView(g *hashGroups, level, lo, hi int) *groupView {
-	v := &groupView{g: g, level: level, lo: lo, hi: hi}
-	for i := lo; i < hi; {
-		v.starts = append(v.starts, i)
-		k := v.comp(i)
-		for i++; i < hi && v.comp(i) == k; i++ {
-		}
-	}
-	v.starts = append(v.starts, hi)
-	if level+1 < g.h.Arity {
-		v.kids = make([]atomic.Pointer[groupView], len(v.starts)-1)
-	}
-	return v
-}
-
-func (v *groupView) comp(i int) int64  { return v.g.h.Keys[v.g.order[i]][v.level] }
-func (v *groupView) size() int         { return len(v.starts) - 1 }
-func (v *groupView) keyAt(p int) int64 { return v.comp(v.starts[p]) }
-func (v *groupView) intAt(p int) int64 {
-	e := v.g.order[v.starts[p]]
-	if v.g.real {
-		return int64(v.g.h.F[e])
-	}
-	return v.g.h.I[e]
-}
-func (v *groupView) realAt(p int) float64 {
-	e := v.g.order[v.starts[p]]
-	if v.g.real {
-		return v.g.h.F[e]
-	}
-	return float64(v.g.h.I[e])
-}
-func (v *groupView) dictAt(p int) dict {
-	if v.kids == nil {
-		return newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
-	}
-	if k := v.kids[p].Load(); k != nil {
-		return k
-	}
-	k := newGroupView(v.g, v.level+1, v.starts[p], v.starts[p+1])
-	v.kids[p].Store(k)
-	return k
-}
-func (v *groupView) find(k int64) (int, bool) {
-	n := v.size()
-	p := sort.Search(n, func(i int) bool { return v.keyAt(i) >= k })
-	return p, p < n && v.keyAt(p) == k
-}
-func (v *groupView) has(k int64) bool { _, ok := v.find(k); return ok }
-func (v *groupView) getInt(k int64) (int64, bool) {
-	if p, ok := v.find(k); ok {
-		return v.intAt(p), true
-	}
-	return 0, true
-}
-func (v *groupView) getReal(k int64) (float64, bool) {
-	if p, ok := v.find(k); ok {
-		return v.realAt(p), true
-	}
-	return 0, true
-}
-func (v *groupView) getDict(k int64) dict {
-	if p, ok := v.find(k); ok {
-		return v.dictAt(p)
 	}
 	return empty
 }

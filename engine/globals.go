@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
-	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -104,8 +102,8 @@ type cell struct {
 	hash    *storage.HashMap
 	trie    *storage.Trie
 	view    dict
-	// groups is the grouped view of the last hash map bound (groupedView).
-	groups *groupView
+	// groups is the level layout of the last hash map bound (hashView).
+	groups *hashLevels
 }
 
 // bind points c at obj, checking that obj matches the schema and is well
@@ -151,7 +149,7 @@ func (c *cell) bind(obj storage.Object) error {
 		}
 		c.hash = o
 		if c.needView {
-			v, err := c.groupedView(o)
+			v, err := c.hashView(o)
 			if err != nil {
 				return fmt.Errorf("%s: %v", c.name, err)
 			}
@@ -184,61 +182,6 @@ func checkHashMap(h *storage.HashMap) error {
 		return fmt.Errorf("hash map arity %d is not between 1 and %d", h.Arity, storage.MaxHashArity)
 	}
 	return checkLeaves(h.Elem, len(h.Keys), len(h.I), len(h.F))
-}
-
-// groupedView returns h seen as a nested dictionary. The view, with the
-// row views it builds as the plan walks it, is kept with the cell while
-// h and its key slice stay the same, so repeated runs of a kernel over
-// the same store neither re-sort the entries nor rebuild a view per row
-// (the same rule as storage.Array.Narrow: build a new HashMap rather
-// than change Keys in place).
-func (c *cell) groupedView(h *storage.HashMap) (*groupView, error) {
-	if g := c.groups; g != nil && g.g.h == h && g.g.keys == unsafe.SliceData(h.Keys) && g.g.n == len(h.Keys) {
-		return g, nil
-	}
-	g, err := groupHashMap(h)
-	if err != nil {
-		return nil, err
-	}
-	c.groups = newGroupView(g, 0, 0, len(g.order))
-	return c.groups, nil
-}
-
-// groupHashMap orders the entries of h by key tuple. Entries already in
-// strictly increasing key order (storage.Build stores them so) are
-// checked in one pass and not sorted.
-func groupHashMap(h *storage.HashMap) (*hashGroups, error) {
-	order := make([]int32, len(h.Keys))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	g := &hashGroups{h: h, keys: unsafe.SliceData(h.Keys), n: len(h.Keys), order: order, real: h.Elem == ir.Real}
-	cmp := func(a, b int32) int {
-		ka, kb := &h.Keys[a], &h.Keys[b]
-		for c := 0; c < h.Arity; c++ {
-			if ka[c] != kb[c] {
-				if ka[c] < kb[c] {
-					return -1
-				}
-				return 1
-			}
-		}
-		return 0
-	}
-	sorted := true
-	for i := 1; i < len(order) && sorted; i++ {
-		sorted = cmp(int32(i-1), int32(i)) < 0
-	}
-	if sorted {
-		return g, nil
-	}
-	slices.SortFunc(order, cmp)
-	for i := 1; i < len(order); i++ {
-		if cmp(order[i-1], order[i]) == 0 {
-			return nil, fmt.Errorf("key %v is stored twice", h.Keys[order[i]][:h.Arity])
-		}
-	}
-	return g, nil
 }
 
 // checkTrie verifies that every node is well formed and its keys sorted

@@ -87,12 +87,12 @@ func TestHashViewReused(t *testing.T) {
 	}
 }
 
-// TestGroupHashMapDuplicate: a key stored twice is reported whether or
+// TestLayOutHashMapDuplicate: a key stored twice is reported whether or
 // not the entries are otherwise in key order.
-func TestGroupHashMapDuplicate(t *testing.T) {
+func TestLayOutHashMapDuplicate(t *testing.T) {
 	for _, keys := range [][]storage.HKey{{{0, 1}, {0, 1}}, {{2, 0}, {0, 1}, {2, 0}}} {
 		h := &storage.HashMap{Elem: ir.Real, Arity: 2, Dims: []int64{3, 3}, Keys: keys, F: make([]float64, len(keys))}
-		if _, err := groupHashMap(h); err == nil {
+		if _, err := layOutHashMap(h); err == nil {
 			t.Fatalf("keys %v: no error", keys)
 		}
 	}

@@ -77,6 +77,7 @@ type nloop struct {
 	vreal  bool
 	dslot  int  // itDict: the frame's dictionary slot holding the source
 	vdict  bool // itDict: the values are dictionaries
+	hash   bool // itDict: the source is a row of a physical hash map (hashlevels.go)
 	sink   loopBody
 	stmt   *nstmt // per-iteration body, or nil when vec is set
 	vec    *vloop
@@ -216,7 +217,7 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	src, body := e.Args[0], e.Args[1]
 	st := c.typeOf(src)
-	if st.Depth != 1 && src.Op != ir.OpVar && src.Op != ir.OpLookup {
+	if st.Depth != 1 && src.Op != ir.OpVar && src.Op != ir.OpLookup && !c.isHashGlobal(src) {
 		c.noNest("its source is a nested dictionary")
 	}
 	nl := &nloop{e: e, sink: lb}
@@ -229,7 +230,8 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	case ir.OpGlobal:
 		cl := c.cell(src)
 		if cl.info.Kind != ir.ObjArray {
-			c.noNest("hash maps and tries are not iterators of the IR yet")
+			c.dictIter(nl, src)
+			break
 		}
 		nl.kind, nl.arr = itArray, cl
 		nl.open = func(fr *frame) (int64, int64, bool) {
@@ -265,7 +267,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		// yet; mergerow.go, mergeloop.go and seekindex.go run them.
 		c.noNest("a merge (two-way intersection) is not an iterator of the IR yet")
 	}
-	if c.inRow > 0 && lb.spec != nil && nl.kind != itRange && !containsLoop(body) {
+	if c.inRow > 0 && lb.spec != nil && nl.kind != itRange && !nl.hash && !containsLoop(body) {
 		// Scattering into a row of a nested result by the keys of an
 		// index array (MMM, TTM) is what the workspace rows of the
 		// closure paths do (workspace.go, sweep.go); the IR has no such
@@ -273,6 +275,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		c.noNest("a row of a nested result scattered by index-array keys (workspace rows)")
 	}
 	nl.ks, nl.vs = c.varSlots(e, body, vt)
+	if nl.hash && nl.vdict {
+		c.scope[len(c.scope)-1].hash = true
+	}
 	nl.scope0 = len(c.scope)
 	defer c.unbind(2)
 	if v := c.vectorize(nl, body, lb); v != nil {
@@ -649,7 +654,7 @@ func (c *compiler) lowerLetSum(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 	if s.post != nil {
 		what = ir.Format(replaceNode(v, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below, lowered)", Type: s.sumOf.Type}))
 	}
-	c.scope = append(c.scope, binding{e.Vars[0], vt, s.slot()})
+	c.scope = append(c.scope, binding{name: e.Vars[0], t: vt, slot: s.slot()})
 	nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+what)
 	s.next = c.lowerStmt(nl, e.Args[1], lb)
 	c.unbind(1)
@@ -685,7 +690,7 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 	if sum != v {
 		// The factors, computed per iteration from the sum's value.
 		name := fmt.Sprintf("sum·%d", acc)
-		c.scope = append(c.scope, binding{name, st, acc})
+		c.scope = append(c.scope, binding{name: name, t: st, slot: acc})
 		pe := replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos})
 		post := c.expr(pe)
 		s.postVec = c.vectorizeRows(nl, nil, pe, name)

@@ -1187,7 +1187,7 @@ func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vl
 // the rows' real sums) as a vectorized body, or nil.
 func (c *compiler) rowKeys(nl *nloop, key *ir.Expr) *vloop {
 	name := fmt.Sprintf("rows·%d", len(c.scope))
-	c.scope = append(c.scope, binding{name, ir.Type{Base: ir.Real}, -1})
+	c.scope = append(c.scope, binding{name: name, t: ir.Type{Base: ir.Real}, slot: -1})
 	defer c.unbind(1)
 	return c.vectorizeRows(nl, key, &ir.Expr{Op: ir.OpVar, Name: name, Type: ir.Type{Base: ir.Real}, Pos: key.Pos}, name)
 }

@@ -32,8 +32,8 @@ func (x *vctx) dictRead(e *ir.Expr) *vnode {
 	return x.node(&vnode{op: vDictRead, real: t.Base == ir.Real, a: ix, src: src, text: ir.Format(e), fv: ir.FreeVars(base)})
 }
 
-// invariantDict reports whether dictionary expression e is a variable, or
-// lookups into one at safe keys, none of which the loop's variables or
+// invariantDict reports whether dictionary expression e is a variable or
+// a physical hash map or trie, or lookups into one at safe keys, none of which the loop's variables or
 // its vector lets change: fetching it once per batch is then exact.
 func (x *vctx) invariantDict(e *ir.Expr) bool {
 	if x.uses(e) {
@@ -44,6 +44,9 @@ func (x *vctx) invariantDict(e *ir.Expr) bool {
 			return false
 		}
 		e = e.Args[0]
+	}
+	if x.c.isHashGlobal(e) {
+		return true
 	}
 	if e.Op != ir.OpVar {
 		return false
@@ -238,11 +241,17 @@ func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
 	for root.Op == ir.OpLookup {
 		root = root.Args[0]
 	}
-	if root.Op != ir.OpVar {
-		c.noNest("its source is not a range, a physical array or a built dictionary")
-	}
-	if b, ok := c.lookupVar(root.Name); !ok || b.slot < 0 || b.t.Depth == 0 {
-		c.noNest("its source is not a range, a physical array or a built dictionary")
+	switch {
+	case c.isHashGlobal(root):
+		nl.hash = c.cell(root).info.Kind == ir.ObjHashMap
+	case root.Op != ir.OpVar:
+		c.noNest("its source is not a range, a physical array, a hash map or a built dictionary")
+	default:
+		b, ok := c.lookupVar(root.Name)
+		if !ok || b.slot < 0 || b.t.Depth == 0 {
+			c.noNest("its source is not a range, a physical array, a hash map or a built dictionary")
+		}
+		nl.hash = b.hash
 	}
 	d, t := c.dictExpr(src)
 	slot := c.newSlot(t)
@@ -253,6 +262,20 @@ func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
 		return 0, int64(m.size()), fr.err == nil
 	}
 	nl.info.iter = "built dictionary " + ir.Format(src)
+	if nl.hash {
+		nl.info.iter = "hash map row " + ir.Format(src) + " (keys and values as slices; a lookup is a binary search, a position table at the first level)"
+	}
+}
+
+// isHashGlobal reports whether e is a physical hash map or trie: the nest
+// iterates it through its view (hashlevels.go for a hash map), as it does
+// a dictionary the plan built.
+func (c *compiler) isHashGlobal(e *ir.Expr) bool {
+	if e.Op != ir.OpGlobal {
+		return false
+	}
+	k := c.cell(e).info.Kind
+	return k == ir.ObjHashMap || k == ir.ObjTrie
 }
 
 // setDictVars sets the key and value of position p of an itDict loop.
@@ -290,6 +313,19 @@ func (x *vctx) dictVar(e *ir.Expr) *vnode {
 // positions p0..p0+n-1 of the dictionary an itDict loop iterates.
 func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
 	m := nd.src(fr)
+	if hr, ok := m.(*hashRow); ok {
+		// A hash map's row: its keys and leaf values are slices already.
+		q := int(p0)
+		switch {
+		case nd.op == vDictKey:
+			return s.put(nd, vval{iv: hr.keySlice()[q : q+n]})
+		case !hr.leaf():
+		case nd.real && hr.g.real:
+			return s.put(nd, vval{fv: hr.realSlice()[q : q+n]})
+		case !nd.real && !hr.g.real:
+			return s.put(nd, vval{iv: hr.intSlice()[q : q+n]})
+		}
+	}
 	if dl, ok := m.(*denseLeaf); ok {
 		keys := dl.list()[p0 : p0+int64(n)]
 		switch {

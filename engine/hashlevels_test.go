@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+)
+
+// hashStore holds a real hash map H of arity 2 (n x m), an int one Hi
+// of the same keys, a 3-level real one T (n x m x 5), a vector x of m
+// entries and the CSR arrays of an n x n matrix A. The entries go in
+// shuffled when shuffle is set (the layout then sorts them) and in key
+// order otherwise (the layout reads the map's own value slices); some
+// values are explicit zeros, which a view of stored data lists.
+func hashStore(t *testing.T, n, m int, shuffle bool, rng *rand.Rand) storage.Store {
+	t.Helper()
+	type ent struct {
+		k []int64
+		v float64
+	}
+	var e2, e3 []ent
+	for i := range n {
+		if rng.IntN(4) == 0 {
+			continue // an empty row: its key is absent
+		}
+		for j := range m {
+			if rng.IntN(3) != 0 {
+				continue
+			}
+			v := float64(rng.IntN(7) - 3)
+			e2 = append(e2, ent{[]int64{int64(i), int64(j)}, v})
+			for k := range 5 {
+				if rng.IntN(2) == 0 {
+					e3 = append(e3, ent{[]int64{int64(i), int64(j), int64(k)}, v + float64(k)})
+				}
+			}
+		}
+	}
+	if shuffle {
+		rng.Shuffle(len(e2), func(a, b int) { e2[a], e2[b] = e2[b], e2[a] })
+		rng.Shuffle(len(e3), func(a, b int) { e3[a], e3[b] = e3[b], e3[a] })
+	}
+	h := storage.NewHashMap(ir.Real, []int64{int64(n), int64(m)})
+	hi := storage.NewHashMap(ir.Int, []int64{int64(n), int64(m)})
+	tt := storage.NewHashMap(ir.Real, []int64{int64(n), int64(m), 5})
+	for _, e := range e2 {
+		if err := h.Put(e.k, 0, e.v); err != nil {
+			t.Fatal(err)
+		}
+		if err := hi.Put(e.k, int64(e.v), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range e3 {
+		if err := tt.Put(e.k, 0, e.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := storage.Store{"H": h, "Hi": hi, "T": tt, "x": storage.RealArray(randVec(m, rng))}
+	csr(st, "A", n, n, 4*n, rng)
+	return st
+}
+
+// TestHashLevelsInNest runs plans over physical hash maps, the forms the
+// optimizer writes for hash-stored inputs (SpMV, a row scattered into a
+// nested result, MMM's rows of B looked up by key, TTV's three levels,
+// int values, keys looked up outside the map), on maps stored in and out
+// of key order: each agrees with the interpreter at 1 and 3 threads, and
+// the loop over the hash map is a loop of the nest IR walking the map's
+// level layout, not the closure paths.
+func TestHashLevelsInNest(t *testing.T) {
+	// A singleton of a dictionary value in a leaf loop is not the nest's
+	// (hash map or not): checked against the interpreter only.
+	// Nor is a read of a hash map at keys that change within the loop
+	// before the last.
+	const (
+		transposed     = `sum(<i, r> in H) sum(<j, v> in r) { j -> { i -> v * 2.0 } }`
+		transposedRead = `sum(<i, r> in H) sum(<j, v> in r) v * H(j)(i)`
+	)
+	plans := []string{
+		// SpMV over H.
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
+		// A scalar sum of every entry, int-valued.
+		`sum(<i, r> in Hi) sum(<j, v> in r) v * i`,
+		// Rows of a nested result scattered by the map's keys.
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) { @dense j -> v * x(j) } }`,
+		// MMM with B hashed: a row of H looked up per entry of A.
+		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
+		// SumMMM's row sums of a hashed B, keys past the map's and negative.
+		`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
+		// TTV over three levels.
+		`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
+		// A row looked up inside the walk of another.
+		`sum(<i, r> in H) sum(<j, v> in r) v * Hi(i)(j + 1)`,
+		transposed, transposedRead,
+	}
+	rng := rand.New(rand.NewPCG(29, 5))
+	for _, shuffle := range []bool{false, true} {
+		for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
+			st := hashStore(t, size[0], size[1], shuffle, rng)
+			for _, src := range plans {
+				e := parse(t, src, st)
+				agree(t, e, st)
+				if src == transposed || src == transposedRead {
+					continue
+				}
+				ex := explainOf(t, e, st)
+				if !strings.Contains(ex, "iterator: hash map row") {
+					t.Fatalf("%s: no loop of the nest walks the hash map:\n%s", src, ex)
+				}
+			}
+		}
+	}
+}
+
+// TestHashLevelsLayout checks the layout of a map stored out of order
+// against its entries: the rows of each level, their keys and values,
+// and lookups at present, absent, negative and far keys.
+func TestHashLevelsLayout(t *testing.T) {
+	h := storage.NewHashMap(ir.Real, []int64{10, 10})
+	for _, e := range [][3]int64{{5, 2, 52}, {0, 9, 9}, {5, 0, 50}, {2, 2, 22}, {0, 1, 1}} {
+		if err := h.Put(e[:2], 0, float64(e[2])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c cell
+	v, err := c.hashView(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.keySlice(); len(got) != 3 || got[0] != 0 || got[1] != 2 || got[2] != 5 {
+		t.Fatalf("level 0 keys %v, want [0 2 5]", got)
+	}
+	want := map[int64][][2]int64{0: {{1, 1}, {9, 9}}, 2: {{2, 22}}, 5: {{0, 50}, {2, 52}}}
+	for i, row := range want {
+		r, ok := v.getDict(i).(*hashRow)
+		if !ok || r.size() != len(row) {
+			t.Fatalf("row %d: %v", i, v.getDict(i))
+		}
+		for p, kv := range row {
+			if r.keyAt(p) != kv[0] || r.realAt(p) != float64(kv[1]) {
+				t.Fatalf("row %d entry %d: %d -> %g, want %v", i, p, r.keyAt(p), r.realAt(p), kv)
+			}
+			if got, _ := r.getReal(kv[0]); got != float64(kv[1]) {
+				t.Fatalf("row %d lookup %d: %g", i, kv[0], got)
+			}
+		}
+		if r.has(3) {
+			t.Fatalf("row %d has key 3", i)
+		}
+	}
+	for _, k := range []int64{-1, 1, 3, 9, 1 << 40} {
+		if v.has(k) || v.getDict(k).size() != 0 {
+			t.Fatalf("key %d found", k)
+		}
+	}
+	// The values are read again at every bind: a change in place shows.
+	h.F[0] = 7
+	if v, err = c.hashView(h); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.getDict(5).getReal(2); got != 7 {
+		t.Fatalf("H(5)(2) = %g after the change, want 7", got)
+	}
+}
