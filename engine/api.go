@@ -74,6 +74,7 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 	if bad := checkShape(plan); bad != nil {
 		return nil, bad
 	}
+	plan, schema, levels := hashWalks(plan, schema)
 	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly}
 	if !opts.Limits.none() {
 		c.mon = &monitor{lim: opts.Limits}
@@ -96,6 +97,13 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 		c.bail(plan, "the plan has free variables: %v", names)
 	}
 	root := c.top(plan)
+	for name, ref := range levels {
+		if cl, ok := c.cells[name]; ok {
+			h := c.cell(&ir.Expr{Op: ir.OpGlobal, Name: ref.hash.name})
+			h.needLevels = true
+			cl.level = &levelRef{hash: h, part: ref.part, level: ref.level}
+		}
+	}
 	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
 		nests: c.nests, declined: c.declined, threads: max(opts.Threads, 1), mon: c.mon}
 	names := make([]string, 0, len(c.cells))
@@ -218,12 +226,21 @@ func (k *Kernel) Prepare(st storage.Store) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, cl := range k.cells {
-		if a, ok := st[cl.name].(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
-			a.Narrow()
-		}
-		if h, ok := st[cl.name].(*storage.HashMap); ok && cl.needView && infoOf(h) == cl.info && checkHashMap(h) == nil {
+		if h, ok := st[cl.name].(*storage.HashMap); ok && (cl.needView || cl.needLevels) && infoOf(h) == cl.info && checkHashMap(h) == nil {
 			// An error here is reported by the run's bind.
 			_, _ = cl.hashView(h)
+		}
+	}
+	for _, cl := range k.cells {
+		obj := st[cl.name]
+		if cl.level != nil {
+			obj = nil
+			if g := cl.level.hash.groups; g != nil && g.h == st[cl.level.hash.name] {
+				obj = g.levelArray(*cl.level)
+			}
+		}
+		if a, ok := obj.(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
+			a.Narrow()
 		}
 	}
 }
@@ -249,7 +266,19 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		k.mon.reset()
 	}
 	for _, cl := range k.cells {
+		if cl.level != nil {
+			continue // bound from its hash map, below
+		}
 		if err := cl.bind(st[cl.name]); err != nil {
+			sampler.stop()
+			return nil, &Error{Msg: err.Error()}
+		}
+	}
+	for _, cl := range k.cells {
+		if cl.level == nil {
+			continue
+		}
+		if err := cl.bind(cl.levelObject()); err != nil {
 			sampler.stop()
 			return nil, &Error{Msg: err.Error()}
 		}

@@ -104,6 +104,12 @@ type cell struct {
 	view    dict
 	// groups is the level layout of the last hash map bound (hashView).
 	groups *hashLevels
+	// needLevels: walks of the hash map were rewritten into loops over
+	// its layout's arrays (hashwalk.go), which level cells read.
+	needLevels bool
+	// level: the cell is one array of a hash map's layout, bound from
+	// the map's cell rather than from the store.
+	level *levelRef
 }
 
 // bind points c at obj, checking that obj matches the schema and is well
@@ -148,12 +154,14 @@ func (c *cell) bind(obj storage.Object) error {
 			return fmt.Errorf("%s: %v", c.name, err)
 		}
 		c.hash = o
-		if c.needView {
+		if c.needView || c.needLevels {
 			v, err := c.hashView(o)
 			if err != nil {
 				return fmt.Errorf("%s: %v", c.name, err)
 			}
-			c.view = v
+			if c.needView {
+				c.view = v
+			}
 		}
 	case *storage.Trie:
 		if err := checkTrie(o); err != nil {
@@ -222,6 +230,16 @@ func checkTrie(t *storage.Trie) error {
 		return nil
 	}
 	return walk(t.Root, 0)
+}
+
+// levelObject is the array of a bound hash map's layout that level cell c
+// reads.
+func (c *cell) levelObject() storage.Object {
+	g := c.level.hash.groups
+	if g == nil || c.level.hash.hash == nil {
+		return nil
+	}
+	return g.levelArray(*c.level)
 }
 
 // unbind drops the cell's references to the store after a run.

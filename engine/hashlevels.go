@@ -46,6 +46,11 @@ type hashLevels struct {
 	// is absent; nil when those keys are negative or too sparse.
 	at0  []int32
 	root hashRow
+	// The layout as arrays, for walks rewritten into segment loops
+	// (hashwalk.go): keyArrs[l] holds keys[l], posArrs[l] the bounds of
+	// the children of level l's nodes, valArr the leaf values.
+	keyArrs, posArrs []*storage.Array
+	valArr           *storage.Array
 }
 
 // hashRow is the nodes lo..hi-1 of one level of a hash map's layout: the
@@ -143,8 +148,12 @@ func layOutHashMap(h *storage.HashMap) (*hashLevels, error) {
 		prev = k
 	}
 	g.rows = make([][]hashRow, d-1)
+	for l := range g.keys {
+		g.keyArrs = append(g.keyArrs, storage.IntArray(g.keys[l]))
+	}
 	for l := range kids {
 		kids[l] = append(kids[l], int64(len(g.keys[l+1])))
+		g.posArrs = append(g.posArrs, storage.IntArray(kids[l]))
 		g.rows[l] = make([]hashRow, len(g.keys[l]))
 		for q := range g.rows[l] {
 			g.rows[l][q] = hashRow{g: g, level: l + 1, lo: int(kids[l][q]), hi: int(kids[l][q+1])}
@@ -165,6 +174,14 @@ func layOutHashMap(h *storage.HashMap) (*hashLevels, error) {
 
 // readValues points the leaf values at h's, in key order.
 func (g *hashLevels) readValues() {
+	g.gatherValues()
+	if g.valArr == nil || unsafe.SliceData(g.valArr.F) != unsafe.SliceData(g.reals) || len(g.valArr.F) != len(g.reals) ||
+		unsafe.SliceData(g.valArr.I) != unsafe.SliceData(g.ints) || len(g.valArr.I) != len(g.ints) {
+		g.valArr = &storage.Array{Elem: g.h.Elem, I: g.ints, F: g.reals}
+	}
+}
+
+func (g *hashLevels) gatherValues() {
 	h := g.h
 	if g.order == nil {
 		g.ints, g.reals = h.I, h.F
