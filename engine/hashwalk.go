@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -230,4 +231,14 @@ func (g *hashLevels) levelArray(ref levelRef) *storage.Array {
 		return g.posArrs[ref.level-2]
 	}
 	return g.valArr
+}
+
+// levelNote is what explain adds to the iterator of a loop over array
+// name: which hash map's level it walks, or nothing.
+func levelNote(name string) string {
+	h, level, ok := strings.Cut(name, hashKeyPart)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (the keys of level %s of hash map %s, laid out by levels)", level, h)
 }

@@ -240,7 +240,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			}
 			return 0, int64(len(cl.ints)), true
 		}
-		nl.info.iter = "dense array " + cl.name
+		nl.info.iter = "dense array " + cl.name + levelNote(cl.name)
 	case ir.OpSubArray:
 		g := src.Args[0]
 		if g.Op != ir.OpGlobal {
@@ -252,7 +252,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 		nl.kind, nl.arr = itSegment, cl
 		nl.open, nl.seg = c.segment(src, cl)
-		nl.info.iter = "segment " + ir.Format(src)
+		nl.info.iter = "segment " + ir.Format(src) + levelNote(cl.name)
 	default:
 		c.dictIter(nl, src)
 	}
