@@ -11,12 +11,13 @@ import (
 )
 
 // hashStore holds a real hash map H of arity 2 (n x m), an int one Hi
-// of the same keys, a 3-level real one T (n x m x 5), a vector x of m
+// of the same keys, a 3-level real one T (n x m x 5), one V of arity 1
+// (below), a vector x of m
 // entries and the CSR arrays of an n x n matrix A. The entries go in
 // shuffled when shuffle is set (the layout then sorts them) and in key
 // order otherwise (the layout reads the map's own value slices); some
 // values are explicit zeros, which a view of stored data lists.
-func hashStore(t *testing.T, n, m int, shuffle bool, rng *rand.Rand) storage.Store {
+func hashStore(t *testing.T, n, m int, shuffle, long bool, rng *rand.Rand) storage.Store {
 	t.Helper()
 	type ent struct {
 		k []int64
@@ -60,7 +61,16 @@ func hashStore(t *testing.T, n, m int, shuffle bool, rng *rand.Rand) storage.Sto
 			t.Fatal(err)
 		}
 	}
-	st := storage.Store{"H": h, "Hi": hi, "T": tt, "x": storage.RealArray(randVec(m, rng))}
+	// V, of arity 1, has keys past x's end when long is set.
+	v := storage.NewHashMap(ir.Real, []int64{int64(m + 3)})
+	for _, j := range rng.Perm(m + 3) {
+		if j < m || long {
+			if err := v.Put([]int64{int64(j)}, 0, float64(j%4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st := storage.Store{"H": h, "Hi": hi, "T": tt, "V": v, "x": storage.RealArray(randVec(m, rng))}
 	csr(st, "A", n, n, 4*n, rng)
 	return st
 }
@@ -94,6 +104,10 @@ func TestHashLevelsInNest(t *testing.T) {
 		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
 		// SumMMM's row sums of a hashed B, keys past the map's and negative.
 		`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
+		// One level: a read of x at each key (past x's end when V is
+		// long: both report it).
+		`sum(<i, v> in V) v * x(i)`,
+		`sum(<i, v> in V) { @dense i -> v * 2.0 }`,
 		// TTV over three levels.
 		`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
 		// A row looked up inside the walk of another.
@@ -103,7 +117,7 @@ func TestHashLevelsInNest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 5))
 	for _, shuffle := range []bool{false, true} {
 		for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
-			st := hashStore(t, size[0], size[1], shuffle, rng)
+			st := hashStore(t, size[0], size[1], shuffle, size[0] == 7, rng)
 			for _, src := range plans {
 				e := parse(t, src, st)
 				agree(t, e, st)
