@@ -82,18 +82,7 @@ func (c *cell) hashView(h *storage.HashMap) (*hashRow, error) {
 // hashOrder orders the entries of h by key tuple: nil when they are in
 // strictly increasing order already (checked in one pass).
 func hashOrder(h *storage.HashMap) ([]int32, error) {
-	cmp := func(a, b int32) int {
-		ka, kb := &h.Keys[a], &h.Keys[b]
-		for c := 0; c < h.Arity; c++ {
-			if ka[c] != kb[c] {
-				if ka[c] < kb[c] {
-					return -1
-				}
-				return 1
-			}
-		}
-		return 0
-	}
+	cmp := func(a, b int32) int { return storage.CompareKeys(&h.Keys[a], &h.Keys[b], h.Arity) }
 	sorted := true
 	for i := 1; i < len(h.Keys) && sorted; i++ {
 		sorted = cmp(int32(i-1), int32(i)) < 0

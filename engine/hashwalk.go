@@ -72,26 +72,21 @@ type hashWalker struct {
 
 // expr returns e with every walk it can rewrite rewritten.
 func (w *hashWalker) expr(e *ir.Expr) *ir.Expr {
-	if e.Op == ir.OpSum && e.Args[0].Op == ir.OpGlobal {
-		if g, ok := w.schema[e.Args[0].Name]; ok && g.Kind == ir.ObjHashMap && g.Arity >= 1 && g.Arity <= storage.MaxHashArity {
-			if r := w.walk(e, e.Args[0].Name, g, 1, nil); r != nil {
-				return r
-			}
+	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
+		if n.Op != ir.OpSum || n.Args[0].Op != ir.OpGlobal {
+			return nil
 		}
-	}
-	var c *ir.Expr
-	for i, a := range e.Args {
-		if b := w.expr(a); b != a {
-			if c == nil {
-				c = e.Shallow()
-			}
-			c.Args[i] = b
+		g, ok := w.schema[n.Args[0].Name]
+		if !ok || g.Kind != ir.ObjHashMap || g.Arity < 1 || g.Arity > storage.MaxHashArity {
+			return nil
 		}
-	}
-	if c == nil {
-		return e
-	}
-	return c
+		if r := w.walk(n, n.Args[0].Name, g, 1, nil); r != nil {
+			// The body may walk other maps.
+			r.Args[1] = w.expr(r.Args[1])
+			return r
+		}
+		return nil
+	})
 }
 
 // walk rewrites sum e over level (1-based) of hash map h, whose parent
@@ -183,33 +178,34 @@ func rebinds(e *ir.Expr, v string) bool {
 // mapSums replaces every sum over the variable v in e (which no binder of
 // e rebinds) by f's rewrite of it.
 func mapSums(e *ir.Expr, v string, f func(*ir.Expr) *ir.Expr) *ir.Expr {
-	if e.Op == ir.OpSum && e.Args[0].Op == ir.OpVar && e.Args[0].Name == v {
-		return f(e)
-	}
-	var c *ir.Expr
-	for i, a := range e.Args {
-		if b := mapSums(a, v, f); b != a {
-			if c == nil {
-				c = e.Shallow()
-			}
-			c.Args[i] = b
+	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
+		if n.Op == ir.OpSum && n.Args[0].Op == ir.OpVar && n.Args[0].Name == v {
+			return f(n)
 		}
-	}
-	if c == nil {
-		return e
-	}
-	return c
+		return nil
+	})
 }
 
 // substVar replaces the variable v in e (which no binder of e rebinds)
 // by x.
 func substVar(e *ir.Expr, v string, x *ir.Expr) *ir.Expr {
-	if e.Op == ir.OpVar && e.Name == v {
-		return x
+	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
+		if n.Op == ir.OpVar && n.Name == v {
+			return x
+		}
+		return nil
+	})
+}
+
+// replaceWhere returns e with each outermost node for which with returns
+// an expression replaced by it, sharing the nodes it leaves alone.
+func replaceWhere(e *ir.Expr, with func(*ir.Expr) *ir.Expr) *ir.Expr {
+	if r := with(e); r != nil {
+		return r
 	}
 	var c *ir.Expr
 	for i, a := range e.Args {
-		if b := substVar(a, v, x); b != a {
+		if b := replaceWhere(a, with); b != a {
 			if c == nil {
 				c = e.Shallow()
 			}

@@ -101,18 +101,7 @@ func hashMapDict(h *storage.HashMap) (*value.Dict, error) {
 	for i := range order {
 		order[i] = i
 	}
-	less := func(a, b int) int {
-		ka, kb := &h.Keys[order[a]], &h.Keys[order[b]]
-		for c := 0; c < h.Arity; c++ {
-			if ka[c] != kb[c] {
-				if ka[c] < kb[c] {
-					return -1
-				}
-				return 1
-			}
-		}
-		return 0
-	}
+	less := func(a, b int) int { return storage.CompareKeys(&h.Keys[order[a]], &h.Keys[order[b]], h.Arity) }
 	sort.Slice(order, func(a, b int) bool { return less(a, b) < 0 })
 	for i := 1; i < len(order); i++ {
 		if less(i-1, i) == 0 {

@@ -147,6 +147,20 @@ const MaxHashArity = 6
 // HKey is a HASHMAP key; components past the map's arity are zero.
 type HKey [MaxHashArity]int64
 
+// CompareKeys orders keys by their first n components, as a HASHMAP read
+// as a nested dictionary lists its entries: -1, 0 or 1.
+func CompareKeys(a, b *HKey, n int) int {
+	for c := range n {
+		if a[c] != b[c] {
+			if a[c] < b[c] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
 // HashMap maps tuples of Arity ints to ints or reals. Entries are kept in
 // insertion order in Keys/I/F; Index finds an entry by key.
 type HashMap struct {
