@@ -30,6 +30,11 @@
 //	                       lanes)
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
 //	                       and iterated inside loop nests
+//	hashlevels.go, hashwalk.go
+//	                       a physical hash map laid out by levels (keys,
+//	                       children's bounds, values as arrays): its walks
+//	                       rewritten into segment loops over them, its
+//	                       rows otherwise iterated and probed in the nest
 //	compile.go, fused.go   closures per node, for any plan the IR
 //	                       declines; loops whose body is a product of
 //	                       array reads, into a scalar or a dense row, are
