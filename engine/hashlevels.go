@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/storel/storel/ir"
@@ -30,10 +31,14 @@ type hashLevels struct {
 	// keys[l][q] is the key of node q of level l; the nodes of a row
 	// are consecutive and their keys increase.
 	keys [][]int64
+	// kids[l][q]..kids[l][q+1] are the children of node q of level l.
+	kids [][]int64
 	// rows[l][q] is the row of the children of node q of level l
-	// (l < arity-1), made once so that walking the tree allocates
-	// nothing.
-	rows [][]hashRow
+	// (l < arity-1), made once, on the first read of a row (a walk
+	// rewritten into segment loops reads none), so that walking the
+	// tree node by node allocates nothing.
+	rowsOnce sync.Once
+	rows     [][]hashRow
 	// order lists h's entries by key tuple; nil when h stores them in
 	// that order already (storage.Build does).
 	order []int32
@@ -136,18 +141,14 @@ func layOutHashMap(h *storage.HashMap) (*hashLevels, error) {
 		}
 		prev = k
 	}
-	g.rows = make([][]hashRow, d-1)
 	for l := range g.keys {
 		g.keyArrs = append(g.keyArrs, storage.IntArray(g.keys[l]))
 	}
 	for l := range kids {
 		kids[l] = append(kids[l], int64(len(g.keys[l+1])))
 		g.posArrs = append(g.posArrs, storage.IntArray(kids[l]))
-		g.rows[l] = make([]hashRow, len(g.keys[l]))
-		for q := range g.rows[l] {
-			g.rows[l][q] = hashRow{g: g, level: l + 1, lo: int(kids[l][q]), hi: int(kids[l][q+1])}
-		}
 	}
+	g.kids = kids
 	g.root = hashRow{g: g, level: 0, lo: 0, hi: len(g.keys[0])}
 	if k0 := g.keys[0]; len(k0) > 0 && k0[0] >= 0 && k0[len(k0)-1] < max(maxDenseJump, denseKeysFactor*int64(len(k0))) {
 		g.at0 = make([]int32, k0[len(k0)-1]+1)
@@ -159,6 +160,16 @@ func layOutHashMap(h *storage.HashMap) (*hashLevels, error) {
 		}
 	}
 	return g, nil
+}
+
+func (g *hashLevels) makeRows() {
+	g.rows = make([][]hashRow, len(g.kids))
+	for l, kids := range g.kids {
+		g.rows[l] = make([]hashRow, len(g.keys[l]))
+		for q := range g.rows[l] {
+			g.rows[l][q] = hashRow{g: g, level: l + 1, lo: int(kids[q]), hi: int(kids[q+1])}
+		}
+	}
 }
 
 // readValues points the leaf values at h's, in key order.
@@ -218,6 +229,7 @@ func (v *hashRow) dictAt(p int) dict {
 	if v.leaf() {
 		return empty
 	}
+	v.g.rowsOnce.Do(v.g.makeRows)
 	return &v.g.rows[v.level][v.lo+p]
 }
 
