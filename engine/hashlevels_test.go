@@ -141,6 +141,34 @@ func TestHashLevelsInNest(t *testing.T) {
 	}
 }
 
+// TestHashRowsShared: a walk of a hash map writing the entry of each of
+// its first-level keys splits across workers into one shared result, as a
+// loop over a range of rows does, and agrees with the interpreter.
+func TestHashRowsShared(t *testing.T) {
+	st := hashStore(t, 300, 40, true, false, rand.New(rand.NewPCG(3, 9)))
+	e := parse(t, `sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`, st)
+	agree(t, e, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex strings.Builder
+	k.Explain(&ex)
+	if !strings.Contains(ex.String(), "writing disjoint entries of one shared result") {
+		t.Fatalf("the walk is not split over one shared result:\n%s", ex.String())
+	}
+	// Negative keys: the result is not reserved up front, and the
+	// workers' private results are merged.
+	n := storage.NewHashMap(ir.Real, []int64{8, 40})
+	for i := int64(-3); i < 5; i++ {
+		if err := n.Put([]int64{i, i + 3}, 0, float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st["H"] = n
+	agree(t, e, st)
+}
+
 // TestHashLevelsLayout checks the layout of a map stored out of order
 // against its entries: the rows of each level, their keys and values,
 // and lookups at present, absent, negative and far keys.

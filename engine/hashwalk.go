@@ -238,3 +238,7 @@ func levelNote(name string) string {
 	}
 	return fmt.Sprintf(" (the keys of level %s of hash map %s, laid out by levels)", level, h)
 }
+
+// isFirstLevelKeys reports whether array name holds the keys of a hash
+// map's first level (distinct, in increasing order).
+func isFirstLevelKeys(name string) bool { return strings.HasSuffix(name, hashKeyPart+"1") }

@@ -81,9 +81,10 @@ type nloop struct {
 	sink   loopBody
 	stmt   *nstmt // per-iteration body, or nil when vec is set
 	vec    *vloop
-	// rows: the body is a singleton keyed by the loop's own range key,
-	// so iterations write disjoint entries of a depth-1 dense result and
-	// a parallel split needs no private copies.
+	// rows: the body is a singleton keyed by the loop's own range key
+	// (or a hash map's first-level key), so iterations write disjoint
+	// entries of a depth-1 dense result and a parallel split needs no
+	// private copies.
 	rows   bool
 	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
 	flat   *flatPlan // the body runs in position space (nestflat.go)
@@ -300,8 +301,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 	}
 	nl.info.sink = sinkName(lb)
-	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.kind == itRange && nl.stmt != nil &&
-		nl.stmt.kind == stSingle && nl.stmt.child == nil && isVarSlot(nl.stmt.keyExpr(), e.Vars[0]) {
+	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
+		(nl.kind == itRange && isVarSlot(nl.stmt.keyExpr(), e.Vars[0]) ||
+			nl.kind == itArray && isFirstLevelKeys(nl.arr.name) && isVarSlot(nl.stmt.keyExpr(), e.Vars[1])) {
+		// Keyed by a range's own key, or by the keys of a hash map's
+		// first level (distinct, increasing): disjoint entries.
 		nl.rows = true
 	}
 	return nl
@@ -731,4 +735,14 @@ func replaceNode(e, old, with *ir.Expr) *ir.Expr {
 		c.Args[i] = replaceNode(a, old, with)
 	}
 	return &c
+}
+
+// rowsEnd bounds the keys a rows loop writes for source state st (its
+// range, or the keys array's largest value plus one); false when a key
+// may be negative or there is none.
+func (nl *nloop) rowsEnd(st srcState) (int64, bool) {
+	if nl.kind == itArray {
+		return nl.arr.imax + 1, nl.arr.imin >= 0 && nl.arr.imax >= 0
+	}
+	return st.hi, st.lo >= 0 && st.hi > st.lo
 }

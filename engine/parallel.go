@@ -251,12 +251,16 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			fr.win = 0
 			n := l.count(st)
 			parts := chunks(n, threads)
-			reserve := shared && st.lo >= 0 && st.hi > st.lo && st.hi <= maxReserve
+			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
+			if l.nest != nil && l.nest.rows {
+				end, ok = l.nest.rowsEnd(st)
+			}
+			reserve := shared && ok && end <= maxReserve
 			if len(parts) < 2 {
 				b := newBuilder(spec)
 				if c.mon != nil && reserve {
 					// The windows would grow it a window at a time.
-					b.reserve(st.hi)
+					b.reserve(end)
 				}
 				runChecked(c.mon, l, fr, st, 0, n, b)
 				return b.freeze()
@@ -265,7 +269,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				// out[i] += ... over a range keyed by its own variable:
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
-				b.reserve(st.hi)
+				b.reserve(end)
 				err := parallelRun(fr, parts, chunkWork{run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, b)
 				}})
