@@ -9,10 +9,10 @@ import "unsafe"
 // run as C does.
 
 //go:noescape
-func dotRows(h *int64, out *float64, rows int64, l int64, idx *int64, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
+func dotRows(h *int64, out *float64, rows int64, l int64, idx unsafe.Pointer, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
 
 //go:noescape
-func dotScatterRows2(h1 *int64, l1 int64, idx1 *int64, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 *int64, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
+func dotScatterRows2(h1 *int64, l1 int64, idx1 unsafe.Pointer, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 unsafe.Pointer, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
 
 // asmChunk bounds the rows of one assembly call: the runtime cannot
 // preempt assembly, so one long call would hold up a collection.
@@ -31,15 +31,17 @@ func intFlag[X number](x []X) int64 {
 const narrowRows = true
 
 // narrowFlag is the flag dotRows adds for an index array read as int32s,
-// and the pointer it reads: nidx when it is idx narrowed, else idx.
-func narrowFlag(idx []int64, nidx []int32) (*int64, int64) {
+// and the pointer it reads: nidx when it is idx narrowed, else idx. The
+// pointer is untyped: as *int64 it would claim 8 bytes of a one-element
+// nidx, which the race detector's pointer checks refuse.
+func narrowFlag(idx []int64, nidx []int32) (unsafe.Pointer, int64) {
 	if len(nidx) == len(idx) && len(idx) > 0 {
 		if narrowRead != nil {
 			narrowRead()
 		}
-		return (*int64)(unsafe.Pointer(unsafe.SliceData(nidx))), 4
+		return unsafe.Pointer(unsafe.SliceData(nidx)), 4
 	}
-	return unsafe.SliceData(idx), 0
+	return unsafe.Pointer(unsafe.SliceData(idx)), 0
 }
 
 // csrDotAsm is csrDot in assembly, for y of reals (false otherwise). It
@@ -90,7 +92,7 @@ func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []i
 	if !ok || len(h1) == 0 || len(h1) != len(h2) || len(out) == 0 {
 		return 0, false
 	}
-	ip1, xp, yp, ip2, vp, ints := unsafe.SliceData(idx1), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), unsafe.SliceData(idx2), unsafe.Pointer(unsafe.SliceData(v)), intFlag(x)
+	ip1, xp, yp, ip2, vp, ints := unsafe.Pointer(unsafe.SliceData(idx1)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), unsafe.Pointer(unsafe.SliceData(idx2)), unsafe.Pointer(unsafe.SliceData(v)), intFlag(x)
 	if n1, f1 := narrowFlag(idx1, nidx1); f1 != 0 {
 		if n2, f2 := narrowFlag(idx2, nidx2); f2 != 0 {
 			ip1, ip2, ints = n1, n2, ints+4
