@@ -85,14 +85,17 @@ type nloop struct {
 	// (or a hash map's first-level key), so iterations write disjoint
 	// entries of a depth-1 dense result and a parallel split needs no
 	// private copies.
-	rows   bool
-	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
-	flat   *flatPlan // the body runs in position space (nestflat.go)
-	flatID int
-	up     *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
-	proofs []*guardProof // the statement guards facts may discharge, decided per entry
-	scope0 int           // the compiler's scope depth inside the loop's variables
-	info   nestInfo
+	rows bool
+	// rowRange: a range loop in position space whose bounds read the
+	// enclosing loop's variables, laid out row by row (nestflat.go).
+	rowRange bool
+	split    bool      // the outermost sum of a parallel run: its iterations are split across workers
+	flat     *flatPlan // the body runs in position space (nestflat.go)
+	flatID   int
+	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
+	proofs   []*guardProof // the statement guards facts may discharge, decided per entry
+	scope0   int           // the compiler's scope depth inside the loop's variables
+	info     nestInfo
 }
 
 // nestInfo is what explain shows of a loop.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/storel/storel/ir"
 )
@@ -245,13 +246,19 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	sb := l.seg
 	switch {
 	case l.kind == itRange:
-		// A range whose bounds do not change from row to row: each row
-		// is the same run of keys.
+		// A range whose bounds do not change from row to row is the same
+		// run of keys in every row; bounds that read o's variables (a
+		// triangle, a band, a row length) are computed per row as the
+		// block is laid out (rowBounds), the rows' runs still adjacent.
 		src := l.e.Args[0]
+		l.rowRange = false
 		for _, b := range src.Args[:2] {
 			for v := range ir.FreeVars(b) {
-				if names[v] {
-					return false
+				switch {
+				case v == o.e.Vars[0] || v == o.e.Vars[1]:
+					l.rowRange = true
+				case names[v]:
+					return false // a let of o's rows: not known as the block is laid out
 				}
 			}
 		}
@@ -305,9 +312,12 @@ type flatState struct {
 	vals  [][]float64 // per step: the per-row value (lets and sums)
 	ivals [][]int64
 	// Per step with a range loop: its bounds for this entry, and the
-	// row starts of a block in lanes (row r's lanes start at r*m).
+	// row starts of a block in lanes (row r's lanes start at r*m); with
+	// bounds per row (nloop.rowRange), each row's first key in rlos and
+	// its lanes from starts[r] on.
 	rlo, rhi []int64
 	starts   [][]int64
+	rlos     [][]int64
 	// up, when set, gives each row the variables of the enclosing loop
 	// whose iterations it belongs to (parentFlat).
 	up *upRows
@@ -350,7 +360,7 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 	}
 	st := fr.flat(o)
 	for i, s := range fp.steps {
-		if s.loop != nil && s.loop.kind == itRange {
+		if s.loop != nil && s.loop.kind == itRange && !s.loop.rowRange {
 			l, h, ok := s.loop.open(fr)
 			if !ok {
 				return false
@@ -367,7 +377,7 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 		}
 	}
 	for r := lo; r < hi; {
-		r1, ok := o.block(fp, st, r, hi)
+		r1, ok := o.block(fr, fp, st, r, hi)
 		if !ok {
 			// One row alone: too long for a block or with bounds the
 			// per-row path reports.
@@ -388,9 +398,13 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 
 // block extends a block of rows from r while every inner segment is in
 // order and inside its array and the positions stay under flatCap.
-func (o *nloop) block(fp *flatPlan, st *flatState, r, hi int64) (int64, bool) {
+func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int64, bool) {
 	for i, s := range fp.steps {
 		if s.loop == nil {
+			continue
+		}
+		if s.loop.rowRange {
+			hi = o.rowBounds(fr, st, i, s.loop, r, hi)
 			continue
 		}
 		if s.loop.kind == itRange {
@@ -403,6 +417,36 @@ func (o *nloop) block(fp *flatPlan, st *flatState, r, hi int64) (int64, bool) {
 		hi = min(hi, segRows(sb.lo.ints, r+sb.loOff, hi+sb.loOff, sb.arr.n)-sb.loOff)
 	}
 	return hi, hi > r
+}
+
+// rowBounds lays out rows r..hi-1 of inner range loop l (step i), whose
+// bounds change from row to row: each row's first key and the start of
+// its lanes. It returns the first row past the block: before a row
+// longer than flatRange (which runs alone, its own batches reading
+// slices) or whose bounds fail (the per-row path reports it), and at
+// flatCap positions.
+func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64) int64 {
+	p := grow(&st.starts[i], int(min(hi-r, flatCap))+1)[:1]
+	los := grow(&st.rlos[i], cap(p))[:0]
+	p[0] = 0
+	end := r
+	for ; end < hi; end++ {
+		o.rowVars(fr, st, end)
+		lo, h, ok := l.open(fr)
+		if !ok {
+			fr.err = nil
+			break
+		}
+		m := max(h-lo, 0)
+		last := p[len(p)-1]
+		if m > flatRange || last+m > flatCap || len(p) == cap(p) {
+			break
+		}
+		p = append(p, last+m)
+		los = append(los, lo)
+	}
+	st.starts[i], st.rlos[i] = p, los
+	return end
 }
 
 // segRows returns the first k in k0..k1 at which the segments p[k]:p[k+1]
@@ -723,7 +767,18 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 	v := l.vec
 	s := fr.vstate(v)
 	var p []int64
-	if l.kind == itRange {
+	var los []int64
+	if l.rowRange {
+		// Lane q of row r is key los[r] + q - p[r].
+		p, los = st.starts[i][:r1-r0+1], st.rlos[i][:r1-r0]
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for r, x := range los {
+			if p[r+1] > p[r] {
+				lo, hi = min(lo, x), max(hi, x+p[r+1]-p[r])
+			}
+		}
+		v.decide(fr, s, lo, max(lo, hi))
+	} else if l.kind == itRange {
 		// Lanes are numbered from 0 across the block; lane q of row r
 		// is key rlo + q - p[r].
 		lo, m := st.rlo[i], st.rhi[i]-st.rlo[i]
@@ -740,11 +795,12 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 	}
 	q0, q1 := p[0], p[len(p)-1]
 	s.ranged = l.kind == itRange
+	s.rlos = los
 	s.rows = p
 	s.rowIdx = i
 	s.fl = st
 	s.r0 = r0
-	defer func() { s.rows, s.fl, s.ranged = nil, nil, false }()
+	defer func() { s.rows, s.fl, s.ranged, s.rlos = nil, nil, false, nil }()
 	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
 		b.holdKeysOf(v.key.cl)
 	}
@@ -776,7 +832,9 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 				r++
 			}
 			setRow(r0+int64(r), i)
-			if l.kind == itRange {
+			if los != nil {
+				l.setVars(fr, los[r]+q-p[r])
+			} else if l.kind == itRange {
 				l.setVars(fr, st.rlo[i]+q-p[r])
 			} else {
 				l.setVars(fr, q)
@@ -901,7 +959,7 @@ func (fr *frame) flat(o *nloop) *flatState {
 	if st == nil {
 		n := len(o.flat.steps)
 		st = &flatState{vals: make([][]float64, n), ivals: make([][]int64, n),
-			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n)}
+			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n), rlos: make([][]int64, n)}
 		fr.fst[o.flatID] = st
 	}
 	return st

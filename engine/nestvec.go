@@ -121,6 +121,7 @@ type vstate struct {
 	fl     *flatState
 	ranged bool // the lanes are keys rlo + q - rows[r] of a range loop
 	rlo    int64
+	rlos   []int64 // or rlos[r] + q - rows[r]: bounds per row
 	rowF   [][]float64
 	rowI   [][]int64
 	in     []float64 // vIn's lanes for the batch
@@ -906,7 +907,11 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 				for p[r+1] <= q {
 					r++
 				}
-				buf[l] = s.rlo + q - p[r]
+				if s.rlos != nil {
+					buf[l] = s.rlos[r] + q - p[r]
+				} else {
+					buf[l] = s.rlo + q - p[r]
+				}
 			}
 			return s.put(nd, vval{iv: buf}), true
 		}
