@@ -120,10 +120,8 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		c.bail(e, "sum iterates %s, which is not a dictionary", describe(src))
 	}
 	vt := st.Elem()
-	if !c.sellShape(e, lb) {
-		if l := c.nestLoop(e, lb); l != nil {
-			return l
-		}
+	if l := c.nestLoop(e, lb); l != nil {
+		return l
 	}
 	if o := filteredKey(e); o != nil && c.typeOf(o) == ir.IntType {
 		return c.keyFilterLoop(e, o, vt, mkBody)
@@ -138,11 +136,11 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		}
 		if l := c.fuse(e, lb, open, nil, nil, ks, vs); l != nil {
 			c.unbind(2)
-			return c.sellLoop(e, lb, l)
+			return l
 		}
 		body := mkBody()
 		c.unbind(2)
-		return c.sellLoop(e, lb, &loop{
+		return &loop{
 			open:  open,
 			count: windowCount,
 			run: func(fr *frame, st srcState, from, to int64, b *builder) {
@@ -159,7 +157,7 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 					}
 				}
 			},
-		})
+		}
 	case ir.OpGlobal, ir.OpSubArray:
 		g := src
 		if src.Op == ir.OpSubArray {

@@ -299,6 +299,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			nl.flatID = c.nflat
 			c.nflat++
 			nl.info.exec = "blocks of iterations, inner loops in position space"
+			if nl.flat.inter != nil {
+				nl.info.exec += "; chunks of 8 rows whose reads interleave run as SIMD lanes"
+			}
 		} else if nl.up = c.parentFlat(nl); nl.up != nil {
 			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 		}

@@ -31,7 +31,8 @@ const flatRange = 64
 
 // flatPlan is O's body run a block of rows at a time.
 type flatPlan struct {
-	ds    *dotScatter // the steps are one dot-then-scatter row primitive
+	ds    *dotScatter  // the steps are one dot-then-scatter row primitive
+	inter *interleaved // or rows interleaved eight to a chunk (nestinter.go)
 	steps []*nstmt
 }
 
@@ -91,6 +92,7 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 		return nil
 	}
 	fp.ds = c.dotScatterOf(o, fp)
+	fp.inter = c.interleavedOf(o, fp)
 	return fp
 }
 
@@ -376,6 +378,17 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 			b.reserve(hi) // once, not a block at a time
 		}
 	}
+	if fp.inter != nil && fp.inter.run(fr, o, lo, hi, b) {
+		return true
+	}
+	o.flatRows(fr, lo, hi, b)
+	return true
+}
+
+// flatRows runs rows lo..hi-1 of o block by block, once runFlat has
+// opened its inner loops.
+func (o *nloop) flatRows(fr *frame, lo, hi int64, b *builder) {
+	fp, st := o.flat, fr.flat(o)
 	for r := lo; r < hi; {
 		r1, ok := o.block(fr, fp, st, r, hi)
 		if !ok {
@@ -390,10 +403,9 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 			r = r1
 		}
 		if fr.err != nil {
-			return true
+			return
 		}
 	}
-	return true
 }
 
 // block extends a block of rows from r while every inner segment is in

@@ -17,8 +17,8 @@ import (
 // values and as +pattern) with the optimizer's plans, on 1 to 3 threads,
 // and compares the engine with the reference interpreter on the same
 // plan; SpMV must also give exactly what it gives over CSR, since each
-// row adds its entries in the same order, and must run on the eight-lane
-// kernel (sell.go).
+// row adds its entries in the same order, and must run as interleaved
+// rows (nestinter.go).
 func TestSellKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 9 {
@@ -68,15 +68,12 @@ func TestSellKernels(t *testing.T) {
 					st["beta"], csr["beta"] = storage.RealScalar(0.5), storage.RealScalar(0.5)
 				}
 				plan := optimizedPlan(t, program, map[string]string{"A": format}, st)
-				kernels := 0
-				sellCompiled = func(*sellPlan) { kernels++ }
 				k, err := Compile(plan, SchemaOf(st), Options{Threads: 1 + trial%3})
-				sellCompiled = nil
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := program == "spmv"; (kernels > 0) != want {
-					t.Fatalf("trial %d %s %s: %d sell kernels compiled", trial, format, program, kernels)
+				if want := program == "spmv"; interleavedRows(k) != want {
+					t.Fatalf("trial %d %s %s: interleaved rows %v, want %v", trial, format, program, !want, want)
 				}
 				got, err := k.Run(st)
 				if err != nil {
@@ -111,7 +108,7 @@ func TestSellKernels(t *testing.T) {
 // TestSellInconsistentData runs the sell SpMV plan over stores whose
 // arrays contradict each other (a column past x, a chunk's words past the
 // end of the columns, keys out of range, negative lengths, values cut
-// short): the engine, whose eight-lane kernel hands such chunks to the
+// short): the engine, whose interleaved rows hand such chunks to the
 // general path, must agree with the interpreter on 1 and 3 threads, and
 // where it fails, name the array read out of bounds.
 func TestSellInconsistentData(t *testing.T) {
@@ -187,13 +184,14 @@ func checkSellRun(t *testing.T, plan *ir.Expr, st storage.Store, array string) {
 		t.Fatalf("interpreter: %v, want an error naming %q", werr, array)
 	}
 	for _, threads := range []int{1, 3} {
-		kernels := 0
-		sellCompiled = func(*sellPlan) { kernels++ }
-		got, err := runEngine(plan, st, threads)
-		sellCompiled = nil
-		if kernels == 0 {
-			t.Fatal("the eight-lane kernel was not compiled")
+		k, err := Compile(plan, SchemaOf(st), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
 		}
+		if !interleavedRows(k) {
+			t.Fatal("the rows do not run interleaved")
+		}
+		got, err := k.Run(st)
 		switch {
 		case werr != nil:
 			if _, ok := err.(*Error); !ok || !strings.Contains(err.Error(), array+"(") {
@@ -205,4 +203,12 @@ func checkSellRun(t *testing.T, plan *ir.Expr, st storage.Store, array string) {
 			t.Fatalf("threads=%d: engine %s, interpreter %s", threads, value.Format(got), value.Format(want))
 		}
 	}
+}
+
+// interleavedRows reports whether k runs chunks of rows as interleaved
+// lanes (nestinter.go).
+func interleavedRows(k *Kernel) bool {
+	var sb strings.Builder
+	k.Explain(&sb)
+	return strings.Contains(sb.String(), "interleave")
 }
