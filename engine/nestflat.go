@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/storel/storel/ir"
 )
@@ -90,6 +91,11 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 	}
 	if inner == 0 {
 		return nil
+	}
+	for i, s := range fp.steps {
+		if s.loop != nil && s.loop.kind == itRange {
+			s.loop.vec.dot = c.rangeDotOf(o, s.loop, i)
+		}
 	}
 	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
@@ -320,6 +326,7 @@ type flatState struct {
 	rlo, rhi []int64
 	starts   [][]int64
 	rlos     [][]int64
+	dots     [][]int64 // per step with a range dot: its rows as CSR bounds
 	// up, when set, gives each row the variables of the enclosing loop
 	// whose iterations it belongs to (parentFlat).
 	up *upRows
@@ -368,7 +375,7 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 				return false
 			}
 			st.rlo[i], st.rhi[i] = l, max(l, h)
-			if h-l > flatRange {
+			if h-l > flatRange && s.loop.vec.dot == nil {
 				return false
 			}
 		}
@@ -451,7 +458,7 @@ func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64
 		}
 		m := max(h-lo, 0)
 		last := p[len(p)-1]
-		if m > flatRange || last+m > flatCap || len(p) == cap(p) {
+		if (m > flatRange && l.vec.dot == nil) || last+m > flatCap || len(p) == cap(p) {
 			break
 		}
 		p = append(p, last+m)
@@ -693,6 +700,14 @@ type segDot struct {
 	y    *cell  // real, read at the loop's value
 	yd   *vnode // or a built dense vector read there (vDictRead, nesttemp.go)
 	xInt bool
+	// A range loop whose reads are at B + k (rangeDotOf): base computes
+	// each row's B (xbase the value's, when written otherwise: it must
+	// be the same number), idx is the index array read there, o and
+	// step the outer loop and its step.
+	base, xbase *vloop
+	idx         *cell
+	o           *nloop
+	step        int
 }
 
 func dotOf(l *nloop) *segDot {
@@ -737,15 +752,23 @@ func dotOf(l *nloop) *segDot {
 // then check them).
 func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 	s := fr.vstate(l.vec)
-	sb := l.seg
-	p := sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
-	l.vec.decide(fr, s, p[0], p[len(p)-1])
-	for _, skip := range s.skip {
-		if !skip {
+	var p []int64
+	idx := l.arr
+	if d.base != nil {
+		if p = d.rangeRows(fr, r0, r1); p == nil {
 			return false
 		}
+		idx = d.idx
+	} else {
+		sb := l.seg
+		p = sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
+		l.vec.decide(fr, s, p[0], p[len(p)-1])
+		for _, skip := range s.skip {
+			if !skip {
+				return false
+			}
+		}
 	}
-	idx := l.arr
 	y, ok := d.yReals(fr)
 	if !ok || !idx.fits(len(y)) || (d.x != nil && p[len(p)-1] > d.x.n) {
 		return false
@@ -770,6 +793,130 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 	}
 	nestSaw("dot")
 	return true
+}
+
+// rangeDotOf returns the segmented dot of range loop l, step i of o in
+// position space, whose sum is [V(E) *] y(C(E)) with E = B + k, B read
+// per row: row r's terms are positions B(r)+lo..B(r)+hi-1 of V and C,
+// CSR rows of them when each row's window starts where the last one's
+// ends (a row-major ELL, a dense matrix's rows); nil for another body.
+func (c *compiler) rangeDotOf(o, l *nloop, i int) *segDot {
+	v := l.vec
+	if len(v.lets) > 0 || len(v.guards) > 0 || v.key != nil || l.sink.accF < 0 {
+		return nil
+	}
+	k := l.e.Vars[0]
+	base := func(e *ir.Expr) *ir.Expr { // B of E = B + k, or nil
+		switch {
+		case e.Op == ir.OpVar && (e.Name == k || e.Name == l.e.Vars[1]):
+			return ir.IntConst(0)
+		case e.Op != ir.OpAdd:
+			return nil
+		}
+		for j, a := range e.Args {
+			b := e.Args[1-j]
+			fv := ir.FreeVars(b)
+			if a.Op == ir.OpVar && (a.Name == k || a.Name == l.e.Vars[1]) && !fv[k] && !fv[l.e.Vars[1]] {
+				return b
+			}
+		}
+		return nil
+	}
+	array := func(e *ir.Expr, elem ir.Base) bool {
+		if e.Op != ir.OpLookup || e.Args[0].Op != ir.OpGlobal {
+			return false
+		}
+		info, ok := c.schema[e.Args[0].Name]
+		return ok && info.Kind == ir.ObjArray && (elem == ir.Unknown || info.Elem == elem)
+	}
+	d := &segDot{o: o, step: i}
+	var at, xat *ir.Expr // E at the column read and at the value's
+	for _, t := range operands(ir.OpMul, l.e.Args[1], nil) {
+		switch {
+		case d.y == nil && array(t, ir.Real) && array(t.Args[1], ir.Int):
+			d.y, d.idx = c.cell(t.Args[0]), c.cell(t.Args[1].Args[0])
+			at = t.Args[1].Args[1]
+		case d.x == nil && array(t, ir.Unknown):
+			d.x = c.cell(t.Args[0])
+			d.xInt = d.x.info.Elem == ir.Int
+			xat = t.Args[1]
+		default:
+			return nil
+		}
+	}
+	if d.y == nil {
+		return nil
+	}
+	b := base(at)
+	if b == nil {
+		return nil
+	}
+	if d.base = c.vectorizeRows(o, b, ir.RealConst(0), ""); d.base == nil {
+		return nil
+	}
+	if xat != nil && ir.Format(xat) != ir.Format(at) {
+		xb := base(xat)
+		if xb == nil {
+			return nil
+		}
+		if d.xbase = c.vectorizeRows(o, xb, ir.RealConst(0), ""); d.xbase == nil {
+			return nil
+		}
+	}
+	d.idx.needNarrow = true
+	return d
+}
+
+// rangeRows lays out rows r0..r1-1 of a range dot as CSR rows: the
+// first row's start, then each row's end; nil when a row's window does
+// not start where the last one's ends, or a base fails (the batches then
+// run the rows, and report it).
+func (d *segDot) rangeRows(fr *frame, r0, r1 int64) []int64 {
+	st := fr.flat(d.o)
+	if st.up != nil {
+		return nil // the bases read the enclosing loop's rows
+	}
+	bs := fr.vstate(d.base)
+	p := grow(&st.dots[d.step], int(r1-r0)+1)
+	var los, starts []int64
+	if l := d.o.flat.steps[d.step].loop; l.rowRange {
+		los, starts = st.rlos[d.step], st.starts[d.step]
+	}
+	lo, m := st.rlo[d.step], st.rhi[d.step]-st.rlo[d.step]
+	for q0 := r0; q0 < r1; q0 += vbatch {
+		n := int(min(r1-q0, vbatch))
+		bv, ok := bs.eval(fr, d.base.key, q0, n)
+		if !ok {
+			return nil
+		}
+		bases := bs.ints(d.base.key, bv, n)
+		if d.xbase != nil {
+			xs := fr.vstate(d.xbase)
+			xv, ok := xs.eval(fr, d.xbase.key, q0, n)
+			if !ok || !slices.Equal(bases, xs.ints(d.xbase.key, xv, n)) {
+				return nil
+			}
+		}
+		for j, b := range bases {
+			r := int(q0-r0) + j
+			if los != nil {
+				lo, m = los[r], starts[r+1]-starts[r]
+			}
+			s := b + lo
+			if (r == 0 && s < 0) || (r > 0 && s != p[r]) || s+m < s {
+				return nil
+			}
+			p[r], p[r+1] = s, s+m
+		}
+	}
+	n := d.idx.n
+	if d.x != nil {
+		n = min(n, d.x.n)
+	}
+	if p[len(p)-1] > n {
+		return nil
+	}
+	return p
 }
 
 // flatRun evaluates inner loop l over the positions of rows r0..r1-1 in
@@ -971,7 +1118,7 @@ func (fr *frame) flat(o *nloop) *flatState {
 	if st == nil {
 		n := len(o.flat.steps)
 		st = &flatState{vals: make([][]float64, n), ivals: make([][]int64, n),
-			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n), rlos: make([][]int64, n)}
+			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n), rlos: make([][]int64, n), dots: make([][]int64, n)}
 		fr.fst[o.flatID] = st
 	}
 	return st

@@ -380,9 +380,10 @@ func columnLike(e *ir.Expr) bool {
 }
 
 // run runs rows lo..hi-1 of o: whole chunks of rows q >= 0 as
-// interleaved lanes, the rest (and chunks that fail a check) in position
-// space. False, having run nothing, when the arrays rule the kernels
-// out.
+// interleaved lanes, the rows of partial chunks (and of chunks that fail
+// a check) one at a time as lanes, any row whose reads leave their
+// arrays in position space, which reports it. False, having run
+// nothing, when the arrays rule the kernels out.
 func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	const h = int64(interH)
 	perm, rlen, cpos, cols, x := it.perm, it.rlen, it.cpos, it.cols, it.x
@@ -390,22 +391,29 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		cols.halfMax < 0 || cols.halfMax >= min(int64(len(x.reals)), 1<<31) {
 		return false
 	}
+	rows := func(a, z int64) bool {
+		for q := a; q < z; q++ {
+			if !it.row(q, b) {
+				if o.flatRows(fr, q, q+1, b); fr.err != nil {
+					return false
+				}
+			}
+		}
+		return true
+	}
 	// Chunks c0..c1-1: rows inside lo..hi-1, lanes inside the arrays.
 	c0 := max((max(lo, 0)+h-1)/h, ceilDiv(-it.a, h), ceilDiv(-it.b, h), -it.d)
 	c1 := min(hi/h, (int64(len(perm.ints))-it.a)/h, (int64(len(rlen.ints))-it.b)/h, int64(len(cpos.ints))-it.d)
 	if c0 >= c1 {
-		return false
+		rows(lo, hi)
+		return true
 	}
-	rest := func(a, z int64) bool {
-		o.flatRows(fr, a, z, b)
-		return fr.err == nil
-	}
-	if !rest(lo, c0*h) {
+	if !rows(lo, c0*h) {
 		return true
 	}
 	b.holdKeysOf(perm)
 	P, R, Cp := perm.ints[c0*h+it.a:c1*h+it.a], rlen.ints[c0*h+it.b:c1*h+it.b], cpos.ints[c0+it.d:c1+it.d]
-	// Int values convert exactly in SIMD when |v| < 2^51 (sell_amd64.s).
+	// Int values convert exactly in SIMD when |v| < 2^51 (interkernel_amd64.s).
 	exact := it.vals != nil && it.vals.imin >= -1<<51 && it.vals.imax < 1<<51
 	nestSaw("interleaved")
 	for c := int64(0); c < c1-c0; {
@@ -420,14 +428,55 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 			done = sellChunks(b.reals, P, R, Cp, cols.ints, it.vals.ints, x.reals, c, end, exact)
 		}
 		if c = done; c < end {
-			// The chunk failed a check: position space runs it.
-			if q := (c0 + c) * h; !rest(q, q+h) {
+			// The chunk failed a check: its rows one at a time.
+			if q := (c0 + c) * h; !rows(q, q+h) {
 				return true
 			}
 			c++
 		}
 	}
-	rest(c1*h, hi)
+	rows(c1*h, hi)
+	return true
+}
+
+// row runs row q alone, lane q%8 of chunk q/8, into b, adding its terms
+// in order from 0.0 as the kernels do; false, having run nothing, when
+// q < 0 or a read would leave its array. The caller has checked that
+// every half of the columns' words indexes x.
+func (it *interleaved) row(q int64, b *builder) bool {
+	const h = int64(interH)
+	kq, rq, cq := q+it.a, q+it.b, q/h+it.d
+	if q < 0 || kq < 0 || kq >= int64(len(it.perm.ints)) || rq < 0 || rq >= int64(len(it.rlen.ints)) ||
+		cq < 0 || cq >= int64(len(it.cpos.ints)) {
+		return false
+	}
+	n, base := it.rlen.ints[rq], 2*it.cpos.ints[cq]+q%h
+	cols, x := it.cols.ints, it.x.reals
+	if n > 0 {
+		// Half index base + 8(n-1) inside cols (and vals), without
+		// overflow.
+		limit := 2 * int64(len(cols))
+		if it.vals != nil {
+			limit = min(limit, it.vals.n)
+		}
+		if base < 0 || base >= limit || n-1 > (limit-1-base)/h {
+			return false
+		}
+	}
+	s := 0.0
+	for k := range max(n, 0) {
+		i := base + h*k
+		col := cols[i>>1] >> (32 * (i & 1)) & (storage.PackedHalf - 1)
+		switch {
+		case it.vals == nil:
+			s += x[col]
+		case it.vals.info.Elem == ir.Real:
+			s += it.vals.reals[i] * x[col]
+		default:
+			s += float64(it.vals.ints[i]) * x[col]
+		}
+	}
+	b.addReal(it.perm.ints[kq], s)
 	return true
 }
 

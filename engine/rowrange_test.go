@@ -34,6 +34,49 @@ func rowRangeStore(rng *rand.Rand) storage.Store {
 	return st
 }
 
+// ellZeroStore holds an ELL matrix of width w: row i's slots are
+// W*i..W*i+W-1 of E_col and E_val, padded with column 0 and value 0.
+func ellZeroStore(st storage.Store, n, m, w int, rng *rand.Rand) {
+	col, val := make([]int64, n*w), make([]float64, n*w)
+	for i := range n {
+		for s := range rng.IntN(w + 1) {
+			col[i*w+s], val[i*w+s] = rng.Int64N(int64(m)), rng.NormFloat64()
+		}
+	}
+	st["E_col"], st["E_val"], st["W"] = storage.IntArray(col), storage.RealArray(val), storage.IntScalar(int64(w))
+}
+
+// TestRowRangeDot: a range loop reading V(B + k) and y(C(B + k)) with
+// windows end to end (a row-major ELL; a dense matrix's rows of any
+// width) runs its rows as CSR rows of the segmented dot, at 1 and 3
+// threads, as the interpreter computes it; windows that do not line up
+// (a triangle) run in batches.
+func TestRowRangeDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 13))
+	for _, w := range []int{5, 81} {
+		st := rowRangeStore(rng)
+		ellZeroStore(st, 150, 90, w, rng)
+		for _, tc := range []struct {
+			name, plan string
+			dot        bool
+		}{
+			{"ELL", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<s, _> in 0:W) E_val(W * i + s) * x_val(E_col(s + i * W)) }`, true},
+			{"ELL pattern", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<s, _> in 0:W) x_val(E_col(W * i + s)) }`, true},
+			{"ELL keyed by another row", `sum(<i, _> in 0:M_len1) { @dense M_len1 - 1 - i -> sum(<s, _> in 0:W) E_val(W * i + s) * x_val(E_col(W * i + s)) }`, true},
+			{"a triangle", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<s, _> in i % W:W) E_val(W * i + s) * x_val(E_col(W * i + s)) }`, false},
+			{"windows that differ", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<s, _> in 0:W) E_val(W * i + s) * x_val(E_col(W * i + s + 1 - 1 + (if i == 149 then 0 else 0))) }`, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e := parse(t, tc.plan, st)
+				seen := events(func() { agree(t, e, st) })
+				if (seen["dot"] > 0) != tc.dot || seen["fallback"] > 0 {
+					t.Errorf("width %d: events %v, want dot %v and no fallback", w, seen, tc.dot)
+				}
+			})
+		}
+	}
+}
+
 // TestRowRanges runs loops whose inner range changes from row to row (a
 // triangle, a band, row lengths read from an array) through the
 // loop-nest IR at 1 and 3 threads against the interpreter: the rows must
