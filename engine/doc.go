@@ -27,7 +27,10 @@
 //	                       run over batches of positions, calls of a few
 //	                       positions lane by lane (nest.go: what it
 //	                       declines; the bake-off behind batches and
-//	                       lanes)
+//	                       lanes); inner ranges whose bounds change from
+//	                       row to row in position space (nestflat.go),
+//	                       rows whose reads interleave eight to a chunk
+//	                       as SIMD lanes (nestinter.go, interkernel*)
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
 //	                       and iterated inside loop nests
 //	hashlevels.go, hashwalk.go
@@ -49,7 +52,6 @@
 //	                       slices and workspaces, @hash in Go maps
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
 //	                       (the IR has no merge iterator yet)
-//	sell.go                SpMV over the sliced ELLPACK format
 //	parallel.go            the outermost sum split across workers
 //
 // Assembly loops (amd64) add in the same order as their Go twins, which

@@ -10,7 +10,7 @@ import (
 // The interleaved rows' kernel (nestinter.go): chunks of eight rows
 // whose reads at step k lie side by side, lane by lane, each lane adding
 // its terms in order from 0.0 and then its sum into out at its key,
-// lanes in order. sell_amd64.s runs it with AVX2; this Go loop on other
+// lanes in order. interkernel_amd64.s runs it with AVX2; this Go loop on other
 // CPUs, and where the values are ints too large to convert exactly in
 // SIMD.
 

@@ -8,9 +8,9 @@ import (
 	"github.com/storel/storel/storage"
 )
 
-// The sell SpMV kernel in AVX2 (sell_amd64.s): per step of a chunk, one
-// load of eight 32-bit columns, two masked gathers of x (VGATHERDPD) and
-// two vector adds. The same loop in Go (sellChunksGo) reads each column
+// The interleaved rows' kernel in AVX2 (interkernel_amd64.s): per step
+// of a chunk, one load of eight 32-bit columns, two masked gathers of x
+// (VGATHERDPD) and two vector adds. The same loop in Go (sellChunksGo) reads each column
 // and each x with scalar loads, well short of the memory bandwidth this
 // loop reaches.
 

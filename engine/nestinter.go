@@ -20,7 +20,7 @@ import (
 // lane by lane (iv = base(c) + l + 8k, and col a 32-bit half of a word
 // of an int array C whose half index 2w+h is the same base(c) + l + 8k),
 // the chunk's eight rows run as SIMD lanes: one load of eight columns,
-// gathers of x, one load of eight values per step (sell_amd64.s; Go on
+// gathers of x, one load of eight values per step (interkernel_amd64.s; Go on
 // other CPUs). That is the layout of sliced ELLPACK (storage's sell) and
 // of any user mapping that interleaves rows the same way.
 //
