@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/opt"
+	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
 
@@ -126,5 +129,33 @@ func TestRowRangeErrors(t *testing.T) {
 			}
 			agree(t, e, st)
 		})
+	}
+}
+
+// TestTriangularMapping: SpMV over the paper's lower-triangular mapping
+// (row i's entries at i*(i+1)/2 + j, j in 0:i+1), as the optimizer plans
+// it, runs its rows in position space and agrees with the interpreter at
+// 1 and 3 threads.
+func TestTriangularMapping(t *testing.T) {
+	const n = 300
+	rng := rand.New(rand.NewPCG(28, 14))
+	st := storage.Store{"N": storage.IntScalar(n), "A_val": storage.RealArray(randVec(n*(n+1)/2, rng)), "x": storage.RealArray(randVec(n, rng))}
+	prog, err := sdql.Compile(sdql.Source{Name: "tri.sdql", Text: []byte(`
+CREATE int SCALAR N;
+CREATE real ARRAY A_val(N*(N+1)/2);
+CREATE real ARRAY x(N);
+CREATE TENSOR A AS
+  sum(<i,_> in 0:N, <j,_> in 0:(i+1)) {(i,j) -> A_val(i*(i+1)/2+j)};
+CREATE TENSOR y AS sum(<(i,j),a> in A) { i -> a * x(j) };`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := events(func() { agree(t, res.Plan, st) })
+	if seen["flat"] == 0 || seen["fallback"] > 0 {
+		t.Errorf("%s: events %v, want rows in position space and no fallback", ir.Format(res.Plan), seen)
 	}
 }
