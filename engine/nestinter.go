@@ -110,7 +110,7 @@ type read struct {
 func (a *lanes) form(e *ir.Expr) (lform, bool) {
 	switch e.Op {
 	case ir.OpConst:
-		if e.Type.Depth != 0 || e.Type.Base == ir.Real {
+		if e.Type.Depth != 0 || e.Type.Base == ir.Real || !smallCoef(e.I) {
 			return nil, false
 		}
 		return lform{"1": e.I}.add(nil, 0), true
@@ -183,13 +183,26 @@ func binForm(op ir.Op, f, g lform) (lform, bool) {
 	case ir.OpSub:
 		return f.add(g, -1), true
 	case ir.OpMul:
+		for _, v := range slices.Concat(slices.Collect(maps.Values(f)), slices.Collect(maps.Values(g))) {
+			if !smallCoef(v) {
+				return nil, false
+			}
+		}
+		var out lform
 		switch {
 		case gConst:
-			return lform{}.add(f, gc), true
+			out = lform{}.add(f, gc)
 		case fConst:
-			return lform{}.add(g, fc), true
+			out = lform{}.add(g, fc)
+		default:
+			return nil, false
 		}
-		return nil, false
+		for _, v := range out {
+			if !smallCoef(v) {
+				return nil, false // the products stay clear of overflow
+			}
+		}
+		return out, true
 	case ir.OpDiv, ir.OpMod:
 		if !gConst || gc <= 0 {
 			return nil, false
@@ -208,6 +221,10 @@ func binForm(op ir.Op, f, g lform) (lform, bool) {
 	}
 	return lform{"1": b2i(cmpInt(op, fc, gc))}.add(nil, 0), true
 }
+
+// smallCoef bounds the constants and coefficients of a normal form, so
+// that its sums and products cannot overflow.
+func smallCoef(v int64) bool { return v > -1<<31 && v < 1<<31 }
 
 // interleavedOf returns the interleaved form of outer loop o whose flat
 // steps are fp's, or nil.
