@@ -15,21 +15,28 @@ import (
 // ELL-like layout: row i has L(i) entries from S(i) on, every second slot
 // of V and C (the others padding).
 func rowRangeStore(rng *rand.Rand) storage.Store {
-	const n, m = 150, 90
-	st := storage.Store{}
-	denseStore(st, "M", n, m, rng)
+	st := rowRangeStoreN(150, 90, 16, rng)
+	denseStore(st, "M", 150, 90, rng)
+	return st
+}
+
+// rowRangeStoreN holds the vector and the ELL-like layout of
+// rowRangeStore, n rows of fewer than w entries (but every ninth), m
+// columns.
+func rowRangeStoreN(n, m, w int, rng *rand.Rand) storage.Store {
+	st := storage.Store{"M_len1": storage.IntScalar(int64(n))}
 	vecStore(st, "x", m, rng)
 	var l, s, c []int64
 	var v []float64
 	for i := range n {
-		k := rng.IntN(40)
+		k := rng.IntN(w)
 		if i%9 == 4 {
 			k = 70 // a row longer than a block takes alone
 		}
 		l = append(l, int64(k))
 		s = append(s, int64(len(c)))
 		for range 2 * k {
-			c = append(c, rng.Int64N(m))
+			c = append(c, rng.Int64N(int64(m)))
 			v = append(v, rng.NormFloat64())
 		}
 	}
@@ -157,5 +164,47 @@ CREATE TENSOR y AS sum(<(i,j),a> in A) { i -> a * x(j) };`)})
 	seen := events(func() { agree(t, res.Plan, st) })
 	if seen["flat"] == 0 || seen["fallback"] > 0 {
 		t.Errorf("%s: events %v, want rows in position space and no fallback", ir.Format(res.Plan), seen)
+	}
+}
+
+// BenchmarkRowRanges times loops whose inner range changes from row to
+// row, one thread: a band of 7 (200k rows), rows of 0-39 entries read
+// through a length and a start per row (100k rows), and a row-major ELL
+// of width 81 (20k rows, rows 0-81 long); cpu-ms/op is the process's CPU
+// time per run, steadier than wall time on a shared machine:
+//
+//	go test ./engine -run XXX -bench RowRanges -count 5
+func BenchmarkRowRanges(b *testing.B) {
+	rng := rand.New(rand.NewPCG(28, 16))
+	const n = 200000
+	band := storage.Store{"N": storage.IntScalar(n), "B_val": storage.RealArray(randVec(7*n, rng)), "x_val": storage.RealArray(randVec(n, rng))}
+	rows := rowRangeStoreN(100000, 1000, 40, rng)
+	ell := storage.Store{"x_val": storage.RealArray(randVec(1000, rng)), "M_len1": storage.IntScalar(20000)}
+	ellZeroStore(ell, 20000, 1000, 81, rng)
+	for _, bc := range []struct {
+		name, plan string
+		st         storage.Store
+	}{
+		{"band", `sum(<i, _> in 0:N) { @dense i -> sum(<j, _> in (if i < 3 then 0 else i - 3):(if i + 4 > N then N else i + 4))
+			B_val(6 * i + j + 3) * x_val(j) }`, band},
+		{"row lengths", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<k, _> in 0:L(i)) V(S(i) + 2 * k) * x_val(C(S(i) + 2 * k)) }`, rows},
+		{"ELL", `sum(<i, _> in 0:M_len1) { @dense i -> sum(<s, _> in 0:W) E_val(W * i + s) * x_val(E_col(W * i + s)) }`, ell},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			k, err := Compile(parse(b, bc.plan, bc.st), SchemaOf(bc.st), Options{Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k.Prepare(bc.st)
+			b.ResetTimer()
+			c0 := cpuTime()
+			for range b.N {
+				if _, err := k.Exec(bc.st); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// CPU time too: on a shared machine, wall time counts waits.
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 	}
 }
