@@ -60,6 +60,9 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 	fmt.Fprintf(w, "%siterator: %s\n", in, nl.info.iter)
 	exec := nl.info.exec
 	if v := nl.vec; v != nil {
+		if nl.rowRange {
+			exec += "; in position space, bounds laid out row by row"
+		}
 		switch {
 		case v.dot != nil:
 			exec += "; in position space, rows' sums by the segmented dot primitive"

@@ -109,7 +109,9 @@ func TestRowRanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := parse(t, tc.plan, st)
-			vectorized(t, e, st)
+			if ex := explainOf(t, e, st); !strings.Contains(ex, "bounds laid out row by row") {
+				t.Errorf("explain does not say the bounds are laid out row by row:\n%s", ex)
+			}
 			seen := events(func() { agree(t, e, st) })
 			if seen["flat"] == 0 || seen["fallback"] > 0 {
 				t.Errorf("events %v: want blocks in position space and no fallback", seen)
