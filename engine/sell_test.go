@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"flag"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -269,4 +270,40 @@ func TestInterleavedForms(t *testing.T) {
 			agree(t, e, st)
 		})
 	}
+}
+
+var sellFormat = flag.String("engine.sell", "sell", "BenchmarkSellSpMV: the format, sell or sell+pattern")
+
+// BenchmarkSellSpMV times SpMV over the -engine.matrix matrix stored as
+// -engine.sell, the optimizer's plan on one thread (the e2e experiment's
+// storel (sell) line); cpu-ms/op is the process's CPU time per run:
+//
+//	GOMAXPROCS=1 go test ./engine -run XXX -bench SellSpMV -engine.matrix /work/shared/data/landmark.mtx.gz
+func BenchmarkSellSpMV(b *testing.B) {
+	coo, err := storage.ReadTensorFile(*bandwidthMatrix, storage.ReadOptions{})
+	if err != nil {
+		b.Skip(err)
+	}
+	f, err := storage.ParseFormat(*sellFormat)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := storage.Build("A", coo, f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st["x"] = storage.RealArray(randVec(int(coo.Dims[1]), rand.New(rand.NewPCG(5, 6))))
+	k, err := Compile(optimizedPlan(b, "spmv", map[string]string{"A": *sellFormat}, st), SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	k.Prepare(st)
+	b.ResetTimer()
+	c0 := cpuTime()
+	for range b.N {
+		if _, err := k.Exec(st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 }
