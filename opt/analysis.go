@@ -315,7 +315,8 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		return Card{l}
 	case opIf:
-		return kid(1).scaled(g.Data(n.Children[0]).Sel)
+		out := kid(1).scaled(g.Data(n.Children[0]).Sel)
+		return s.guardedKeys(g, out, n.Children[0], n.Children[1])
 	case opIfElse:
 		a, b := kid(1), kid(2)
 		if len(a) > 0 && len(b) == len(a) && b[0].Size > a[0].Size {
@@ -331,6 +332,26 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		return kid(5).scaled(mergeMatches(n1, n2))
 	}
 	return nil
+}
+
+// guardedKeys narrows the keys of if c then { k -> e }: the entries the
+// test lets through have keys within c's bounds on k.
+func (s *session) guardedKeys(g *graph, out Card, c, then egraph.ClassID) Card {
+	if len(out) == 0 {
+		return out
+	}
+	for _, nid := range g.Nodes(then) {
+		n := g.Node(nid)
+		if n.Op != opSingle {
+			continue
+		}
+		if k := s.narrowed(g, out[0].Keys, c, n.Children[0]); k != out[0].Keys {
+			out = append(Card{}, out...)
+			out[0].Keys = k
+			out[0].Size = out[0].capped(out[0].Size)
+		}
+	}
+	return out
 }
 
 // invariantLevels counts the outer levels of body (a loop's body) whose

@@ -17,8 +17,8 @@ import (
 
 // ruleStore is the data the rule tests read: arrays V and W (V holds an
 // explicit zero), sorted int arrays I and J, K sorted within the segments
-// of P, a hash map H and a trie T (each with an explicit zero), and
-// scalars n, x and y.
+// of P, C padded with -1 (a user's ELL columns), a hash map H and a trie T
+// (each with an explicit zero), and scalars n, x and y.
 func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	h := storage.NewHashMap(ir.Real, []int64{3, 3})
 	tr := storage.NewTrie(ir.Real, []int64{3, 3})
@@ -41,6 +41,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 		"J": storage.IntArray([]int64{1, 2, 4}),
 		"K": storage.IntArray([]int64{1, 3, 1, 2}),
 		"P": storage.IntArray([]int64{0, 2, 4}),
+		"C": storage.IntArray([]int64{1, -1, 3, -1}),
 		"H": h,
 		"T": tr,
 		"n": storage.IntScalar(4),
@@ -50,6 +51,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	env := map[string]ir.Type{
 		"V": {Depth: 1, Base: ir.Real}, "W": {Depth: 1, Base: ir.Real},
 		"I": {Depth: 1, Base: ir.Int}, "J": {Depth: 1, Base: ir.Int}, "K": {Depth: 1, Base: ir.Int}, "P": {Depth: 1, Base: ir.Int},
+		"C": {Depth: 1, Base: ir.Int},
 		"H": {Depth: 2, Base: ir.Real}, "T": {Depth: 2, Base: ir.Real},
 		"n": ir.IntType, "x": ir.RealType, "y": ir.RealType,
 	}

@@ -108,8 +108,8 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 		}
 		return interval{a.lo / b.hi, a.hi / b.lo, true}
 	case opIf:
-		// if c then e is e or 0.
-		e := kid(1)
+		// if c then e is e (where c holds) or 0.
+		e := s.narrowed(g, kid(1), n.Children[0], n.Children[1])
 		if e.ok {
 			return interval{min(e.lo, 0), max(e.hi, 0), true}
 		}
@@ -151,19 +151,79 @@ func (s *session) arrayLen(g *graph, c egraph.ClassID) (int64, bool) {
 }
 
 // nodeSafe reports whether node n cannot fail, given its children's
-// classes.
+// classes. The branch of if c then e runs only where c holds: e is
+// judged with the ranges c allows (guardedSafe).
 func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 	for i, c := range n.Children {
 		if i < binderCount(n.Op) {
 			continue
 		}
-		if !g.Data(c).Safe {
+		if !g.Data(c).Safe && !(n.Op == opIf && i == 1 && s.guardedSafe(g, n.Children[0], c, guardDepth)) {
 			return false
 		}
 	}
 	if !s.bindingsConsistent(g, n) {
 		return false
 	}
+	return s.opSafe(g, n, func(c egraph.ClassID) interval { return g.Data(c).Range })
+}
+
+// guardDepth bounds how deep guardedSafe looks into a branch.
+const guardDepth = 4
+
+// guardedSafe reports whether class c cannot fail where the test guard
+// holds: some term of c whose reads, divisions and bindings are within
+// bounds once the int classes guard bounds are narrowed by it (if 0 <=
+// A_col(p) then let j = A_col(p) in x(j)).
+func (s *session) guardedSafe(g *graph, guard, c egraph.ClassID, depth int) bool {
+	if g.Data(c).Safe {
+		return true
+	}
+	if depth == 0 || !g.Data(guard).Safe {
+		return false
+	}
+	rng := func(k egraph.ClassID) interval { return s.narrowed(g, g.Data(k).Range, guard, k) }
+nodes:
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		for i, k := range n.Children {
+			if i >= binderCount(n.Op) && !s.guardedSafe(g, guard, k, depth-1) {
+				continue nodes
+			}
+		}
+		if !s.guardedBindings(g, n, rng) {
+			continue
+		}
+		if s.opSafe(g, n, rng) {
+			return true
+		}
+	}
+	return false
+}
+
+// guardedBindings is bindingsConsistent with the int classes bounded by
+// rng: a let's value, and the key of a singleton a sum walks.
+func (s *session) guardedBindings(g *graph, n egraph.Node, rng func(egraph.ClassID) interval) bool {
+	var got [3]interval
+	switch n.Op {
+	case opLet:
+		got[0] = rng(n.Children[1])
+	case opSum:
+		got[0], got[1] = s.sourceRanges(g, n.Children[2])
+		for _, nid := range g.Nodes(n.Children[2]) {
+			if x := g.Node(nid); x.Op == opSingle {
+				got[0] = got[0].meet(rng(x.Children[0]))
+			}
+		}
+	default:
+		return s.bindingsConsistent(g, n)
+	}
+	return s.bindingsWithin(g, n, got)
+}
+
+// opSafe reports whether n itself cannot fail (its children aside), its
+// int children bounded by rng.
+func (s *session) opSafe(g *graph, n egraph.Node, rng func(egraph.ClassID) interval) bool {
 	switch n.Op {
 	case opLookup:
 		if g.Data(n.Children[0]).Card.Layout() != LayoutArray {
@@ -173,11 +233,11 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 			return true // a subarray or range: a key outside reads as zero
 		}
 		ln, ok := s.arrayLen(g, n.Children[0])
-		return ok && g.Data(n.Children[1]).Range.within(0, ln-1)
+		return ok && rng(n.Children[1]).within(0, ln-1)
 	case opSubArray:
 		// In bounds, and not backwards (lo > hi is an error too).
 		ln, ok := s.arrayLen(g, n.Children[0])
-		lo, hi := g.Data(n.Children[1]).Range, g.Data(n.Children[2]).Range
+		lo, hi := rng(n.Children[1]), rng(n.Children[2])
 		if !ok || !lo.within(0, ln) || !hi.within(0, ln) {
 			return false
 		}
@@ -188,7 +248,7 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 		return isSeg && s.stats.Arrays[p].Sorted
 	case opDiv, opMod:
 		if g.Data(n.Children[0]).Type.Base == ir.Int && g.Data(n.Children[1]).Type.Base == ir.Int {
-			r := g.Data(n.Children[1]).Range
+			r := rng(n.Children[1])
 			return r.ok && (r.lo > 0 || r.hi < 0)
 		}
 	}
@@ -202,7 +262,12 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 // range, so a binding that may exceed it (the let moved out of its guard)
 // makes the node unsafe.
 func (s *session) bindingsConsistent(g *graph, n egraph.Node) bool {
-	got := s.bindingRanges(g, n)
+	return s.bindingsWithin(g, n, s.bindingRanges(g, n))
+}
+
+// bindingsWithin reports whether the ranges got of the variables n binds
+// lie within the ranges recorded for them.
+func (s *session) bindingsWithin(g *graph, n egraph.Node, got [3]interval) bool {
 	for i := 0; i < binderCount(n.Op); i++ {
 		sym, _ := bindSym(g, n.Children[i])
 		want := s.vars[sym].rng
@@ -273,4 +338,73 @@ func (s *session) arrayValues(g *graph, c egraph.ClassID) interval {
 		}
 	}
 	return interval{}
+}
+
+// guardBound bounds the int class target where the test c holds: c's
+// conjuncts lo <= target, target < hi (and >=, >) cap it, so a key or a
+// read produced under if c then ... is judged with the values c lets
+// through (a padding key -1 skipped by if 0 <= A_col(p) is never seen by
+// the loop that walks the result). ok false: c says nothing of target.
+func (s *session) guardBound(g *graph, c, target egraph.ClassID) interval {
+	return s.guardBoundDepth(g, c, g.Find(target), 4)
+}
+
+func (s *session) guardBoundDepth(g *graph, c, target egraph.ClassID, depth int) interval {
+	const inf = math.MaxInt64
+	out := interval{-inf, inf, true}
+	if depth == 0 {
+		return interval{}
+	}
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		if n.Op == opAnd {
+			out = out.meet(s.guardBoundDepth(g, n.Children[0], target, depth-1))
+			out = out.meet(s.guardBoundDepth(g, n.Children[1], target, depth-1))
+			continue
+		}
+		var a, b egraph.ClassID // the test is a < b (strict) or a <= b
+		strict := false
+		switch n.Op {
+		case opLe, opLt:
+			a, b, strict = n.Children[0], n.Children[1], n.Op == opLt
+		case opGe, opGt:
+			a, b, strict = n.Children[1], n.Children[0], n.Op == opGt
+		default:
+			continue
+		}
+		d := int64(0)
+		if strict {
+			d = 1
+		}
+		if g.Find(b) == target {
+			if r := g.Data(a).Range; r.ok {
+				out = out.meet(interval{r.lo + d, inf, true})
+			}
+		}
+		if g.Find(a) == target {
+			if r := g.Data(b).Range; r.ok {
+				out = out.meet(interval{-inf, r.hi - d, true})
+			}
+		}
+	}
+	if out.lo == -inf && out.hi == inf {
+		return interval{}
+	}
+	return out
+}
+
+// narrowed meets r with the bound the test c gives for class target,
+// keeping r unbounded unless the bound is finite on both ends.
+func (s *session) narrowed(g *graph, r interval, c, target egraph.ClassID) interval {
+	b := s.guardBound(g, c, target)
+	if !b.ok {
+		return r
+	}
+	if !r.ok && (b.lo == math.MinInt64 || b.hi == math.MaxInt64) {
+		return r
+	}
+	if m := r.meet(b); m.lo <= m.hi {
+		return m
+	}
+	return r // c never holds: the branch is dead, and r still bounds it
 }

@@ -1,0 +1,82 @@
+package opt
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// ellMapping is a user's ELLPACK layout whose padding (column -1) is
+// skipped by the test TEST.
+const ellMapping = `CREATE int SCALAR A_dim1;
+CREATE int SCALAR A_dim2;
+CREATE int SCALAR A_width;
+CREATE int ARRAY A_col(A_dim1 * A_width);
+CREATE real ARRAY A_val(A_dim1 * A_width);
+CREATE TENSOR A AS
+  sum(<i, _> in 0:A_dim1)
+    { @unique i -> sum(<s, _> in 0:A_width)
+      if TEST then
+        { A_col(A_width * i + s) -> A_val(A_width * i + s) } };`
+
+// TestGuardedKeysFuse: SpMV over the ELL mapping whose test 0 <=
+// A_col(p) skips the padding fuses into one loop nest (no dictionary
+// built but the result): the test bounds the keys the program's x(j)
+// reads. A test that does not bound them from below (A_col(p) < A_dim2)
+// leaves x(-1) possible, and the mapping is built first, as the naive
+// plan does; both then fail on the padding.
+func TestGuardedKeysFuse(t *testing.T) {
+	const spmv = `CREATE real ARRAY x(A_dim2);
+CREATE TENSOR y AS
+  sum(<(i, j), a> in A) { i -> a * x(j) };`
+	r := rand.New(rand.NewPCG(29, 3))
+	rows, cols, width := 30, 40, 6
+	col := make([]int64, rows*width)
+	val := make([]float64, rows*width)
+	for i := range rows {
+		n := r.IntN(width + 1)
+		for s := range width {
+			col[i*width+s] = -1
+			if s < n {
+				col[i*width+s], val[i*width+s] = int64(r.IntN(cols)), float64(r.IntN(5)+1)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		test  string
+		fused bool
+	}{
+		{"0 <= A_col(A_width * i + s)", true},
+		{"A_col(A_width * i + s) < A_dim2", false},
+	} {
+		st := storage.Store{"A_dim1": storage.IntScalar(int64(rows)), "A_dim2": storage.IntScalar(int64(cols)),
+			"A_width": storage.IntScalar(int64(width)), "A_col": storage.IntArray(col), "A_val": storage.RealArray(val)}
+		m := []byte(strings.ReplaceAll(ellMapping, "TEST", tc.test))
+		naive := composeProgram(t, r, st, []sdql.Source{{Name: "ell.sdql", Text: m}}, "spmv", []byte(spmv))
+		res, err := Optimize(naive, st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		singletons := 0
+		ir.Walk(res.Plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpSingleton {
+				singletons++
+			}
+			return true
+		})
+		if got := singletons == 1; got != tc.fused {
+			t.Errorf("if %s: fused %v, want %v:\n%s", tc.test, got, tc.fused, ir.Format(res.Plan))
+		}
+		want, werr := eval.Eval(naive, st)
+		got, err := eval.Eval(res.Plan, st)
+		if (werr != nil) != (err != nil) || werr == nil && !value.Equal(want, got, 1e-9) {
+			t.Errorf("if %s: the plan computes %v (%v), the naive plan %v (%v)", tc.test, got, err, want, werr)
+		}
+	}
+}
