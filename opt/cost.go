@@ -158,7 +158,7 @@ type planCost struct {
 // variable its class need not mention: such a node would be out of scope
 // where the class was moved (see Data.FV).
 func (s *session) nodeCost(g *graph, class egraph.ClassID, n egraph.Node, kids []planCost) (planCost, bool) {
-	if !s.nodeInScope(g, class, n) {
+	if !s.nodeInScope(g, class, n) || s.unguarded && s.guardedOnly(g, n) {
 		return planCost{}, false
 	}
 	return s.costFormula(g, class, n, kids)

@@ -80,3 +80,34 @@ CREATE TENSOR y AS
 		}
 	}
 }
+
+// TestGuardedPlanSafeOnItsOwn: a branch if c then e is judged safe when
+// some term of e's unsafe class is safe where c holds, but extraction may
+// pick another term of that class. Here the fuse stage judged
+// if 0 <= k1 && k1 < B_len1 then ... safe through let i4 = k1 in
+// B_val((i4 * B_len2 + i5) * B_len3 + i3) and extracted the form with k1
+// substituted, which the test does not bound; the next stage started
+// unsafe, its rewrites went unchecked, and the plan dropped the join test
+// that kept B's key in range. A safe naive plan must give a plan the
+// analysis judges safe on its own, and one that computes the same.
+func TestGuardedPlanSafeOnItsOwn(t *testing.T) {
+	naive, st, prog, err := randomPlan(1, 134713)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Optimize(naive, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !planSafe(naive, st, res.Stats) {
+		t.Fatalf("the naive plan is judged unsafe:\n%s", prog)
+	}
+	if !planSafe(res.Plan, st, res.Stats) {
+		t.Errorf("the optimized plan is judged unsafe:\n%s", ir.Format(res.Plan))
+	}
+	want, werr := eval.Eval(naive, st)
+	got, err := eval.Eval(res.Plan, st)
+	if werr != nil || err != nil || !value.Equal(want, got, 1e-9) {
+		t.Errorf("the plan computes %v (%v), the naive plan %v (%v)", got, err, want, werr)
+	}
+}

@@ -277,6 +277,7 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 	if err != nil {
 		return nil, 0, StageReport{}, err
 	}
+	safeIn := s.g.Data(root).Safe
 	on := map[string]bool{}
 	for _, r := range sd.Rules {
 		on[r] = true
@@ -292,18 +293,54 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 		afterStage(s)
 	}
 	s.logicalAsHash = logicalAsHash
-	best, cost, err := s.extractPlan(root)
-	if err != nil {
+	best, cost, ok := s.extractSafe(root, sd.Name, safeIn, st, stats)
+	if !ok {
 		return nil, 0, rep, nil
-	}
-	best = cleanup(best, sd.Name != "fuse")
-	if sd.Name == "fuse" {
-		// The fusion rules leave a let per fused loop; inlining the cheap
-		// ones leaves the exploration no lets to move around loops.
-		best = inlineCheap(best)
 	}
 	rep.Cost = Cost{Value: cost, Card: s.g.Data(root).Card}
 	return best, cost, rep, nil
+}
+
+// extractSafe extracts the cheapest plan of root and tidies it for the
+// next stage. A branch judged safe under its test (guardedOnly) is safe
+// because some term of its unsafe class is, but extraction may pick
+// another term of that class, one that reads out of bounds even where the
+// test holds; the next stage would then start from an unsafe plan, whose
+// rewrites go unchecked. So when the stage began safe, the plan must be
+// judged safe on its own (each class one term: the terms it runs); if it
+// is not, the cheapest plan without such branches is taken, and failing
+// that none (the stage's input stays).
+func (s *session) extractSafe(root egraph.ClassID, stage string, safeIn bool, st storage.Store, stats *Stats) (*ir.Expr, float64, bool) {
+	for _, unguarded := range []bool{false, true} {
+		s.unguarded = unguarded
+		best, cost, err := s.extractPlan(root)
+		if err != nil {
+			continue
+		}
+		best = cleanup(best, stage != "fuse")
+		if stage == "fuse" {
+			// The fusion rules leave a let per fused loop; inlining the
+			// cheap ones leaves the exploration no lets to move around
+			// loops.
+			best = inlineCheap(best)
+		}
+		if !safeIn || planSafe(best, st, stats) {
+			s.unguarded = false
+			return best, cost, true
+		}
+	}
+	s.unguarded = false
+	return nil, 0, false
+}
+
+// planSafe reports whether the analysis judges plan unable to fail, the
+// plan alone in a fresh e-graph.
+func planSafe(plan *ir.Expr, st storage.Store, stats *Stats) bool {
+	s := newSession(st, stats)
+	plan = uniquify(plan)
+	s.reserveNames(plan)
+	root, err := s.addExpr(plan)
+	return err == nil && s.g.Data(root).Safe
 }
 
 // physicalize builds every dictionary that is still logical into a hash

@@ -33,7 +33,10 @@ import (
 // asked the length of a factor that reads no array; 37f1161ad40c831c, a
 // plan that read A_val past its end (a refused rewrite's leftover, united
 // with a safe class, made it unsafe, and the safety check let an
-// unguarded read in: see TestRefusedRewriteLeavesSafeClassesSafe).
+// unguarded read in: see TestRefusedRewriteLeavesSafeClassesSafe);
+// 612bac9c84f2e5c3, a plan that read B_val past its end (see
+// TestGuardedPlanSafeOnItsOwn); 3248fbcecbcf5685, a search that ran out of
+// time judging branches under their tests (guardedSafe without its memo).
 func FuzzPipeline(f *testing.F) {
 	for i := uint64(1); i <= 24; i++ {
 		f.Add(i, i*7919)

@@ -168,6 +168,13 @@ func (s *session) nodeSafe(g *graph, n egraph.Node) bool {
 	return s.opSafe(g, n, func(c egraph.ClassID) interval { return g.Data(c).Range })
 }
 
+// guardedOnly reports whether n is a branch if c then e that is safe only
+// under its test: e's class is unsafe, and some of its terms, not
+// necessarily all, are safe where c holds.
+func (s *session) guardedOnly(g *graph, n egraph.Node) bool {
+	return n.Op == opIf && !g.Data(n.Children[1]).Safe && s.nodeSafe(g, n)
+}
+
 // guardDepth bounds how deep guardedSafe looks into a branch.
 const guardDepth = 4
 
@@ -182,12 +189,36 @@ func (s *session) guardedSafe(g *graph, guard, c egraph.ClassID, depth int) bool
 	if depth == 0 || !g.Data(guard).Safe {
 		return false
 	}
+	return s.guardedSafeMemo(g, guard, c, depth, map[guardedKey]bool{})
+}
+
+// guardedKey is one question guardedSafe asks of a class: the answers are
+// kept for one branch, since the classes below it share children and a
+// search without them takes time exponential in guardDepth.
+type guardedKey struct {
+	c     egraph.ClassID
+	depth int
+}
+
+func (s *session) guardedSafeMemo(g *graph, guard, c egraph.ClassID, depth int, memo map[guardedKey]bool) bool {
+	c = g.Find(c)
+	if g.Data(c).Safe {
+		return true
+	}
+	if depth == 0 {
+		return false
+	}
+	key := guardedKey{c, depth}
+	if v, ok := memo[key]; ok {
+		return v
+	}
+	memo[key] = false
 	rng := func(k egraph.ClassID) interval { return s.narrowed(g, g.Data(k).Range, guard, k) }
 nodes:
 	for _, nid := range g.Nodes(c) {
 		n := g.Node(nid)
 		for i, k := range n.Children {
-			if i >= binderCount(n.Op) && !s.guardedSafe(g, guard, k, depth-1) {
+			if i >= binderCount(n.Op) && !s.guardedSafeMemo(g, guard, k, depth-1, memo) {
 				continue nodes
 			}
 		}
@@ -195,6 +226,7 @@ nodes:
 			continue
 		}
 		if s.opSafe(g, n, rng) {
+			memo[key] = true
 			return true
 		}
 	}

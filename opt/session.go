@@ -38,6 +38,9 @@ type session struct {
 	// logicalAsHash makes extraction cost a logical singleton as a hash
 	// insert (for stages before the physical rules have run).
 	logicalAsHash bool
+	// unguarded makes extraction refuse a branch judged safe only under
+	// its test (see guardedOnly).
+	unguarded bool
 
 	// seen holds the matches already applied (see matchKey).
 	seen map[uint64]bool
