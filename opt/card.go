@@ -139,6 +139,13 @@ func (c Card) equal(d Card) bool {
 	return true
 }
 
+// minTotal is the estimate below which meet stops taking a smaller one.
+// A class that holds a test of itself (if c then e in e's class, once I9
+// finds c true) scales its own estimate by c's selectivity at each pass
+// of the analysis; without a floor it would shrink towards zero for
+// hundreds of passes, each re-estimating every class above it.
+const minTotal = 1e-6
+
 // meet joins the estimates of two equivalent expressions: the sizes of
 // the one with fewer leaves (taken whole: a level-by-level minimum of
 // 1[n[s]] and n[1[s]], two shapes of one n-leaf estimate, would claim a
@@ -150,7 +157,7 @@ func (c Card) meet(d Card) Card {
 		}
 		return c
 	}
-	smaller := d.Total() < c.Total()
+	smaller := d.Total() < c.Total() && c.Total() > minTotal
 	var out Card
 	for i := range c {
 		l := c[i]

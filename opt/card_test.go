@@ -28,6 +28,29 @@ func TestCardMeetKeepsOneEstimate(t *testing.T) {
 	}
 }
 
+// TestCardMeetSettles: a class holding if c then e for its own e (I9 once
+// c is known true) meets its estimate with itself scaled by c's
+// selectivity at every pass of the analysis. The estimate must settle in a
+// few dozen passes: each pass re-estimates every class above it, and
+// shrinking towards zero took about 800 (seeds 86, 39779 of FuzzPipeline
+// then spent seconds in one rebuild).
+func TestCardMeetSettles(t *testing.T) {
+	for _, start := range []float64{1, 1e6, 1e9} {
+		c := Card{{Size: start, Layout: LayoutLogical}}
+		passes := 0
+		for ; passes < 1000; passes++ {
+			next := c.meet(c.scaled(selCmp))
+			if next.equal(c) {
+				break
+			}
+			c = next
+		}
+		if passes > 60 {
+			t.Errorf("from %g entries: %d passes to settle (at %v)", start, passes, c)
+		}
+	}
+}
+
 func TestCardScaledAt(t *testing.T) {
 	c := Card{{Size: 1}, {Size: 4}}
 	if got := c.scaledAt(1, 10); got[0].Size != 1 || got[1].Size != 40 {
