@@ -111,3 +111,40 @@ func TestGuardedPlanSafeOnItsOwn(t *testing.T) {
 		t.Errorf("the plan computes %v (%v), the naive plan %v (%v)", got, err, want, werr)
 	}
 }
+
+// TestGuardedBranchesRefusedInUnsafePlans: the program of
+// TestGuardedPlanSafeOnItsOwn with a read the analysis cannot bound
+// (X(k1 + 1): k1 may be X's last key, though the join with X(1:2) keeps it
+// at 1). The naive plan is judged unsafe, so no stage can demand a plan
+// judged safe on its own; a branch safe only under its test must then not
+// be extracted at all, or extraction picks the term that reads B_val(24)
+// of 24 elements.
+func TestGuardedBranchesRefusedInUnsafePlans(t *testing.T) {
+	g := &progGen{r: rand.New(rand.NewPCG(134713, 11))}
+	st, srcs := g.tensors()
+	g.vector(st)
+	g.r = rand.New(rand.NewPCG(1, 13))
+	prog := vectorDecl + g.program()
+	const term = "A((k1 + 1), k1)"
+	if !strings.Contains(prog, term) {
+		t.Fatalf("the program of seeds 1, 134713 changed:\n%s", prog)
+	}
+	prog = strings.Replace(prog, term, term+" + X(k1 + 1)", 1)
+	p, err := sdql.Compile(append(srcs, sdql.Source{Name: "random.sdql", Text: []byte(prog)})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive := p.Compose("")
+	res, err := Optimize(naive, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if planSafe(naive, st, res.Stats) {
+		t.Fatalf("the naive plan is judged safe:\n%s", prog)
+	}
+	want, werr := eval.Eval(naive, st)
+	got, err := eval.Eval(res.Plan, st)
+	if werr != nil || err != nil || !value.Equal(want, got, 1e-9) {
+		t.Errorf("the plan computes %v (%v), the naive plan %v (%v):\n%s", got, err, want, werr, ir.Format(res.Plan))
+	}
+}

@@ -309,9 +309,16 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 // rewrites go unchecked. So when the stage began safe, the plan must be
 // judged safe on its own (each class one term: the terms it runs); if it
 // is not, the cheapest plan without such branches is taken, and failing
-// that none (the stage's input stays).
+// that none (the stage's input stays). A stage that began unsafe (a read
+// the analysis cannot bound, elsewhere in the program) cannot be judged
+// that way: it takes no such branch at all, since every other term of a
+// safe class is safe without help from a test.
 func (s *session) extractSafe(root egraph.ClassID, stage string, safeIn bool, st storage.Store, stats *Stats) (*ir.Expr, float64, bool) {
-	for _, unguarded := range []bool{false, true} {
+	modes := []bool{false, true}
+	if !safeIn {
+		modes = modes[1:]
+	}
+	for _, unguarded := range modes {
 		s.unguarded = unguarded
 		best, cost, err := s.extractPlan(root)
 		if err != nil {
@@ -324,7 +331,7 @@ func (s *session) extractSafe(root egraph.ClassID, stage string, safeIn bool, st
 			// loops.
 			best = inlineCheap(best)
 		}
-		if !safeIn || planSafe(best, st, stats) {
+		if unguarded && !safeIn || planSafe(best, st, stats) {
 			s.unguarded = false
 			return best, cost, true
 		}
