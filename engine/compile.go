@@ -22,6 +22,7 @@ type compiler struct {
 	noNests bool
 	nvec    int
 	nflat   int
+	nlift   int
 	inRow   int // lowering the value of a row of a nested result
 	// What explain shows: the loops lowered, the outermost sums the IR
 	// declined and why, and the sum parallelSum is about to compile.

@@ -92,6 +92,8 @@ type nloop struct {
 	split    bool      // the outermost sum of a parallel run: its iterations are split across workers
 	flat     *flatPlan // the body runs in position space (nestflat.go)
 	flatID   int
+	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
+	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	proofs   []*guardProof // the statement guards facts may discharge, decided per entry
 	scope0   int           // the compiler's scope depth inside the loop's variables
@@ -305,6 +307,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		} else if nl.up = c.parentFlat(nl); nl.up != nil {
 			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 		}
+		if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
+			nl.liftID = c.nlift
+			c.nlift++
+			nl.info.exec = "lanes: the range's keys as vectors, the inner loops run once for them (per iteration where a run fails)"
+		}
 	}
 	nl.info.sink = sinkName(lb)
 	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
@@ -449,6 +456,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	}
 	if nl.vec != nil {
 		nl.vec.run(fr, nl, lo, hi, b)
+		return
+	}
+	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
 		return
 	}
 	for _, pr := range nl.proofs {

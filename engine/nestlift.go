@@ -1,0 +1,692 @@
+package engine
+
+import (
+	"maps"
+
+	"github.com/storel/storel/ir"
+)
+
+// A dense range lifted inward. A range loop j whose body is {j -> v}
+// into a dense real row, where v holds loops whose windows do not read j
+// (MTTKRP's rank between two compressed levels; any plan with a dense
+// range above sparse ones), would enter those loops once per j, each
+// entry costing more than the few entries it holds. Lifted, the inner
+// loops run once for a run of j's lanes, every value that reads j is a
+// vector of the lanes (a read at an index affine in j is a slice of the
+// array, or a strided gather), accumulators are vectors, and each lane
+// sees the same operations in the same order as the loop per j: the
+// same bits. A run that fails (a read outside its array, a window out of
+// order, any error) is dropped, nothing added, and the loop runs per j,
+// which reports the interpreter's error.
+
+// liftLanes is the most lanes a run of the inner loops carries: a
+// longer range runs the inner loops once per run of lanes.
+const liftLanes = 256
+
+// liftMin is the shortest range lifted: with fewer lanes the vector
+// operations cost more than the entries of the loops per j.
+const liftMin = 4
+
+type lop uint8
+
+const (
+	lScalar lop = iota // a value that does not read j: a closure per entry
+	lLane              // j itself, as a real
+	lRead              // a real array at base + stride*j
+	lLet               // a let's lanes
+	lLetIn             // let x = v in a, inside a value
+	lSum               // an inner sum: its accumulator's lanes
+	lNeg
+	lAdd
+	lSub
+	lMul
+)
+
+// lnode is a value over the lanes.
+type lnode struct {
+	op           lop
+	id           int
+	f            realFn // lScalar
+	cl           *cell  // lRead
+	base, stride affine // lRead: the index
+	a, b         *lnode
+	let          int    // lLet
+	sum          *lsum  // lSum
+	step         *lstep // lLetIn: the let, whose body is a
+}
+
+// affine is an int that does not read j: a constant or a closure.
+type affine struct {
+	f intFn
+	c int64
+}
+
+func (a affine) at(fr *frame) int64 {
+	if a.f == nil {
+		return a.c
+	}
+	return a.f(fr)
+}
+
+// lsum is an inner loop of the lifted body.
+type lsum struct {
+	open   func(fr *frame) (int64, int64, bool)
+	arr    *cell // itSegment, itArray: the array iterated; nil for a range
+	ks, vs int
+	vreal  bool
+	body   *lstep
+}
+
+// lstep is a statement of an inner loop's body, run once per iteration.
+type lstep struct {
+	cond  boolFn       // a guard that does not read j
+	set   func(*frame) // a let that does not read j
+	isLet bool         // a let of lanes: let, with val its value
+	let   int
+	sum   *lsum  // an inner loop adding into the same accumulator
+	val   *lnode // the lanes added into the accumulator (or the let's)
+	next  *lstep
+}
+
+// liftLoop is the lifted form of a range loop.
+type liftLoop struct {
+	steps []*lstep // guards and lets before the singleton
+	val   *lnode
+	nodes int
+	lets  int
+}
+
+// liftState is a frame's memory for a lifted loop.
+type liftState struct {
+	out  []float64 // the lanes of the whole call
+	buf  [][]float64
+	lets [][]float64
+	lsc  []float64 // a let's value when it is one scalar for every lane
+	lone []bool
+	j0   int64
+	n    int
+}
+
+type noLift struct{}
+
+// liftCtx is the state of lifting one loop.
+type liftCtx struct {
+	c     *compiler
+	l     *liftLoop
+	lanes map[string]bool // variables holding lanes: j, and lets that read it
+	lets  map[string]int
+	// sparse: an inner loop walks positions of an array (a compressed
+	// level), whose entries are what the loops per j would re-enter.
+	sparse bool
+}
+
+// liftRange builds the lifted form of range loop nl with body {j -> v},
+// or returns nil (scope unchanged) when the body is not of that form or
+// reads j other than in values and array indices affine in it.
+func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop) {
+	if nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real || !containsLoop(body) {
+		return nil
+	}
+	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}}
+	depth := len(c.scope)
+	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
+		e := body
+		for e.Op == ir.OpIf && len(e.Args) == 2 || e.Op == ir.OpLet {
+			if e.Op == ir.OpIf {
+				if x.reads(e.Args[0]) {
+					panic(noLift{})
+				}
+				x.l.steps = append(x.l.steps, &lstep{cond: c.boolExpr(e.Args[0])})
+				e = e.Args[1]
+				continue
+			}
+			st := x.letStep(e)
+			if st.isLet {
+				// Evaluated per j before the guards after it: the
+				// errors of a run per j would not be the same.
+				panic(noLift{})
+			}
+			x.l.steps = append(x.l.steps, st)
+			e = e.Args[1]
+		}
+		if e.Op != ir.OpSingleton || !isVarSlot(e.Args[0], nl.e.Vars[0]) && !isVarSlot(e.Args[0], nl.e.Vars[1]) ||
+			c.typeOf(e.Args[1]).Depth != 0 || !containsLoop(e.Args[1]) {
+			panic(noLift{})
+		}
+		x.l.val = x.expr(e.Args[1])
+	}) != nil || !x.sparse {
+		// Over dense levels alone the loops per j read rows as slices;
+		// lanes would read them across.
+		return nil
+	}
+	c.unbind(len(c.scope) - depth)
+	return x.l
+}
+
+// reads reports whether e reads j (or a let of lanes).
+func (x *liftCtx) reads(e *ir.Expr) bool {
+	for v := range ir.FreeVars(e) {
+		if x.lanes[v] {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *liftCtx) node(n *lnode) *lnode {
+	n.id = x.l.nodes
+	x.l.nodes++
+	return n
+}
+
+// letStep lowers let v = a: a closure into a slot when a does not read
+// j, else a let of lanes. The variable stays bound for the let's body.
+func (x *liftCtx) letStep(e *ir.Expr) *lstep {
+	c := x.c
+	v := e.Args[0]
+	t := c.typeOf(v)
+	if t.Depth != 0 {
+		panic(noLift{})
+	}
+	name := e.Vars[0]
+	if !x.reads(v) && !containsLoop(v) {
+		cv := c.expr(v)
+		slot := c.bind(name, cv.t)
+		delete(x.lanes, name)
+		delete(x.lets, name)
+		return &lstep{set: setter(cv, slot)}
+	}
+	n := x.expr(v)
+	c.declare(name, ir.RealType)
+	x.lanes[name] = true
+	x.lets[name] = x.l.lets
+	x.l.lets++
+	return &lstep{isLet: true, let: x.lets[name], val: n}
+}
+
+// expr lowers real value e over the lanes.
+func (x *liftCtx) expr(e *ir.Expr) *lnode {
+	c := x.c
+	t := c.typeOf(e)
+	if t.Depth != 0 || (t.Base != ir.Real && t.Base != ir.Int) {
+		panic(noLift{})
+	}
+	if !x.reads(e) && !containsLoop(e) {
+		return x.node(&lnode{op: lScalar, f: asReal(c.expr(e))})
+	}
+	switch e.Op {
+	case ir.OpVar:
+		if i, ok := x.lets[e.Name]; ok && x.lanes[e.Name] {
+			return x.node(&lnode{op: lLet, let: i})
+		}
+		if x.lanes[e.Name] {
+			return x.node(&lnode{op: lLane})
+		}
+	case ir.OpNeg:
+		return x.node(&lnode{op: lNeg, a: x.expr(e.Args[0])})
+	case ir.OpAdd, ir.OpSub, ir.OpMul:
+		if t.Base != ir.Real {
+			break
+		}
+		op := map[ir.Op]lop{ir.OpAdd: lAdd, ir.OpSub: lSub, ir.OpMul: lMul}[e.Op]
+		return x.node(&lnode{op: op, a: x.expr(e.Args[0]), b: x.expr(e.Args[1])})
+	case ir.OpLookup:
+		if len(e.Args) != 2 || e.Args[0].Op != ir.OpGlobal {
+			break
+		}
+		cl := c.cell(e.Args[0])
+		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real || containsLoop(e.Args[1]) {
+			break
+		}
+		base, stride := x.affine(e.Args[1])
+		return x.node(&lnode{op: lRead, cl: cl, base: base, stride: stride})
+	case ir.OpSum:
+		if t.Base != ir.Real {
+			break
+		}
+		return x.node(&lnode{op: lSum, sum: x.loop(e)})
+	case ir.OpLet:
+		// A let inside a value: the let, then its body's lanes.
+		var n *lnode
+		x.scoped(func() {
+			st := x.letStep(e)
+			n = x.node(&lnode{op: lLetIn, step: st, a: x.expr(e.Args[1])})
+		})
+		return n
+	}
+	panic(noLift{})
+}
+
+// scoped runs f and then forgets the lets it bound.
+func (x *liftCtx) scoped(f func()) {
+	lanes, lets, depth := maps.Clone(x.lanes), maps.Clone(x.lets), len(x.c.scope)
+	f()
+	x.lanes, x.lets = lanes, lets
+	x.c.unbind(len(x.c.scope) - depth)
+}
+
+// affine splits int e as base + stride*j, base and stride not reading j.
+func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
+	c := x.c
+	if !x.reads(e) {
+		cv := c.expr(e)
+		switch {
+		case cv.t.Depth != 0 || cv.t.Base != ir.Int:
+			panic(noLift{})
+		case cv.isConst:
+			return affine{c: cv.ci}, affine{}
+		}
+		return affine{f: cv.i}, affine{}
+	}
+	switch e.Op {
+	case ir.OpVar:
+		if _, isLet := x.lets[e.Name]; !isLet {
+			return affine{}, affine{c: 1}
+		}
+	case ir.OpAdd, ir.OpSub:
+		b1, s1 := x.affine(e.Args[0])
+		b2, s2 := x.affine(e.Args[1])
+		if e.Op == ir.OpAdd {
+			return combine(b1, b2, 1), combine(s1, s2, 1)
+		}
+		return combine(b1, b2, -1), combine(s1, s2, -1)
+	case ir.OpMul:
+		a, b := e.Args[0], e.Args[1]
+		if x.reads(a) {
+			a, b = b, a
+		}
+		if x.reads(a) {
+			break
+		}
+		k, _ := x.affine(a)
+		b1, s1 := x.affine(b)
+		return scale(b1, k), scale(s1, k)
+	}
+	panic(noLift{})
+}
+
+// combine is a + sign*b.
+func combine(a, b affine, sign int64) affine {
+	switch {
+	case a.f == nil && b.f == nil:
+		return affine{c: a.c + sign*b.c}
+	case b.f == nil && b.c == 0:
+		return a
+	case a.f == nil && a.c == 0 && sign == 1:
+		return b
+	}
+	return affine{f: func(fr *frame) int64 { return a.at(fr) + sign*b.at(fr) }}
+}
+
+// scale is a * k.
+func scale(a, k affine) affine {
+	switch {
+	case a.f == nil && k.f == nil:
+		return affine{c: a.c * k.c}
+	case a.f == nil && a.c == 0, k.f == nil && k.c == 0:
+		return affine{}
+	case a.f == nil && a.c == 1:
+		return k
+	case k.f == nil && k.c == 1:
+		return a
+	}
+	return affine{f: func(fr *frame) int64 { return a.at(fr) * k.at(fr) }}
+}
+
+// loop lowers inner sum e, whose window must not read j.
+func (x *liftCtx) loop(e *ir.Expr) *lsum {
+	c := x.c
+	src, body := e.Args[0], e.Args[1]
+	if x.reads(src) || c.typeOf(src).Depth != 1 {
+		panic(noLift{})
+	}
+	s := &lsum{}
+	switch src.Op {
+	case ir.OpRange:
+		lo, hi := c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
+		s.open = func(fr *frame) (int64, int64, bool) { return lo(fr), hi(fr), fr.err == nil }
+	case ir.OpSubArray:
+		if src.Args[0].Op != ir.OpGlobal {
+			panic(noLift{})
+		}
+		s.arr = c.cell(src.Args[0])
+		if s.arr.info.Kind != ir.ObjArray {
+			panic(noLift{})
+		}
+		s.open, _ = c.segment(src, s.arr)
+		x.sparse = true
+	case ir.OpGlobal:
+		cl := c.cell(src)
+		if cl.info.Kind != ir.ObjArray {
+			panic(noLift{})
+		}
+		s.arr = cl
+		s.open = func(fr *frame) (int64, int64, bool) { return 0, int64(cl.n), true }
+	default:
+		panic(noLift{})
+	}
+	vt := c.typeOf(src).Elem()
+	s.vreal = vt.Base == ir.Real
+	saved := map[string]bool{}
+	for _, v := range e.Vars[:2] {
+		saved[v] = x.lanes[v]
+		delete(x.lanes, v)
+	}
+	s.ks, s.vs = c.varSlots(e, body, vt)
+	s.body = x.steps(body)
+	c.unbind(2)
+	for v, was := range saved {
+		if was {
+			x.lanes[v] = true
+		}
+	}
+	return s
+}
+
+// steps lowers the body of an inner loop.
+func (x *liftCtx) steps(e *ir.Expr) *lstep {
+	c := x.c
+	switch {
+	case e.Op == ir.OpIf && len(e.Args) == 2 && !x.reads(e.Args[0]) && !containsLoop(e.Args[0]):
+		st := &lstep{cond: c.boolExpr(e.Args[0])}
+		st.next = x.steps(e.Args[1])
+		return st
+	case e.Op == ir.OpLet:
+		var st *lstep
+		x.scoped(func() {
+			st = x.letStep(e)
+			st.next = x.steps(e.Args[1])
+		})
+		return st
+	case e.Op == ir.OpSum:
+		return &lstep{sum: x.loop(e)}
+	}
+	return &lstep{val: x.expr(e)}
+}
+
+func (fr *frame) liftState(nl *nloop) *liftState {
+	for len(fr.lst) <= nl.liftID {
+		fr.lst = append(fr.lst, nil)
+	}
+	s := fr.lst[nl.liftID]
+	l := nl.lift
+	if s == nil {
+		s = &liftState{buf: make([][]float64, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets)}
+		fr.lst[nl.liftID] = s
+	}
+	return s
+}
+
+// run adds the loop's iterations lo..hi-1 into b, or reports false,
+// having added nothing, when a run of lanes fails.
+func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
+	if hi-lo < liftMin || !small(lo) || !small(hi) {
+		return false
+	}
+	for _, st := range l.steps {
+		switch {
+		case st.cond != nil:
+			if !st.cond(fr) {
+				return fr.err == nil
+			}
+		case st.set != nil:
+			st.set(fr)
+		}
+		if fr.err != nil {
+			fr.err = nil
+			return false
+		}
+	}
+	s := fr.liftState(nl)
+	out := grow(&s.out, int(hi-lo))
+	for j0 := lo; j0 < hi; j0 += liftLanes {
+		s.j0, s.n = j0, int(min(hi-j0, liftLanes))
+		v, sc, ok := s.eval(fr, l.val)
+		if !ok {
+			fr.err = nil
+			return false
+		}
+		lanes := out[j0-lo:][:s.n]
+		if v == nil {
+			for q := range lanes {
+				lanes[q] = sc
+			}
+		} else {
+			copy(lanes, v)
+		}
+	}
+	for q, x := range out {
+		b.addReal(lo+int64(q), x)
+	}
+	nestSaw("lifted")
+	return true
+}
+
+// lanes returns node n's buffer of s.n lanes.
+func (s *liftState) lanes(n *lnode) []float64 {
+	b := s.buf[n.id]
+	if cap(b) < s.n {
+		b = make([]float64, liftLanes)
+		s.buf[n.id] = b
+	}
+	return b[:s.n]
+}
+
+// setLet computes a let of lanes.
+func (s *liftState) setLet(fr *frame, st *lstep) bool {
+	v, sc, ok := s.eval(fr, st.val)
+	s.lets[st.let], s.lsc[st.let], s.lone[st.let] = v, sc, v == nil
+	return ok
+}
+
+// eval computes node n over the lanes: a slice of s.n values, or nil
+// and one value for every lane; false when a read or a closure fails.
+func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
+	switch n.op {
+	case lScalar:
+		v := n.f(fr)
+		return nil, v, fr.err == nil
+	case lLane:
+		out := s.lanes(n)
+		for q := range out {
+			out[q] = float64(s.j0 + int64(q))
+		}
+		return out, 0, true
+	case lLetIn:
+		if !s.runSteps(fr, n.step, nil) {
+			return nil, 0, false
+		}
+		return s.eval(fr, n.a)
+	case lLet:
+		if s.lone[n.let] {
+			return nil, s.lsc[n.let], true
+		}
+		return s.lets[n.let], 0, true
+	case lRead:
+		return s.read(fr, n)
+	case lSum:
+		out := s.lanes(n)
+		clear(out)
+		return out, 0, s.runSum(fr, n.sum, out)
+	case lNeg:
+		a, sa, ok := s.eval(fr, n.a)
+		if !ok || a == nil {
+			return nil, -sa, ok
+		}
+		out := s.lanes(n)
+		for q, x := range a[:len(out)] {
+			out[q] = -x
+		}
+		return out, 0, true
+	}
+	a, sa, ok1 := s.eval(fr, n.a)
+	b, sb, ok2 := s.eval(fr, n.b)
+	if !ok1 || !ok2 {
+		return nil, 0, false
+	}
+	if a == nil && b == nil {
+		return nil, arith(n.op, sa, sb), true
+	}
+	out := s.lanes(n)
+	switch {
+	case a == nil:
+		b = b[:len(out)]
+		for q := range out {
+			out[q] = arith(n.op, sa, b[q])
+		}
+	case b == nil:
+		a = a[:len(out)]
+		for q := range out {
+			out[q] = arith(n.op, a[q], sb)
+		}
+	default:
+		a, b = a[:len(out)], b[:len(out)]
+		for q := range out {
+			out[q] = arith(n.op, a[q], b[q])
+		}
+	}
+	return out, 0, true
+}
+
+func arith(op lop, a, b float64) float64 {
+	switch op {
+	case lAdd:
+		return a + b
+	case lSub:
+		return a - b
+	}
+	return a * b
+}
+
+// read gathers a real array at base + stride*j for the lanes: a slice of
+// the array itself when the stride is 1; false when a lane's index is
+// outside the array.
+func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
+	base, stride := n.base.at(fr), n.stride.at(fr)
+	if fr.err != nil || !small(base) || !small(stride) {
+		return nil, 0, false
+	}
+	src := n.cl.reals
+	first, last := base+stride*s.j0, base+stride*(s.j0+int64(s.n)-1)
+	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
+		return nil, 0, false
+	}
+	switch stride {
+	case 0:
+		return nil, src[first], true
+	case 1:
+		return src[first : first+int64(s.n)], 0, true
+	}
+	out := s.lanes(n)
+	k := first
+	for q := range out {
+		out[q] = src[k]
+		k += stride
+	}
+	return out, 0, true
+}
+
+// runSum runs inner loop l, adding into acc.
+func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
+	if l.open == nil {
+		return s.runSteps(fr, l.body, acc)
+	}
+	lo, hi, ok := l.open(fr)
+	if !ok || fr.err != nil {
+		return false
+	}
+	for p := lo; p < hi; p++ {
+		if l.ks >= 0 {
+			fr.i[l.ks] = p
+		}
+		if l.vs >= 0 {
+			switch {
+			case l.arr == nil:
+				fr.i[l.vs] = p
+			case l.vreal:
+				fr.f[l.vs] = l.arr.reals[p]
+			default:
+				fr.i[l.vs] = l.arr.ints[p]
+			}
+		}
+		if !s.runSteps(fr, l.body, acc) {
+			return false
+		}
+	}
+	return true
+}
+
+// runSteps runs one iteration's statements into acc.
+func (s *liftState) runSteps(fr *frame, st *lstep, acc []float64) bool {
+	for ; st != nil; st = st.next {
+		switch {
+		case st.cond != nil:
+			if !st.cond(fr) {
+				return fr.err == nil
+			}
+		case st.set != nil:
+			if st.set(fr); fr.err != nil {
+				return false
+			}
+		case st.isLet:
+			if !s.setLet(fr, st) {
+				return false
+			}
+		case st.sum != nil:
+			return s.runSum(fr, st.sum, acc)
+		default:
+			return s.add(fr, st.val, acc)
+		}
+	}
+	return true
+}
+
+// add adds node n's lanes into acc; a product is computed into acc
+// directly.
+func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
+	if n.op == lMul {
+		a, sa, ok1 := s.eval(fr, n.a)
+		b, sb, ok2 := s.eval(fr, n.b)
+		if !ok1 || !ok2 {
+			return false
+		}
+		switch {
+		case a != nil && b != nil:
+			a, b = a[:len(acc)], b[:len(acc)]
+			for q := range acc {
+				acc[q] += float64(a[q] * b[q])
+			}
+		case a != nil:
+			a = a[:len(acc)]
+			for q := range acc {
+				acc[q] += float64(a[q] * sb)
+			}
+		case b != nil:
+			b = b[:len(acc)]
+			for q := range acc {
+				acc[q] += float64(sa * b[q])
+			}
+		default:
+			x := sa * sb
+			for q := range acc {
+				acc[q] += x
+			}
+		}
+		return true
+	}
+	v, sc, ok := s.eval(fr, n)
+	if !ok {
+		return false
+	}
+	if v == nil {
+		for q := range acc {
+			acc[q] += sc
+		}
+		return true
+	}
+	v = v[:len(acc)]
+	for q := range acc {
+		acc[q] += v[q]
+	}
+	return true
+}
