@@ -366,6 +366,32 @@ func (b *builder) unlist() {
 
 // addRealSlow adds v at a key k of a dense level outside its slice: the
 // slice grows to hold k, or k goes to the spill map.
+// addRow adds vals at keys lo, lo+1, ... as addReal does.
+func (b *builder) addRow(lo int64, vals []float64) {
+	if !b.spec.dense || lo < 0 || int64(len(b.reals))-lo < int64(len(vals)) {
+		for q, v := range vals {
+			b.addReal(lo+int64(q), v)
+		}
+		return
+	}
+	out := b.reals[lo:][:len(vals)]
+	if b.ws == nil {
+		for q, v := range vals {
+			out[q] += v
+		}
+		return
+	}
+	for q, v := range vals {
+		if out[q] == 0 {
+			if v == 0 {
+				continue
+			}
+			b.ws.touched = append(b.ws.touched, lo+int64(q))
+		}
+		out[q] += v
+	}
+}
+
 func (b *builder) addRealSlow(k int64, v float64) {
 	switch {
 	case uint64(k) < uint64(len(b.reals)):

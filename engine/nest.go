@@ -307,11 +307,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		} else if nl.up = c.parentFlat(nl); nl.up != nil {
 			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 		}
-		if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
-			nl.liftID = c.nlift
-			c.nlift++
-			nl.info.exec = "lanes: the range's keys as vectors, the inner loops run once for them (per iteration where a run fails)"
-		}
+	}
+	if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
+		nl.liftID = c.nlift
+		c.nlift++
+		nl.info.exec = "lanes: the range's keys as vectors, its inner loops run once for them; " + nl.info.exec + " where a run of lanes fails"
 	}
 	nl.info.sink = sinkName(lb)
 	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
@@ -454,11 +454,11 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if hi <= lo {
 		return
 	}
-	if nl.vec != nil {
-		nl.vec.run(fr, nl, lo, hi, b)
+	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
 		return
 	}
-	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
+	if nl.vec != nil {
+		nl.vec.run(fr, nl, lo, hi, b)
 		return
 	}
 	for _, pr := range nl.proofs {

@@ -267,6 +267,8 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	}
 	sb := l.seg
 	switch {
+	case l.kind == itRange && l.lift != nil:
+		return false // its lanes per call cost less than positions
 	case l.kind == itRange:
 		// A range whose bounds do not change from row to row is the same
 		// run of keys in every row; bounds that read o's variables (a

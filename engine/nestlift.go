@@ -35,6 +35,7 @@ const (
 	lRead              // a real array at base + stride*j
 	lLet               // a let's lanes
 	lLetIn             // let x = v in a, inside a value
+	lGuard             // if c then a, c reading j: it must hold in every lane
 	lSum               // an inner sum: its accumulator's lanes
 	lNeg
 	lAdd
@@ -53,20 +54,77 @@ type lnode struct {
 	let          int    // lLet
 	sum          *lsum  // lSum
 	step         *lstep // lLetIn: the let, whose body is a
+	tests        []laneTest // lGuard
 }
 
-// affine is an int that does not read j: a constant or a closure.
-type affine struct {
-	f intFn
-	c int64
+// laneTest is a comparison of ints affine in j, d = base + stride*j
+// their difference, against 0.
+type laneTest struct {
+	op           ir.Op
+	base, stride affine
 }
 
-func (a affine) at(fr *frame) int64 {
-	if a.f == nil {
-		return a.c
+// holds reports whether the test holds in every lane j0..j0+n-1: d is
+// monotone in j, so its ends decide.
+func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
+	b, s := t.base.at(fr), t.stride.at(fr)
+	if fr.err != nil || !small(b) || !small(s) {
+		return false
 	}
-	return a.f(fr)
+	d0, d1 := b+s*j0, b+s*(j0+int64(n)-1)
+	lo, hi := min(d0, d1), max(d0, d1)
+	switch t.op {
+	case ir.OpLt:
+		return hi < 0
+	case ir.OpLe:
+		return hi <= 0
+	case ir.OpGt:
+		return lo > 0
+	case ir.OpGe:
+		return lo >= 0
+	case ir.OpEq:
+		return lo == 0 && hi == 0
+	case ir.OpNe:
+		return lo > 0 || hi < 0
+	}
+	return false
 }
+
+// affine is an int that does not read j: c plus its terms, each a
+// coefficient times a frame slot, a global scalar or a closure (int
+// arithmetic wraps, so the terms regroup exactly).
+type affine struct {
+	c     int64
+	terms []term
+}
+
+type term struct {
+	k    int64
+	slot int   // >= 0: times the int in this slot
+	cl   *cell // times this global int scalar
+	f    intFn // times this closure's value
+}
+
+func (a *affine) at(fr *frame) int64 {
+	v := a.c
+	for i := range a.terms {
+		t := &a.terms[i]
+		x := t.k
+		if t.slot >= 0 {
+			x *= fr.i[t.slot]
+		}
+		if t.cl != nil {
+			x *= t.cl.scalarI
+		}
+		if t.f != nil {
+			x *= t.f(fr)
+		}
+		v += x
+	}
+	return v
+}
+
+func (a affine) isConst() bool { return len(a.terms) == 0 }
 
 // lsum is an inner loop of the lifted body.
 type lsum struct {
@@ -90,7 +148,11 @@ type lstep struct {
 
 // liftLoop is the lifted form of a range loop.
 type liftLoop struct {
-	steps []*lstep // guards and lets before the singleton
+	// leaf: no inner loop; a run of lanes is added into the row in place
+	// (nothing is added where it fails)
+	leaf  bool
+	tests []laneTest // guards reading j before the singleton
+	steps []*lstep   // guards and lets before the singleton
 	val   *lnode
 	nodes int
 	lets  int
@@ -124,7 +186,7 @@ type liftCtx struct {
 // or returns nil (scope unchanged) when the body is not of that form or
 // reads j other than in values and array indices affine in it.
 func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop) {
-	if nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real || !containsLoop(body) {
+	if nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real {
 		return nil
 	}
 	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}}
@@ -134,7 +196,12 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 		for e.Op == ir.OpIf && len(e.Args) == 2 || e.Op == ir.OpLet {
 			if e.Op == ir.OpIf {
 				if x.reads(e.Args[0]) {
-					panic(noLift{})
+					if len(x.l.steps) > 0 {
+						panic(noLift{}) // tested after a closure: its errors first
+					}
+					x.l.tests = x.tests(e.Args[0], x.l.tests)
+					e = e.Args[1]
+					continue
 				}
 				x.l.steps = append(x.l.steps, &lstep{cond: c.boolExpr(e.Args[0])})
 				e = e.Args[1]
@@ -150,11 +217,12 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 			e = e.Args[1]
 		}
 		if e.Op != ir.OpSingleton || !isVarSlot(e.Args[0], nl.e.Vars[0]) && !isVarSlot(e.Args[0], nl.e.Vars[1]) ||
-			c.typeOf(e.Args[1]).Depth != 0 || !containsLoop(e.Args[1]) {
+			c.typeOf(e.Args[1]).Depth != 0 {
 			panic(noLift{})
 		}
+		x.l.leaf = !containsLoop(e.Args[1])
 		x.l.val = x.expr(e.Args[1])
-	}) != nil || !x.sparse {
+	}) != nil || !x.sparse && !x.l.leaf {
 		// Over dense levels alone the loops per j read rows as slices;
 		// lanes would read them across.
 		return nil
@@ -245,6 +313,12 @@ func (x *liftCtx) expr(e *ir.Expr) *lnode {
 			break
 		}
 		return x.node(&lnode{op: lSum, sum: x.loop(e)})
+	case ir.OpIf:
+		if len(e.Args) != 2 || !x.reads(e.Args[0]) {
+			break
+		}
+		ts := x.tests(e.Args[0], nil)
+		return x.node(&lnode{op: lGuard, tests: ts, a: x.expr(e.Args[1])})
 	case ir.OpLet:
 		// A let inside a value: the let, then its body's lanes.
 		var n *lnode
@@ -253,6 +327,22 @@ func (x *liftCtx) expr(e *ir.Expr) *lnode {
 			n = x.node(&lnode{op: lLetIn, step: st, a: x.expr(e.Args[1])})
 		})
 		return n
+	}
+	panic(noLift{})
+}
+
+// tests adds the conjuncts of cond, comparisons of ints affine in j.
+func (x *liftCtx) tests(cond *ir.Expr, ts []laneTest) []laneTest {
+	switch cond.Op {
+	case ir.OpAnd:
+		return x.tests(cond.Args[1], x.tests(cond.Args[0], ts))
+	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpEq, ir.OpNe:
+		if containsLoop(cond) {
+			break
+		}
+		b1, s1 := x.affine(cond.Args[0])
+		b2, s2 := x.affine(cond.Args[1])
+		return append(ts, laneTest{op: cond.Op, base: combine(b1, b2, -1), stride: combine(s1, s2, -1)})
 	}
 	panic(noLift{})
 }
@@ -267,16 +357,8 @@ func (x *liftCtx) scoped(f func()) {
 
 // affine splits int e as base + stride*j, base and stride not reading j.
 func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
-	c := x.c
 	if !x.reads(e) {
-		cv := c.expr(e)
-		switch {
-		case cv.t.Depth != 0 || cv.t.Base != ir.Int:
-			panic(noLift{})
-		case cv.isConst:
-			return affine{c: cv.ci}, affine{}
-		}
-		return affine{f: cv.i}, affine{}
+		return x.linear(e), affine{}
 	}
 	switch e.Op {
 	case ir.OpVar:
@@ -286,10 +368,11 @@ func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
 	case ir.OpAdd, ir.OpSub:
 		b1, s1 := x.affine(e.Args[0])
 		b2, s2 := x.affine(e.Args[1])
-		if e.Op == ir.OpAdd {
-			return combine(b1, b2, 1), combine(s1, s2, 1)
+		sign := int64(1)
+		if e.Op == ir.OpSub {
+			sign = -1
 		}
-		return combine(b1, b2, -1), combine(s1, s2, -1)
+		return combine(b1, b2, sign), combine(s1, s2, sign)
 	case ir.OpMul:
 		a, b := e.Args[0], e.Args[1]
 		if x.reads(a) {
@@ -298,39 +381,110 @@ func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
 		if x.reads(a) {
 			break
 		}
-		k, _ := x.affine(a)
+		k := x.linear(a)
 		b1, s1 := x.affine(b)
-		return scale(b1, k), scale(s1, k)
+		return x.scale(b1, k, nil), x.scale(s1, k, nil)
 	}
 	panic(noLift{})
 }
 
-// combine is a + sign*b.
-func combine(a, b affine, sign int64) affine {
-	switch {
-	case a.f == nil && b.f == nil:
-		return affine{c: a.c + sign*b.c}
-	case b.f == nil && b.c == 0:
-		return a
-	case a.f == nil && a.c == 0 && sign == 1:
-		return b
+// linear is int e, which does not read j, as an affine.
+func (x *liftCtx) linear(e *ir.Expr) affine {
+	c := x.c
+	switch e.Op {
+	case ir.OpConst:
+		if e.Type.Base == ir.Int || e.Type.Base == ir.Unknown {
+			return affine{c: e.I}
+		}
+	case ir.OpVar:
+		if b, ok := c.lookupVar(e.Name); ok && b.slot >= 0 && b.t == ir.IntType {
+			return affine{terms: []term{{k: 1, slot: b.slot}}}
+		}
+	case ir.OpGlobal:
+		if cl := c.cell(e); cl.info.Kind == ir.ObjScalar && cl.info.Elem == ir.Int {
+			return affine{terms: []term{{k: 1, slot: -1, cl: cl}}}
+		}
+	case ir.OpAdd, ir.OpSub:
+		sign := int64(1)
+		if e.Op == ir.OpSub {
+			sign = -1
+		}
+		return combine(x.linear(e.Args[0]), x.linear(e.Args[1]), sign)
+	case ir.OpMul:
+		return x.scale(x.linear(e.Args[0]), x.linear(e.Args[1]), e)
 	}
-	return affine{f: func(fr *frame) int64 { return a.at(fr) + sign*b.at(fr) }}
+	cv := c.expr(e)
+	if cv.t.Depth != 0 || cv.t.Base != ir.Int {
+		panic(noLift{})
+	}
+	if cv.isConst {
+		return affine{c: cv.ci}
+	}
+	return affine{terms: []term{{k: 1, slot: -1, f: cv.i}}}
 }
 
-// scale is a * k.
-func scale(a, k affine) affine {
-	switch {
-	case a.f == nil && k.f == nil:
-		return affine{c: a.c * k.c}
-	case a.f == nil && a.c == 0, k.f == nil && k.c == 0:
-		return affine{}
-	case a.f == nil && a.c == 1:
-		return k
-	case k.f == nil && k.c == 1:
-		return a
+// combine is a + sign*b.
+func combine(a, b affine, sign int64) affine {
+	r := affine{c: a.c + sign*b.c, terms: append([]term(nil), a.terms...)}
+	for _, t := range b.terms {
+		t.k *= sign
+		r.terms = append(r.terms, t)
 	}
-	return affine{f: func(fr *frame) int64 { return a.at(fr) * k.at(fr) }}
+	return r
+}
+
+// scale is a * k, e the expression of the product (compiled as a
+// closure when it has no form as terms; nil: it must have one).
+func (x *liftCtx) scale(a, k affine, e *ir.Expr) affine {
+	switch {
+	case k.isConst():
+		r := affine{c: a.c * k.c}
+		for _, t := range a.terms {
+			t.k *= k.c
+			r.terms = append(r.terms, t)
+		}
+		return r
+	case a.isConst():
+		return x.scale(k, a, e)
+	case len(k.terms) == 1 && k.c == 0:
+		// Each term of a times k's one term, where the kinds do not
+		// meet: (c + k1 s) * (k2 g) = c k2 g + k1 k2 s g.
+		kt := k.terms[0]
+		r := affine{}
+		if a.c != 0 {
+			r.terms = append(r.terms, term{k: a.c * kt.k, slot: kt.slot, cl: kt.cl, f: kt.f})
+		}
+		for _, t := range a.terms {
+			if (t.slot >= 0 && kt.slot >= 0) || (t.cl != nil && kt.cl != nil) || (t.f != nil && kt.f != nil) {
+				return x.closure(e)
+			}
+			m := term{k: t.k * kt.k, slot: t.slot, cl: t.cl, f: t.f}
+			if kt.slot >= 0 {
+				m.slot = kt.slot
+			}
+			if kt.cl != nil {
+				m.cl = kt.cl
+			}
+			if kt.f != nil {
+				m.f = kt.f
+			}
+			r.terms = append(r.terms, m)
+		}
+		return r
+	}
+	return x.closure(e)
+}
+
+// closure is int e, which does not read j, as one closure term.
+func (x *liftCtx) closure(e *ir.Expr) affine {
+	if e == nil || x.reads(e) {
+		panic(noLift{})
+	}
+	cv := x.c.expr(e)
+	if cv.t.Depth != 0 || cv.t.Base != ir.Int {
+		panic(noLift{})
+	}
+	return affine{terms: []term{{k: 1, slot: -1, f: cv.i}}}
 }
 
 // loop lowers inner sum e, whose window must not read j.
@@ -420,8 +574,15 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 // run adds the loop's iterations lo..hi-1 into b, or reports false,
 // having added nothing, when a run of lanes fails.
 func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
-	if hi-lo < liftMin || !small(lo) || !small(hi) {
+	if hi-lo < liftMin || !small(lo) || !small(hi) || (l.leaf && hi-lo > liftLanes) {
 		return false
+	}
+	n := int(hi - lo)
+	for i := range l.tests {
+		if !l.tests[i].holds(fr, lo, n) {
+			fr.err = nil
+			return false
+		}
 	}
 	for _, st := range l.steps {
 		switch {
@@ -438,7 +599,18 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		}
 	}
 	s := fr.liftState(nl)
-	out := grow(&s.out, int(hi-lo))
+	if b.reserve(hi); l.leaf && b.spec.dense && b.ws == nil && lo >= 0 && int64(len(b.reals)) >= hi {
+		// The lanes go into the row in place: add writes them only once
+		// every read of the run has succeeded.
+		s.j0, s.n = lo, n
+		if !s.add(fr, l.val, b.reals[lo:hi]) {
+			fr.err = nil
+			return false
+		}
+		nestSaw("lifted")
+		return true
+	}
+	out := grow(&s.out, n)
 	for j0 := lo; j0 < hi; j0 += liftLanes {
 		s.j0, s.n = j0, int(min(hi-j0, liftLanes))
 		v, sc, ok := s.eval(fr, l.val)
@@ -455,9 +627,7 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 			copy(lanes, v)
 		}
 	}
-	for q, x := range out {
-		b.addReal(lo+int64(q), x)
-	}
+	b.addRow(lo, out)
 	nestSaw("lifted")
 	return true
 }
@@ -497,6 +667,13 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 			return nil, 0, false
 		}
 		return s.eval(fr, n.a)
+	case lGuard:
+		for i := range n.tests {
+			if !n.tests[i].holds(fr, s.j0, s.n) {
+				return nil, 0, false
+			}
+		}
+		return s.eval(fr, n.a)
 	case lLet:
 		if s.lone[n.let] {
 			return nil, s.lsc[n.let], true
@@ -528,24 +705,63 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 		return nil, arith(n.op, sa, sb), true
 	}
 	out := s.lanes(n)
+	lanesOp(n.op, out, a, sa, b, sb)
+	return out, 0, true
+}
+
+// lanesOp sets out to a op b, lane by lane; a nil operand is its scalar
+// in every lane.
+func lanesOp(op lop, out, a []float64, sa float64, b []float64, sb float64) {
 	switch {
 	case a == nil:
 		b = b[:len(out)]
-		for q := range out {
-			out[q] = arith(n.op, sa, b[q])
+		switch op {
+		case lAdd:
+			for q := range out {
+				out[q] = sa + b[q]
+			}
+		case lSub:
+			for q := range out {
+				out[q] = sa - b[q]
+			}
+		default:
+			for q := range out {
+				out[q] = sa * b[q]
+			}
 		}
 	case b == nil:
 		a = a[:len(out)]
-		for q := range out {
-			out[q] = arith(n.op, a[q], sb)
+		switch op {
+		case lAdd:
+			for q := range out {
+				out[q] = a[q] + sb
+			}
+		case lSub:
+			for q := range out {
+				out[q] = a[q] - sb
+			}
+		default:
+			for q := range out {
+				out[q] = a[q] * sb
+			}
 		}
 	default:
 		a, b = a[:len(out)], b[:len(out)]
-		for q := range out {
-			out[q] = arith(n.op, a[q], b[q])
+		switch op {
+		case lAdd:
+			for q := range out {
+				out[q] = a[q] + b[q]
+			}
+		case lSub:
+			for q := range out {
+				out[q] = a[q] - b[q]
+			}
+		default:
+			for q := range out {
+				out[q] = a[q] * b[q]
+			}
 		}
 	}
-	return out, 0, true
 }
 
 func arith(op lop, a, b float64) float64 {
@@ -644,6 +860,14 @@ func (s *liftState) runSteps(fr *frame, st *lstep, acc []float64) bool {
 // add adds node n's lanes into acc; a product is computed into acc
 // directly.
 func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
+	for n.op == lGuard {
+		for i := range n.tests {
+			if !n.tests[i].holds(fr, s.j0, s.n) {
+				return false
+			}
+		}
+		n = n.a
+	}
 	if n.op == lMul {
 		a, sa, ok1 := s.eval(fr, n.a)
 		b, sb, ok2 := s.eval(fr, n.b)
