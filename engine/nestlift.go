@@ -151,6 +151,7 @@ type liftLoop struct {
 	// leaf: no inner loop; a run of lanes is added into the row in place
 	// (nothing is added where it fails)
 	leaf  bool
+	acc   int // >= 0: the lanes' values are added into this real slot, in order
 	tests []laneTest // guards reading j before the singleton
 	steps []*lstep   // guards and lets before the singleton
 	val   *lnode
@@ -186,10 +187,11 @@ type liftCtx struct {
 // or returns nil (scope unchanged) when the body is not of that form or
 // reads j other than in values and array indices affine in it.
 func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop) {
-	if nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real {
+	scalar := lb.spec == nil && lb.accF >= 0
+	if nl.kind != itRange || !scalar && (lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real) {
 		return nil
 	}
-	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}}
+	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}}
 	depth := len(c.scope)
 	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
 		e := body
@@ -215,6 +217,17 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 			}
 			x.l.steps = append(x.l.steps, st)
 			e = e.Args[1]
+		}
+		if scalar {
+			// A sum over the lanes: each lane's value added in order, as
+			// the loop per j adds them (an inner loop would add its
+			// entries in another order).
+			if containsLoop(e) || c.typeOf(e).Depth != 0 {
+				panic(noLift{})
+			}
+			x.l.leaf, x.l.acc = true, lb.accF
+			x.l.val = x.expr(e)
+			return
 		}
 		if e.Op != ir.OpSingleton || !isVarSlot(e.Args[0], nl.e.Vars[0]) && !isVarSlot(e.Args[0], nl.e.Vars[1]) ||
 			c.typeOf(e.Args[1]).Depth != 0 {
@@ -587,8 +600,8 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	for _, st := range l.steps {
 		switch {
 		case st.cond != nil:
-			if !st.cond(fr) {
-				return fr.err == nil
+			if !st.cond(fr) && fr.err == nil {
+				return true
 			}
 		case st.set != nil:
 			st.set(fr)
@@ -599,6 +612,27 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		}
 	}
 	s := fr.liftState(nl)
+	if l.acc >= 0 {
+		s.j0, s.n = lo, n
+		v, sc, ok := s.eval(fr, l.val)
+		if !ok {
+			fr.err = nil
+			return false
+		}
+		acc := fr.f[l.acc]
+		if v == nil {
+			for range n {
+				acc += sc
+			}
+		} else {
+			for _, x := range v[:n] {
+				acc += x
+			}
+		}
+		fr.f[l.acc] = acc
+		nestSaw("lifted")
+		return true
+	}
 	if b.reserve(hi); l.leaf && b.spec.dense && b.ws == nil && lo >= 0 && int64(len(b.reals)) >= hi {
 		// The lanes go into the row in place: add writes them only once
 		// every read of the run has succeeded.
