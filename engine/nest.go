@@ -311,7 +311,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
 		nl.liftID = c.nlift
 		c.nlift++
-		nl.info.exec = "lanes: the range's keys as vectors, its inner loops run once for them; " + nl.info.exec + " where a run of lanes fails"
+		if nl.lift.leaf {
+			nl.info.exec = fmt.Sprintf("lanes: a call's keys (up to %d) as one vector; otherwise %s", liftLanes, nl.info.exec)
+		} else {
+			nl.info.exec = fmt.Sprintf("lanes: the inner loops run once for a run of up to %d keys, every value of the key a vector of them; where a run fails, %s", liftLanes, nl.info.exec)
+		}
 	}
 	nl.info.sink = sinkName(lb)
 	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&

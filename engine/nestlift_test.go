@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// sameBitsPerJ runs e with ranges not lifted (the loops per j, which a
+// failed run of lanes takes), checks that it took the paths of events
+// want, and that its result has the same bits as the lifted run's.
+func sameBitsPerJ(t *testing.T, e *ir.Expr, st storage.Store, want []string) {
+	t.Helper()
+	lifted, err := runEngine(e, st, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liftOff = true
+	defer func() { liftOff = false }()
+	var perJ value.Value
+	seen := events(func() { perJ, err = runEngine(e, st, 1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen["lifted"] > 0 {
+		t.Errorf("liftOff: ranges still lifted: %v", seen)
+	}
+	for _, ev := range want {
+		if seen[ev] == 0 {
+			t.Errorf("per j: no %q event; saw %v", ev, seen)
+		}
+	}
+	if !value.Equal(lifted, perJ, 0) {
+		t.Errorf("lanes and the loops per j differ:\n%s\n%s", value.Format(lifted), value.Format(perJ))
+	}
+}
+
+// Plans with a dense range above or inside compressed levels, as the
+// optimizer writes them for MTTKRP, TTM and SDDMM with dense factors,
+// and forms that exercise the lanes' pieces.
+const (
+	// MTTKRP, the optimizer's plan: the rank j between levels 1 and 2,
+	// C's row a let of lanes, D read across its rows (stride D_len2).
+	liftMTTKRP = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      let t3 = C_val(C_len2 * k + j) in
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val(j * D_len2 + l) * t3 } }`
+	// TTM with a dense factor: the range innermost, a row per fiber.
+	liftTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense k -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	      let t1 = B_val(p3) in
+	      sum(<j, _> in 0:D_len1) { @dense j -> D_val(j * D_len2 + l) * t1 } } }`
+	// Lanes read backwards (a negative stride), j itself as a value, a
+	// guard on k between the levels, a let inside the value, a
+	// difference and a negation.
+	liftMixed = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      if k < C_len1 - 2 then
+	        (let u = C_val(C_len2 * k + (C_len2 - 1 - j)) in u * j - 0.5) *
+	        (-(sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l))) } }`
+	// A long range over sparse levels: runs of at most liftLanes lanes.
+	liftLong = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:D_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l * D_len2 + j) } }`
+	// A guard on j that holds in some lanes only: the loops per j.
+	liftGuarded = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> if j < x_len1 then sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      C_val(C_len2 * k + j) * x_val(j) } }`
+)
+
+// TestLiftedRanges runs plans with a dense range above or inside
+// compressed levels against the interpreter at 1 and 3 threads, checks
+// that the range ran as lanes, and that the lanes give the bits of the
+// loops per j.
+func TestLiftedRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 9))
+	b := randCSF(30, 25, 40, 700, rng)
+	for _, tc := range []struct {
+		name, plan string
+		c, d       [2]int
+		xlen       int
+		want       []string // events with lanes
+		perJ       []string // events of the loops per j
+	}{
+		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, []string{"flat"}},
+		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted"}, []string{"flat"}},
+		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
+		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 600}, 16, []string{"lifted"}, nil},
+		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil},
+		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", tc.c[0], tc.c[1], rng)
+			denseStore(st, "D", tc.d[0], tc.d[1], rng)
+			vecStore(st, "x", tc.xlen, rng)
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			for _, ev := range tc.want {
+				if seen[ev] == 0 {
+					t.Errorf("no %q event; saw %v", ev, seen)
+				}
+			}
+			if tc.want == nil && seen["lifted"] > 0 {
+				t.Errorf("lanes ran where a guard fails in some: %v", seen)
+			}
+			sameBitsPerJ(t, e, st, tc.perJ)
+		})
+	}
+}
+
+// TestLiftedRangeErrors: a read past an array's end in some lanes (a
+// factor shorter than its length claims) is the interpreter's error: the
+// run of lanes is dropped and the loops per j report it.
+func TestLiftedRangeErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 10))
+	b := randCSF(30, 25, 40, 700, rng)
+	for _, tc := range []struct {
+		name, plan string
+		claim      string
+	}{
+		{"MTTKRP, D short", liftMTTKRP, "D_len2"},
+		{"MTTKRP, C short", liftMTTKRP, "C_len2"},
+		{"TTM, D short", liftTTM, "D_len1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", 16, 40, rng)
+			st[tc.claim] = storage.IntScalar(st[tc.claim].(*storage.Scalar).I + 1)
+			e := parse(t, tc.plan, st)
+			_, werr := eval.Eval(e, st)
+			if werr == nil {
+				t.Fatal("the interpreter read past the array without an error")
+			}
+			for _, threads := range []int{1, 3} {
+				_, err := runEngine(e, st, threads)
+				switch {
+				case err == nil:
+					t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
+				case threads == 1 && err.Error() != werr.Error():
+					t.Errorf("engine %q, interpreter %q", err, werr)
+				case !strings.Contains(err.Error(), tc.claim[:1]+"_val"):
+					t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
+				}
+			}
+		})
+	}
+}
