@@ -51,27 +51,30 @@ type lnode struct {
 	cl           *cell  // lRead
 	base, stride affine // lRead: the index
 	a, b         *lnode
-	let          int    // lLet
-	sum          *lsum  // lSum
-	step         *lstep // lLetIn: the let, whose body is a
+	let          int        // lLet
+	sum          *lsum      // lSum
+	step         *lstep     // lLetIn: the let, whose body is a
 	tests        []laneTest // lGuard
 }
 
-// laneTest is a comparison of ints affine in j, d = base + stride*j
-// their difference, against 0.
+// laneTest is a comparison of two ints affine in j.
 type laneTest struct {
-	op           ir.Op
-	base, stride affine
+	op     ir.Op
+	a, b   affine // bases
+	sa, sb affine // strides
 }
 
-// holds reports whether the test holds in every lane j0..j0+n-1: d is
-// monotone in j, so its ends decide.
+// holds reports whether the test holds in every lane j0..j0+n-1. Each
+// side is exact where its base and stride are small (it then equals the
+// wrapped value the loop per j compares), and their difference is
+// linear in j: its ends decide.
 func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
-	b, s := t.base.at(fr), t.stride.at(fr)
-	if fr.err != nil || !small(b) || !small(s) {
+	a, b, sa, sb := t.a.at(fr), t.b.at(fr), t.sa.at(fr), t.sb.at(fr)
+	if fr.err != nil || !small(a) || !small(b) || !small(sa) || !small(sb) {
 		return false
 	}
-	d0, d1 := b+s*j0, b+s*(j0+int64(n)-1)
+	j1 := j0 + int64(n) - 1
+	d0, d1 := a+sa*j0-(b+sb*j0), a+sa*j1-(b+sb*j1)
 	lo, hi := min(d0, d1), max(d0, d1)
 	switch t.op {
 	case ir.OpLt:
@@ -151,7 +154,7 @@ type liftLoop struct {
 	// leaf: no inner loop; a run of lanes is added into the row in place
 	// (nothing is added where it fails)
 	leaf  bool
-	acc   int // >= 0: the lanes' values are added into this real slot, in order
+	acc   int        // >= 0: the lanes' values are added into this real slot, in order
 	tests []laneTest // guards reading j before the singleton
 	steps []*lstep   // guards and lets before the singleton
 	val   *lnode
@@ -357,9 +360,9 @@ func (x *liftCtx) tests(cond *ir.Expr, ts []laneTest) []laneTest {
 		if containsLoop(cond) {
 			break
 		}
-		b1, s1 := x.affine(cond.Args[0])
-		b2, s2 := x.affine(cond.Args[1])
-		return append(ts, laneTest{op: cond.Op, base: combine(b1, b2, -1), stride: combine(s1, s2, -1)})
+		a, sa := x.affine(cond.Args[0])
+		b, sb := x.affine(cond.Args[1])
+		return append(ts, laneTest{op: cond.Op, a: a, b: b, sa: sa, sb: sb})
 	}
 	panic(noLift{})
 }

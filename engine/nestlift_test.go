@@ -72,6 +72,12 @@ const (
 	  { @dense i -> sum(<j, _> in 0:D_len2)
 	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l * D_len2 + j) } }`
+	// A guard whose side wraps (j * 2^62): lanes cannot tell which j
+	// pass, the loops per j compare the wrapped values.
+	liftWrapped = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> if j * H < 1 then sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      C_val(C_len2 * k + j) } }`
 	// A guard on j that holds in some lanes only: the loops per j.
 	liftGuarded = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:C_len2)
@@ -96,9 +102,10 @@ func TestLiftedRanges(t *testing.T) {
 		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, []string{"flat"}},
 		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted"}, []string{"flat"}},
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
-		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 600}, 16, []string{"lifted"}, nil},
+		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted"}, nil},
 		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil},
 		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
+		{"a guard on j that wraps", liftWrapped, [2]int{25, 16}, [2]int{16, 40}, 16, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -106,6 +113,7 @@ func TestLiftedRanges(t *testing.T) {
 			denseStore(st, "C", tc.c[0], tc.c[1], rng)
 			denseStore(st, "D", tc.d[0], tc.d[1], rng)
 			vecStore(st, "x", tc.xlen, rng)
+			st["H"] = storage.IntScalar(1 << 62)
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
 			for _, ev := range tc.want {
