@@ -640,7 +640,12 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		nestSaw("lifted")
 		return true
 	}
-	if b.reserve(hi); l.leaf && b.spec.dense && b.ws == nil && lo >= 0 && int64(len(b.reals)) >= hi {
+	inPlace := l.leaf && b.spec.dense && b.ws == nil && lo >= 0
+	if inPlace {
+		b.reserve(hi)
+		inPlace = int64(len(b.reals)) >= hi
+	}
+	if inPlace {
 		// The lanes go into the row in place: add writes them only once
 		// every read of the run has succeeded.
 		s.j0, s.n = lo, n
