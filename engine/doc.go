@@ -31,6 +31,10 @@
 //	                       row to row in position space (nestflat.go),
 //	                       rows whose reads interleave eight to a chunk
 //	                       as SIMD lanes (nestinter.go, interkernel*)
+//	nestlift.go            a dense range above compressed levels (or a
+//	                       short range leaf) run as lanes: the inner
+//	                       loops once for many keys, values of the key
+//	                       as vectors
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
 //	                       and iterated inside loop nests
 //	hashlevels.go, hashwalk.go

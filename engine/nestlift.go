@@ -621,6 +621,16 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	s := fr.liftState(nl)
 	if l.acc >= 0 {
 		s.j0, s.n = lo, n
+		if l.val.op == lMul {
+			// A dot product: each lane's product added as it is made.
+			if acc, ok := s.dot(fr, l.val, fr.f[l.acc]); ok {
+				fr.f[l.acc] = acc
+				nestSaw("lifted")
+				return true
+			}
+			fr.err = nil
+			return false
+		}
 		v, sc, ok := s.eval(fr, l.val)
 		if !ok {
 			fr.err = nil
@@ -656,6 +666,20 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		nestSaw("lifted")
 		return true
 	}
+	if n <= liftLanes {
+		s.j0, s.n = lo, n
+		v, sc, ok := s.eval(fr, l.val)
+		if !ok {
+			fr.err = nil
+			return false
+		}
+		if v == nil {
+			v = s.fill(sc)
+		}
+		b.addRow(lo, v[:n])
+		nestSaw("lifted")
+		return true
+	}
 	out := grow(&s.out, n)
 	for j0 := lo; j0 < hi; j0 += liftLanes {
 		s.j0, s.n = j0, int(min(hi-j0, liftLanes))
@@ -676,6 +700,44 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	b.addRow(lo, out)
 	nestSaw("lifted")
 	return true
+}
+
+// dot returns acc plus the lanes of product n, added in lane order.
+func (s *liftState) dot(fr *frame, n *lnode, acc float64) (float64, bool) {
+	a, sa, ok1 := s.eval(fr, n.a)
+	b, sb, ok2 := s.eval(fr, n.b)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	switch {
+	case a != nil && b != nil:
+		a, b = a[:s.n], b[:s.n]
+		for q := range a {
+			acc += float64(a[q] * b[q])
+		}
+	case a != nil || b != nil:
+		if a == nil {
+			a, sb = b, sa
+		}
+		for _, x := range a[:s.n] {
+			acc += float64(x * sb)
+		}
+	default:
+		x := sa * sb
+		for range s.n {
+			acc += x
+		}
+	}
+	return acc, true
+}
+
+// fill returns s.n lanes of v.
+func (s *liftState) fill(v float64) []float64 {
+	out := grow(&s.out, s.n)
+	for q := range out {
+		out[q] = v
+	}
+	return out
 }
 
 // lanes returns node n's buffer of s.n lanes.
@@ -741,6 +803,28 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 			out[q] = -x
 		}
 		return out, 0, true
+	}
+	if n.op == lMul {
+		x, sx, src, k, stride, ok := s.gather(fr, n)
+		if !ok {
+			return nil, 0, false
+		}
+		if src != nil {
+			out := s.lanes(n)
+			if x == nil {
+				for q := range out {
+					out[q] = sx * src[k]
+					k += stride
+				}
+			} else {
+				x = x[:len(out)]
+				for q := range out {
+					out[q] = x[q] * src[k]
+					k += stride
+				}
+			}
+			return out, 0, true
+		}
 	}
 	a, sa, ok1 := s.eval(fr, n.a)
 	b, sb, ok2 := s.eval(fr, n.b)
@@ -824,13 +908,8 @@ func arith(op lop, a, b float64) float64 {
 // the array itself when the stride is 1; false when a lane's index is
 // outside the array.
 func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
-	base, stride := n.base.at(fr), n.stride.at(fr)
-	if fr.err != nil || !small(base) || !small(stride) {
-		return nil, 0, false
-	}
-	src := n.cl.reals
-	first, last := base+stride*s.j0, base+stride*(s.j0+int64(s.n)-1)
-	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
+	src, first, stride, ok := s.strided(fr, n)
+	if !ok {
 		return nil, 0, false
 	}
 	switch stride {
@@ -846,6 +925,40 @@ func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
 		k += stride
 	}
 	return out, 0, true
+}
+
+// strided returns the array read n and the lanes' first index and
+// stride in it, all inside it; false when a lane's index is not.
+func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride int64, ok bool) {
+	base, stride := n.base.at(fr), n.stride.at(fr)
+	if fr.err != nil || !small(base) || !small(stride) {
+		return nil, 0, 0, false
+	}
+	src = n.cl.reals
+	first, last := base+stride*s.j0, base+stride*(s.j0+int64(s.n)-1)
+	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
+		return nil, 0, 0, false
+	}
+	return src, first, stride, true
+}
+
+// gather evaluates the operands of product n, one of them a read across
+// an array (a stride other than 0 and 1) left as src, first and stride
+// instead of gathered; false (src nil) when neither is, or a read or
+// closure failed (ok false).
+func (s *liftState) gather(fr *frame, n *lnode) (x []float64, sx float64, src []float64, first, stride int64, ok bool) {
+	a, g := n.a, n.b
+	if g.op != lRead {
+		a, g = g, a
+	}
+	if g.op != lRead {
+		return nil, 0, nil, 0, 0, true
+	}
+	if src, first, stride, ok = s.strided(fr, g); !ok || stride == 0 || stride == 1 {
+		return nil, 0, nil, 0, 0, ok
+	}
+	x, sx, ok = s.eval(fr, a)
+	return x, sx, src, first, stride, ok
 }
 
 // runSum runs inner loop l, adding into acc.
@@ -915,6 +1028,25 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 		n = n.a
 	}
 	if n.op == lMul {
+		x, sx, src, k, stride, ok := s.gather(fr, n)
+		if !ok {
+			return false
+		}
+		if src != nil {
+			if x == nil {
+				for q := range acc {
+					acc[q] += float64(sx * src[k])
+					k += stride
+				}
+			} else {
+				x = x[:len(acc)]
+				for q := range acc {
+					acc[q] += float64(x[q] * src[k])
+					k += stride
+				}
+			}
+			return true
+		}
 		a, sa, ok1 := s.eval(fr, n.a)
 		b, sb, ok2 := s.eval(fr, n.b)
 		if !ok1 || !ok2 {
