@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -132,28 +133,38 @@ func TestShortLoopErrors(t *testing.T) {
 			} else {
 				st[tc.claim] = storage.IntScalar(map[string]int64{"C_len1": 25, "D_len1": 16}[tc.claim])
 			}
-			e := parse(t, tc.plan, st)
-			_, werr := eval.Eval(e, st)
-			if werr == nil {
-				t.Fatal("the interpreter read past the array without an error")
-			}
-			for _, threads := range []int{1, 3} {
-				var err error
-				seen := events(func() { _, err = runEngine(e, st, threads) })
-				switch {
-				case err == nil:
-					t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
-				case threads == 1 && err.Error() != werr.Error():
-					t.Errorf("engine %q, interpreter %q", err, werr)
-				case !strings.Contains(err.Error(), strings.TrimSuffix(tc.claim, "_len1")):
-					t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
-				}
+			for threads, seen := range sameError(t, parse(t, tc.plan, st), st, strings.TrimSuffix(tc.claim, "_len1")) {
 				if seen[tc.want] == 0 {
 					t.Errorf("threads=%d: no %q event; saw %v", threads, tc.want, seen)
 				}
 			}
 		})
 	}
+}
+
+// sameError checks that e fails on st, at 1 and 3 threads, as the
+// interpreter does: with its message at one thread, naming arr at three.
+// It returns the events of each run, by threads.
+func sameError(t *testing.T, e *ir.Expr, st storage.Store, arr string) map[int]map[string]int {
+	t.Helper()
+	_, werr := eval.Eval(e, st)
+	if werr == nil {
+		t.Fatal("the interpreter read past the array without an error")
+	}
+	seen := map[int]map[string]int{}
+	for _, threads := range []int{1, 3} {
+		var err error
+		seen[threads] = events(func() { _, err = runEngine(e, st, threads) })
+		switch {
+		case err == nil:
+			t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
+		case threads == 1 && err.Error() != werr.Error():
+			t.Errorf("engine %q, interpreter %q", err, werr)
+		case !strings.Contains(err.Error(), arr):
+			t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
+		}
+	}
+	return seen
 }
 
 // keysFor draws n keys below 10, in no order and with repeats.

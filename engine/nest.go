@@ -488,19 +488,27 @@ func (nl *nloop) setVars(fr *frame, p int64) {
 		nl.setDictVars(fr, p)
 		return
 	}
-	if nl.ks >= 0 {
-		fr.i[nl.ks] = p
+	arr := nl.arr
+	if nl.kind == itRange {
+		arr = nil
 	}
-	if nl.vs < 0 {
-		return
+	setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+}
+
+// setIterVars sets the key (slot ks) and value (slot vs) of position p
+// of a loop over arr, or of a range (arr nil); a slot -1 is unused.
+func setIterVars(fr *frame, ks, vs int, arr *cell, vreal bool, p int64) {
+	if ks >= 0 {
+		fr.i[ks] = p
 	}
 	switch {
-	case nl.kind == itRange:
-		fr.i[nl.vs] = p
-	case nl.vreal:
-		fr.f[nl.vs] = nl.arr.reals[p]
+	case vs < 0:
+	case arr == nil:
+		fr.i[vs] = p
+	case vreal:
+		fr.f[vs] = arr.reals[p]
 	default:
-		fr.i[nl.vs] = nl.arr.ints[p]
+		fr.i[vs] = arr.ints[p]
 	}
 }
 

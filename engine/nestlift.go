@@ -75,22 +75,7 @@ func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
 	}
 	j1 := j0 + int64(n) - 1
 	d0, d1 := a+sa*j0-(b+sb*j0), a+sa*j1-(b+sb*j1)
-	lo, hi := min(d0, d1), max(d0, d1)
-	switch t.op {
-	case ir.OpLt:
-		return hi < 0
-	case ir.OpLe:
-		return hi <= 0
-	case ir.OpGt:
-		return lo > 0
-	case ir.OpGe:
-		return lo >= 0
-	case ir.OpEq:
-		return lo == 0 && hi == 0
-	case ir.OpNe:
-		return lo > 0 || hi < 0
-	}
-	return false
+	return proven(t.op, min(d0, d1), max(d0, d1), 0, 0)
 }
 
 // affine is an int that does not read j: c plus its terms, each a
@@ -971,19 +956,7 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 		return false
 	}
 	for p := lo; p < hi; p++ {
-		if l.ks >= 0 {
-			fr.i[l.ks] = p
-		}
-		if l.vs >= 0 {
-			switch {
-			case l.arr == nil:
-				fr.i[l.vs] = p
-			case l.vreal:
-				fr.f[l.vs] = l.arr.reals[p]
-			default:
-				fr.i[l.vs] = l.arr.ints[p]
-			}
-		}
+		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		if !s.runSteps(fr, l.body, acc) {
 			return false
 		}

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
@@ -149,22 +147,7 @@ func TestLiftedRangeErrors(t *testing.T) {
 			denseStore(st, "C", 25, 16, rng)
 			denseStore(st, "D", 16, 40, rng)
 			st[tc.claim] = storage.IntScalar(st[tc.claim].(*storage.Scalar).I + 1)
-			e := parse(t, tc.plan, st)
-			_, werr := eval.Eval(e, st)
-			if werr == nil {
-				t.Fatal("the interpreter read past the array without an error")
-			}
-			for _, threads := range []int{1, 3} {
-				_, err := runEngine(e, st, threads)
-				switch {
-				case err == nil:
-					t.Fatalf("threads=%d: no error; the interpreter's: %v", threads, werr)
-				case threads == 1 && err.Error() != werr.Error():
-					t.Errorf("engine %q, interpreter %q", err, werr)
-				case !strings.Contains(err.Error(), tc.claim[:1]+"_val"):
-					t.Errorf("threads=%d: engine %q, interpreter %q", threads, err, werr)
-				}
-			}
+			sameError(t, parse(t, tc.plan, st), st, tc.claim[:1]+"_val")
 		})
 	}
 }
