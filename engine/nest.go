@@ -314,7 +314,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		if nl.lift.leaf {
 			nl.info.exec = fmt.Sprintf("lanes: a call's keys (up to %d) as one vector; otherwise %s", liftLanes, nl.info.exec)
 		} else {
-			nl.info.exec = fmt.Sprintf("lanes: the inner loops run once for a run of up to %d keys, every value of the key a vector of them; where a run fails, %s", liftLanes, nl.info.exec)
+			nl.info.exec = fmt.Sprintf("lanes: the inner loops run once for a run of up to %d keys, every value of the key a vector of them; where a run fails, %s, the loops below as shown", liftLanes, nl.info.exec)
 		}
 	}
 	nl.info.sink = sinkName(lb)
