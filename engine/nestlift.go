@@ -592,8 +592,8 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 // run adds the loop's iterations lo..hi-1 into b, or reports false,
 // having added nothing, when a run of lanes fails.
 func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
-	if hi-lo < liftMin || !small(lo) || !small(hi) || (l.leaf && hi-lo > liftLanes) {
-		return false
+	if fr.err != nil || hi-lo < liftMin || !small(lo) || !small(hi) || (l.leaf && hi-lo > liftLanes) {
+		return false // (an error already recorded is not the run's to drop)
 	}
 	n := int(hi - lo)
 	for i := range l.tests {
