@@ -267,8 +267,6 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	}
 	sb := l.seg
 	switch {
-	case l.kind == itRange && l.lift != nil:
-		return false // its lanes per call cost less than positions
 	case l.kind == itRange:
 		// A range whose bounds do not change from row to row is the same
 		// run of keys in every row; bounds that read o's variables (a
@@ -285,6 +283,9 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 					return false // a let of o's rows: not known as the block is laid out
 				}
 			}
+		}
+		if l.lift != nil && !l.rowRange {
+			return false // the same keys in every row: its lanes per call cost less than positions
 		}
 	case sb == nil:
 		// A window with computed bounds (A(W*i:W*i+W), a row-major ELL):
