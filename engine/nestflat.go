@@ -96,22 +96,12 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 	if inner == 0 {
 		return nil
 	}
-	rowSeg := false
 	for i, s := range fp.steps {
-		switch l := s.loop; {
-		case l == nil:
-		case l.kind == itRange:
-			l.vec.dot = c.rangeDotOf(o, l, i)
-		case l.rowRange:
-			rowSeg = true
-			if l.vec.dot != nil {
-				l.vec.dot.o, l.vec.dot.step = o, i
-			}
+		if s.loop != nil && s.loop.kind == itRange {
+			s.loop.vec.dot = c.rangeDotOf(o, s.loop, i)
 		}
 	}
-	if !rowSeg {
-		fp.ds = c.dotScatterOf(o, fp)
-	}
+	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
 	return fp
 }
@@ -287,28 +277,7 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 		if l.lift != nil && !l.rowRange {
 			return false // the same keys in every row: its lanes per call cost less than positions
 		}
-	case sb == nil:
-		// A window with computed bounds (A(W*i:W*i+W), a row-major ELL):
-		// laid out row by row, in position space when each row's window
-		// starts where the last one's ends.
-		l.rowRange = false
-		if l.kind != itSegment {
-			return false
-		}
-		for _, b := range l.e.Args[0].Args[1:3] {
-			for v := range ir.FreeVars(b) {
-				switch {
-				case v == o.e.Vars[0] || v == o.e.Vars[1]:
-					l.rowRange = true
-				case names[v]:
-					return false
-				}
-			}
-		}
-		if !l.rowRange {
-			return false
-		}
-	case sb.lo != sb.hi || sb.hiOff != sb.loOff+1:
+	case sb == nil || sb.lo != sb.hi || sb.hiOff != sb.loOff+1:
 		return false
 	case sb.loSlot != sb.hiSlot || (sb.loSlot != o.ks && (o.kind != itRange || sb.loSlot != o.vs)):
 		return false
@@ -506,17 +475,6 @@ func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int6
 	return hi, hi > r
 }
 
-// segRows returns the positions of segment loop l (step i) for rows
-// r0..r1-1 of a block: each row's first position, then the last row's
-// end.
-func (l *nloop) segRows(st *flatState, i int, r0, r1 int64) []int64 {
-	if l.rowRange {
-		return st.starts[i][:r1-r0+1]
-	}
-	sb := l.seg
-	return sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
-}
-
 // rowBounds lays out rows r..hi-1 of inner range loop l (step i), whose
 // bounds change from row to row: each row's first key and the start of
 // its lanes. It returns the first row past the block: before a row
@@ -534,17 +492,6 @@ func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64
 		if !ok {
 			fr.err = nil
 			break
-		}
-		if l.kind == itSegment {
-			// Positions: row end-1's window must end where this one starts.
-			if len(p) == 1 {
-				p[0] = lo
-			}
-			if lo != p[len(p)-1] || h-p[0] > flatCap || len(p) == cap(p) {
-				break
-			}
-			p = append(p, h)
-			continue
 		}
 		m := max(h-lo, 0)
 		last := p[len(p)-1]
@@ -850,11 +797,8 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 		}
 		idx = d.idx
 	} else {
-		var st *flatState
-		if l.rowRange {
-			st = fr.flat(d.o)
-		}
-		p = l.segRows(st, d.step, r0, r1)
+		sb := l.seg
+		p = sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
 		l.vec.decide(fr, s, p[0], p[len(p)-1])
 		for _, skip := range s.skip {
 			if !skip {
@@ -1041,7 +985,8 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 		v.decide(fr, s, lo, lo+m)
 		s.rlo = lo
 	} else {
-		p = l.segRows(st, i, r0, r1)
+		sb := l.seg
+		p = sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
 		v.decide(fr, s, p[0], p[len(p)-1])
 	}
 	q0, q1 := p[0], p[len(p)-1]
@@ -1277,7 +1222,8 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	}
 	v := l.vec
 	s := fr.vstate(v)
-	p := l.segRows(st, i, r0, r1)
+	sb := l.seg
+	p := sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
 	v.decide(fr, s, p[0], p[len(p)-1])
 	for _, skip := range s.skip {
 		if !skip {
