@@ -117,7 +117,7 @@ func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent 
 		}
 	} else if ir.Occurs(v, body) {
 		val := w.array(h, g, hashValPart, 0, g.Elem)
-		body = substVar(body, v, &ir.Expr{Op: ir.OpLookup, Args: []*ir.Expr{val, qv}, Type: ir.Type{Base: g.Elem}, Pos: e.Pos})
+		body = ir.Subst(body, map[string]*ir.Expr{v: {Op: ir.OpLookup, Args: []*ir.Expr{val, qv}, Type: ir.Type{Base: g.Elem}, Pos: e.Pos}})
 	}
 	keys := w.array(h, g, hashKeyPart, level, ir.Int)
 	src := keys
@@ -181,17 +181,6 @@ func mapSums(e *ir.Expr, v string, f func(*ir.Expr) *ir.Expr) *ir.Expr {
 	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
 		if n.Op == ir.OpSum && n.Args[0].Op == ir.OpVar && n.Args[0].Name == v {
 			return f(n)
-		}
-		return nil
-	})
-}
-
-// substVar replaces the variable v in e (which no binder of e rebinds)
-// by x.
-func substVar(e *ir.Expr, v string, x *ir.Expr) *ir.Expr {
-	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
-		if n.Op == ir.OpVar && n.Name == v {
-			return x
 		}
 		return nil
 	})
