@@ -830,76 +830,22 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 		return nil, 0, false
 	}
 	if a == nil && b == nil {
-		return nil, arith(n.op, sa, sb), true
+		return nil, arithOp(n.op.vop(), sa, sb), true
 	}
 	out := s.lanes(n)
-	lanesOp(n.op, out, a, sa, b, sb)
+	realOp(n.op.vop(), out, a, sa, b, sb)
 	return out, 0, true
 }
 
-// lanesOp sets out to a op b, lane by lane; a nil operand is its scalar
-// in every lane.
-func lanesOp(op lop, out, a []float64, sa float64, b []float64, sb float64) {
-	switch {
-	case a == nil:
-		b = b[:len(out)]
-		switch op {
-		case lAdd:
-			for q := range out {
-				out[q] = sa + b[q]
-			}
-		case lSub:
-			for q := range out {
-				out[q] = sa - b[q]
-			}
-		default:
-			for q := range out {
-				out[q] = sa * b[q]
-			}
-		}
-	case b == nil:
-		a = a[:len(out)]
-		switch op {
-		case lAdd:
-			for q := range out {
-				out[q] = a[q] + sb
-			}
-		case lSub:
-			for q := range out {
-				out[q] = a[q] - sb
-			}
-		default:
-			for q := range out {
-				out[q] = a[q] * sb
-			}
-		}
-	default:
-		a, b = a[:len(out)], b[:len(out)]
-		switch op {
-		case lAdd:
-			for q := range out {
-				out[q] = a[q] + b[q]
-			}
-		case lSub:
-			for q := range out {
-				out[q] = a[q] - b[q]
-			}
-		default:
-			for q := range out {
-				out[q] = a[q] * b[q]
-			}
-		}
-	}
-}
-
-func arith(op lop, a, b float64) float64 {
+// vop is the batches' operator for an arithmetic lop (lAdd, lSub, lMul).
+func (op lop) vop() vop {
 	switch op {
 	case lAdd:
-		return a + b
+		return vAdd
 	case lSub:
-		return a - b
+		return vSub
 	}
-	return a * b
+	return vMul
 }
 
 // read gathers a real array at base + stride*j for the lanes: a slice of

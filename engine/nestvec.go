@@ -1013,57 +1013,70 @@ func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
 		return vval{scalar: true, f: arithOp(nd.op, a.f, b.f)}
 	}
 	buf := s.fbuf(nd, n)
+	var av, bv []float64
+	if !a.scalar {
+		av = a.fv
+	}
+	if !b.scalar {
+		bv = b.fv
+	}
+	realOp(nd.op, buf, av, a.f, bv, b.f)
+	return vval{fv: buf}
+}
+
+// realOp sets out to a op b (+ - or *) lane by lane; a nil operand is its
+// scalar in every lane.
+func realOp(op vop, out, a []float64, sa float64, b []float64, sb float64) {
 	switch {
-	case a.scalar:
-		x, bv := a.f, b.fv[:n]
-		switch nd.op {
+	case a == nil:
+		b = b[:len(out)]
+		switch op {
 		case vMul:
-			for l := range buf {
-				buf[l] = x * bv[l]
+			for l := range out {
+				out[l] = sa * b[l]
 			}
 		case vAdd:
-			for l := range buf {
-				buf[l] = x + bv[l]
+			for l := range out {
+				out[l] = sa + b[l]
 			}
 		default:
-			for l := range buf {
-				buf[l] = x - bv[l]
+			for l := range out {
+				out[l] = sa - b[l]
 			}
 		}
-	case b.scalar:
-		av, y := a.fv[:n], b.f
-		switch nd.op {
+	case b == nil:
+		a = a[:len(out)]
+		switch op {
 		case vMul:
-			for l := range buf {
-				buf[l] = av[l] * y
+			for l := range out {
+				out[l] = a[l] * sb
 			}
 		case vAdd:
-			for l := range buf {
-				buf[l] = av[l] + y
+			for l := range out {
+				out[l] = a[l] + sb
 			}
 		default:
-			for l := range buf {
-				buf[l] = av[l] - y
+			for l := range out {
+				out[l] = a[l] - sb
 			}
 		}
 	default:
-		av, bv := a.fv[:n], b.fv[:n]
-		switch nd.op {
+		a, b = a[:len(out)], b[:len(out)]
+		switch op {
 		case vMul:
-			for l := range buf {
-				buf[l] = av[l] * bv[l]
+			for l := range out {
+				out[l] = a[l] * b[l]
 			}
 		case vAdd:
-			for l := range buf {
-				buf[l] = av[l] + bv[l]
+			for l := range out {
+				out[l] = a[l] + b[l]
 			}
 		default:
-			for l := range buf {
-				buf[l] = av[l] - bv[l]
+			for l := range out {
+				out[l] = a[l] - b[l]
 			}
 		}
 	}
-	return vval{fv: buf}
 }
 
 // arithOp applies + - or * to two scalars.
