@@ -34,6 +34,15 @@ type loop struct {
 	seg    *segBounds // merges: the loop's segment, if its bounds are read in place
 	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
 	nest *nloop
+	// work, if set, is the cumulative work of the loop's positions
+	// (split.go), by which a split run cuts its chunks.
+	work workFunc
+}
+
+// chunks cuts the n iterations of a split run from state st into at most
+// parts chunks.
+func (l *loop) chunks(st srcState, n int64, parts int) [][2]int64 {
+	return splitChunks(n, parts, st.lo, l.work)
 }
 
 func (l *loop) all(fr *frame, b *builder) {

@@ -90,6 +90,7 @@ type nloop struct {
 	// enclosing loop's variables, laid out row by row (nestflat.go).
 	rowRange bool
 	split    bool      // the outermost sum of a parallel run: its iterations are split across workers
+	workBy   string    // split: the work its chunks share equally (split.go), or "" for equal counts
 	flat     *flatPlan // the body runs in position space (nestflat.go)
 	flatID   int
 	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)

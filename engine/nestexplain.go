@@ -102,12 +102,18 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 		return "runs inside its parent's iteration"
 	case !nl.split || threads < 2:
 		return "one worker"
-	case nl.rows:
-		return fmt.Sprintf("%d workers over ranges of iterations writing disjoint entries of one shared result (no private copies)", threads)
-	case nl.sink.spec != nil:
-		return fmt.Sprintf("%d workers over ranges of iterations, private results merged in worker order", threads)
 	}
-	return fmt.Sprintf("%d workers over ranges of iterations, partial sums added in worker order", threads)
+	ranges := "ranges of iterations"
+	if nl.workBy != "" {
+		ranges = "ranges of equal work (iterations + " + nl.workBy + ")"
+	}
+	switch {
+	case nl.rows:
+		return fmt.Sprintf("%d workers over %s writing disjoint entries of one shared result (no private copies)", threads, ranges)
+	case nl.sink.spec != nil:
+		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)
+	}
+	return fmt.Sprintf("%d workers over %s, partial sums added in worker order", threads, ranges)
 }
 
 // String is the explanation as text.

@@ -241,6 +241,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		spec := c.specFor(e, t)
 		c.splitNext = true
 		l := c.compileLoop(e, accumBody(spec, plus))
+		c.splitByWork(l, e)
 		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
 			(l.nest != nil && l.nest.rows)
 		return dictCx(t, func(fr *frame) dict {
@@ -250,7 +251,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			}
 			fr.win = 0
 			n := l.count(st)
-			parts := chunks(n, threads)
+			parts := l.chunks(st, n, threads)
 			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
 			if l.nest != nil && l.nest.rows {
 				end, ok = l.nest.rowsEnd(st)
@@ -290,8 +291,10 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				fr.fail(err)
 				return empty
 			}
-			for _, b := range bs[1:] {
-				bs[0].mergeRoot(b)
+			if !mergeDense(bs) {
+				for _, b := range bs[1:] {
+					bs[0].mergeRoot(b)
+				}
 			}
 			return bs[0].freeze()
 		})
@@ -302,6 +305,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	acc := c.newSlot(ir.Type{Base: t.Base})
 	c.splitNext = true
 	l := c.compileLoop(e, scalarBody(t, acc))
+	c.splitByWork(l, e)
 	real := t.Base == ir.Real
 	// More chunks than workers balance uneven iterations; partial sums
 	// are still added in chunk order.
@@ -312,7 +316,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		fr.win = 0
 		n := l.count(st)
-		parts := chunks(n, threads)
+		parts := l.chunks(st, n, threads)
 		if len(parts) < 2 {
 			fr.f0(acc, real)
 			runChecked(c.mon, l, fr, st, 0, n, nil)

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/storel/storel/ir"
+)
+
+// How a split run's iterations are cut into chunks, and how private
+// dense results are added up. Both decide whether threads pay: rows of a
+// web graph differ in length by orders of magnitude, so equal counts of
+// rows are unequal work, and a merge of private dense rows done by one
+// worker grows with the thread count until it costs more than the loop.
+
+// workFunc is a loop's cumulative work: work(b) - work(a) estimates the
+// cost of iterations a..b-1 (positions as the loop's run takes them).
+type workFunc func(p int64) int64
+
+// splitByWork has split loop l, compiled from sum e, cut its chunks by
+// e's cumulative work where it has one.
+func (c *compiler) splitByWork(l *loop, e *ir.Expr) {
+	var text string
+	l.work, text = c.cumWork(e)
+	if l.nest != nil && l.work != nil {
+		l.nest.workBy = text
+	}
+}
+
+// cumWork returns the cumulative work of sum e's positions, counting one
+// per iteration and one per position of every sum below it over a
+// segment A(P(x+c):P(x+c+1)) of the iteration's key x, through range
+// sums in between (the rank loop of MTTKRP): the leaves of a CSF tree
+// below i are pos2(pos1(i)). nil when e's positions are not its keys or
+// no segment reads them.
+// The text names the work counted, for explain: A_pos2(A_pos1(i)).
+func (c *compiler) cumWork(e *ir.Expr) (workFunc, string) {
+	switch src := e.Args[0]; {
+	case src.Op == ir.OpRange, src.Op == ir.OpSubArray,
+		src.Op == ir.OpGlobal && c.cell(src).info.Kind == ir.ObjArray:
+	default:
+		return nil, ""
+	}
+	key := e.Vars[0]
+	var terms []workFunc
+	var texts []string
+	var walk func(x *ir.Expr)
+	walk = func(x *ir.Expr) {
+		if x.Op == ir.OpSum {
+			if pos, off, ok := c.segmentOf(x.Args[0], key); ok {
+				inner, text := c.cumWork(x)
+				at := fmt.Sprintf("%s(%s)", pos.name, ir.Format(x.Args[0].Args[1].Args[1]))
+				if inner != nil {
+					at = strings.Replace(text, x.Vars[0], at, 1)
+				}
+				texts = append(texts, at)
+				terms = append(terms, func(p int64) int64 {
+					q := clampedAt(pos.ints, p+off)
+					if inner != nil {
+						return inner(q)
+					}
+					return q
+				})
+				return
+			}
+			if x.Args[0].Op != ir.OpRange {
+				return
+			}
+		}
+		for _, a := range x.Args {
+			walk(a)
+		}
+	}
+	walk(e.Args[1])
+	if len(terms) == 0 {
+		return nil, ""
+	}
+	return func(p int64) int64 {
+		w := p
+		for _, t := range terms {
+			w += t(p)
+		}
+		return w
+	}, countedText(texts)
+}
+
+// countedText joins texts with +, writing a repeated one once as n×t.
+func countedText(texts []string) string {
+	var parts []string
+	n := map[string]int{}
+	for _, t := range texts {
+		if n[t]++; n[t] == 1 {
+			parts = append(parts, t)
+		}
+	}
+	for i, t := range parts {
+		if n[t] > 1 {
+			parts[i] = fmt.Sprintf("%d×%s", n[t], t)
+		}
+	}
+	return strings.Join(parts, " + ")
+}
+
+// segmentOf matches src = A(P(key+c):P(key+c+1)) and returns P and c.
+func (c *compiler) segmentOf(src *ir.Expr, key string) (*cell, int64, bool) {
+	if src.Op != ir.OpSubArray || src.Args[0].Op != ir.OpGlobal {
+		return nil, 0, false
+	}
+	bound := func(b *ir.Expr) (string, int64, bool) {
+		if b.Op != ir.OpLookup || b.Args[0].Op != ir.OpGlobal {
+			return "", 0, false
+		}
+		off, ok := keyPlus(b.Args[1], key)
+		return b.Args[0].Name, off, ok
+	}
+	pl, lo, ok1 := bound(src.Args[1])
+	ph, hi, ok2 := bound(src.Args[2])
+	if !ok1 || !ok2 || pl != ph || hi != lo+1 {
+		return nil, 0, false
+	}
+	pos := c.cell(src.Args[1].Args[0])
+	if pos.info.Kind != ir.ObjArray || pos.info.Elem != ir.Int {
+		return nil, 0, false
+	}
+	return pos, lo, true
+}
+
+// keyPlus matches key, key + c or c + key for a constant c.
+func keyPlus(e *ir.Expr, key string) (int64, bool) {
+	isKey := func(x *ir.Expr) bool { return x.Op == ir.OpVar && x.Name == key }
+	isConst := func(x *ir.Expr) bool { return x.Op == ir.OpConst && x.Type.Depth == 0 && x.Type.Base == ir.Int }
+	switch {
+	case isKey(e):
+		return 0, true
+	case e.Op == ir.OpAdd && isKey(e.Args[0]) && isConst(e.Args[1]):
+		return e.Args[1].I, true
+	case e.Op == ir.OpAdd && isConst(e.Args[0]) && isKey(e.Args[1]):
+		return e.Args[0].I, true
+	}
+	return 0, false
+}
+
+// clampedAt reads a[i], clamped to a's ends: the work of a malformed position
+// array is a guess; the run itself reports the error.
+func clampedAt(a []int64, i int64) int64 {
+	switch {
+	case len(a) == 0:
+		return 0
+	case i < 0:
+		return a[0]
+	case i >= int64(len(a)):
+		return a[len(a)-1]
+	}
+	return a[i]
+}
+
+// splitChunks cuts iterations 0..n-1 (positions lo.. of the loop) into
+// at most parts contiguous, non-empty chunks of about equal work.
+func splitChunks(n int64, parts int, lo int64, work workFunc) [][2]int64 {
+	if work == nil || parts < 2 || n < int64(parts) {
+		return chunks(n, parts)
+	}
+	w0, total := work(lo), work(lo+n)-work(lo)
+	if total <= 0 {
+		return chunks(n, parts)
+	}
+	out := make([][2]int64, 0, parts)
+	from := int64(0)
+	for k := 1; k <= parts && from < n; k++ {
+		to := n
+		if k < parts {
+			goal := total * int64(k) / int64(parts)
+			to = from + int64(sort.Search(int(n-from), func(i int) bool {
+				return work(lo+from+int64(i)+1)-w0 >= goal
+			})) + 1
+			to = min(to, n)
+		}
+		out = append(out, [2]int64{from, to})
+		from = to
+	}
+	if from < n {
+		out[len(out)-1][1] = n
+	}
+	return out
+}
+
+// denseMergeMin is the count of entries to add below which one worker
+// merges (a var so that tests can send every merge to workers).
+var denseMergeMin = 1 << 16
+
+// mergeDense adds the private results bs[1:] into bs[0], as mergeRoot in
+// worker order would, with the keys cut into ranges added by workers at
+// once; false, with nothing done, unless every result is a plain dense
+// row of scalars.
+func mergeDense(bs []*builder) bool {
+	n := 0
+	for _, b := range bs {
+		s := b.spec
+		if s.depth != 1 || !s.dense || b.ws != nil || b.listed || b.open ||
+			(b.x != nil && (len(b.x.mreal) > 0 || len(b.x.mint) > 0)) {
+			return false
+		}
+		n = max(n, len(b.reals), len(b.ints))
+	}
+	if len(bs) < 2 || n*(len(bs)-1) < denseMergeMin {
+		return false
+	}
+	dst := bs[0]
+	real := dst.spec.real
+	if real {
+		dst.growReals(n)
+	} else {
+		dst.growInts(n)
+	}
+	ranges := chunks(int64(n), min(len(bs), max(1, 2*n*(len(bs)-1)/max(1, denseMergeMin))))
+	var wg sync.WaitGroup
+	for _, r := range ranges {
+		wg.Add(1)
+		go func(lo, hi int64) {
+			defer wg.Done()
+			for _, b := range bs[1:] {
+				if real {
+					addRange(dst.reals, b.reals, lo, hi)
+				} else {
+					addRange(dst.ints, b.ints, lo, hi)
+				}
+			}
+		}(r[0], r[1])
+	}
+	wg.Wait()
+	return true
+}
+
+// addRange adds src[lo:hi] into dst, skipping zeros as addReal's callers
+// do.
+func addRange[V int64 | float64](dst, src []V, lo, hi int64) {
+	hi = min(hi, int64(len(src)))
+	for k := lo; k < hi; k++ {
+		if v := src[k]; v != 0 {
+			dst[k] += v
+		}
+	}
+}
