@@ -100,6 +100,42 @@ type builderAux struct {
 	// seq while in the mode.
 	sequential bool
 	seq        *seqRows
+	// The spill map's keys in order (and its children, aligned), sorted
+	// by the worker that built a private result (sortSpill), so that the
+	// merge, which one worker runs, does not sort them; stale when the
+	// map has grown since.
+	spillKeys []int64
+	spillKids []*kid
+}
+
+// sortSpill sorts the keys of b's spill map ahead of a merge of b.
+func (b *builder) sortSpill() {
+	x := b.x
+	if x == nil {
+		return
+	}
+	switch {
+	case len(x.mkids) > 0:
+		x.spillKeys = sortedKeys(x.mkids)
+		x.spillKids = make([]*kid, len(x.spillKeys))
+		for i, k := range x.spillKeys {
+			x.spillKids[i] = x.mkids[k]
+		}
+	case len(x.mreal) > 0:
+		x.spillKeys = sortedKeys(x.mreal)
+	case len(x.mint) > 0:
+		x.spillKeys = sortedKeys(x.mint)
+	}
+}
+
+// spilled returns the keys of map m in order: sortSpill's, unless m has
+// grown since.
+func spilled[V any](x *builderAux, m map[int64]V) []int64 {
+	if len(x.spillKeys) == len(m) {
+		return x.spillKeys
+	}
+	x.spillKids = nil
+	return sortedKeys(m)
 }
 
 // aux returns b's side struct, making it if need be.
@@ -797,8 +833,13 @@ func (b *builder) merge(o *builder) {
 				visit(int64(k), &ox.kids[k])
 			}
 		}
-		for _, k := range sortedKeys(ox.mkids) {
-			visit(k, ox.mkids[k])
+		keys := spilled(ox, ox.mkids)
+		for i, k := range keys {
+			if ox.spillKids != nil {
+				visit(k, ox.spillKids[i])
+			} else {
+				visit(k, ox.mkids[k])
+			}
 		}
 	case o.listed && s.real:
 		addList(b, o.nkeys, o.reals) // one of the two lists is empty
@@ -813,7 +854,7 @@ func (b *builder) merge(o *builder) {
 			}
 		}
 		if o.x != nil {
-			for _, k := range sortedKeys(o.x.mreal) {
+			for _, k := range spilled(o.x, o.x.mreal) {
 				b.addReal(k, o.x.mreal[k])
 			}
 		}
@@ -824,7 +865,7 @@ func (b *builder) merge(o *builder) {
 			}
 		}
 		if o.x != nil {
-			for _, k := range sortedKeys(o.x.mint) {
+			for _, k := range spilled(o.x, o.x.mint) {
 				b.addInt(k, o.x.mint[k])
 			}
 		}

@@ -285,6 +285,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				start: func(w int, _ *frame) { bs[w] = newBuilder(spec) },
 				run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, bs[w])
+					if w > 0 {
+						bs[w].sortSpill() // while the other workers run
+					}
 				},
 			})
 			if err != nil {

@@ -79,3 +79,48 @@ func TestDenseMergeByWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledPartialsMerge: private results whose keys a dense level does
+// not reach (hash keys; rows of a later chunk far past the first) are
+// kept in maps; their keys, sorted by the worker that built them, merge
+// into the interpreter's answer at 2, 3 and 7 threads.
+func TestSpilledPartialsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	// Every 500th row of A holds a few entries; B's rows are long, so
+	// the product's rows are dense rows of a workspace, not sequential.
+	n := 3 * maxDenseJump
+	a := &sparseCSR{n: n, m: 50, pos: make([]int64, 1, n+1)}
+	for i := 0; i < n; i++ {
+		if i%500 == 7 {
+			for _, k := range []int64{3, 17, 40} {
+				a.idx = append(a.idx, k)
+				a.val = append(a.val, float64(rng.IntN(5)+1))
+			}
+		}
+		a.pos = append(a.pos, int64(len(a.idx)))
+	}
+	b := randCSR(50, 250, 50*150, rng)
+	st := storage.Store{}
+	a.store(st, "A")
+	b.store(st, "B")
+	for _, plan := range []string{planMMM,
+		// The optimizer's plan of MMM, which the older path runs.
+		`sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+      let t1 = A_val(p2) in
+      sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+        { @dense j -> B_val(p1) * t1 } }`,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @hash 1000000 * j + i -> A_val(p) }`} {
+		e := parse(t, plan, st)
+		want := agree(t, e, st)
+		for _, threads := range []int{2, 7} {
+			got, err := runEngine(e, st, threads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got, want, 0) {
+				t.Errorf("%d threads: %s differs from one thread", threads, plan)
+			}
+		}
+	}
+}
