@@ -242,6 +242,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		c.splitNext = true
 		l := c.compileLoop(e, accumBody(spec, plus))
 		c.splitByWork(l, e)
+		pool := &rowPool{}
 		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
 			(l.nest != nil && l.nest.rows)
 		return dictCx(t, func(fr *frame) dict {
@@ -282,7 +283,12 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			}
 			bs := make([]*builder, len(parts))
 			err := parallelRun(fr, parts, chunkWork{
-				start: func(w int, _ *frame) { bs[w] = newBuilder(spec) },
+				start: func(w int, _ *frame) {
+					bs[w] = newBuilder(spec)
+					if w > 0 {
+						pool.seed(bs[w])
+					}
+				},
 				run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, bs[w])
 					if w > 0 {
@@ -294,7 +300,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				fr.fail(err)
 				return empty
 			}
-			if !mergeDense(bs) {
+			if !mergeDense(bs, pool) {
 				for _, b := range bs[1:] {
 					bs[0].mergeRoot(b)
 				}

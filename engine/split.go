@@ -193,8 +193,9 @@ var denseMergeMin = 1 << 16
 // mergeDense adds the private results bs[1:] into bs[0], as mergeRoot in
 // worker order would, with the keys cut into ranges added by workers at
 // once; false, with nothing done, unless every result is a plain dense
-// row of scalars.
-func mergeDense(bs []*builder) bool {
+// row of scalars. The rows of bs[1:] are zeroed as they are added and
+// go back to pool.
+func mergeDense(bs []*builder, pool *rowPool) bool {
 	n := 0
 	for _, b := range bs {
 		s := b.spec
@@ -230,16 +231,60 @@ func mergeDense(bs []*builder) bool {
 		}(r[0], r[1])
 	}
 	wg.Wait()
+	for _, b := range bs[1:] {
+		pool.put(b)
+	}
 	return true
 }
 
 // addRange adds src[lo:hi] into dst, skipping zeros as addReal's callers
-// do.
+// do, and zeroes src[lo:hi].
 func addRange[V int64 | float64](dst, src []V, lo, hi int64) {
 	hi = min(hi, int64(len(src)))
 	for k := lo; k < hi; k++ {
 		if v := src[k]; v != 0 {
 			dst[k] += v
 		}
+		src[k] = 0
 	}
+}
+
+// rowPool keeps the zeroed dense rows of a split sum's private results
+// from one run to the next. A fresh row of a few megabytes costs a page
+// fault per 4 KiB when first written, by each worker at each run: BATAX
+// on cnr-2000 (a 325,557-entry row per worker) ran 2.4x slower at 2
+// threads with the collector off, when no run reuses another's memory.
+type rowPool struct {
+	mu    sync.Mutex
+	reals [][]float64
+	ints  [][]int64
+}
+
+// seed gives b, a new private result of a dense row of scalars, a zeroed
+// row from the pool to grow into.
+func (p *rowPool) seed(b *builder) {
+	s := b.spec
+	if s.depth != 1 || !s.dense || b.x != nil || b.ws != nil || b.listed || len(b.reals)+len(b.ints) > 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.reals); s.real && n > 0 {
+		b.reals, p.reals = p.reals[n-1], p.reals[:n-1]
+	} else if n := len(p.ints); !s.real && n > 0 {
+		b.ints, p.ints = p.ints[n-1], p.ints[:n-1]
+	}
+}
+
+// put takes back b's row, which mergeDense has zeroed.
+func (p *rowPool) put(b *builder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cap(b.reals) > 0 {
+		p.reals = append(p.reals, b.reals[:0])
+	}
+	if cap(b.ints) > 0 {
+		p.ints = append(p.ints, b.ints[:0])
+	}
+	b.reals, b.ints = nil, nil
 }

@@ -124,3 +124,40 @@ func TestSpilledPartialsMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledRowsStartZero: a kernel run again reuses its private rows
+// from the pool, and each run's answer is the answer of a kernel
+// compiled afresh, whatever the run before it added.
+func TestPooledRowsStartZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	a := randCSR(300, 2000, 6000, rng)
+	saved := denseMergeMin
+	defer func() { denseMergeMin = saved }()
+	denseMergeMin = 1
+	stores := make([]storage.Store, 3)
+	for i := range stores {
+		stores[i] = storage.Store{"x": storage.RealArray(randVec(2000, rng)), "beta": storage.RealScalar(float64(i) - 0.5)}
+		a.store(stores[i], "A")
+	}
+	for _, plan := range []string{planBATAX,
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> i * j }`} {
+		e := parse(t, plan, stores[0])
+		k, err := Compile(e, SchemaOf(stores[0]), Options{Threads: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range []int{0, 1, 2, 1, 0} {
+			got, err := k.Run(stores[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := runEngine(e, stores[i], 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got, want, 0) {
+				t.Fatalf("%s: run with store %d after other runs differs from a fresh kernel", plan, i)
+			}
+		}
+	}
+}
