@@ -630,7 +630,7 @@ func replacedTerms(p *pat) []*pat {
 
 // bindFresh creates the variables for the binders of p that the
 // right-hand side invents, once the non-body children are built. The name
-// is remembered per rule and matched class, so that applying the same
+// is remembered per rule, matched class and type, so that applying the same
 // match again (the runner re-applies matches every iteration) builds the
 // same term instead of a new copy.
 func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []ir.Type) bool {
@@ -663,7 +663,7 @@ func (s *session) bindFresh(env *rhsEnv, p *pat, kids []egraph.ClassID, types []
 			k2, v2 := s.sourceRanges(s.g, kids[4])
 			rng = [3]interval{k1, k2, v1.meet(v2)}[i]
 		}
-		key := freshKey{rule: env.cr.name, class: s.g.Find(env.class), meta: name}
+		key := freshKey{rule: env.cr.name, class: s.g.Find(env.class), meta: name, typ: t}
 		sym, ok := s.freshNames[key]
 		if ok {
 			// The name binds here as it did before, maybe over another
@@ -713,4 +713,7 @@ type freshKey struct {
 	rule  string
 	class egraph.ClassID
 	meta  string
+	// Two matches at a class may bind values of different types (LT7
+	// hoisting an int factor and a real one): each type has its own name.
+	typ ir.Type
 }

@@ -99,6 +99,9 @@ func TestRuleGoldens(t *testing.T) {
 			if err != nil || !value.Equal(want, got, 1e-12) {
 				t.Errorf("%s: rule %s changes the value: %s computes %s (%v), the input %s", d.Pos, last, term, valueText(got), err, valueText(want))
 			}
+			if err := checkPrintedPlan(term, st); err != nil {
+				t.Errorf("%s: rule %s: %v", d.Pos, last, err)
+			}
 			out = append(out, ir.Format(term))
 		}
 		return strings.Join(out, "\n--\n") + "\n"
