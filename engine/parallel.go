@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -161,6 +162,28 @@ func chunks(n int64, parts int) [][2]int64 {
 type chunkWork struct {
 	start func(w int, wfr *frame)
 	run   func(w int, wfr *frame, from, to int64)
+	// work, if set, is the loop's cumulative work over iterations
+	// (positions from lo), by which the probe predicts the whole run.
+	work workFunc
+	lo   int64
+}
+
+// probeEnd returns the end of the probe of a split run: about the
+// probeShare-th part of chunk p0's work, at least one iteration, and the
+// share of the whole run's work (iterations 0..n-1) the probe holds.
+func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (int64, float64) {
+	if cw.work != nil {
+		w := func(i int64) int64 { return cw.work(cw.lo + i) }
+		if total := w(n) - w(p0[0]); total > 0 {
+			goal := (w(p0[1]) - w(p0[0])) / probeShare
+			end := p0[0] + 1 + int64(sort.Search(int(p0[1]-p0[0]-1), func(i int) bool {
+				return w(p0[0]+int64(i)+1)-w(p0[0]) >= goal
+			}))
+			return end, float64(w(end)-w(p0[0])) / float64(total)
+		}
+	}
+	end := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+	return end, float64(end-p0[0]) / float64(n-p0[0])
 }
 
 // Workers pay for themselves only on runs long enough: each costs a
@@ -187,12 +210,11 @@ func parallelRun(fr *frame, parts [][2]int64, cw chunkWork) *Error {
 		}
 	}
 	p0 := parts[0]
-	probe := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+	probe, share := cw.probeEnd(p0, parts[len(parts)-1][1])
 	t0 := time.Now()
 	start(0, fr)
 	cw.run(0, fr, p0[0], probe)
-	n := parts[len(parts)-1][1] - p0[0] // chunks are contiguous
-	if fr.err != nil || time.Duration(float64(time.Since(t0))*float64(n)/float64(probe-p0[0])) < parallelMin {
+	if fr.err != nil || share <= 0 || time.Duration(float64(time.Since(t0))/share) < parallelMin {
 		cw.run(0, fr, probe, p0[1])
 		for w, p := range parts[1:] {
 			if fr.err != nil {
@@ -274,7 +296,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				b.reserve(end)
 				err := parallelRun(fr, parts, chunkWork{run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, b)
-				}})
+				}, work: l.work, lo: st.lo})
 				if err != nil {
 					fr.fail(err)
 					return empty
@@ -295,6 +317,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 						bs[w].sortSpill() // while the other workers run
 					}
 				},
+				work: l.work, lo: st.lo,
 			})
 			if err != nil {
 				fr.fail(err)
@@ -339,6 +362,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				runChecked(c.mon, l, wfr, st, from, to, nil)
 				pi[w], pf[w] = wfr.acc(acc, real)
 			},
+			work: l.work, lo: st.lo,
 		})
 		if err != nil {
 			fr.fail(err)
