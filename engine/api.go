@@ -59,7 +59,8 @@ type Kernel struct {
 //     e1 - e2 of dictionaries add e2's terms one by one into e1's. With
 //     distinct keys per iteration (every @unique plan) nothing changes;
 //   - with Options.Threads > 1 the outermost sum adds per-worker partial
-//     results in worker order (deterministic for a given thread count;
+//     results in worker order (deterministic for a given thread count and
+//     input: the chunks are cut by the work the position arrays give;
 //     rows with distinct keys are not reassociated).
 //
 // Scalar sums, products and everything else are evaluated in the

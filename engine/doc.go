@@ -56,7 +56,11 @@
 //	                       slices and workspaces, @hash in Go maps
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
 //	                       (the IR has no merge iterator yet)
-//	parallel.go            the outermost sum split across workers
+//	parallel.go, split.go  the outermost sum split across workers: chunks
+//	                       of equal work (iterations plus the positions
+//	                       of the segments below, read from the position
+//	                       arrays), private dense results added by workers
+//	                       over ranges of keys and kept for the next run
 //
 // Assembly loops (amd64) add in the same order as their Go twins, which
 // the build tag purego selects, so both give the same bits.
