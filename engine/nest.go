@@ -133,6 +133,7 @@ type nstmt struct {
 	// accF or accI
 	set     func(fr *frame)
 	post    realFn // a let of factors times a sum: the let's value from the sum's
+	posti   intFn  // the same for an int sum and int factors
 	postVec *vloop // post over a block of rows in position space, or nil
 	keyVec  *vloop // stSingle: its rows' keys and sums into the sink in batches, or nil
 	postOf  *ir.Expr
@@ -394,6 +395,12 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		if c.typeOf(e).Depth > 0 && lb.spec == nil {
 			break
 		}
+		if f, _ := c.invariantFactors(e); f != nil && lb.spec == nil && (lb.accF >= 0) == (c.typeOf(e).Base == ir.Real) {
+			// Its factors that do not depend on it apply to its total.
+			if s := (&nstmt{kind: stScalar, accF: -1, accI: -1}); c.lowerProductSum(nl, s, e) {
+				return s
+			}
+		}
 		inner := c.nestLoop(e, lb)
 		if inner == nil {
 			c.noNest("inner loop: " + c.lastWhy)
@@ -567,7 +574,11 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 				}
 				fr.i[s.accI] = 0
 				s.loop.run(fr, lo, hi, nil)
-				switch v := fr.i[s.accI]; {
+				v := fr.i[s.accI]
+				if s.posti != nil && fr.err == nil {
+					v = s.posti(fr)
+				}
+				switch {
 				case fr.err != nil:
 				case b.spec.real:
 					b.addReal(k, float64(v))
@@ -607,7 +618,7 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 // slot is the frame slot a let statement sets.
 func (s *nstmt) slot() int {
 	switch {
-	case s.loop == nil || s.post != nil:
+	case s.loop == nil || s.hasPost():
 		return s.lslot
 	case s.accF >= 0:
 		return s.accF
@@ -625,10 +636,17 @@ func (s *nstmt) runLet(fr *frame) {
 	if lo, hi, ok := s.loop.open(fr); ok {
 		s.loop.run(fr, lo, hi, nil)
 	}
-	if s.post != nil && fr.err == nil {
+	switch {
+	case fr.err != nil:
+	case s.post != nil:
 		fr.f[s.lslot] = s.post(fr)
+	case s.posti != nil:
+		fr.i[s.lslot] = s.posti(fr)
 	}
 }
+
+// hasPost reports whether factors are applied to the statement's sum.
+func (s *nstmt) hasPost() bool { return s.post != nil || s.posti != nil }
 
 func containsOp(e *ir.Expr, op ir.Op) bool {
 	found := false
@@ -684,7 +702,7 @@ func (c *compiler) lowerLetSum(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		return nil
 	}
 	what := "the sum below, lowered"
-	if s.post != nil {
+	if s.hasPost() {
 		what = ir.Format(replaceNode(v, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below, lowered)", Type: s.sumOf.Type}))
 	}
 	c.scope = append(c.scope, binding{name: e.Vars[0], t: vt, slot: s.slot()})
@@ -705,7 +723,13 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		return false
 	}
 	sum := productSum(v)
-	if sum == nil || (sum != v && (vt.Base != ir.Real || c.typeOf(sum).Base != ir.Real)) {
+	if sum == nil {
+		return false
+	}
+	if f, inner := c.invariantFactors(sum); f != nil {
+		v, sum = replaceNode(v, sum, &ir.Expr{Op: ir.OpMul, Args: []*ir.Expr{f, inner}, Type: sum.Type, Pos: sum.Pos}), inner
+	}
+	if sum != v && vt.Base != c.typeOf(sum).Base {
 		return false
 	}
 	st := c.typeOf(sum)
@@ -728,11 +752,65 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		post := c.expr(pe)
 		s.postVec = c.vectorizeRows(nl, nil, pe, name)
 		c.unbind(1)
-		s.post = asReal(post)
+		if st.Base == ir.Real {
+			s.post = asReal(post)
+		} else {
+			s.posti = post.i
+		}
 		s.postOf, s.sumOf = v, sum
 		s.lslot = c.newSlot(vt)
 	}
 	return true
+}
+
+// invariantFactors splits the factors of a scalar sum's body that do not
+// depend on the sum's variables (safe, loop-free) from the others:
+// sum(x * t) is t * sum(x), so t is applied once per sum instead of once
+// per term, and the terms left (x) may run as a plain segmented sum. It
+// returns the product of those factors and the sum of the rest, or nil
+// when the body has no such factor or none depends on the sum.
+func (c *compiler) invariantFactors(sum *ir.Expr) (factor, inner *ir.Expr) {
+	if sum.Op != ir.OpSum || len(sum.Args) != 2 || len(sum.Vars) != 2 {
+		return nil, nil
+	}
+	st := c.typeOf(sum)
+	body := sum.Args[1]
+	if st.Depth != 0 || body.Op != ir.OpMul {
+		return nil, nil
+	}
+	it := c.typeOf(sum.Args[0])
+	if it.Depth == 0 {
+		return nil, nil
+	}
+	var inv, rest []*ir.Expr
+	c.declare(sum.Vars[0], ir.IntType)
+	c.declare(sum.Vars[1], it.Elem())
+	for _, t := range operands(ir.OpMul, body, nil) {
+		if tt := c.typeOf(t); tt.Depth != 0 || tt.Base != st.Base || t.Type.Base != st.Base {
+			inv = nil // a mixed product keeps its conversions in place
+			break
+		}
+		fv := ir.FreeVars(t)
+		if !fv[sum.Vars[0]] && !fv[sum.Vars[1]] && !containsLoop(t) && safe(t) {
+			inv = append(inv, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	c.unbind(2)
+	if len(inv) == 0 || len(rest) == 0 {
+		return nil, nil
+	}
+	prod := func(ts []*ir.Expr) *ir.Expr {
+		p := ts[0]
+		for _, t := range ts[1:] {
+			p = &ir.Expr{Op: ir.OpMul, Args: []*ir.Expr{p, t}, Type: st, Pos: t.Pos}
+		}
+		return p
+	}
+	in := *sum
+	in.Args = []*ir.Expr{sum.Args[0], prod(rest)}
+	return prod(inv), &in
 }
 
 // productSum returns the one sum of v reached through products only, or

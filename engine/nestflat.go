@@ -593,7 +593,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			if s.loop != nil {
 				direct := s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil &&
 					r0 >= 0 && int64(len(b.reals)) >= r1
-				if d := s.loop.vec.dot; direct && s.post == nil && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
+				if d := s.loop.vec.dot; direct && !s.hasPost() && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
 					continue // row r's sum added at key r in place
 				}
 				o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
@@ -650,6 +650,17 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 // flatPost applies the factors of statement s (a product of factors and
 // its sum) to the rows' sums of step i; false on an error.
 func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64, setRow func(int64, int)) bool {
+	if s.posti != nil {
+		ivals := st.ivals[i][:r1-r0]
+		for r := r0; r < r1; r++ {
+			setRow(r, i)
+			fr.i[s.accI] = ivals[r-r0]
+			if ivals[r-r0] = s.posti(fr); fr.err != nil {
+				return false
+			}
+		}
+		return true
+	}
 	if s.post == nil {
 		return true
 	}

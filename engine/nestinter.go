@@ -243,7 +243,7 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 			return nil
 		}
 	}
-	if s == nil || s.loop == nil || s.child != nil || s.post != nil || s.accF < 0 || !s.loop.rowRange {
+	if s == nil || s.loop == nil || s.child != nil || s.hasPost() || s.accF < 0 || !s.loop.rowRange {
 		return nil
 	}
 	l := s.loop
