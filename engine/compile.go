@@ -21,6 +21,9 @@ type compiler struct {
 	// the older compilation); nvec counts vectorized loops.
 	noNests bool
 	nvec    int
+	// rowLets lets vectorizeRows read the lets of a loop's body per row
+	// (the factors of a sum in position space, flatPost).
+	rowLets bool
 	nflat   int
 	nlift   int
 	inRow   int // lowering the value of a row of a nested result

@@ -155,6 +155,12 @@ const (
   (sum(<p, i> in A_idx2(A_pos2(k):A_pos2(k+1))) A_val(p)) *
   (sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) B_val(q))`
 
+	// The optimizer's SumMMM plan: B's row sum bound per row, a factor
+	// of the terms of A's row.
+	planRowSumLet = `sum(<k, _> in 0:A_len1)
+  let t = sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) B_val(q) in
+  sum(<p, i> in A_idx2(A_pos2(k):A_pos2(k+1))) A_val(p) * t`
+
 	planBATAXNaive = `sum(<i, _> in 0:A_len1)
   sum(<q, j> in A_idx2(A_pos2(i):A_pos2(i+1)))
     sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i+1)))

@@ -750,7 +750,7 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		c.scope = append(c.scope, binding{name: name, t: st, slot: acc})
 		pe := replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos})
 		post := c.expr(pe)
-		s.postVec = c.vectorizeRows(nl, nil, pe, name)
+		s.postVec = c.postRows(nl, pe, name)
 		c.unbind(1)
 		if st.Base == ir.Real {
 			s.post = asReal(post)

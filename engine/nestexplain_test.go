@@ -42,6 +42,7 @@ func TestNestExplain(t *testing.T) {
 		{"dense MV", nestDenseMV}, {"MTTKRP, dense factors", nestMTTKRP},
 		{"MTTKRP, the optimizer's plan", shortMTTKRP}, {"MTTKRP, guards kept", shortMTTKRPGuarded},
 		{"a product with a sum into a scalar", shortScalar}, {"TTV", shortTTV},
+		{"a row's let times the terms of a row", strings.ReplaceAll(planRowSumLet, "B_", "A_")},
 	} {
 		b.WriteString("== " + c.name + "\n")
 		k, err := Compile(parse(t, c.plan, st), SchemaOf(st), Options{Threads: 2})

@@ -100,10 +100,33 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 		if s.loop != nil && s.loop.kind == itRange {
 			s.loop.vec.dot = c.rangeDotOf(o, s.loop, i)
 		}
+		if s.postVec != nil && !rowLetSteps(s.postVec, fp.steps[:i]) {
+			s.postVec = nil
+		}
 	}
 	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
 	return fp
+}
+
+// rowLetSteps binds the vRowLet nodes of v to the steps before it that
+// set their lets; false when one is not set by such a step.
+func rowLetSteps(v *vloop, steps []*nstmt) bool {
+	for _, nd := range v.all {
+		if nd.op != vRowLet {
+			continue
+		}
+		nd.step = -1
+		for j, s := range steps {
+			if s.kind == stLet && s.name == nd.text && s.realLet == nd.real {
+				nd.step = j
+			}
+		}
+		if nd.step < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // dotScatter is BATAX's row: let t = a * (a segmented dot) in a scatter
@@ -650,49 +673,53 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 // flatPost applies the factors of statement s (a product of factors and
 // its sum) to the rows' sums of step i; false on an error.
 func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64, setRow func(int64, int)) bool {
-	if s.posti != nil {
-		ivals := st.ivals[i][:r1-r0]
-		for r := r0; r < r1; r++ {
-			setRow(r, i)
-			fr.i[s.accI] = ivals[r-r0]
-			if ivals[r-r0] = s.posti(fr); fr.err != nil {
-				return false
-			}
-		}
+	if !s.hasPost() {
 		return true
 	}
-	if s.post == nil {
-		return true
-	}
-	vals := st.vals[i][:r1-r0]
+	done := r0
 	if pv := s.postVec; pv != nil {
 		// The factors over the rows as lanes, a batch at a time; a batch
 		// that fails a guard or a read runs row by row below.
 		vs := fr.vstate(pv)
 		pv.decide(fr, vs, r0, r1)
-		done := r0
+		vs.fl, vs.r0 = st, r0
 		for p0 := r0; p0 < r1; p0 += vbatch {
 			n := int(min(r1-p0, vbatch))
-			vs.in = vals[p0-r0:]
+			q := p0 - r0
+			if s.post != nil {
+				vs.in = st.vals[i][q:]
+			} else {
+				vs.inI = st.ivals[i][q:]
+			}
 			val, ok := pv.eval(fr, vs, p0, n)
 			if !ok {
 				break
 			}
-			copy(vals[p0-r0:], vs.reals(pv.val, val, n))
+			if s.post != nil {
+				copy(st.vals[i][q:], vs.reals(pv.val, val, n))
+			} else {
+				copy(st.ivals[i][q:], vs.ints(pv.val, val, n))
+			}
 			done = p0 + int64(n)
 		}
-		vs.in = nil
+		vs.in, vs.inI, vs.fl = nil, nil, nil
 		nestSaw("post")
 		if done == r1 {
 			return true
 		}
 		nestSaw("fallback")
-		r0, vals = done, vals[done-r0:]
 	}
-	for r := r0; r < r1; r++ {
+	for r := done; r < r1; r++ {
 		setRow(r, i)
-		fr.f[s.accF] = vals[r-r0]
-		if vals[r-r0] = s.post(fr); fr.err != nil {
+		q := r - r0
+		if s.post != nil {
+			fr.f[s.accF] = st.vals[i][q]
+			st.vals[i][q] = s.post(fr)
+		} else {
+			fr.i[s.accI] = st.ivals[i][q]
+			st.ivals[i][q] = s.posti(fr)
+		}
+		if fr.err != nil {
 			return false
 		}
 	}
@@ -1417,6 +1444,7 @@ func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vl
 			fv[n] = true
 		}
 	}
+	rowLets := map[string]bool{}
 	for n := range fv {
 		if n == in || n == nl.e.Vars[0] || n == nl.e.Vars[1] {
 			continue
@@ -1424,20 +1452,23 @@ func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vl
 		for i := len(c.scope) - 1; i >= 0; i-- {
 			if c.scope[i].name == n {
 				if i >= nl.scope0 {
-					return nil
+					if !c.rowLets || c.scope[i].t.Depth != 0 {
+						return nil
+					}
+					rowLets[n] = true
 				}
 				break
 			}
 		}
 	}
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
-		v: &vloop{}, in: in}
+		v: &vloop{}, in: in, rowLets: rowLets}
 	if c.try(isNoVec, func() {
 		if key != nil {
 			x.v.key = x.intExpr(key)
 		}
 		x.v.val = x.expr(val)
-		if !x.v.val.real {
+		if x.v.val.real != (c.typeOf(val).Base == ir.Real) {
 			panic(noVec{})
 		}
 	}) != nil {
@@ -1446,6 +1477,15 @@ func (c *compiler) vectorizeRows(nl *nloop, key, val *ir.Expr, in string) (v *vl
 	c.nvec++
 	x.v.id = c.nvec - 1
 	return x.v
+}
+
+// postRows vectorizes the factors pe of a sum (its value the variable
+// in) over rows as lanes; they may read the lets of nl's body, whose
+// per-row values position space keeps (vRowLet, bound by planFlat).
+func (c *compiler) postRows(nl *nloop, pe *ir.Expr, in string) *vloop {
+	c.rowLets = true
+	defer func() { c.rowLets = false }()
+	return c.vectorizeRows(nl, nil, pe, in)
 }
 
 // rowKeys builds the keys of a singleton statement's rows (its value

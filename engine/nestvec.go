@@ -38,6 +38,7 @@ const (
 	vDictRead // a let-bound dictionary at an index (nesttemp.go)
 	vDictKey  // an itDict loop's key at the position
 	vDictVal  // an itDict loop's value at the position
+	vRowLet   // rows as lanes: a let of the loop's body, read from its step's per-row values
 	vIn       // the lanes' values given to the batch (vstate.in): an inner sum's per row
 	// Division, comparisons and if (nestops.go): after vIn, so that
 	// nd.op > vIn sends a node there.
@@ -65,6 +66,7 @@ type vnode struct {
 	text string
 	fv   map[string]bool // vInv: its free variables
 	row  bool            // vInv: depends on the enclosing loop's row (nestflat.go)
+	step int             // vRowLet: the position-space step whose values it reads
 }
 
 // vguard is a comparison of two int vectors that must hold in every lane.
@@ -125,6 +127,7 @@ type vstate struct {
 	rowF   [][]float64
 	rowI   [][]int64
 	in     []float64 // vIn's lanes for the batch
+	inI    []int64   // or an int sum's
 	pass   []bool    // maskedBatch: the lanes that pass the guards
 	held   []bool    // maskedBatch: skip as it was before the stretches
 	// One lane's node values (lane.go), by node id.
@@ -156,6 +159,8 @@ type vctx struct {
 	v     *vloop
 	depth int    // scope depth outside the loop's variables
 	in    string // the variable read as vIn, or ""
+	// rowLets are lets of nl's body read with rows as lanes (vRowLet).
+	rowLets map[string]bool
 }
 
 type noVec struct{}
@@ -264,6 +269,11 @@ func (x *vctx) uses(e *ir.Expr) bool {
 	if fv[x.loopK] || fv[x.loopV] || (x.in != "" && fv[x.in]) {
 		return true
 	}
+	for n := range x.rowLets {
+		if fv[n] {
+			return true
+		}
+	}
 	for n := range x.lets {
 		if fv[n] {
 			return true
@@ -329,8 +339,13 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 	}
 	switch e.Op {
 	case ir.OpVar:
-		if e.Name == x.in {
-			return x.node(&vnode{op: vIn, real: true, text: e.Name})
+		if e.Name == x.in || x.rowLets[e.Name] {
+			b, _ := x.c.lookupVar(e.Name)
+			op := vIn
+			if e.Name != x.in {
+				op = vRowLet
+			}
+			return x.node(&vnode{op: op, real: b.t.Base == ir.Real, text: e.Name, step: -1})
 		}
 		if n, ok := x.lets[e.Name]; ok {
 			return x.node(&vnode{op: vLetRef, real: n.real, a: n})
@@ -924,7 +939,19 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	case vLetRef:
 		return &s.vals[nd.a.id], true
 	case vIn:
+		if !nd.real {
+			return s.put(nd, vval{iv: s.inI[:n]}), true
+		}
 		return s.put(nd, vval{fv: s.in[:n]}), true
+	case vRowLet:
+		if s.fl == nil || nd.step < 0 {
+			return nil, false
+		}
+		q := p0 - s.r0
+		if nd.real {
+			return s.put(nd, vval{fv: s.fl.vals[nd.step][q : q+int64(n)]}), true
+		}
+		return s.put(nd, vval{iv: s.fl.ivals[nd.step][q : q+int64(n)]}), true
 	case vRead:
 		ix, ok := s.eval(fr, nd.a, p0, n)
 		if !ok {

@@ -137,6 +137,12 @@ func TestTypedLoopShapes(t *testing.T) {
 		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<_, j> in A_idx2(A_pos2(i):A_pos2(i+1))) beta * x(j) }`,
 		`sum(<i, _> in 0:A_len1) sum(<_, j> in A_idx2(A_pos2(i):A_pos2(i+1))) x(j)`,
 		`sum(<p, j> in A_idx2(2:9)) x(j) * 0.5`,
+		// A row's factor applied to its sum's total: SumMMM's rows, in
+		// a scalar, a dense row and a product of two sums.
+		planRowSumLet,
+		`sum(<k, _> in 0:A_len1) let t = sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) B_val(q) in
+			{ @dense k -> sum(<p, i> in A_idx2(A_pos2(k):A_pos2(k+1))) t * A_val(p) * t }`,
+		planSumMMM,
 	}
 	corruptions := []func(a *sparseCSR){
 		func(a *sparseCSR) {},
