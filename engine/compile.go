@@ -24,6 +24,7 @@ type compiler struct {
 	// rowLets lets vectorizeRows read the lets of a loop's body per row
 	// (the factors of a sum in position space, flatPost).
 	rowLets bool
+	fresh   int // names of the lets the nest introduces (sumLets)
 	nflat   int
 	nlift   int
 	inRow   int // lowering the value of a row of a nested result

@@ -378,6 +378,11 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		s.next = c.lowerStmt(nl, e.Args[1], lb)
 		return s
 	case ir.OpLet:
+		if x := c.sumLets(e.Args[0], func(v *ir.Expr) *ir.Expr {
+			return &ir.Expr{Op: ir.OpLet, Vars: e.Vars, Args: []*ir.Expr{v, e.Args[1]}, Type: e.Type, Pos: e.Pos}
+		}); x != nil {
+			return c.lowerStmt(nl, x, lb)
+		}
 		if s := c.lowerLetSum(nl, e, lb); s != nil {
 			return s
 		}
@@ -410,9 +415,16 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		if lb.spec == nil {
 			break
 		}
+		vt := c.typeOf(e.Args[1])
+		if vt.Depth == 0 {
+			if x := c.sumLets(e.Args[1], func(v *ir.Expr) *ir.Expr {
+				return &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{e.Args[0], v}, Type: e.Type, Pos: e.Pos}
+			}); x != nil {
+				return c.lowerStmt(nl, x, lb)
+			}
+		}
 		k := c.keyFn(e.Args[0])
 		s := &nstmt{kind: stSingle, key: k.i, keyE: e.Args[0], accF: -1, accI: -1}
-		vt := c.typeOf(e.Args[1])
 		switch {
 		case lb.spec.depth > 1 && vt.Depth == lb.spec.depth-1:
 			s.child = lb.spec.kid
@@ -438,6 +450,9 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		}
 	}
 	if lb.spec == nil && c.typeOf(e).Depth == 0 {
+		if x := c.sumLets(e, func(v *ir.Expr) *ir.Expr { return v }); x != nil {
+			return c.lowerStmt(nl, x, lb)
+		}
 		// factors * sum: the sum runs as a loop of the nest into its own
 		// accumulator, not through the closures of the product.
 		if s := (&nstmt{kind: stScalar, accF: -1, accI: -1}); productSum(e) != nil && (lb.accF >= 0) == (c.typeOf(e).Base == ir.Real) &&
@@ -811,6 +826,47 @@ func (c *compiler) invariantFactors(sum *ir.Expr) (factor, inner *ir.Expr) {
 	in := *sum
 	in.Args = []*ir.Expr{sum.Args[0], prod(rest)}
 	return prod(inv), &in
+}
+
+// sumLets rewrites a product of scalar sums and loop-free factors,
+// (sum ...) * (sum ...) * f, into lets of all the sums but the last,
+// let s1 = (sum ...) in wrap(s1 * (sum ...) * f): each sum then runs as a
+// loop of the nest into its own accumulator (a let of the body, per row
+// in position space), and the last takes the rest as its factors, where
+// otherwise the product would run its sums through closures. Nil for
+// another v.
+func (c *compiler) sumLets(v *ir.Expr, wrap func(*ir.Expr) *ir.Expr) *ir.Expr {
+	if v.Op != ir.OpMul || productSum(v) != nil {
+		return nil
+	}
+	var sums []*ir.Expr
+	for _, t := range operands(ir.OpMul, v, nil) {
+		switch {
+		case t.Op == ir.OpSum && c.typeOf(t).Depth == 0:
+			sums = append(sums, t)
+		case containsLoop(t):
+			return nil
+		}
+	}
+	if len(sums) < 2 {
+		return nil
+	}
+	type bound struct {
+		name string
+		sum  *ir.Expr
+	}
+	var lets []bound
+	for _, sm := range sums[:len(sums)-1] {
+		c.fresh++
+		name := fmt.Sprintf("factor·%d", c.fresh)
+		lets = append(lets, bound{name, sm})
+		v = replaceNode(v, sm, &ir.Expr{Op: ir.OpVar, Name: name, Type: sm.Type, Pos: sm.Pos})
+	}
+	x := wrap(v)
+	for i := len(lets) - 1; i >= 0; i-- {
+		x = &ir.Expr{Op: ir.OpLet, Vars: []string{lets[i].name}, Args: []*ir.Expr{lets[i].sum, x}, Type: x.Type, Pos: x.Pos}
+	}
+	return x
 }
 
 // productSum returns the one sum of v reached through products only, or
