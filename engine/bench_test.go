@@ -128,6 +128,7 @@ func BenchmarkSumMMM(b *testing.B) {
 	d.sumB.store(st, "B")
 	bytes := csrBytes(d.sumA) + csrBytes(d.sumB)
 	b.Run("storel", func(b *testing.B) { runKernel(b, planSumMMM, st, 1, bytes) })
+	b.Run("storel-rowsum-let", func(b *testing.B) { runKernel(b, planRowSumLet, st, 1, bytes) })
 	b.Run("hand", func(b *testing.B) {
 		b.SetBytes(bytes)
 		b.ReportAllocs()

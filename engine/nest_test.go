@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -85,6 +86,14 @@ func TestNestKernels(t *testing.T) {
 		{"BATAX, x shorter", nestBATAX, m / 3, []string{"flat", "fallback", "scatter"}},
 		{"BATAX, the scale a let of its own", nestBATAXScaleLet, m, []string{"flat", "dot-scatter"}},
 		{"dense MV", nestDenseMV, m, []string{"lifted"}},
+		// Rows whose terms add into the outer loop's own scalar: one
+		// segmented dot over the block's positions.
+		{"a dot into a scalar", `sum(<i, _> in 0:A_len1) sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j)`,
+			m, []string{"flat", "dot"}},
+		// A row's let, or a second sum, as a factor of a row's terms:
+		// applied to the rows' sums in batches.
+		{"a row's let times its terms", strings.ReplaceAll(planRowSumLet, "B_", "A_"), m, []string{"flat", "post"}},
+		{"a product of two sums", strings.ReplaceAll(planSumMMM, "B_", "A_"), m, []string{"flat", "post"}},
 		{"dense MV, x shorter", nestDenseMV, m - 7, []string{"fallback"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
