@@ -61,7 +61,11 @@ type Kernel struct {
 //   - with Options.Threads > 1 the outermost sum adds per-worker partial
 //     results in worker order (deterministic for a given thread count and
 //     input: the chunks are cut by the work the position arrays give;
-//     rows with distinct keys are not reassociated).
+//     rows with distinct keys are not reassociated);
+//   - the factors of a scalar sum's terms that do not depend on the sum
+//     (constants, scalars, variables bound outside it) multiply its total
+//     once: sum(x * t) runs as t * sum(x), as the optimizer's rule D3
+//     would write it.
 //
 // Scalar sums, products and everything else are evaluated in the
 // interpreter's order. When a run fails, the error may name a different

@@ -616,7 +616,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			if s.loop != nil {
 				direct := s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil &&
 					r0 >= 0 && int64(len(b.reals)) >= r1
-				if d := s.loop.vec.dot; direct && !s.hasPost() && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1, false) {
+				if d := s.loop.vec.dot; direct && !s.hasPost() && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
 					continue // row r's sum added at key r in place
 				}
 				o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
@@ -663,10 +663,16 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				continue
 			}
 			if d, acc := s.loop.vec.dot, s.loop.sink.accF; d != nil && acc >= 0 && acc == o.sink.accF {
-				// The rows' terms add into o's own scalar: one sum of them.
-				var t [1]float64
-				if d.rows(fr, s.loop, t[:], r0, r1, true) {
-					fr.f[acc] += t[0]
+				// The rows' terms add into o's own scalar: the rows' sums
+				// by the primitive, then added in row order.
+				out := grow(&st.vals[i], rows)
+				clear(out)
+				if d.rows(fr, s.loop, out, r0, r1) {
+					a := fr.f[acc]
+					for _, x := range out {
+						a += x
+					}
+					fr.f[acc] = a
 					continue
 				}
 			}
@@ -764,7 +770,7 @@ func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop
 	if l.sink.accF >= 0 {
 		out := grow(&st.vals[i], rows)
 		clear(out)
-		if l.vec.dot != nil && l.vec.dot.rows(fr, l, out, r0, r1, false) {
+		if l.vec.dot != nil && l.vec.dot.rows(fr, l, out, r0, r1) {
 			return
 		}
 	} else {
@@ -832,9 +838,8 @@ func dotOf(l *nloop) *segDot {
 
 // rows adds the sums of rows r0..r1-1 into out, or reports false when a
 // guard is not discharged or the indices do not all fit y (the batches
-// then check them). With total, out holds one sum, of all the rows' terms
-// in order: a loop adding into its parent's scalar sink needs no row's.
-func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64, total bool) bool {
+// then check them).
+func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 	s := fr.vstate(l.vec)
 	var p []int64
 	idx := l.arr
@@ -858,9 +863,6 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64, total bo
 		return false
 	}
 	// Every row is now known to run to its end: out may be the result.
-	if total {
-		p = []int64{p[0], p[len(p)-1]}
-	}
 	var done int
 	if d.x == nil {
 		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, y, idx.n, 0, int64(len(out)), 1, 1, 1))
