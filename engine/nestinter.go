@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -45,52 +43,6 @@ type interleaved struct {
 	vals             *cell // nil: no value factor (a pattern matrix)
 }
 
-// lform is an int expression as a linear combination of terms: "1" the
-// constant, "c" the chunk, "k" the inner key, and atoms (a scalar, or an
-// array read at an index in normal form).
-type lform map[string]int64
-
-// add returns f + s*g, without zero terms.
-func (f lform) add(g lform, s int64) lform {
-	out := maps.Clone(f)
-	if out == nil {
-		out = lform{}
-	}
-	for k, v := range g {
-		out[k] += s * v
-	}
-	maps.DeleteFunc(out, func(_ string, v int64) bool { return v == 0 })
-	return out
-}
-
-// chunkOnly reports whether f is m*c + r.
-func (f lform) chunkOnly() bool {
-	for k := range f {
-		if k != "c" && k != "1" {
-			return false
-		}
-	}
-	return true
-}
-
-func (f lform) constant() (int64, bool) {
-	for k := range f {
-		if k != "1" {
-			return 0, false
-		}
-	}
-	return f["1"], true
-}
-
-func (f lform) String() string {
-	keys := slices.Sorted(maps.Keys(f))
-	var sb strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&sb, "%+d*%s", f[k], k)
-	}
-	return sb.String()
-}
-
 // lanes is the normal-form analysis for one lane.
 type lanes struct {
 	c     *compiler
@@ -102,34 +54,34 @@ type lanes struct {
 
 type read struct {
 	g   string
-	idx lform
+	idx linear
 }
 
 // form puts int expression e in normal form for the lane, or reports
 // false.
-func (a *lanes) form(e *ir.Expr) (lform, bool) {
+func (a *lanes) form(e *ir.Expr) (linear, bool) {
 	switch e.Op {
 	case ir.OpConst:
 		if e.Type.Depth != 0 || e.Type.Base == ir.Real || !smallCoef(e.I) {
 			return nil, false
 		}
-		return lform{"1": e.I}.add(nil, 0), true
+		return constLinear(e.I), true
 	case ir.OpVar:
 		switch e.Name {
 		case a.q[0], a.q[1]:
-			return lform{"c": interH, "1": a.lane}.add(nil, 0), true
+			return linear{"c": interH, "1": a.lane}.add(nil, 0), true
 		case a.k[0], a.k[1]:
-			return lform{"k": 1}, true
+			return atomLinear("k"), true
 		}
-		return lform{"v:" + e.Name: 1}, true
+		return atomLinear("v:" + e.Name), true
 	case ir.OpGlobal:
 		if e.Type.Depth != 0 {
 			return nil, false
 		}
-		return lform{"g:" + e.Name: 1}, true
+		return atomLinear("g:" + e.Name), true
 	case ir.OpNeg:
 		f, ok := a.form(e.Args[0])
-		return lform{}.add(f, -1), ok
+		return linear{}.add(f, -1), ok
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpMod, ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
 		f, ok1 := a.form(e.Args[0])
 		g, ok2 := a.form(e.Args[1])
@@ -165,7 +117,7 @@ func (a *lanes) form(e *ir.Expr) (lform, bool) {
 		}
 		key := "r:" + g.Name + "[" + idx.String() + "]"
 		a.reads[key] = read{g.Name, idx}
-		return lform{key: 1}, true
+		return atomLinear(key), true
 	}
 	return nil, false
 }
@@ -174,7 +126,7 @@ func (a *lanes) form(e *ir.Expr) (lform, bool) {
 // for a dividend m*c + r with m, r >= 0 and m a multiple of the divisor
 // (c >= 0: the caller runs chunks of rows q >= 0), where Go's truncating
 // division is exact arithmetic.
-func binForm(op ir.Op, f, g lform) (lform, bool) {
+func binForm(op ir.Op, f, g linear) (linear, bool) {
 	fc, fConst := f.constant()
 	gc, gConst := g.constant()
 	switch op {
@@ -188,15 +140,10 @@ func binForm(op ir.Op, f, g lform) (lform, bool) {
 				return nil, false
 			}
 		}
-		var out lform
-		switch {
-		case gConst:
-			out = lform{}.add(f, gc)
-		case fConst:
-			out = lform{}.add(g, fc)
-		default:
+		if !fConst && !gConst {
 			return nil, false
 		}
+		out, _ := f.times(g)
 		for _, v := range out {
 			if !smallCoef(v) {
 				return nil, false // the products stay clear of overflow
@@ -208,23 +155,19 @@ func binForm(op ir.Op, f, g lform) (lform, bool) {
 			return nil, false
 		}
 		m, r := f["c"], f["1"]
-		if !f.chunkOnly() || m < 0 || m%gc != 0 || r < 0 {
+		if !f.only("c") || m < 0 || m%gc != 0 || r < 0 {
 			return nil, false
 		}
 		if op == ir.OpMod {
-			return lform{"1": r % gc}.add(nil, 0), true
+			return constLinear(r % gc), true
 		}
-		return lform{"c": m / gc, "1": r / gc}.add(nil, 0), true
+		return linear{"c": m / gc, "1": r / gc}.add(nil, 0), true
 	}
 	if !fConst || !gConst {
 		return nil, false
 	}
-	return lform{"1": b2i(cmpInt(op, fc, gc))}.add(nil, 0), true
+	return constLinear(b2i(cmpInt(op, fc, gc))), true
 }
-
-// smallCoef bounds the constants and coefficients of a normal form, so
-// that its sums and products cannot overflow.
-func smallCoef(v int64) bool { return v > -1<<31 && v < 1<<31 }
 
 // interleavedOf returns the interleaved form of outer loop o whose flat
 // steps are fp's, or nil.
@@ -285,14 +228,14 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 		}
 		for key := range f {
 			r, ok := a.reads[key]
-			if !ok || f[key] != 1 || !r.idx.chunkOnly() || r.idx["c"] != interH {
+			if !ok || f[key] != 1 || !r.idx.only("c") || r.idx["c"] != interH {
 				return "", 0, false
 			}
 			return r.g, r.idx["1"] - lane, true
 		}
 		return "", 0, false
 	}
-	var base0 lform
+	var base0 linear
 	var perm, rlen, cols string
 	for lane := range int64(interH) {
 		a.lane = lane
@@ -340,7 +283,7 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 			return nil
 		}
 		// Index 2w+h of the array read as 32-bit halves.
-		cb := lform{"1": half}.add(w, 2)
+		cb := constLinear(half).add(w, 2)
 		if cb["k"] != interH {
 			return nil
 		}
@@ -353,7 +296,7 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 		delete(cb, "k")
 		if lane == 0 {
 			base0 = cb
-		} else if !maps.Equal(cb, lform{"1": lane}.add(base0, 1)) {
+		} else if !maps.Equal(cb, constLinear(lane).add(base0, 1)) {
 			return nil
 		}
 	}
@@ -363,7 +306,7 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 	}
 	for key, m := range base0 {
 		r, ok := a.reads[key]
-		if !ok || m != 2 || !r.idx.chunkOnly() || r.idx["c"] != 1 {
+		if !ok || m != 2 || !r.idx.only("c") || r.idx["c"] != 1 {
 			return nil
 		}
 		it.cpos, it.d = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: r.g}), r.idx["1"]

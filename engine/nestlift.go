@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 
 	"github.com/storel/storel/ir"
@@ -60,9 +61,9 @@ const (
 type lnode struct {
 	op           lop
 	id           int
-	f            realFn // lScalar
-	cl           *cell  // lRead
-	base, stride affine // lRead: the index
+	f            realFn   // lScalar
+	cl           *cell    // lRead
+	base, stride linearAt // lRead: the index
 	a, b         *lnode
 	let          int        // lLet
 	sum          *lsum      // lSum
@@ -73,8 +74,8 @@ type lnode struct {
 // laneTest is a comparison of two ints affine in j.
 type laneTest struct {
 	op     ir.Op
-	a, b   affine // bases
-	sa, sb affine // strides
+	a, b   linearAt // bases
+	sa, sb linearAt // strides
 }
 
 // holds reports whether the test holds in every lane j0..j0+n-1. Each
@@ -90,42 +91,6 @@ func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
 	d0, d1 := a+sa*j0-(b+sb*j0), a+sa*j1-(b+sb*j1)
 	return proven(t.op, min(d0, d1), max(d0, d1), 0, 0)
 }
-
-// affine is an int that does not read j: c plus its terms, each a
-// coefficient times a frame slot, a global scalar or a closure (int
-// arithmetic wraps, so the terms regroup exactly).
-type affine struct {
-	c     int64
-	terms []term
-}
-
-type term struct {
-	k    int64
-	slot int   // >= 0: times the int in this slot
-	cl   *cell // times this global int scalar
-	f    intFn // times this closure's value
-}
-
-func (a *affine) at(fr *frame) int64 {
-	v := a.c
-	for i := range a.terms {
-		t := &a.terms[i]
-		x := t.k
-		if t.slot >= 0 {
-			x *= fr.i[t.slot]
-		}
-		if t.cl != nil {
-			x *= t.cl.scalarI
-		}
-		if t.f != nil {
-			x *= t.f(fr)
-		}
-		v += x
-	}
-	return v
-}
-
-func (a affine) isConst() bool { return len(a.terms) == 0 }
 
 // lsum is an inner loop of the lifted body.
 type lsum struct {
@@ -183,6 +148,7 @@ type liftCtx struct {
 	l     *liftLoop
 	lanes map[string]bool // variables holding lanes: j, and lets that read it
 	lets  map[string]int
+	atoms map[string]intFn // the atoms of index forms: slots, global scalars, closures
 	// sparse: an inner loop walks positions of an array (a compressed
 	// level), whose entries are what the loops per j would re-enter.
 	sparse bool
@@ -196,7 +162,7 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 	if liftOff || nl.kind != itRange || !scalar && (lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real) {
 		return nil
 	}
-	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}}
+	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]intFn{}}
 	depth := len(c.scope)
 	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
 		e := body
@@ -325,7 +291,7 @@ func (x *liftCtx) expr(e *ir.Expr) *lnode {
 			break
 		}
 		base, stride := x.affine(e.Args[1])
-		return x.node(&lnode{op: lRead, cl: cl, base: base, stride: stride})
+		return x.node(&lnode{op: lRead, cl: cl, base: x.at(base), stride: x.at(stride)})
 	case ir.OpSum:
 		if t.Base != ir.Real {
 			break
@@ -360,7 +326,7 @@ func (x *liftCtx) tests(cond *ir.Expr, ts []laneTest) []laneTest {
 		}
 		a, sa := x.affine(cond.Args[0])
 		b, sb := x.affine(cond.Args[1])
-		return append(ts, laneTest{op: cond.Op, a: a, b: b, sa: sa, sb: sb})
+		return append(ts, laneTest{op: cond.Op, a: x.at(a), b: x.at(b), sa: x.at(sa), sb: x.at(sb)})
 	}
 	panic(noLift{})
 }
@@ -374,14 +340,14 @@ func (x *liftCtx) scoped(f func()) {
 }
 
 // affine splits int e as base + stride*j, base and stride not reading j.
-func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
+func (x *liftCtx) affine(e *ir.Expr) (base, stride linear) {
 	if !x.reads(e) {
-		return x.linear(e), affine{}
+		return x.linear(e), nil
 	}
 	switch e.Op {
 	case ir.OpVar:
 		if _, isLet := x.lets[e.Name]; !isLet {
-			return affine{}, affine{c: 1}
+			return nil, constLinear(1)
 		}
 	case ir.OpAdd, ir.OpSub:
 		b1, s1 := x.affine(e.Args[0])
@@ -390,7 +356,7 @@ func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
 		if e.Op == ir.OpSub {
 			sign = -1
 		}
-		return combine(b1, b2, sign), combine(s1, s2, sign)
+		return b1.add(b2, sign), s1.add(s2, sign)
 	case ir.OpMul:
 		a, b := e.Args[0], e.Args[1]
 		if x.reads(a) {
@@ -401,108 +367,63 @@ func (x *liftCtx) affine(e *ir.Expr) (base, stride affine) {
 		}
 		k := x.linear(a)
 		b1, s1 := x.affine(b)
-		return x.scale(b1, k, nil), x.scale(s1, k, nil)
+		b2, ok1 := b1.times(k)
+		s2, ok2 := s1.times(k)
+		if ok1 && ok2 {
+			return b2, s2
+		}
 	}
 	panic(noLift{})
 }
 
-// linear is int e, which does not read j, as an affine.
-func (x *liftCtx) linear(e *ir.Expr) affine {
+// linear is int e, which does not read j, in normal form: its atoms are
+// int slots ("s:N"), global int scalars ("g:name") and closures ("f:N").
+func (x *liftCtx) linear(e *ir.Expr) linear {
 	c := x.c
 	switch e.Op {
 	case ir.OpConst:
 		if e.Type.Base == ir.Int || e.Type.Base == ir.Unknown {
-			return affine{c: e.I}
+			return constLinear(e.I)
 		}
 	case ir.OpVar:
 		if b, ok := c.lookupVar(e.Name); ok && b.slot >= 0 && b.t == ir.IntType {
-			return affine{terms: []term{{k: 1, slot: b.slot}}}
+			slot := b.slot
+			return x.atom(fmt.Sprintf("s:%d", slot), func(fr *frame) int64 { return fr.i[slot] })
 		}
 	case ir.OpGlobal:
 		if cl := c.cell(e); cl.info.Kind == ir.ObjScalar && cl.info.Elem == ir.Int {
-			return affine{terms: []term{{k: 1, slot: -1, cl: cl}}}
+			return x.atom("g:"+e.Name, func(*frame) int64 { return cl.scalarI })
 		}
 	case ir.OpAdd, ir.OpSub:
 		sign := int64(1)
 		if e.Op == ir.OpSub {
 			sign = -1
 		}
-		return combine(x.linear(e.Args[0]), x.linear(e.Args[1]), sign)
+		return x.linear(e.Args[0]).add(x.linear(e.Args[1]), sign)
 	case ir.OpMul:
-		return x.scale(x.linear(e.Args[0]), x.linear(e.Args[1]), e)
+		if f, ok := x.linear(e.Args[0]).times(x.linear(e.Args[1])); ok {
+			return f
+		}
 	}
 	cv := c.expr(e)
 	if cv.t.Depth != 0 || cv.t.Base != ir.Int {
 		panic(noLift{})
 	}
 	if cv.isConst {
-		return affine{c: cv.ci}
+		return constLinear(cv.ci)
 	}
-	return affine{terms: []term{{k: 1, slot: -1, f: cv.i}}}
+	return x.atom(fmt.Sprintf("f:%d", len(x.atoms)), cv.i)
 }
 
-// combine is a + sign*b.
-func combine(a, b affine, sign int64) affine {
-	r := affine{c: a.c + sign*b.c, terms: append([]term(nil), a.terms...)}
-	for _, t := range b.terms {
-		t.k *= sign
-		r.terms = append(r.terms, t)
-	}
-	return r
+// atom is the form of one atom, f its value.
+func (x *liftCtx) atom(key string, f intFn) linear {
+	x.atoms[key] = f
+	return atomLinear(key)
 }
 
-// scale is a * k, e the expression of the product (compiled as a
-// closure when it has no form as terms; nil: it must have one).
-func (x *liftCtx) scale(a, k affine, e *ir.Expr) affine {
-	switch {
-	case k.isConst():
-		r := affine{c: a.c * k.c}
-		for _, t := range a.terms {
-			t.k *= k.c
-			r.terms = append(r.terms, t)
-		}
-		return r
-	case a.isConst():
-		return x.scale(k, a, e)
-	case len(k.terms) == 1 && k.c == 0:
-		// Each term of a times k's one term, where the kinds do not
-		// meet: (c + k1 s) * (k2 g) = c k2 g + k1 k2 s g.
-		kt := k.terms[0]
-		r := affine{}
-		if a.c != 0 {
-			r.terms = append(r.terms, term{k: a.c * kt.k, slot: kt.slot, cl: kt.cl, f: kt.f})
-		}
-		for _, t := range a.terms {
-			if (t.slot >= 0 && kt.slot >= 0) || (t.cl != nil && kt.cl != nil) || (t.f != nil && kt.f != nil) {
-				return x.closure(e)
-			}
-			m := term{k: t.k * kt.k, slot: t.slot, cl: t.cl, f: t.f}
-			if kt.slot >= 0 {
-				m.slot = kt.slot
-			}
-			if kt.cl != nil {
-				m.cl = kt.cl
-			}
-			if kt.f != nil {
-				m.f = kt.f
-			}
-			r.terms = append(r.terms, m)
-		}
-		return r
-	}
-	return x.closure(e)
-}
-
-// closure is int e, which does not read j, as one closure term.
-func (x *liftCtx) closure(e *ir.Expr) affine {
-	if e == nil || x.reads(e) {
-		panic(noLift{})
-	}
-	cv := x.c.expr(e)
-	if cv.t.Depth != 0 || cv.t.Base != ir.Int {
-		panic(noLift{})
-	}
-	return affine{terms: []term{{k: 1, slot: -1, f: cv.i}}}
+// at compiles form f for evaluation per run of lanes.
+func (x *liftCtx) at(f linear) linearAt {
+	return f.at(func(key string) intFn { return x.atoms[key] })
 }
 
 // loop lowers inner sum e, whose window must not read j.
