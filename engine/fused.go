@@ -178,10 +178,8 @@ type fusedBody struct {
 	// steps is the prelude of the body (guards and lets), run every
 	// iteration before the core.
 	steps []step
-	// shape picks a specialized loop (set by fuse); pure (set by
-	// analyse): no invariant factors, so the product needs no
-	// multiplication by them.
-	shape int
+	// pure (set by analyse): no invariant factors, so the product needs
+	// no multiplication by them.
 	pure  bool
 	onlyA bool // only A: the product is A * V1 (* V2)
 	// window: the steps as a windowPrelude of the loop's slots, when
@@ -192,13 +190,6 @@ type fusedBody struct {
 	// a merge (set by fuse, mergeRowOf).
 	mergeRow *mergeRow
 }
-
-// Loop shapes with their own code.
-const (
-	shapeGeneral = iota
-	shapeRows    // a range whose body is (sums over) segments picked by its variable
-	shapeOne     // A(p)
-)
 
 // loopVars names the loop's variables for the analysis: idx1 is the
 // key (merge: k1), idx2 the value (merge: k2); same marks a range, where
@@ -505,14 +496,7 @@ func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
 	if l >= h {
 		return 0, true
 	}
-	fb := fl.fb
-	if fb.pure {
-		// The commonest bodies, without the call to sum.
-		if v1 := &fb.p.v1; fb.shape == shapeOne && h <= v1.length() {
-			return v1.sum(l, h, 1, 1, 1, true, 0), true
-		}
-	}
-	s := fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
+	s := fl.fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
 	return s, fr.err == nil
 }
 
@@ -547,14 +531,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
 	fb.window = windowPreludeOf(fb.steps, ks, vs)
-	p := &fb.p
-	switch {
-	case cl == nil && ks >= 0 && fb.steps == nil && p.v1.at == atSeg && (p.v2.at == atNone || p.v2.at == atSeg && lb.spec == nil):
-		// (Accumulating, the key must be the row: addDense checks it.)
-		fb.shape = shapeRows
-	case !fb.writeSlots && p.v1.at == at1 && p.v2.at == atNone:
-		fb.shape = shapeOne
-	}
 	if lb.spec != nil && lb.spec.dense && cl != nil {
 		fb.mergeRow = mergeRowOf(fb, ks, vs)
 		if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
@@ -609,31 +585,6 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	var idx []int64
 	if cl != nil {
 		idx = cl.ints
-	}
-	switch fb.shape {
-	case shapeRows:
-		// s += a * (sum over row i) * b * (sum over row i) * c.
-		v1, v2 := &p.v1, &p.v2
-		for q := lo; q < hi; q++ {
-			fr.i[ks] = q
-			x1, ok := v1.segValue(fr)
-			if !ok {
-				return s
-			}
-			x2 := 1.0
-			if v2.inner != nil {
-				if x2, ok = v2.segValue(fr); !ok {
-					return s
-				}
-			}
-			s += (((a * x1) * b) * x2) * cc
-		}
-		return s
-	case shapeOne:
-		if hi > p.v1.length() || lo < 0 {
-			break
-		}
-		return p.v1.sum(lo, hi, a, b, cc, fb.pure, s)
 	}
 	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
 		// A(p) * w(j) for a built dense vector w: the dictionary is
@@ -805,24 +756,6 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	} else if fb.keyAt == at1 && hi > int64(len(bd.reals)) && hi-1 >= 0 {
 		// A range keyed by its own variable: make room for it at once.
 		bd.reserve(hi)
-	}
-	if fb.shape == shapeRows && fb.keyAt == at1 && lo >= 0 {
-		// Rows: out[i] += a * (sum over the segment of row i) ...
-		v1 := &p.v1
-		for q := lo; q < hi; q++ {
-			fr.i[ks] = q
-			x, ok := v1.segValue(fr)
-			if !ok {
-				return
-			}
-			v := ((a * x) * b) * cc
-			if out := bd.reals; q < int64(len(out)) && bd.ws == nil {
-				out[q] += v
-			} else {
-				bd.addReal(q, v)
-			}
-		}
-		return
 	}
 	if !fb.writeSlots && cl != nil && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
 		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.

@@ -12,21 +12,6 @@ import (
 // number is the element type of a physical array.
 type number interface{ int64 | float64 }
 
-// sumVals returns s plus every v of vals, or plus ((a*v)*b)*c unless
-// pure.
-func sumVals[V number](vals []V, a, b, c float64, pure bool, s float64) float64 {
-	if pure {
-		for _, v := range vals {
-			s += float64(v)
-		}
-		return s
-	}
-	for _, v := range vals {
-		s += ((a * float64(v)) * b) * c
-	}
-	return s
-}
-
 // length is the length of the array a variant reads.
 func (v *variant) length() int64 {
 	if v.ints {
@@ -41,15 +26,6 @@ func (v *variant) get(k int64) float64 {
 		return float64(v.arr.ints[k])
 	}
 	return v.arr.reals[k]
-}
-
-// sum returns s plus the variant's array over positions lo..hi-1 (in
-// bounds), scaled as sumVals says.
-func (v *variant) sum(lo, hi int64, a, b, c float64, pure bool, s float64) float64 {
-	if v.ints {
-		return sumVals(v.arr.ints[lo:hi], a, b, c, pure, s)
-	}
-	return sumVals(v.arr.reals[lo:hi], a, b, c, pure, s)
 }
 
 // scatter adds v's array over positions lo..hi-1 (in bounds) at keys
