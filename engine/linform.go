@@ -102,36 +102,63 @@ func (f linear) String() string {
 	return sb.String()
 }
 
-// linearAt is a form to evaluate in a frame: c plus each coefficient times
-// its atom's value.
+// linearAt is a form to evaluate in a frame: c plus each term, a
+// coefficient times the values of its atoms.
 type linearAt struct {
-	c  int64
-	ks []int64
-	fs []intFn
+	c     int64
+	terms []linTerm
 }
 
-// at compiles f, atom giving the value of each key that is not a product.
-func (f linear) at(atom func(key string) intFn) linearAt {
+type linTerm struct {
+	k     int64
+	atoms []linAtom // a product's factors
+}
+
+// linAtom is where an atom's value is: an int slot of the frame (slot >=
+// 0), a global int scalar (cl), or a closure (f). Slots and scalars are
+// read in place: a form is evaluated once per run of lanes, or per entry
+// of an inner loop.
+type linAtom struct {
+	slot int
+	cl   *cell
+	f    intFn
+}
+
+func (a *linAtom) value(fr *frame) int64 {
+	switch {
+	case a.slot >= 0:
+		return fr.i[a.slot]
+	case a.cl != nil:
+		return a.cl.scalarI
+	}
+	return a.f(fr)
+}
+
+// at compiles f, atom locating each key that is not a product.
+func (f linear) at(atom func(key string) linAtom) linearAt {
 	a := linearAt{c: f["1"]}
 	for _, key := range slices.Sorted(maps.Keys(f)) {
 		if key == "1" {
 			continue
 		}
-		factors := strings.Split(key, atomTimes)
-		fn := atom(factors[0])
-		for _, k := range factors[1:] {
-			g, h := fn, atom(k)
-			fn = func(fr *frame) int64 { return g(fr) * h(fr) }
+		t := linTerm{k: f[key]}
+		for _, k := range strings.Split(key, atomTimes) {
+			t.atoms = append(t.atoms, atom(k))
 		}
-		a.ks, a.fs = append(a.ks, f[key]), append(a.fs, fn)
+		a.terms = append(a.terms, t)
 	}
 	return a
 }
 
 func (a *linearAt) at(fr *frame) int64 {
 	v := a.c
-	for i, f := range a.fs {
-		v += a.ks[i] * f(fr)
+	for i := range a.terms {
+		t := &a.terms[i]
+		x := t.k
+		for j := range t.atoms {
+			x *= t.atoms[j].value(fr)
+		}
+		v += x
 	}
 	return v
 }

@@ -34,11 +34,11 @@ func TestLinearForm(t *testing.T) {
 	// Evaluated in a frame: 5 + 3*i1 + 2*i1*n, i1 = 4, n = 10.
 	f := constLinear(5).add(s, 3).add(linear{"g:n" + atomTimes + "s:1": 2}, 1)
 	fr := &frame{i: []int64{0, 4}}
-	vals := map[string]intFn{
-		"s:1": func(fr *frame) int64 { return fr.i[1] },
-		"g:n": func(*frame) int64 { return 10 },
+	vals := map[string]linAtom{
+		"s:1": {slot: 1},
+		"g:n": {slot: -1, cl: &cell{scalarI: 10}},
 	}
-	at := f.at(func(k string) intFn { return vals[k] })
+	at := f.at(func(k string) linAtom { return vals[k] })
 	if v := at.at(fr); v != 5+3*4+2*4*10 {
 		t.Errorf("at = %d, want %d", v, 5+3*4+2*4*10)
 	}

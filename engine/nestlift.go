@@ -148,7 +148,7 @@ type liftCtx struct {
 	l     *liftLoop
 	lanes map[string]bool // variables holding lanes: j, and lets that read it
 	lets  map[string]int
-	atoms map[string]intFn // the atoms of index forms: slots, global scalars, closures
+	atoms map[string]linAtom // the atoms of index forms: slots, global scalars, closures
 	// sparse: an inner loop walks positions of an array (a compressed
 	// level), whose entries are what the loops per j would re-enter.
 	sparse bool
@@ -162,7 +162,7 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 	if liftOff || nl.kind != itRange || !scalar && (lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real) {
 		return nil
 	}
-	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]intFn{}}
+	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]linAtom{}}
 	depth := len(c.scope)
 	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
 		e := body
@@ -387,12 +387,11 @@ func (x *liftCtx) linear(e *ir.Expr) linear {
 		}
 	case ir.OpVar:
 		if b, ok := c.lookupVar(e.Name); ok && b.slot >= 0 && b.t == ir.IntType {
-			slot := b.slot
-			return x.atom(fmt.Sprintf("s:%d", slot), func(fr *frame) int64 { return fr.i[slot] })
+			return x.atom(fmt.Sprintf("s:%d", b.slot), linAtom{slot: b.slot})
 		}
 	case ir.OpGlobal:
 		if cl := c.cell(e); cl.info.Kind == ir.ObjScalar && cl.info.Elem == ir.Int {
-			return x.atom("g:"+e.Name, func(*frame) int64 { return cl.scalarI })
+			return x.atom("g:"+e.Name, linAtom{slot: -1, cl: cl})
 		}
 	case ir.OpAdd, ir.OpSub:
 		sign := int64(1)
@@ -412,18 +411,18 @@ func (x *liftCtx) linear(e *ir.Expr) linear {
 	if cv.isConst {
 		return constLinear(cv.ci)
 	}
-	return x.atom(fmt.Sprintf("f:%d", len(x.atoms)), cv.i)
+	return x.atom(fmt.Sprintf("f:%d", len(x.atoms)), linAtom{slot: -1, f: cv.i})
 }
 
-// atom is the form of one atom, f its value.
-func (x *liftCtx) atom(key string, f intFn) linear {
-	x.atoms[key] = f
+// atom is the form of one atom, at where its value is.
+func (x *liftCtx) atom(key string, at linAtom) linear {
+	x.atoms[key] = at
 	return atomLinear(key)
 }
 
 // at compiles form f for evaluation per run of lanes.
 func (x *liftCtx) at(f linear) linearAt {
-	return f.at(func(key string) intFn { return x.atoms[key] })
+	return f.at(func(key string) linAtom { return x.atoms[key] })
 }
 
 // loop lowers inner sum e, whose window must not read j.
