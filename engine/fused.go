@@ -28,7 +28,6 @@ const (
 	at2            // a real array read at the second (value j; merge: k2)
 	atFn           // any expression, through its closure (loop slots written)
 	atSeg          // a fused scalar sum over a segment, run in place
-	atDict         // a lookup, at a loop index, into a dictionary computed once per loop run
 	atMerge        // a scalar merge of two segments, its body fused, run in place
 )
 
@@ -39,21 +38,13 @@ type variant struct {
 	ints  bool // at1, at2: arr holds ints
 	fn    realFn
 	e     *ir.Expr
-	inner *fusedLoop // atSeg
-	steps []step     // atSeg, atMerge: a guard in front of the sum (else 0)
-	// atDict: the dictionary's closure, the frame slot it is kept in
-	// during a loop run, and which index looks it up (at1 or at2).
-	dict  dictFn
-	dslot int
-	dat   int
+	inner *fusedLoop  // atSeg
+	steps []step      // atMerge: a guard in front of the merge (else 0)
 	merge *mergeParts // atMerge
 }
 
 // segValue evaluates an atSeg variant.
 func (v *variant) segValue(fr *frame) (float64, bool) {
-	if v.steps != nil && !runSteps(fr, v.steps) {
-		return 0, fr.err == nil
-	}
 	return v.inner.sumAll(fr)
 }
 
@@ -61,9 +52,6 @@ func (v *variant) segValue(fr *frame) (float64, bool) {
 type prod struct {
 	a, b, c *inv // invariant factors; nil means 1
 	v1, v2  variant
-	// dicts: atDict variants, whose dictionaries are evaluated with the
-	// invariants.
-	dicts []*variant
 }
 
 // Kinds of invariant factor: the common ones are read in place.
@@ -294,12 +282,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: at, arr: cl, e: f, ints: cl.info.Elem == ir.Int}
 			}
 		}
-		if f.Op == ir.OpLookup && c.typeOf(f.Args[0]) == (ir.Type{Depth: 1, Base: ir.Real}) && !lv.dependsOn(f.Args[0]) {
-			if at := lv.index(f.Args[1]); at != atNone {
-				d, _ := c.dictExpr(f.Args[0])
-				return variant{at: atDict, dict: d, dslot: c.newSlot(ir.Type{Depth: 1, Base: ir.Real}), dat: at, e: f}
-			}
-		}
 		if f.Op == ir.OpSum && c.typeOf(f) == ir.RealType {
 			acc := c.newSlot(ir.RealType)
 			l := c.compileLoop(f, scalarBody(ir.RealType, acc))
@@ -307,22 +289,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: atSeg, inner: l.fused, e: f}
 			}
 			return variant{at: atFn, fn: sumOfLoop(l, acc), e: f}
-		}
-		if f.Op == ir.OpIf && len(f.Args) == 2 && f.Args[1].Op == ir.OpSum && c.typeOf(f.Args[1]) == ir.RealType {
-			// if c then sum(...): a guarded sum, zero when c fails.
-			steps := []step{c.guardStep(f.Args[0])}
-			acc := c.newSlot(ir.RealType)
-			l := c.compileLoop(f.Args[1], scalarBody(ir.RealType, acc))
-			if l.fused != nil && l.fused.seg != nil {
-				return variant{at: atSeg, inner: l.fused, steps: steps, e: f}
-			}
-			sum := sumOfLoop(l, acc)
-			return variant{at: atFn, e: f, fn: func(fr *frame) float64 {
-				if !runSteps(fr, steps) {
-					return 0
-				}
-				return sum(fr)
-			}}
 		}
 		if f.Op == ir.OpMerge && c.typeOf(f) == ir.RealType {
 			m, fn := c.realMerge(f)
@@ -350,13 +316,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 		return variant{at: atFn, fn: asReal(c.expr(f)), e: f}
 	}
 	invariant := c.invariant
-	defer func() {
-		for _, v := range []*variant{&p.v1, &p.v2} {
-			if v.at == atDict {
-				p.dicts = append(p.dicts, v)
-			}
-		}
-	}()
 	p.v1 = variantOf(factors[i])
 	i++
 	if i < n && !lv.dependsOn(factors[i]) {
@@ -434,7 +393,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		}
 	}
 	fb.p = *p
-	fb.pure = p.a == nil && p.b == nil && p.c == nil && p.dicts == nil
+	fb.pure = p.a == nil && p.b == nil && p.c == nil
 	fb.onlyA = p.b == nil && p.c == nil
 	needSlots := func(v *variant) bool {
 		return v.at == atFn || v.at == atSeg || v.at == atMerge
@@ -446,9 +405,6 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 // invariants evaluates A, B, C (1 when absent).
 func (p *prod) invariants(fr *frame) (a, b, c float64) {
 	a, b, c = 1, 1, 1
-	for _, v := range p.dicts {
-		fr.d[v.dslot] = v.dict(fr)
-	}
 	if p.a != nil {
 		a = p.a.eval(fr)
 	}
@@ -586,23 +542,6 @@ func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float6
 	if cl != nil {
 		idx = cl.ints
 	}
-	if !fb.writeSlots && p.v1.at == at1 && p.v2.at == atDict && p.v2.dat == at2 && cl != nil {
-		// A(p) * w(j) for a built dense vector w: the dictionary is
-		// read in place.
-		if dl, ok := fr.d[p.v2.dslot].(*denseLeaf); ok && dl.real && !p.v1.ints && lo >= 0 && hi <= int64(len(p.v1.arr.reals)) {
-			x1, x2 := p.v1.arr.reals[lo:hi], dl.reals
-			for q, j := range idx[lo:hi] {
-				var y float64
-				if uint64(j) < uint64(len(x2)) {
-					y = x2[j]
-				} else {
-					y = dl.spillF[j]
-				}
-				s += (((a * x1[q]) * b) * y) * cc
-			}
-			return s
-		}
-	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
@@ -664,24 +603,6 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 		}
 		x := v.merge.value(fr)
 		return x, fr.err == nil
-	case atDict:
-		k := q
-		if v.dat == at2 {
-			k = j
-		}
-		d := fr.d[v.dslot]
-		if dl, ok := d.(*denseLeaf); ok && dl.real {
-			if uint64(k) < uint64(len(dl.reals)) {
-				return dl.reals[k], true
-			}
-			return dl.spillF[k], true
-		}
-		x, ok := d.getReal(k)
-		if !ok {
-			fr.fail(viewBoundsError(v.e, d, k))
-			return 0, false
-		}
-		return x, true
 	}
 	return v.fn(fr), true
 }
@@ -994,7 +915,7 @@ func nestedRun(cl *cell, ks, vs int, inner *loop, lb loopBody, steps []step) fun
 	// it in place.
 	var single *inv
 	switch p := &fb.p; {
-	case p.dicts != nil || p.c != nil:
+	case p.c != nil:
 	case p.a != nil && p.b == nil:
 		single = p.a
 	case p.a == nil && p.b != nil:
