@@ -106,13 +106,30 @@ type builderAux struct {
 	// map has grown since.
 	spillKeys []int64
 	spillKids []*kid
+	// reach, if not 0, bounds the keys of a dense level of children: a
+	// private result of a split run, whose first key may lie far past
+	// maxDenseJump (rows of a later chunk), grows its slice up to it
+	// rather than keep its rows in a map (see splitReach).
+	reach int64
+	// firstKid: the first non-empty child of a dense level when its
+	// length was firstKidOf (sortSpill); -1: not known.
+	firstKid, firstKidOf int
 }
 
-// sortSpill sorts the keys of b's spill map ahead of a merge of b.
+// sortSpill sorts the keys of b's spill map ahead of a merge of b, and
+// finds the first of b's dense children, below which the merge has
+// nothing to visit (a later chunk's rows start far from key 0).
 func (b *builder) sortSpill() {
 	x := b.x
 	if x == nil {
 		return
+	}
+	x.firstKid, x.firstKidOf = 0, -1
+	if b.spec.depth > 1 && b.spec.dense && !b.listed && x.seq == nil && !x.sequential {
+		for x.firstKid < len(x.kids) && x.kids[x.firstKid].b == nil && x.kids[x.firstKid].view == nil {
+			x.firstKid++
+		}
+		x.firstKidOf = len(x.kids)
 	}
 	switch {
 	case len(x.mkids) > 0:
@@ -192,14 +209,17 @@ func (b *builder) init() {
 // denseGrowth returns the new length (k+1) of a dense level of length n
 // that must hold key k, or 0 if k belongs in the spill map.
 func denseGrowth(n int, k int64) int {
+	return denseGrowthWithin(n, k, 0)
+}
+
+// denseGrowthWithin is denseGrowth for a level whose keys are known to
+// lie below reach (0: not known), which may grow to any key below it.
+func denseGrowthWithin(n int, k int64, reach int64) int {
 	if k < 0 {
 		return 0
 	}
 	need := k + 1
-	limit := int64(2 * n)
-	if limit < maxDenseJump {
-		limit = maxDenseJump
-	}
+	limit := max(int64(2*n), maxDenseJump, reach)
 	if need > limit {
 		return 0
 	}
@@ -524,7 +544,7 @@ func (b *builder) slot(k int64) *kid {
 			case uint64(k) < uint64(cap(x.kids)):
 				x.kids = x.kids[:k+1]
 			default:
-				if n := denseGrowth(len(x.kids), k); n > 0 {
+				if n := denseGrowthWithin(len(x.kids), k, x.reach); n > 0 {
 					b.growKids(n)
 				}
 			}
@@ -829,7 +849,14 @@ func (b *builder) merge(o *builder) {
 				visit(k, &ox.kids[i])
 			}
 		} else {
-			for k := range ox.kids {
+			from := 0
+			if ox.firstKidOf == len(ox.kids) && ox.seq == nil {
+				from = ox.firstKid
+			}
+			if n := len(ox.kids); s.dense && n > from && n > len(b.x.kids) && !b.listed && b.x.seq == nil && !b.x.sequential {
+				b.growKids(n) // once, not a doubling per key
+			}
+			for k := from; k < len(ox.kids); k++ {
 				visit(int64(k), &ox.kids[k])
 			}
 		}

@@ -264,6 +264,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		c.splitNext = true
 		l := c.compileLoop(e, accumBody(spec, plus))
 		c.splitByWork(l, e)
+		reach := c.splitReach(e)
 		pool := &rowPool{}
 		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
 			(l.nest != nil && l.nest.rows)
@@ -309,6 +310,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 					bs[w] = newBuilder(spec)
 					if w > 0 {
 						pool.seed(bs[w])
+					}
+					if reach != nil && bs[w].x != nil && spec.dense {
+						bs[w].x.reach = min(reach(st), maxReserve)
 					}
 				},
 				run: func(w int, wfr *frame, from, to int64) {

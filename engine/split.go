@@ -186,6 +186,54 @@ func splitChunks(n int64, parts int, lo int64, work workFunc) [][2]int64 {
 	return out
 }
 
+// splitReach returns, for sum e split across workers, a bound on the
+// keys of its result's outer level read at run time, or nil: the key of
+// the singleton e adds is e's range key (below the range's end) or the
+// value of an int array e walks (below its largest value plus one).
+func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
+	body := e.Args[1]
+	for {
+		switch body.Op {
+		case ir.OpLet:
+			body = body.Args[1]
+			continue
+		case ir.OpIf:
+			if len(body.Args) == 2 {
+				body = body.Args[1]
+				continue
+			}
+		}
+		break
+	}
+	if body.Op != ir.OpSingleton || body.Args[0].Op != ir.OpVar {
+		return nil
+	}
+	key, src := body.Args[0].Name, e.Args[0]
+	switch {
+	case key == e.Vars[0] && src.Op == ir.OpRange:
+		return func(st srcState) int64 { return max(st.hi, 0) }
+	case key == e.Vars[1] && (src.Op == ir.OpGlobal || src.Op == ir.OpSubArray):
+		arr := src
+		if src.Op == ir.OpSubArray {
+			arr = src.Args[0]
+		}
+		if arr.Op != ir.OpGlobal {
+			return nil
+		}
+		cl := c.cell(arr)
+		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Int {
+			return nil
+		}
+		return func(srcState) int64 {
+			if cl.imin < 0 {
+				return 0
+			}
+			return cl.imax + 1
+		}
+	}
+	return nil
+}
+
 // denseMergeMin is the count of entries to add below which one worker
 // merges (a var so that tests can send every merge to workers).
 var denseMergeMin = 1 << 16
