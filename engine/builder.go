@@ -56,7 +56,11 @@ type builder struct {
 	x      *builderAux // nil until needed
 	listed bool
 	open   bool
-	moved  int32 // entries copied back into the workspace by reopenings
+	// app: a sequential row taking its entries in increasing key order
+	// (appendrow.go): they are in its workspace's append list, not its
+	// slice, and reals and ints are empty.
+	app   bool
+	moved int32 // entries copied back into the workspace by reopenings
 }
 
 // listLen is the number of keys of a list-mode builder.
@@ -290,6 +294,9 @@ func (b *builder) reserve(n int64) {
 // one stray huge key still goes to the spill map rather than allocate
 // gigabytes.
 func (b *builder) holdKeysOf(c *cell) {
+	if b.app {
+		return // no slice to size while the row appends
+	}
 	if c.imin < 0 || c.imax < int64(len(b.reals)) || c.imax >= max(maxDenseJump, denseKeysFactor*int64(len(c.ints))) {
 		return
 	}
@@ -302,6 +309,7 @@ func (b *builder) holdKeysOf(c *cell) {
 const denseKeysFactor = 4
 
 func (b *builder) growReals(n int) {
+	b.settle()
 	c := cap(b.reals)
 	b.reals = growTo(b.reals, n)
 	if cap(b.reals) > c && b.x != nil && len(b.x.mreal) > 0 {
@@ -310,6 +318,7 @@ func (b *builder) growReals(n int) {
 }
 
 func (b *builder) growInts(n int) {
+	b.settle()
 	c := cap(b.ints)
 	b.ints = growTo(b.ints, n)
 	if cap(b.ints) > c && b.x != nil && len(b.x.mint) > 0 {
@@ -449,6 +458,13 @@ func (b *builder) addRow(lo int64, vals []float64) {
 }
 
 func (b *builder) addRealSlow(k int64, v float64) {
+	if b.app {
+		if appendEntry(b, &b.ws.areals, k, v) {
+			return
+		}
+		b.addReal(k, v)
+		return
+	}
 	switch {
 	case uint64(k) < uint64(len(b.reals)):
 	case uint64(k) < uint64(cap(b.reals)):
@@ -507,6 +523,13 @@ func (b *builder) addInt(k int64, v int64) {
 }
 
 func (b *builder) addIntSlow(k int64, v int64) {
+	if b.app {
+		if appendEntry(b, &b.ws.aints, k, v) {
+			return
+		}
+		b.addInt(k, v)
+		return
+	}
 	switch {
 	case uint64(k) < uint64(len(b.ints)):
 	case uint64(k) < uint64(cap(b.ints)):
@@ -660,6 +683,7 @@ func (b *builder) addDict(k int64, d dict) {
 // is 1 or -1. The children of d are shared as addDict shares them unless
 // copy is set or sign is -1; then they are copied (zeros dropped).
 func (b *builder) absorb(d dict, sign int, copy bool) {
+	b.settle()
 	n := d.size()
 	s := b.spec
 	switch {
@@ -692,6 +716,7 @@ func (b *builder) absorb(d dict, sign int, copy bool) {
 // absorbScaled adds s*v (or v*s when right is set; the same number, but
 // kept in the interpreter's order) for every scalar v of d.
 func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
+	b.settle()
 	n := d.size()
 	if b.spec.depth > 1 {
 		for p := 0; p < n; p++ {
@@ -715,6 +740,7 @@ func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
 }
 
 func (b *builder) absorbScaledInt(d dict, s int64) {
+	b.settle()
 	n := d.size()
 	if b.spec.depth > 1 {
 		for p := 0; p < n; p++ {
@@ -732,6 +758,7 @@ func (b *builder) absorbScaledInt(d dict, s int64) {
 // absorbProduct adds the key-wise product of x and y (both of the
 // builder's depth; leaves real when the builder's are).
 func (b *builder) absorbProduct(x, y dict) {
+	b.settle()
 	i, j := 0, 0
 	nx, ny := x.size(), y.size()
 	for i < nx && j < ny {
@@ -822,6 +849,8 @@ func (b *builder) mergeRoot(o *builder) {
 
 // merge adds o (same spec) into b, in place; o is consumed.
 func (b *builder) merge(o *builder) {
+	b.settle()
+	o.settle()
 	if o.open {
 		o.release()
 	}

@@ -729,6 +729,10 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 			}
 			return true
 		}
+		if b.app {
+			q := appendReals(b, keys, vals)
+			keys, vals = keys[q:], vals[q:]
+		}
 		for l, k := range keys {
 			b.addReal(k, vals[l])
 		}

@@ -120,6 +120,7 @@ func (o *seqOuter) leave() {
 		mid.slot(s.keys[r]).b = s.closedRow(t, r, &ci)
 	}
 	if s.live {
+		s.cur.settle()
 		mid.slot(s.key).b = s.cur
 	}
 	root.slot(o.key).b = mid

@@ -108,6 +108,9 @@ func (b *builder) seqRow(k int64) *builder {
 	}
 	switch {
 	case s.live && k == s.key:
+		if s.cur.app {
+			return s.cur
+		}
 	case k > s.key && s.live && s.cur.untouched():
 		// The open row is empty (most rows of a sparse MTTKRP result):
 		// closing it records nothing, so it stays open as row k.
@@ -115,6 +118,10 @@ func (b *builder) seqRow(k int64) *builder {
 		return s.cur
 	case k > s.key && s.closeRow():
 		s.key, s.live = k, true
+		if s.cur.ws == s.w && s.cur.spec.depth == 1 {
+			s.cur.startAppend() // appendrow.go
+			return s.cur
+		}
 	default:
 		b.leaveSequential()
 		return nil
@@ -128,6 +135,9 @@ func (b *builder) seqRow(k int64) *builder {
 // left for a sweep, none in a spill map (an open builder's list has
 // been moved into the workspace).
 func (b *builder) untouched() bool {
+	if b.app {
+		return len(b.ws.akeys) == 0
+	}
 	w := b.ws
 	return b.open && w != nil && w.owner == b && b.spec.depth == 1 && len(w.touched) == 0 && !w.marking && !w.sweep &&
 		(b.x == nil || len(b.x.mreal)+len(b.x.mint) == 0)
@@ -141,6 +151,11 @@ func (s *seqRows) closeRow() bool {
 		return true
 	}
 	c := s.cur
+	if c.app {
+		s.closeAppended()
+		s.live = false
+		return true
+	}
 	if c.open {
 		c.release()
 	}
@@ -334,6 +349,7 @@ func (b *builder) leaveSequential() {
 		b.slot(k).b = s.closedRow(x.tree, r, &ci)
 	}
 	if s.live {
+		s.cur.settle()
 		b.slot(s.key).b = s.cur
 	}
 }

@@ -45,6 +45,7 @@ func (v *variant) scatter(bd *builder, idx []int64, lo, hi int64, a, b, c float6
 // the workspace's touched list.
 func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
 	vals = vals[:len(idx)]
+	bd.settle() // the loops below write the slice directly
 	out := bd.reals
 	if w := bd.ws; w != nil {
 		if w.marking || w.sweep || len(out) <= bitmapFactor*len(idx) {
@@ -82,6 +83,7 @@ func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, o
 // in sweep mode.
 func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
 	vals = vals[:len(idx)]
+	bd.settle() // the loops below write the slice directly
 	out := bd.reals
 	if only {
 		for q, j := range idx {
@@ -120,6 +122,7 @@ func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64,
 // general path and are listed.
 func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, b, c float64, only bool) {
 	vals = vals[:len(idx)]
+	bd.settle() // the loops below write the slice directly
 	out := bd.reals
 	growBits(&w.bits, (len(out)+63)>>6)
 	bm := w.bits
@@ -200,6 +203,7 @@ type rowProduct struct {
 // once the loop is over, and the general loop sets them for every
 // position it runs.
 func (r *rowProduct) run(bd *builder, start, end, lim int64) int64 {
+	bd.settle()
 	w := bd.ws
 	if !bd.spec.real || start >= end || int64(len(r.outer.ints)) < end {
 		return start

@@ -128,6 +128,11 @@ type workspace struct {
 	denseReals  []float64
 	denseInts   []int64
 	carvedDense int
+	// The entries of the level's appending row (builder.app), in
+	// increasing key order: keys, and reals or ints aligned to them.
+	akeys  []int64
+	areals []float64
+	aints  []int64
 }
 
 // Representation thresholds (see release).
@@ -259,6 +264,10 @@ func (w *workspace) size(s *bspec) int {
 // over from its current owner (compacting it) and scatters its own
 // entries back into it. Outside workspace mode it does nothing.
 func (b *builder) acquire() {
+	if b.app {
+		b.settle()
+		return
+	}
 	if b.ws == nil || b.open {
 		return
 	}
