@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestAppendRowsSkipWorkspace: rows whose keys arrive in increasing
+// order, as a sorted segment gives them, are written where they stay:
+// the level's workspace never gets a slice. Their entries are those of a
+// map-based reference, zeros dropped (a zero added, or entries that
+// cancel), repeated keys added, rows half full or more dense, the rest
+// lists, real and int alike.
+func TestAppendRowsSkipWorkspace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	ints := &bspec{depth: 2, dense: true, kid: &bspec{depth: 1, dense: true}}
+	for trial := range 60 {
+		spec := rowsShape
+		if trial%3 == 2 {
+			spec = ints
+		}
+		b := newBuilder(spec)
+		want := map[int64]map[int64]float64{}
+		width := []int{3, 40, 2000}[trial%3]
+		for i := int64(0); i < 50; i += 1 + int64(rng.IntN(3)) {
+			c := b.child(i)
+			for j := int64(rng.IntN(3)); j < int64(width); j += 1 + int64(rng.IntN(width/3+1)) {
+				v := float64(rng.IntN(5) - 1) // zeros too
+				repeat := rng.IntN(4) == 0
+				for range 1 + btoi(repeat) {
+					if spec.real {
+						c.addReal(j, v)
+					} else {
+						c.addInt(j, int64(v))
+					}
+					if want[i] == nil {
+						want[i] = map[int64]float64{}
+					}
+					want[i][j] += v
+				}
+				if repeat && rng.IntN(2) == 0 { // cancelled at once
+					if spec.real {
+						c.addReal(j, -2*v)
+					} else {
+						c.addInt(j, -2*int64(v))
+					}
+					want[i][j] -= 2 * v
+				}
+			}
+		}
+		w := b.x.tree.workspace(1)
+		if len(w.reals)+len(w.ints) > 0 {
+			t.Fatalf("trial %d: rows in key order went through the workspace (%d reals, %d ints)", trial, len(w.reals), len(w.ints))
+		}
+		d := b.freeze()
+		if _, ok := d.(*seqNode); !ok {
+			t.Fatalf("trial %d: rows in order left sequential mode: %T", trial, d)
+		}
+		checkEntries(t, d, want)
+		checkSorted(t, d)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkSorted fails unless d, a dictionary of depth 2, lists its keys
+// and each row's in increasing order.
+func checkSorted(t *testing.T, d dict) {
+	t.Helper()
+	increasing := func(d dict) bool {
+		for p := 1; p < d.size(); p++ {
+			if d.keyAt(p) <= d.keyAt(p-1) {
+				return false
+			}
+		}
+		return true
+	}
+	if !increasing(d) {
+		t.Fatal("rows out of order")
+	}
+	for p := range d.size() {
+		if !increasing(d.dictAt(p)) {
+			t.Fatalf("row %d: keys out of order", d.keyAt(p))
+		}
+	}
+}
+
+// TestAppendRowsSettle: an appending row that meets a key out of order,
+// a scatter loop or a merge goes on in the workspace with the entries it
+// had; the result is the reference's.
+func TestAppendRowsSettle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	for range 200 {
+		b := newBuilder(rowsShape)
+		want := map[int64]map[int64]float64{}
+		add := func(i, j int64, v float64) {
+			if want[i] == nil {
+				want[i] = map[int64]float64{}
+			}
+			want[i][j] += v
+		}
+		for i := range int64(20) {
+			c := b.child(i)
+			for j := int64(0); j < 30; j += 1 + int64(rng.IntN(4)) {
+				c.addReal(j, 1)
+				add(i, j, 1)
+			}
+			switch rng.IntN(4) {
+			case 0: // a key before the last
+				j := int64(rng.IntN(30))
+				c.addReal(j, 2)
+				add(i, j, 2)
+			case 1: // a scatter loop writing the slice directly
+				idx := []int64{int64(rng.IntN(30)), 31, int64(rng.IntN(30))}
+				scatterAdd(c, idx, []float64{1, 2, 3}, 1, 1, 1, true)
+				for q, j := range idx {
+					add(i, j, float64(q+1))
+				}
+			case 2: // a key a list of 4-byte keys cannot hold, or below 0
+				j := []int64{-1, 1 << 40}[rng.IntN(2)]
+				c.addReal(j, 5)
+				add(i, j, 5)
+			}
+			if rng.IntN(3) == 0 { // the same row again, through child
+				c = b.child(i)
+				c.addReal(3, 1)
+				add(i, 3, 1)
+			}
+		}
+		d := b.freeze()
+		checkEntries(t, d, want)
+		checkSorted(t, d)
+	}
+}
+
+// Sparse nested results of TTV and SDDMM, as the optimizer writes them,
+// and a user's layout whose rows are not sorted.
+const (
+	planTTVNested = `sum(<p1, i> in T_idx1(T_pos1(0):T_pos1(1)))
+    { @dense i -> sum(<p2, j> in T_idx2(T_pos2(p1):T_pos2(p1 + 1)))
+      { @dense j -> sum(<p3, k> in T_idx3(T_pos3(p2):T_pos3(p2 + 1)))
+        T_val(p3) * v_val(k) } }`
+	planSDDMMNested = `sum(<i, _> in 0:S_len1)
+    { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
+      let t1 = sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) in
+      { @dense j -> S_val(p2) * t1 } }`
+)
+
+// TestSparseNestedOutputs runs TTV and SDDMM into sparse nested results
+// at 1 and 3 threads against the interpreter: rows sorted (appended),
+// rows with keys out of order or repeated (a layout of the user's),
+// values that cancel to zero (dropped), and a read past an array's end
+// (the interpreter's error).
+func TestSparseNestedOutputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 7))
+	for trial := range 12 {
+		tt := randCSF(30, 40, 12, 600, rng)
+		if trial%3 == 1 {
+			// Rows of the user's: level-2 keys shuffled within each
+			// segment, some repeated.
+			tt.idx2 = slices.Clone(tt.idx2)
+			for p := range len(tt.pos2) - 1 {
+				seg := tt.idx2[tt.pos2[p]:tt.pos2[p+1]]
+				rng.Shuffle(len(seg), func(a, b int) { seg[a], seg[b] = seg[b], seg[a] })
+				if len(seg) > 1 && rng.IntN(2) == 0 {
+					seg[1] = seg[0]
+				}
+			}
+		}
+		st := storage.Store{}
+		tt.store(st, "T")
+		vlen := 12
+		if trial%4 == 3 {
+			vlen = 7 // reads past v's end: an error
+		}
+		v := randVec(vlen, rng)
+		if trial%2 == 0 {
+			for k := range v {
+				v[k] = float64(k%3 - 1) // -1, 0, 1: many fibers sum to zero
+			}
+		}
+		st["v_val"], st["v_len1"] = storage.RealArray(v), storage.IntScalar(int64(vlen))
+		agree(t, parse(t, planTTVNested, st), st)
+
+		s := randCSR(50, 60, 400, rng)
+		st = storage.Store{}
+		s.store(st, "S")
+		if trial%3 == 1 {
+			s.idx = slices.Clone(s.idx)
+			slices.Reverse(s.idx)
+			st["S_idx2"] = storage.IntArray(s.idx)
+		}
+		rank := 1 + rng.IntN(8)
+		denseStore(st, "U", 50, rank, rng)
+		vrows := 60
+		if trial%4 == 3 {
+			vrows = 40
+		}
+		denseStore(st, "V", vrows, rank, rng)
+		agree(t, parse(t, planSDDMMNested, st), st)
+	}
+}
