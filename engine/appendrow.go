@@ -1,5 +1,7 @@
 package engine
 
+import "slices"
+
 // Rows appended in key order. A sequential row (seqrows.go) whose
 // entries arrive in increasing key order, as they do when the loop that
 // fills it walks a sorted segment (the j of TTV's (i, j) fibers, the
@@ -8,17 +10,20 @@ package engine
 // close finding the keys' range, gathering the values back and zeroing
 // the slice costs several passes over a row that could be written once
 // where it is to stay. So a new sequential row starts appending: its
-// entries go, in order, to the level's append list (workspace.akeys with
-// areals or aints), and at close they are copied, zeros dropped, to the
-// level's blocks as the list (or, at least half full, the dense slice)
-// compaction would have made: the same bytes and the same entries. A
-// repeated key adds into the last entry.
+// entries go, in order, to the free end of the level's blocks (keys of 4
+// bytes and values, where compaction would have carved the row's list),
+// and closing the row keeps them there, zeros dropped: the list (or, at
+// least half full, the dense slice spread in place) that compaction
+// would have made, the same bytes and the same entries. A repeated key
+// adds into the last entry. A row that outgrows the blocks' room moves
+// to new blocks, unless it has more than maxBlock/4 entries (then it
+// settles: compaction gives such a row storage of its own).
 //
 // The row's slice is empty while it appends, so every write into it
 // goes through addRealSlow or addIntSlow (dense levels check the key
 // against the slice's length first), which append while keys increase.
-// The first key out of order, one that a 4-byte list key cannot hold, or
-// any access other than adding at a key (settle: the scatter loops that
+// The first key out of order, one that a 4-byte list key cannot hold, a
+// row longer than maxBlock/4 entries, or any access other than adding at a key (settle: the scatter loops that
 // write the slice directly, growing it, absorbing or merging a
 // dictionary, reopening it through acquire) moves the row into the
 // workspace, where it goes on the general way.
@@ -26,10 +31,17 @@ package engine
 // startAppend makes b, the empty open row of a sequential dictionary
 // (workspace mode, not acquired), an appending row.
 func (b *builder) startAppend() {
-	w := b.ws
 	b.app, b.open = true, false
 	b.reals, b.ints, b.lkeys, b.nkeys, b.listed = nil, nil, nil, nil, false
-	w.akeys, w.areals, w.aints = w.akeys[:0], w.areals[:0], w.aints[:0]
+	b.ws.appended = 0
+}
+
+// appendedRow returns the entries of w's appending row: keys and values
+// past the ends of the level's blocks.
+func appendedRow[V int64 | float64](w *workspace, block []V) ([]int32, []V) {
+	n := w.appended
+	kb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)]
+	return kb[:n], block[len(block):cap(block)][:n]
 }
 
 // settle moves an appending row b into its workspace, open there with
@@ -40,34 +52,74 @@ func (b *builder) settle() {
 	}
 	b.app = false
 	w := b.ws
-	b.acquire()
 	if b.spec.real {
-		addList(b, w.akeys, w.areals)
+		settleRow(b, w, w.realBlock)
 	} else {
-		addList(b, w.akeys, w.aints)
+		settleRow(b, w, w.intBlock)
 	}
-	w.akeys, w.areals, w.aints = w.akeys[:0], w.areals[:0], w.aints[:0]
 }
 
-// appendEntry adds v at key k of the appending row b, its values in
-// *vals, and reports whether it could; if not, b has settled and v is
-// still to be added.
-func appendEntry[V int64 | float64](b *builder, vals *[]V, k int64, v V) bool {
+// settleRow is settle for values of type V in block.
+func settleRow[V int64 | float64](b *builder, w *workspace, block []V) {
+	keys, vals := appendedRow(w, block)
+	w.appended = 0
+	if w.owner != nil {
+		// Compacting the owner carves where the entries are.
+		keys, vals = slices.Clone(keys), slices.Clone(vals)
+	}
+	b.acquire()
+	addList(b, keys, vals)
+}
+
+// appendEntry adds v at key k of the appending row b, whose values are
+// in *block, and reports whether it could; if not, b has settled and v
+// is still to be added.
+func appendEntry[V int64 | float64](b *builder, block *[]V, k int64, v V) bool {
 	w := b.ws
-	n := len(w.akeys)
-	switch {
-	case n > 0 && k == w.akeys[n-1]:
-		(*vals)[n-1] += v
-		return true
-	case (n == 0 || k > w.akeys[n-1]) && k >= 0 && k <= narrowKeyLimit:
-		if v != 0 { // a zero at a new key is no entry
-			w.akeys = append(w.akeys, k)
-			*vals = append(*vals, v)
+	keys, vals := appendedRow(w, *block)
+	if n := len(keys); n > 0 && k <= int64(keys[n-1]) {
+		if k == int64(keys[n-1]) {
+			vals[n-1] += v
+			return true
 		}
-		return true
+	} else if k >= 0 && k <= narrowKeyLimit {
+		if v == 0 { // a zero at a new key is no entry
+			return true
+		}
+		if room(w, *block) > 0 || growAppend(w, block) {
+			keys, vals = appendedRow(w, *block)
+			n := len(keys)
+			keys[:n+1][n], vals[:n+1][n] = int32(k), v
+			w.appended++
+			return true
+		}
 	}
 	b.settle()
 	return false
+}
+
+// room is how many more entries the appending row of w has room for at
+// the end of its blocks.
+func room[V int64 | float64](w *workspace, block []V) int {
+	return min(cap(w.keyBlock)-len(w.keyBlock), cap(block)-len(block)) - w.appended
+}
+
+// growAppend moves the appending row of w to new blocks with room for
+// more entries, and reports whether it could: a row of more than
+// maxBlock/4 entries gets none (it settles, as compaction would give it
+// storage of its own).
+func growAppend[V int64 | float64](w *workspace, block *[]V) bool {
+	n := w.appended
+	if n+1 > maxBlock/4 {
+		return false
+	}
+	keys, vals := appendedRow(w, *block)
+	size := blockSize(2*(n+1), w.carved)
+	kb, vb := make([]int32, 0, size), make([]V, 0, size)
+	copy(kb[:n], keys)
+	copy(vb[:n], vals)
+	w.keyBlock, *block = kb, vb
+	return true
 }
 
 // appendReals adds vals at keys (aligned) to the appending row b, in
@@ -75,51 +127,65 @@ func appendEntry[V int64 | float64](b *builder, vals *[]V, k int64, v V) bool {
 // is out of order (b has then settled).
 func appendReals(b *builder, keys []int64, vals []float64) int {
 	w := b.ws
-	ak, av := w.akeys, w.areals
-	last := int64(-1)
-	if n := len(ak); n > 0 {
-		last = ak[n-1]
-	}
 	q := 0
-	for ; q < len(keys); q++ {
-		k, v := keys[q], vals[q]
-		if k > last && k <= narrowKeyLimit {
-			if v != 0 {
-				ak, av = append(ak, k), append(av, v)
-				last = k
+	for q < len(keys) {
+		ak, av := appendedRow(w, w.realBlock)
+		last := int64(-1)
+		if n := len(ak); n > 0 {
+			last = int64(ak[n-1])
+		}
+		free := room(w, w.realBlock)
+		ak, av = ak[:len(ak)+free], av[:len(av)+free]
+		n := w.appended
+		for ; q < len(keys); q++ {
+			k, v := keys[q], vals[q]
+			if k > last && k <= narrowKeyLimit {
+				if v != 0 {
+					if n == len(ak) {
+						break // out of room
+					}
+					ak[n], av[n] = int32(k), v
+					n++
+					last = k
+				}
+				continue
 			}
-			continue
+			if n > 0 && k == last {
+				av[n-1] += v
+				continue
+			}
+			break
 		}
-		if n := len(ak); n > 0 && k == ak[n-1] {
-			av[n-1] += v
-			continue
+		w.appended = n
+		if q == len(keys) {
+			return q
 		}
-		break
-	}
-	w.akeys, w.areals = ak, av
-	if q < len(keys) {
-		b.settle()
+		if n < len(ak) || !growAppend(w, &w.realBlock) {
+			b.settle()
+			return q
+		}
 	}
 	return q
 }
 
 // closeAppended records the appending row of s (its cur) as a closed
-// row at s.key, carved from the level's blocks; a row with no non-zero
-// entry records nothing.
+// row at s.key, where it is in the level's blocks; a row with no
+// non-zero entry records nothing.
 func (s *seqRows) closeAppended() {
 	c, w := s.cur, s.w
 	c.app = false
 	if c.spec.real {
-		closeAppendedRow(s, w.akeys, w.areals, chunkReals, &w.realBlock)
+		closeAppendedRow(s, chunkReals, &w.realBlock)
 	} else {
-		closeAppendedRow(s, w.akeys, w.aints, chunkInts, &w.intBlock)
+		closeAppendedRow(s, chunkInts, &w.intBlock)
 	}
-	w.akeys, w.areals, w.aints = w.akeys[:0], w.areals[:0], w.aints[:0]
+	w.appended = 0
 }
 
-// closeAppendedRow is closeAppended for values of type V: keys and vals
-// the row's entries, block the level's block of values.
-func closeAppendedRow[V int64 | float64](s *seqRows, keys []int64, vals []V, chunk func(*seqChunk) *[]V, block *[]V) {
+// closeAppendedRow is closeAppended for values of type V in *block.
+func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V, block *[]V) {
+	w := s.w
+	keys, vals := appendedRow(w, *block)
 	n := 0
 	for q, v := range vals {
 		if v != 0 { // entries that added up to zero
@@ -130,37 +196,41 @@ func closeAppendedRow[V int64 | float64](s *seqRows, keys []int64, vals []V, chu
 	if n == 0 {
 		return
 	}
-	w := s.w
-	if hi := keys[n-1]; hi+1 <= denseLeafFactor*int64(n) {
+	keys, vals = keys[:n], vals[:n]
+	if m := int(keys[n-1]) + 1; m <= denseLeafFactor*n {
 		// As compaction would: a dense slice from key 0.
-		m := int(hi + 1)
-		if m > maxBlock/4 {
-			row := make([]V, m)
-			spreadRow(row, keys[:n], vals[:n])
+		vb := *block
+		if m <= cap(vb)-len(vb) {
+			row := vb[len(vb) : len(vb)+m]
+			clear(row[n:])
+			for q := n - 1; q >= 0; q-- { // keys[q] >= q: in place
+				v := vals[q]
+				row[q] = 0
+				row[keys[q]] = v
+			}
+			*block = vb[:len(vb)+m]
+			w.carved += m
 			store(s, chunk, row, nil)
 			return
 		}
-		_, room := carve(&w.keyBlock, block, m, w.carved)
-		clear(room)
-		spreadRow(room, keys[:n], vals[:n])
-		*block = (*block)[:len(*block)+m]
-		w.carved += m
-		store(s, chunk, carved(*block, room), nil)
+		row := make([]V, m)
+		for q, k := range keys {
+			row[k] = vals[q]
+		}
+		if m <= maxBlock/4 {
+			_, room := carve(&w.keyBlock, block, m, w.carved)
+			copy(room, row)
+			*block = (*block)[:len(*block)+m]
+			w.carved += m
+			row = carved(*block, room)
+		}
+		store(s, chunk, row, nil)
 		return
 	}
-	ks, vs := carve(&w.keyBlock, block, n, w.carved)
-	for q, k := range keys[:n] {
-		ks[q] = int32(k)
-	}
-	copy(vs, vals[:n])
-	commit(&w.keyBlock, block, n, n)
+	// Kept where they are (commit would not extend the blocks for a
+	// row longer than a carve takes from them).
+	w.keyBlock = w.keyBlock[:len(w.keyBlock)+n]
+	*block = (*block)[:len(*block)+n]
 	w.carved += n
-	store(s, chunk, carved(*block, vs), carved(w.keyBlock, ks))
-}
-
-// spreadRow writes vals at their keys into the zero dense row.
-func spreadRow[V int64 | float64](row []V, keys []int64, vals []V) {
-	for q, k := range keys {
-		row[k] = vals[q]
-	}
+	store(s, chunk, carved(*block, vals), carved(w.keyBlock, keys))
 }

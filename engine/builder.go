@@ -459,7 +459,7 @@ func (b *builder) addRow(lo int64, vals []float64) {
 
 func (b *builder) addRealSlow(k int64, v float64) {
 	if b.app {
-		if appendEntry(b, &b.ws.areals, k, v) {
+		if appendEntry(b, &b.ws.realBlock, k, v) {
 			return
 		}
 		b.addReal(k, v)
@@ -524,7 +524,7 @@ func (b *builder) addInt(k int64, v int64) {
 
 func (b *builder) addIntSlow(k int64, v int64) {
 	if b.app {
-		if appendEntry(b, &b.ws.aints, k, v) {
+		if appendEntry(b, &b.ws.intBlock, k, v) {
 			return
 		}
 		b.addInt(k, v)

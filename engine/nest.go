@@ -96,6 +96,7 @@ type nloop struct {
 	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
 	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
+	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
 	proofs   []*guardProof // the statement guards facts may discharge, decided per entry
 	scope0   int           // the compiler's scope depth inside the loop's variables
 	info     nestInfo
@@ -308,6 +309,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			}
 		} else if nl.up = c.parentFlat(nl); nl.up != nil {
 			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
+			if nl.upSingle != nil {
+				nl.info.exec += ", each iteration's entries into its key's row"
+			}
 		}
 	}
 	if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {

@@ -369,7 +369,24 @@ type upRows struct {
 	bounds []int64
 	r0     int64
 	c      int
+	// single: p's singleton whose row at its key takes the rows of each
+	// iteration (nil: they add into the builder p runs into).
+	single *nstmt
 }
+
+// rowSink is the builder that row r, its variables set (rowVars), adds
+// into: b, or the row of b that its iteration of the enclosing loop
+// keys (upRows.single).
+func (o *nloop) rowSink(fr *frame, st *flatState, b *builder) *builder {
+	if u := st.up; u != nil && u.single != nil {
+		return b.child(u.single.key(fr))
+	}
+	return b
+}
+
+// keyedUp reports whether o runs the rows of several iterations of the
+// loop around it, each iteration's into its own row (upRows.single).
+func (st *flatState) keyedUp() bool { return st.up != nil && st.up.single != nil }
 
 // rowVars sets o's variables for row r, and those of the enclosing
 // loop's iteration when o runs the rows of a block of them.
@@ -415,7 +432,7 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 			b.reserve(hi) // once, not a block at a time
 		}
 	}
-	if fp.inter != nil && fp.inter.run(fr, o, lo, hi, b) {
+	if fp.inter != nil && !st.keyedUp() && fp.inter.run(fr, o, lo, hi, b) {
 		return true
 	}
 	o.flatRows(fr, lo, hi, b)
@@ -434,7 +451,7 @@ func (o *nloop) flatRows(fr *frame, lo, hi int64, b *builder) {
 			// rest of the call's, without laying them out.
 			for ; r < hi && fr.err == nil; r++ {
 				o.rowVars(fr, st, r)
-				o.exec(fr, o.stmt, b)
+				o.exec(fr, o.stmt, o.rowSink(fr, st, b))
 			}
 			return
 		}
@@ -442,7 +459,7 @@ func (o *nloop) flatRows(fr *frame, lo, hi int64, b *builder) {
 			// One row alone: too long for a block or with bounds the
 			// per-row path reports.
 			o.rowVars(fr, st, r)
-			o.exec(fr, o.stmt, b)
+			o.exec(fr, o.stmt, o.rowSink(fr, st, b))
 			r++
 		} else {
 			nestSaw("flat")
@@ -553,7 +570,7 @@ func segRows(p []int64, k0, k1, n int64) int64 {
 // runBlock runs rows r0..r1-1, step by step.
 func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 	st := fr.flat(o)
-	if fp.ds != nil && fp.ds.run(fr, st, r0, r1, b) {
+	if fp.ds != nil && !st.keyedUp() && fp.ds.run(fr, st, r0, r1, b) {
 		return
 	}
 	rows := int(r1 - r0)
@@ -635,28 +652,21 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					}
 				}
 			}
-			from := r0
-			if kv := s.keyVec; kv != nil && b.spec.real {
-				if from = o.flatKeys(fr, kv, st.vals[i][:rows], r0, r1, b); from == r1 {
-					continue
+			if u := st.up; st.keyedUp() {
+				// The rows of each iteration of the loop around, into
+				// the row at its key.
+				for g0 := r0; g0 < r1; {
+					setRow(g0, i)
+					g1 := min(r1, u.bounds[u.c+1])
+					if !o.addRows(fr, st, s, i, r0, g0, g1, b.child(u.single.key(fr)), setRow) {
+						return
+					}
+					g0 = g1
 				}
+				continue
 			}
-			for r := from; r < r1; r++ {
-				setRow(r, i)
-				k := s.key(fr)
-				if fr.err != nil {
-					return
-				}
-				switch {
-				case s.loop != nil && s.accF >= 0:
-					b.addReal(k, st.vals[i][r-r0])
-				case s.loop != nil && b.spec.real:
-					b.addReal(k, float64(st.ivals[i][r-r0]))
-				case s.loop != nil:
-					b.addInt(k, st.ivals[i][r-r0])
-				default:
-					s.addVal(fr, b, k)
-				}
+			if !o.addRows(fr, st, s, i, r0, r0, r1, b, setRow) {
+				return
 			}
 		case stLoop:
 			if sc := s.loop.vec.scatter; sc != nil && sc.rows(fr, s.loop, st, fp, i, r0, r1, setRow, b) {
@@ -682,6 +692,35 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			return
 		}
 	}
+}
+
+// addRows adds rows g0..g1-1 of a block from r0 (step i, singleton s,
+// their sums computed) into b; false on an error.
+func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 int64, b *builder, setRow func(int64, int)) bool {
+	from := g0
+	if kv := s.keyVec; kv != nil && b.spec.real {
+		if from = o.flatKeys(fr, kv, st.vals[i][g0-r0:g1-r0], g0, g1, b); from == g1 {
+			return true
+		}
+	}
+	for r := from; r < g1; r++ {
+		setRow(r, i)
+		k := s.key(fr)
+		if fr.err != nil {
+			return false
+		}
+		switch {
+		case s.loop != nil && s.accF >= 0:
+			b.addReal(k, st.vals[i][r-r0])
+		case s.loop != nil && b.spec.real:
+			b.addReal(k, float64(st.ivals[i][r-r0]))
+		case s.loop != nil:
+			b.addInt(k, st.ivals[i][r-r0])
+		default:
+			s.addVal(fr, b, k)
+		}
+	}
+	return fr.err == nil
 }
 
 // flatPost applies the factors of statement s (a product of factors and
@@ -1333,17 +1372,36 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		return nil // adjacent rows follow positions; its keys are not positions
 	}
 	var o *nloop
+	var single *nstmt
 	for s := p.stmt; s != nil; s = s.next {
 		switch {
 		case s.kind == stGuard && s.proof != nil:
 		case s.kind == stLoop && s.next == nil && s.loop.flat != nil:
 			o = s.loop
+		case s.kind == stSingle && single == nil && s.child != nil && s.child.depth == 1 && s.keyE.Op == ir.OpVar &&
+			s.next != nil && s.next.kind == stLoop:
+			// { key -> the inner loop }: each iteration's rows go to the
+			// row at its key, a variable (so never an error, and an
+			// iteration without rows may skip its row: an empty row is
+			// no entry).
+			single = s
 		default:
 			return nil
 		}
 	}
 	if o == nil || p.ks < 0 {
 		return nil
+	}
+	if single != nil {
+		// The steps must add into the rows through addRows only.
+		for _, s := range o.flat.steps {
+			switch {
+			case s.kind == stGuard, s.kind == stLet:
+			case s.kind == stSingle && s.child == nil && !o.keyIsRow(s.keyE):
+			default:
+				return nil
+			}
+		}
 	}
 	sb := o.seg
 	if sb == nil || sb.lo != sb.hi || sb.hiOff != sb.loOff+1 || sb.loSlot != sb.hiSlot ||
@@ -1374,6 +1432,7 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 			return nil
 		}
 	}
+	p.upSingle = single
 	for _, s := range o.flat.steps {
 		// Factors or keys that read p's variables: row by row (rowVars).
 		if usesNames(s.postVec, names) {
@@ -1436,7 +1495,7 @@ func (p *nloop) runUp(fr *frame, lo, hi int64, b *builder) bool {
 	}
 	st := fr.flat(o)
 	nestSaw("up")
-	st.up = &upRows{p: p, bounds: bounds, r0: lo}
+	st.up = &upRows{p: p, bounds: bounds, r0: lo, single: p.upSingle}
 	defer func() { st.up = nil }()
 	return o.runFlat(fr, bounds[0], bounds[len(bounds)-1], b)
 }

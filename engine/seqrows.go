@@ -136,7 +136,7 @@ func (b *builder) seqRow(k int64) *builder {
 // been moved into the workspace).
 func (b *builder) untouched() bool {
 	if b.app {
-		return len(b.ws.akeys) == 0
+		return b.ws.appended == 0
 	}
 	w := b.ws
 	return b.open && w != nil && w.owner == b && b.spec.depth == 1 && len(w.touched) == 0 && !w.marking && !w.sweep &&

@@ -128,11 +128,9 @@ type workspace struct {
 	denseReals  []float64
 	denseInts   []int64
 	carvedDense int
-	// The entries of the level's appending row (builder.app), in
-	// increasing key order: keys, and reals or ints aligned to them.
-	akeys  []int64
-	areals []float64
-	aints  []int64
+	// appended: the entries of the level's appending row (builder.app),
+	// which lie past the ends of keyBlock and realBlock or intBlock.
+	appended int
 }
 
 // Representation thresholds (see release).
