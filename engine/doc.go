@@ -51,9 +51,11 @@
 //	                       more than there
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
 //	                       when the index array's range fits
-//	builder.go, workspace.go, seqrows.go, seqouter.go
+//	builder.go, workspace.go, seqrows.go, seqouter.go, appendrow.go
 //	                       results built in place per level: @dense in
-//	                       slices and workspaces, @hash in Go maps
+//	                       slices and workspaces (rows whose keys arrive
+//	                       in order appended where they stay), @hash in
+//	                       Go maps
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
 //	                       (the IR has no merge iterator yet)
 //	parallel.go, split.go  the outermost sum split across workers: chunks
