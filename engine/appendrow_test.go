@@ -148,6 +148,11 @@ const (
     { @dense i -> sum(<p2, j> in T_idx2(T_pos2(p1):T_pos2(p1 + 1)))
       { @dense j -> sum(<p3, k> in T_idx3(T_pos3(p2):T_pos3(p2 + 1)))
         T_val(p3) * v_val(k) } }`
+	// The rows' values read the parent's key: per row in position space.
+	planTTVScaled = `sum(<p1, i> in T_idx1(T_pos1(0):T_pos1(1)))
+    { @dense i -> sum(<p2, j> in T_idx2(T_pos2(p1):T_pos2(p1 + 1)))
+      { @dense j -> w_val(i) * sum(<p3, k> in T_idx3(T_pos3(p2):T_pos3(p2 + 1)))
+        T_val(p3) * v_val(k) } }`
 	planSDDMMNested = `sum(<i, _> in 0:S_len1)
     { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
       let t1 = sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) in
@@ -157,8 +162,9 @@ const (
 // TestSparseNestedOutputs runs TTV and SDDMM into sparse nested results
 // at 1 and 3 threads against the interpreter: rows sorted (appended),
 // rows with keys out of order or repeated (a layout of the user's),
-// values that cancel to zero (dropped), and a read past an array's end
-// (the interpreter's error).
+// values that cancel to zero (dropped), and reads past an array's end
+// (the interpreter's error). TTV's fibers of every row run as one run of
+// rows, each row's into its own (the "up" event).
 func TestSparseNestedOutputs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 7))
 	for trial := range 12 {
@@ -188,9 +194,13 @@ func TestSparseNestedOutputs(t *testing.T) {
 			}
 		}
 		st["v_val"], st["v_len1"] = storage.RealArray(v), storage.IntScalar(int64(vlen))
-		seen := events(func() { agree(t, parse(t, planTTVNested, st), st) })
-		if seen["up"] == 0 && vlen == 12 {
-			t.Errorf("trial %d: TTV's fibers did not run as one run of rows: %v", trial, seen)
+		w := randVec(30-trial%2*10, rng) // shorter than T's first keys: an error
+		st["w_val"], st["w_len1"] = storage.RealArray(w), storage.IntScalar(int64(len(w)))
+		for _, plan := range []string{planTTVNested, planTTVScaled} {
+			seen := events(func() { agree(t, parse(t, plan, st), st) })
+			if seen["up"] == 0 && vlen == 12 && len(w) == 30 {
+				t.Errorf("trial %d: TTV's fibers did not run as one run of rows: %v", trial, seen)
+			}
 		}
 
 		s := randCSR(50, 60, 400, rng)
