@@ -221,3 +221,31 @@ func TestSparseNestedOutputs(t *testing.T) {
 		agree(t, parse(t, planSDDMMNested, st), st)
 	}
 }
+
+// BenchmarkSparseNested: TTV into a sparse nested result, fibers of one
+// or two entries under short rows as in orghs (20k rows of about 17
+// fibers), against a Go loop computing each fiber's sum into a slice
+// aligned with the fibers (no keys written):
+//
+//	go test ./engine -run '^$' -bench SparseNested -count 5
+func BenchmarkSparseNested(b *testing.B) {
+	rng := rand.New(rand.NewPCG(28, 8))
+	tt := randCSF(20000, 5000, 20, 350_000, rng)
+	v := randVec(20, rng)
+	st := storage.Store{"v_val": storage.RealArray(v), "v_len1": storage.IntScalar(20)}
+	tt.store(st, "T")
+	b.Run("storel", func(b *testing.B) { runKernel(b, planTTVNested, st, 1, 0) })
+	b.Run("loop", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			out := make([]float64, len(tt.idx2))
+			for p2 := range out {
+				s := 0.0
+				for p3 := tt.pos3[p2]; p3 < tt.pos3[p2+1]; p3++ {
+					s += tt.val[p3] * v[tt.idx3[p3]]
+				}
+				out[p2] = s
+			}
+		}
+	})
+}
