@@ -234,6 +234,62 @@ func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
 	return nil
 }
 
+// mergeKids moves the children of the private results bs[1:] into
+// bs[0] with one copy per result, the copies at once, when every result
+// is a plain dense level of children and their keys lie in increasing,
+// disjoint ranges (a split's chunks keyed by their own rows); false,
+// with nothing done, otherwise. It is mergeRoot's merge for that case:
+// every child moves into an empty slot.
+func mergeKids(bs []*builder) bool {
+	dst := bs[0]
+	s := dst.spec
+	if s.depth < 2 || !s.dense || len(bs) < 2 {
+		return false
+	}
+	plain := func(b *builder) bool {
+		x := b.x
+		return x != nil && x.tree != nil && !b.listed && !b.open && b.ws == nil && x.seq == nil && len(x.mkids) == 0 &&
+			(!x.sequential || len(x.kids) == 0)
+	}
+	if !plain(dst) {
+		return false
+	}
+	hi := len(dst.x.kids)
+	for _, o := range bs[1:] {
+		x := o.x
+		if !plain(o) || len(x.kids) > 0 && x.firstKidOf != len(x.kids) {
+			return false
+		}
+		if len(x.kids) > 0 && x.firstKid < len(x.kids) {
+			if x.firstKid < hi {
+				return false
+			}
+			hi = len(x.kids)
+		}
+	}
+	dst.leaveSequential()
+	dst.growKids(hi)
+	var wg sync.WaitGroup
+	for _, o := range bs[1:] {
+		x := o.x
+		o.leaveSequential()
+		x.tree.closeAll()
+		dst.x.tree.adopted = append(dst.x.tree.adopted, x.tree)
+		if f := min(x.firstKid, len(x.kids)); f < len(x.kids) {
+			wg.Add(1)
+			go func(kids []kid, f int) {
+				defer wg.Done()
+				copy(dst.x.kids[f:len(kids)], kids[f:])
+			}(x.kids, f)
+		}
+	}
+	wg.Wait()
+	for _, o := range bs[1:] {
+		o.x.kids = nil
+	}
+	return true
+}
+
 // denseMergeMin is the count of entries to add below which one worker
 // merges (a var so that tests can send every merge to workers).
 var denseMergeMin = 1 << 16
