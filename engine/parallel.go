@@ -327,7 +327,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				fr.fail(err)
 				return empty
 			}
-			if !mergeDense(bs, pool) && !mergeKids(bs) {
+			if !mergeDense(bs, pool) && !mergeKids(bs, pool) {
 				for _, b := range bs[1:] {
 					bs[0].mergeRoot(b)
 				}

@@ -240,7 +240,7 @@ func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
 // disjoint ranges (a split's chunks keyed by their own rows); false,
 // with nothing done, otherwise. It is mergeRoot's merge for that case:
 // every child moves into an empty slot.
-func mergeKids(bs []*builder) bool {
+func mergeKids(bs []*builder, pool *rowPool) bool {
 	dst := bs[0]
 	s := dst.spec
 	if s.depth < 2 || !s.dense || len(bs) < 2 {
@@ -280,12 +280,13 @@ func mergeKids(bs []*builder) bool {
 			go func(kids []kid, f int) {
 				defer wg.Done()
 				copy(dst.x.kids[f:len(kids)], kids[f:])
+				clear(kids[f:])
 			}(x.kids, f)
 		}
 	}
 	wg.Wait()
 	for _, o := range bs[1:] {
-		o.x.kids = nil
+		pool.putKids(o)
 	}
 	return true
 }
@@ -353,8 +354,8 @@ func addRange[V int64 | float64](dst, src []V, lo, hi int64) {
 	}
 }
 
-// rowPool keeps the zeroed dense rows of a split sum's private results
-// from one run to the next. A fresh row of a few megabytes costs a page
+// rowPool keeps the zeroed dense rows (and levels of children) of a
+// split sum's private results from one run to the next. A fresh row of a few megabytes costs a page
 // fault per 4 KiB when first written, by each worker at each run: BATAX
 // on cnr-2000 (a 325,557-entry row per worker) ran 2.4x slower at 2
 // threads with the collector off, when no run reuses another's memory.
@@ -362,12 +363,21 @@ type rowPool struct {
 	mu    sync.Mutex
 	reals [][]float64
 	ints  [][]int64
+	kids  [][]kid
 }
 
 // seed gives b, a new private result of a dense row of scalars, a zeroed
 // row from the pool to grow into.
 func (p *rowPool) seed(b *builder) {
 	s := b.spec
+	if s.depth > 1 && s.dense && b.x != nil && len(b.x.kids) == 0 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if n := len(p.kids); n > 0 {
+			b.x.kids, p.kids = p.kids[n-1], p.kids[:n-1]
+		}
+		return
+	}
 	if s.depth != 1 || !s.dense || b.x != nil || b.ws != nil || b.listed || len(b.reals)+len(b.ints) > 0 {
 		return
 	}
@@ -378,6 +388,17 @@ func (p *rowPool) seed(b *builder) {
 	} else if n := len(p.ints); !s.real && n > 0 {
 		b.ints, p.ints = p.ints[n-1], p.ints[:n-1]
 	}
+}
+
+// putKids takes back b's level of children, which mergeKids has moved
+// out and zeroed.
+func (p *rowPool) putKids(b *builder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cap(b.x.kids) > 0 {
+		p.kids = append(p.kids, b.x.kids[:0])
+	}
+	b.x.kids = nil
 }
 
 // put takes back b's row, which mergeDense has zeroed.

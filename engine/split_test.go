@@ -80,6 +80,14 @@ func TestDenseMergeByWorkers(t *testing.T) {
 	}
 }
 
+// mmmOptimized is the optimizer's plan of MMM (CSR x CSR), which the
+// older path runs.
+const mmmOptimized = `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+      let t1 = A_val(p2) in
+      sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+        { @dense j -> B_val(p1) * t1 } }`
+
 // TestSpilledPartialsMerge: private results whose keys a dense level does
 // not reach (hash keys; rows of a later chunk far past the first) are
 // kept in maps; their keys, sorted by the worker that built them, merge
@@ -103,13 +111,7 @@ func TestSpilledPartialsMerge(t *testing.T) {
 	st := storage.Store{}
 	a.store(st, "A")
 	b.store(st, "B")
-	for _, plan := range []string{planMMM,
-		// The optimizer's plan of MMM, which the older path runs.
-		`sum(<i, _> in 0:A_len1)
-  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
-      let t1 = A_val(p2) in
-      sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
-        { @dense j -> B_val(p1) * t1 } }`,
+	for _, plan := range []string{planMMM, mmmOptimized,
 		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @hash 1000000 * j + i -> A_val(p) }`} {
 		e := parse(t, plan, st)
 		want := agree(t, e, st)
@@ -138,9 +140,11 @@ func TestPooledRowsStartZero(t *testing.T) {
 	for i := range stores {
 		stores[i] = storage.Store{"x": storage.RealArray(randVec(2000, rng)), "beta": storage.RealScalar(float64(i) - 0.5)}
 		a.store(stores[i], "A")
+		randCSR(2000, 60, 4000+1000*i, rng).store(stores[i], "B")
 	}
 	for _, plan := range []string{planBATAX,
-		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> i * j }`} {
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> i * j }`,
+		planMMM, mmmOptimized} {
 		e := parse(t, plan, stores[0])
 		k, err := Compile(e, SchemaOf(stores[0]), Options{Threads: 3})
 		if err != nil {
