@@ -35,6 +35,8 @@
 //	                       short range leaf) run as lanes: the inner
 //	                       loops once for many keys, values of the key
 //	                       as vectors
+//	linform.go             the linear normal form of int indices that
+//	                       lanes and interleaved rows prove strides from
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
 //	                       and iterated inside loop nests
 //	hashlevels.go, hashwalk.go
@@ -61,8 +63,8 @@
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position
-//	                       arrays), private dense results added by workers
-//	                       over ranges of keys and kept for the next run
+//	                       arrays); private results merged by workers over
+//	                       ranges of keys, their rows kept for the next run
 //
 // Assembly loops (amd64) add in the same order as their Go twins, which
 // the build tag purego selects, so both give the same bits.
