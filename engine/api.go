@@ -80,7 +80,7 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 		return nil, bad
 	}
 	plan, schema, levels := hashWalks(plan, schema)
-	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly}
+	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly, levels: levels}
 	if !opts.Limits.none() {
 		c.mon = &monitor{lim: opts.Limits}
 	}
@@ -241,7 +241,7 @@ func (k *Kernel) Prepare(st storage.Store) {
 		if cl.level != nil {
 			obj = nil
 			if g := cl.level.hash.groups; g != nil && g.h == st[cl.level.hash.name] {
-				obj = g.levelArray(*cl.level)
+				obj = g.levelObject(*cl.level)
 			}
 		}
 		if a, ok := obj.(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {

@@ -12,6 +12,9 @@ type compiler struct {
 	schema Schema
 	cells  map[string]*cell
 	scope  []binding
+	// levels: the objects of hash maps' layouts the plan reads
+	// (hashwalk.go), by name.
+	levels map[string]levelRef
 	// Slot counts of the frame.
 	ni, nf, nd int
 	threads    int

@@ -239,7 +239,7 @@ func (c *cell) levelObject() storage.Object {
 	if g == nil || c.level.hash.hash == nil {
 		return nil
 	}
-	return g.levelArray(*c.level)
+	return g.levelObject(*c.level)
 }
 
 // unbind drops the cell's references to the store after a run.

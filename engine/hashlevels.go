@@ -56,6 +56,12 @@ type hashLevels struct {
 	// the children of level l's nodes, valArr the leaf values.
 	keyArrs, posArrs []*storage.Array
 	valArr           *storage.Array
+	// For rows looked up by key (hashwalk.go), per level above the last,
+	// made on first use: the slot of each node by key prefix, and the
+	// bounds of each slot's children.
+	slotOnce []sync.Once
+	slotMaps []*storage.HashMap
+	rowArrs  []*storage.Array
 }
 
 // hashRow is the nodes lo..hi-1 of one level of a hash map's layout: the
@@ -149,6 +155,7 @@ func layOutHashMap(h *storage.HashMap) (*hashLevels, error) {
 		g.posArrs = append(g.posArrs, storage.IntArray(kids[l]))
 	}
 	g.kids = kids
+	g.slotOnce, g.slotMaps, g.rowArrs = make([]sync.Once, d-1), make([]*storage.HashMap, d-1), make([]*storage.Array, d-1)
 	g.root = hashRow{g: g, level: 0, lo: 0, hi: len(g.keys[0])}
 	if k0 := g.keys[0]; len(k0) > 0 && k0[0] >= 0 && k0[len(k0)-1] < max(maxDenseJump, denseKeysFactor*int64(len(k0))) {
 		g.at0 = make([]int32, k0[len(k0)-1]+1)

@@ -25,15 +25,30 @@ import (
 // over disjoint rows) with no code of its own. A level whose value is
 // used otherwise than as the source of the next level's sum (looked up,
 // or kept whole) is not rewritten and stays an itDict loop over the
-// layout's rows (hashRow); so does a lookup H(k) of a row, which needs a
-// probe rather than a walk. The names carry '·', which the parser
-// accepts in no name, so they clash with none of the program's.
+// layout's rows (hashRow).
+//
+// A row looked up by key, sum(<j, v> in H(k)) ..., is the same segment
+// once its node is found: one probe finds the node's slot s (1 + its
+// position in its level, 0 when the key is absent), and the row is
+//
+//	let s = H·slot1(k) in sum(<q, j> in H·key2(H·row2(s):H·row2(s + 1))) ...
+//
+// where H·row2 is H·pos2 shifted by one slot, so slot 0 is the empty row
+// the interpreter gives a missing key. The probe is a read of the
+// layout's position table or a binary search of each level's keys, and
+// the row then runs as a CSR row does. The names carry '·', which the
+// parser accepts in no name, so they clash with none of the program's.
 
 // hashPart names the arrays of a hash map's layout.
 const (
 	hashKeyPart = "·key" // + level (1-based): the keys of the level's nodes
 	hashPosPart = "·pos" // + level (2-based): the bounds of each parent's children
 	hashValPart = "·val" // the leaf values
+	// A looked-up row: the slot of a node of the level (an int hash map
+	// of the level's key prefixes), and, + the next level (2-based), the
+	// bounds of each slot's children with slot 0 empty.
+	hashSlotPart = "·slot" // + level (1-based)
+	hashRowPart  = "·row"  // + level (2-based)
 )
 
 // levelRef says which array of which hash map's layout a synthetic cell is.
@@ -73,14 +88,20 @@ type hashWalker struct {
 // expr returns e with every walk it can rewrite rewritten.
 func (w *hashWalker) expr(e *ir.Expr) *ir.Expr {
 	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
-		if n.Op != ir.OpSum || n.Args[0].Op != ir.OpGlobal {
+		if n.Op != ir.OpSum {
+			return nil
+		}
+		if n.Args[0].Op == ir.OpLookup {
+			return w.lookedUp(n)
+		}
+		if n.Args[0].Op != ir.OpGlobal {
 			return nil
 		}
 		g, ok := w.schema[n.Args[0].Name]
 		if !ok || g.Kind != ir.ObjHashMap || g.Arity < 1 || g.Arity > storage.MaxHashArity {
 			return nil
 		}
-		if r := w.walk(n, n.Args[0].Name, g, 1, nil); r != nil {
+		if r := w.walk(n, n.Args[0].Name, g, 1, nil, hashPosPart); r != nil {
 			// The body may walk other maps.
 			r.Args[1] = w.expr(r.Args[1])
 			return r
@@ -89,10 +110,35 @@ func (w *hashWalker) expr(e *ir.Expr) *ir.Expr {
 	})
 }
 
+// lookedUp rewrites sum e over a row H(k1)...(kL) of hash map H (L below
+// its arity) into a segment loop over the row's slot, or returns nil.
+func (w *hashWalker) lookedUp(e *ir.Expr) *ir.Expr {
+	root, keys := lookupChain(e.Args[0])
+	if root.Op != ir.OpGlobal {
+		return nil
+	}
+	g, ok := w.schema[root.Name]
+	if !ok || g.Kind != ir.ObjHashMap || len(keys) >= g.Arity || g.Arity > storage.MaxHashArity {
+		return nil
+	}
+	s := &ir.Expr{Op: ir.OpVar, Name: w.fresh(), Type: ir.IntType, Pos: e.Pos}
+	r := w.walk(e, root.Name, g, len(keys)+1, s, hashRowPart)
+	if r == nil {
+		return nil
+	}
+	r.Args[1] = w.expr(r.Args[1])
+	slot := w.global(root.Name, hashSlotPart, len(keys), GlobalInfo{Kind: ir.ObjHashMap, Elem: ir.Int, Arity: len(keys)}, ir.Type{Depth: len(keys), Base: ir.Int})
+	for _, k := range keys {
+		slot = &ir.Expr{Op: ir.OpLookup, Args: []*ir.Expr{slot, w.expr(k)}, Type: ir.Type{Depth: slot.Type.Depth - 1, Base: ir.Int}, Pos: e.Pos}
+	}
+	return &ir.Expr{Op: ir.OpLet, Vars: []string{s.Name}, Args: []*ir.Expr{slot, r}, Type: e.Type, Pos: e.Pos}
+}
+
 // walk rewrites sum e over level (1-based) of hash map h, whose parent
-// node's position is the variable parent (nil at the first level), or
-// returns nil when the level's value is used otherwise than as a walk.
-func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent *ir.Expr) *ir.Expr {
+// node is parent (nil at the first level): its position, read in the
+// bounds array posPart, or its slot, read in hashRowPart. It returns nil
+// when the level's value is used otherwise than as a walk.
+func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent *ir.Expr, posPart string) *ir.Expr {
 	k, v := e.Vars[0], e.Vars[1]
 	body := e.Args[1]
 	if k == v || rebinds(body, v) {
@@ -105,7 +151,7 @@ func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent 
 		// sum, the walk of the next level.
 		ok := true
 		body = mapSums(body, v, func(s *ir.Expr) *ir.Expr {
-			r := w.walk(s, h, g, level+1, qv)
+			r := w.walk(s, h, g, level+1, qv, hashPosPart)
 			if r == nil {
 				ok = false
 				return s
@@ -116,13 +162,13 @@ func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent 
 			return nil
 		}
 	} else if ir.Occurs(v, body) {
-		val := w.array(h, g, hashValPart, 0, g.Elem)
+		val := w.array(h, hashValPart, 0, g.Elem)
 		body = ir.Subst(body, map[string]*ir.Expr{v: {Op: ir.OpLookup, Args: []*ir.Expr{val, qv}, Type: ir.Type{Base: g.Elem}, Pos: e.Pos}})
 	}
-	keys := w.array(h, g, hashKeyPart, level, ir.Int)
+	keys := w.array(h, hashKeyPart, level, ir.Int)
 	src := keys
 	if parent != nil {
-		pos := w.array(h, g, hashPosPart, level, ir.Int)
+		pos := w.array(h, posPart, level, ir.Int)
 		at := func(x *ir.Expr) *ir.Expr {
 			return &ir.Expr{Op: ir.OpLookup, Args: []*ir.Expr{pos, x}, Type: ir.IntType, Pos: e.Pos}
 		}
@@ -137,7 +183,13 @@ func (w *hashWalker) walk(e *ir.Expr, h string, g GlobalInfo, level int, parent 
 
 // array returns the global naming one array of h's layout, adding it to
 // the schema.
-func (w *hashWalker) array(h string, g GlobalInfo, part string, level int, elem ir.Base) *ir.Expr {
+func (w *hashWalker) array(h string, part string, level int, elem ir.Base) *ir.Expr {
+	return w.global(h, part, level, GlobalInfo{Kind: ir.ObjArray, Elem: elem}, ir.Type{Depth: 1, Base: elem})
+}
+
+// global returns the global naming one object of h's layout, of kind
+// info and type t, adding it to the schema.
+func (w *hashWalker) global(h, part string, level int, info GlobalInfo, t ir.Type) *ir.Expr {
 	name := h + part
 	if level > 0 {
 		name += fmt.Sprint(level)
@@ -146,10 +198,10 @@ func (w *hashWalker) array(h string, g GlobalInfo, part string, level int, elem 
 		w.added, w.refs = Schema{}, map[string]levelRef{}
 	}
 	if _, ok := w.added[name]; !ok {
-		w.added[name] = GlobalInfo{Kind: ir.ObjArray, Elem: elem}
-		w.refs[name] = levelRef{part: part, level: level, hash: &cell{name: h, info: g}}
+		w.added[name] = info
+		w.refs[name] = levelRef{part: part, level: level, hash: &cell{name: h, info: w.schema[h]}}
 	}
-	return &ir.Expr{Op: ir.OpGlobal, Name: name, Type: ir.Type{Depth: 1, Base: elem}}
+	return &ir.Expr{Op: ir.OpGlobal, Name: name, Type: t}
 }
 
 // fresh returns a name the plan does not use.
@@ -207,15 +259,75 @@ func replaceWhere(e *ir.Expr, with func(*ir.Expr) *ir.Expr) *ir.Expr {
 	return c
 }
 
-// levelArray returns the array of g's layout that ref names.
-func (g *hashLevels) levelArray(ref levelRef) *storage.Array {
+// levelObject returns the object of g's layout that ref names.
+func (g *hashLevels) levelObject(ref levelRef) storage.Object {
 	switch ref.part {
 	case hashKeyPart:
 		return g.keyArrs[ref.level-1]
 	case hashPosPart:
 		return g.posArrs[ref.level-2]
+	case hashSlotPart, hashRowPart:
+		l := ref.level - 1 // the level of the looked-up nodes, 0-based
+		if ref.part == hashRowPart {
+			l--
+		}
+		g.slotOnce[l].Do(func() { g.makeSlots(l) })
+		if ref.part == hashRowPart {
+			return g.rowArrs[l]
+		}
+		return g.slotMaps[l]
 	}
 	return g.valArr
+}
+
+// makeSlots builds the slot map of level l's nodes (1 + each node's
+// position, by its key prefix) and the bounds of each slot's children
+// (slot 0, a missing key's, empty).
+func (g *hashLevels) makeSlots(l int) {
+	pre := make([]storage.HKey, len(g.keys[0]))
+	for q, k := range g.keys[0] {
+		pre[q][0] = k
+	}
+	for m := 1; m <= l; m++ {
+		next := make([]storage.HKey, len(g.keys[m]))
+		for p := range pre {
+			for c := g.kids[m-1][p]; c < g.kids[m-1][p+1]; c++ {
+				next[c] = pre[p]
+				next[c][m] = g.keys[m][c]
+			}
+		}
+		pre = next
+	}
+	var dims []int64
+	if len(g.h.Dims) > l {
+		dims = g.h.Dims[:l+1]
+	}
+	h := &storage.HashMap{Elem: ir.Int, Arity: l + 1, Dims: dims, Keys: pre, I: make([]int64, len(pre)), Index: make(map[storage.HKey]int, len(pre))}
+	for q, k := range pre {
+		h.I[q] = int64(q + 1)
+		h.Index[k] = q
+	}
+	g.slotMaps[l] = h
+	g.rowArrs[l] = storage.IntArray(append([]int64{0}, g.kids[l]...))
+}
+
+// slotOf returns the slot of the node at key prefix k (0 when absent): a
+// read of the position table at the first level, else a binary search of
+// the row's keys, level by level.
+func (g *hashLevels) slotOf(k []int64) int64 {
+	row := g.root
+	for l, x := range k {
+		p, ok := row.find(x)
+		if !ok {
+			return 0
+		}
+		q := row.lo + p
+		if l == len(k)-1 {
+			return int64(q) + 1
+		}
+		row = hashRow{g: g, level: l + 1, lo: int(g.kids[l][q]), hi: int(g.kids[l][q+1])}
+	}
+	return 0
 }
 
 // levelNote is what explain adds to the iterator of a loop over array

@@ -213,6 +213,9 @@ func (c *compiler) hashRead(cl *cell, keys []*ir.Expr) cx {
 	for i, k := range keys {
 		fs[i] = c.keyFn(k).i
 	}
+	if ref, ok := c.levels[cl.name]; ok && ref.part == hashSlotPart {
+		return c.slotRead(cl, fs)
+	}
 	probe := func(fr *frame) (int, bool) {
 		var key storage.HKey
 		for i, f := range fs {
@@ -234,6 +237,19 @@ func (c *compiler) hashRead(cl *cell, keys []*ir.Expr) cx {
 			return cl.hash.I[p]
 		}
 		return 0
+	})
+}
+
+// slotRead compiles a probe of the slot map of a hash map's layout
+// (hashwalk.go) through the layout itself: a position table or a binary
+// search per level rather than a hash of the whole key.
+func (c *compiler) slotRead(cl *cell, fs []intFn) cx {
+	return intCx(func(fr *frame) int64 {
+		var key [storage.MaxHashArity]int64
+		for i, f := range fs {
+			key[i] = f(fr)
+		}
+		return cl.level.hash.groups.slotOf(key[:len(fs)])
 	})
 }
 
