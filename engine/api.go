@@ -46,6 +46,9 @@ type Kernel struct {
 	nests    []*nloop
 	declined []declined
 	threads  int
+	// alt, when set, is the same plan with every row looked up by key
+	// found by a probe: it runs on maps k's tables do not cover (covers).
+	alt *Kernel
 }
 
 // Compile compiles plan, a typed expression closed except for physical
@@ -71,7 +74,12 @@ type Kernel struct {
 // interpreter's order. When a run fails, the error may name a different
 // expression than the interpreter's would: a fused loop evaluates the
 // factors that do not depend on it before the others, once.
-func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) {
+func Compile(plan *ir.Expr, schema Schema, opts Options) (*Kernel, error) {
+	return compile(plan, schema, opts, true)
+}
+
+// compile is Compile; dense as hashWalks takes it.
+func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel, err error) {
 	start := time.Now()
 	if plan == nil {
 		return nil, &Error{Msg: "no plan to compile"}
@@ -79,7 +87,8 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 	if bad := checkShape(plan); bad != nil {
 		return nil, bad
 	}
-	plan, schema, levels := hashWalks(plan, schema)
+	plan0, schema0 := plan, schema
+	plan, schema, levels := hashWalks(plan, schema, dense)
 	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly, levels: levels}
 	if !opts.Limits.none() {
 		c.mon = &monitor{lim: opts.Limits}
@@ -119,8 +128,35 @@ func Compile(plan *ir.Expr, schema Schema, opts Options) (k *Kernel, err error) 
 	for _, n := range names {
 		k.cells = append(k.cells, c.cells[n])
 	}
+	for _, ref := range levels {
+		if ref.part == hashAtPart && k.alt == nil {
+			if k.alt, err = compile(plan0, schema0, opts, false); err != nil {
+				return nil, err
+			}
+		}
+	}
 	k.compileTime = time.Since(start)
 	return k, nil
+}
+
+// covers reports whether the hash maps of st whose rows k looks up by key
+// in a table of every key's bounds (hashwalk.go) have that table; when
+// one does not, k.alt runs instead. A map that fails its checks counts as
+// covered: k's bind reports it.
+func (k *Kernel) covers(st storage.Store) bool {
+	for _, cl := range k.cells {
+		if cl.level == nil || cl.level.part != hashAtPart {
+			continue
+		}
+		h, ok := st[cl.level.hash.name].(*storage.HashMap)
+		if !ok || infoOf(h) != cl.level.hash.info || checkHashMap(h) != nil {
+			continue
+		}
+		if g, err := cl.level.hash.layout(h); err == nil && !g.covered() {
+			return false
+		}
+	}
+	return true
 }
 
 // CompileTime reports how long Compile took.
@@ -228,6 +264,10 @@ func toValue(d dict, depth int, real bool) value.Value {
 // not; the command calls Prepare and times it as a phase of its own, so
 // that execute times the kernel alone.
 func (k *Kernel) Prepare(st storage.Store) {
+	if k.alt != nil && !k.covers(st) {
+		k.alt.Prepare(st)
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, cl := range k.cells {
@@ -260,6 +300,9 @@ func (k *Kernel) Exec(st storage.Store) (*Result, error) { return k.exec(st, fal
 func (k *Kernel) ExecSampled(st storage.Store) (*Result, error) { return k.exec(st, true) }
 
 func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
+	if k.alt != nil && !k.covers(st) {
+		return k.alt.exec(st, sample)
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var sampler *heapSampler

@@ -62,6 +62,8 @@ type hashLevels struct {
 	slotOnce []sync.Once
 	slotMaps []*storage.HashMap
 	rowArrs  []*storage.Array
+	atOnce   sync.Once
+	atArr    *storage.Array
 }
 
 // hashRow is the nodes lo..hi-1 of one level of a hash map's layout: the
@@ -78,6 +80,16 @@ type hashRow struct {
 // (the same rule as storage.Array.Narrow: build a new HashMap rather than
 // change Keys in place); only the leaf values are read again.
 func (c *cell) hashView(h *storage.HashMap) (*hashRow, error) {
+	g, err := c.layout(h)
+	if err != nil {
+		return nil, err
+	}
+	g.readValues()
+	return &g.root, nil
+}
+
+// layout returns the level layout of h, kept with the cell (hashView).
+func (c *cell) layout(h *storage.HashMap) (*hashLevels, error) {
 	g := c.groups
 	if g == nil || g.h != h || g.keysData != unsafe.SliceData(h.Keys) || g.n != len(h.Keys) {
 		var err error
@@ -86,8 +98,7 @@ func (c *cell) hashView(h *storage.HashMap) (*hashRow, error) {
 		}
 		c.groups = g
 	}
-	g.readValues()
-	return &g.root, nil
+	return g, nil
 }
 
 // hashOrder orders the entries of h by key tuple: nil when they are in

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/storel/storel/ir"
@@ -35,8 +36,16 @@ import (
 //
 // where H·row2 is H·pos2 shifted by one slot, so slot 0 is the empty row
 // the interpreter gives a missing key. The probe is a read of the
-// layout's position table or a binary search of each level's keys, and
-// the row then runs as a CSR row does. The names carry '·', which the
+// layout's position table or a binary search of each level's keys.
+// Where the map's first-level keys are dense (a position table covers
+// them), a row looked up by one key needs no probe: H·at2 holds the
+// bounds of every key's children, empty for a missing key,
+//
+//	if 0 <= k && k < H·n1 then sum(<q, j> in H·key2(H·at2(k):H·at2(k + 1))) ...
+//
+// the very loop of a CSR row with a bounds guard. That form is right only
+// for maps a table covers, so a kernel compiled with it keeps one with
+// the slot form and runs that one on other maps (Kernel.alt). The names carry '·', which the
 // parser accepts in no name, so they clash with none of the program's.
 
 // hashPart names the arrays of a hash map's layout.
@@ -49,6 +58,10 @@ const (
 	// bounds of each slot's children with slot 0 empty.
 	hashSlotPart = "·slot" // + level (1-based)
 	hashRowPart  = "·row"  // + level (2-based)
+	// A row looked up by one key in a map whose first-level keys are
+	// dense: the bounds of each key's children, and how many keys.
+	hashAtPart  = "·at" // + 2
+	hashLenPart = "·n"  // + 1
 )
 
 // levelRef says which array of which hash map's layout a synthetic cell is.
@@ -61,8 +74,12 @@ type levelRef struct {
 // hashWalks rewrites the walks of hash maps in plan, adding the synthetic
 // arrays to schema (a copy when any is added). It returns plan itself
 // when nothing is rewritten.
-func hashWalks(plan *ir.Expr, schema Schema) (*ir.Expr, Schema, map[string]levelRef) {
-	w := &hashWalker{schema: schema, names: ir.AllNames(plan, nil)}
+//
+// With dense, a row looked up by one key reads the table of every key's
+// bounds (hashAtPart), right only for maps whose first-level keys a
+// position table covers.
+func hashWalks(plan *ir.Expr, schema Schema, dense bool) (*ir.Expr, Schema, map[string]levelRef) {
+	w := &hashWalker{schema: schema, names: ir.AllNames(plan, nil), dense: dense}
 	out := w.expr(plan)
 	if len(w.refs) == 0 {
 		return plan, schema, nil
@@ -79,6 +96,7 @@ func hashWalks(plan *ir.Expr, schema Schema) (*ir.Expr, Schema, map[string]level
 
 type hashWalker struct {
 	schema Schema
+	dense  bool
 	names  map[string]bool
 	n      int
 	added  Schema
@@ -121,17 +139,30 @@ func (w *hashWalker) lookedUp(e *ir.Expr) *ir.Expr {
 	if !ok || g.Kind != ir.ObjHashMap || len(keys) >= g.Arity || g.Arity > storage.MaxHashArity {
 		return nil
 	}
-	s := &ir.Expr{Op: ir.OpVar, Name: w.fresh(), Type: ir.IntType, Pos: e.Pos}
-	r := w.walk(e, root.Name, g, len(keys)+1, s, hashRowPart)
-	if r == nil {
-		return nil
+	if w.dense && len(keys) == 1 {
+		k := w.expr(keys[0])
+		r := w.walk(e, root.Name, g, 2, k, hashAtPart)
+		if r == nil {
+			return nil
+		}
+		r.Args[1] = w.expr(r.Args[1])
+		n := w.global(root.Name, hashLenPart, 1, GlobalInfo{Kind: ir.ObjScalar, Elem: ir.Int}, ir.IntType)
+		cmp := func(op ir.Op, a, b *ir.Expr) *ir.Expr {
+			return &ir.Expr{Op: op, Args: []*ir.Expr{a, b}, Type: ir.Type{Base: ir.Bool}, Pos: e.Pos}
+		}
+		in := cmp(ir.OpAnd, cmp(ir.OpLe, ir.IntConst(0), k), cmp(ir.OpLt, k, n))
+		return &ir.Expr{Op: ir.OpIf, Args: []*ir.Expr{in, r}, Type: e.Type, Pos: e.Pos}
 	}
-	r.Args[1] = w.expr(r.Args[1])
 	slot := w.global(root.Name, hashSlotPart, len(keys), GlobalInfo{Kind: ir.ObjHashMap, Elem: ir.Int, Arity: len(keys)}, ir.Type{Depth: len(keys), Base: ir.Int})
 	for _, k := range keys {
 		slot = &ir.Expr{Op: ir.OpLookup, Args: []*ir.Expr{slot, w.expr(k)}, Type: ir.Type{Depth: slot.Type.Depth - 1, Base: ir.Int}, Pos: e.Pos}
 	}
-	return &ir.Expr{Op: ir.OpLet, Vars: []string{s.Name}, Args: []*ir.Expr{slot, r}, Type: e.Type, Pos: e.Pos}
+	r := w.walk(e, root.Name, g, len(keys)+1, slot, hashRowPart)
+	if r == nil {
+		return nil
+	}
+	r.Args[1] = w.expr(r.Args[1])
+	return r
 }
 
 // walk rewrites sum e over level (1-based) of hash map h, whose parent
@@ -266,6 +297,11 @@ func (g *hashLevels) levelObject(ref levelRef) storage.Object {
 		return g.keyArrs[ref.level-1]
 	case hashPosPart:
 		return g.posArrs[ref.level-2]
+	case hashAtPart:
+		g.atOnce.Do(g.makeAt)
+		return g.atArr
+	case hashLenPart:
+		return &storage.Scalar{Elem: ir.Int, I: int64(len(g.at0))}
 	case hashSlotPart, hashRowPart:
 		l := ref.level - 1 // the level of the looked-up nodes, 0-based
 		if ref.part == hashRowPart {
@@ -309,6 +345,41 @@ func (g *hashLevels) makeSlots(l int) {
 	}
 	g.slotMaps[l] = h
 	g.rowArrs[l] = storage.IntArray(append([]int64{0}, g.kids[l]...))
+}
+
+// makeAt builds the bounds of the children of every key the first
+// level's position table covers, empty for a missing key (none without
+// a table).
+func (g *hashLevels) makeAt() {
+	at := make([]int64, len(g.at0)+1)
+	var end int64
+	for k, q := range g.at0 {
+		at[k] = end
+		if q >= 0 {
+			end = g.kids[0][q+1]
+		}
+	}
+	at[len(g.at0)] = end
+	g.atArr = storage.IntArray(at)
+}
+
+// covered reports whether a position table covers the first level's keys
+// (the condition of the form reading hashAtPart).
+func (g *hashLevels) covered() bool { return g.at0 != nil }
+
+// slot1 is slotOf of one key.
+func (g *hashLevels) slot1(k int64) int64 {
+	if g.at0 != nil {
+		if uint64(k) >= uint64(len(g.at0)) {
+			return 0
+		}
+		return int64(g.at0[k]) + 1
+	}
+	p, ok := slices.BinarySearch(g.keys[0], k)
+	if !ok {
+		return 0
+	}
+	return int64(p) + 1
 }
 
 // slotOf returns the slot of the node at key prefix k (0 when absent): a

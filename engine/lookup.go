@@ -244,6 +244,10 @@ func (c *compiler) hashRead(cl *cell, keys []*ir.Expr) cx {
 // (hashwalk.go) through the layout itself: a position table or a binary
 // search per level rather than a hash of the whole key.
 func (c *compiler) slotRead(cl *cell, fs []intFn) cx {
+	if len(fs) == 1 {
+		f := fs[0]
+		return intCx(func(fr *frame) int64 { return cl.level.hash.groups.slot1(f(fr)) })
+	}
 	return intCx(func(fr *frame) int64 {
 		var key [storage.MaxHashArity]int64
 		for i, f := range fs {

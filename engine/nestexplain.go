@@ -37,6 +37,10 @@ func (k *Kernel) Explain(w io.Writer) {
 	for _, d := range k.declined {
 		fmt.Fprintf(w, "older path: %s: %s\n", loopHead(d.e), d.why)
 	}
+	if k.alt != nil {
+		fmt.Fprintln(w, "with a hash map whose first-level keys no position table covers (negative or sparse), each row looked up by key is found by a probe:")
+		k.alt.Explain(w)
+	}
 }
 
 func loopHead(e *ir.Expr) string {
