@@ -54,6 +54,23 @@ func BenchmarkShortLoops(b *testing.B) {
 			}
 		}},
 		{"MTTKRP-guards-tested", shortMTTKRPGuarded, nil},
+		// The optimizer's plan with C's row a let: three factors a lane.
+		{"MTTKRP-let", liftMTTKRP, func() {
+			out := make([]float64, int(t.dims[0])*rank)
+			for p1 := t.pos1[0]; p1 < t.pos1[1]; p1++ {
+				row := out[t.idx1[p1]*rank:][:rank]
+				for p2 := t.pos2[p1]; p2 < t.pos2[p1+1]; p2++ {
+					cr := cv[rank*t.idx2[p2]:][:rank]
+					for j := range int64(rank) {
+						acc := 0.0
+						for p3 := t.pos3[p2]; p3 < t.pos3[p2+1]; p3++ {
+							acc += t.val[p3] * dv[j*l2+t.idx3[p3]] * cr[j]
+						}
+						row[j] += acc
+					}
+				}
+			}
+		}},
 		{"SDDMM-rank8", shortSDDMM, func() {
 			out := make([]float64, len(s.val))
 			for i := range s.n {

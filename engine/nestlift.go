@@ -69,6 +69,8 @@ type lnode struct {
 	sum          *lsum      // lSum
 	step         *lstep     // lLetIn: the let, whose body is a
 	tests        []laneTest // lGuard
+	fs           [3]*lnode  // lMul: the factors as (a*b)*c; c nil for a*b
+	expr         *ir.Expr
 }
 
 // laneTest is a comparison of two ints affine in j.
@@ -99,6 +101,11 @@ type lsum struct {
 	ks, vs int
 	vreal  bool
 	body   *lstep
+	// prod: the body is one product added into the accumulator, its
+	// factors (lnode.fs) viewed once before the loop where vary is false
+	// (they read neither the loop's variables nor anything bound in it).
+	prod *lnode
+	vary [3]bool
 }
 
 // lstep is a statement of an inner loop's body, run once per iteration.
@@ -127,13 +134,14 @@ type liftLoop struct {
 
 // liftState is a frame's memory for a lifted loop.
 type liftState struct {
-	out  []float64 // the lanes of the whole call
-	buf  [][]float64
-	lets [][]float64
-	lsc  []float64 // a let's value when it is one scalar for every lane
-	lone []bool
-	j0   int64
-	n    int
+	out   []float64 // the lanes of the whole call
+	buf   [][]float64
+	lets  [][]float64
+	lsc   []float64 // a let's value when it is one scalar for every lane
+	lone  []bool
+	prods []lprod // a product node's operands
+	j0    int64
+	n     int
 }
 
 type noLift struct{}
@@ -226,6 +234,17 @@ func (x *liftCtx) reads(e *ir.Expr) bool {
 }
 
 func (x *liftCtx) node(n *lnode) *lnode {
+	if n.op == lMul {
+		switch {
+		case n.a.op == lMul:
+			n.fs = [3]*lnode{n.a.a, n.a.b, n.b}
+		case n.b.op == lMul:
+			// a*(b*c) is (b*c)*a: a product of two floats commutes exactly.
+			n.fs = [3]*lnode{n.b.a, n.b.b, n.a}
+		default:
+			n.fs = [3]*lnode{n.a, n.b, nil}
+		}
+	}
 	n.id = x.l.nodes
 	x.l.nodes++
 	return n
@@ -258,6 +277,12 @@ func (x *liftCtx) letStep(e *ir.Expr) *lstep {
 
 // expr lowers real value e over the lanes.
 func (x *liftCtx) expr(e *ir.Expr) *lnode {
+	n := x.lower(e)
+	n.expr = e
+	return n
+}
+
+func (x *liftCtx) lower(e *ir.Expr) *lnode {
 	c := x.c
 	t := c.typeOf(e)
 	if t.Depth != 0 || (t.Base != ir.Real && t.Base != ir.Int) {
@@ -466,6 +491,15 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 	}
 	s.ks, s.vs = c.varSlots(e, body, vt)
 	s.body = x.steps(body)
+	if b := s.body; b.next == nil && b.val != nil && b.val.op == lMul {
+		s.prod = b.val
+		for i, f := range b.val.fs {
+			if f != nil {
+				fv := ir.FreeVars(f.expr)
+				s.vary[i] = fv[e.Vars[0]] || fv[e.Vars[1]]
+			}
+		}
+	}
 	c.unbind(2)
 	for v, was := range saved {
 		if was {
@@ -503,7 +537,7 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 	s := fr.lst[nl.liftID]
 	l := nl.lift
 	if s == nil {
-		s = &liftState{buf: make([][]float64, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets)}
+		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets)}
 		fr.lst[nl.liftID] = s
 	}
 	return s
@@ -622,29 +656,34 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 
 // dot returns acc plus the lanes of product n, added in lane order.
 func (s *liftState) dot(fr *frame, n *lnode, acc float64) (float64, bool) {
-	a, sa, ok1 := s.eval(fr, n.a)
-	b, sb, ok2 := s.eval(fr, n.b)
-	if !ok1 || !ok2 {
+	p := &s.prods[n.id]
+	if !s.prod(fr, n, p) {
 		return 0, false
 	}
-	switch {
-	case a != nil && b != nil:
-		a, b = a[:s.n], b[:s.n]
-		for q := range a {
-			acc += float64(a[q] * b[q])
+	a, b, c := &p.a, &p.b, &p.c
+	if a.stride == 1 && b.stride == 1 && c.src == nil {
+		as, bs := a.src[a.k:][:s.n], b.src[b.k:][:s.n]
+		for q := range as {
+			acc += float64(as[q] * bs[q])
 		}
-	case a != nil || b != nil:
-		if a == nil {
-			a, sb = b, sa
-		}
-		for _, x := range a[:s.n] {
-			acc += float64(x * sb)
-		}
-	default:
-		x := sa * sb
+		return acc, true
+	}
+	as, ak, astep := a.src, a.k, a.stride
+	bs, bk, bstep := b.src, b.k, b.stride
+	if c.src == nil {
 		for range s.n {
-			acc += x
+			acc += float64(as[ak] * bs[bk])
+			ak += astep
+			bk += bstep
 		}
+		return acc, true
+	}
+	cs, ck, cstep := c.src, c.k, c.stride
+	for range s.n {
+		acc += float64(float64(as[ak]*bs[bk]) * cs[ck])
+		ak += astep
+		bk += bstep
+		ck += cstep
 	}
 	return acc, true
 }
@@ -723,26 +762,16 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 		return out, 0, true
 	}
 	if n.op == lMul {
-		x, sx, src, k, stride, ok := s.gather(fr, n)
-		if !ok {
+		p := &s.prods[n.id]
+		if !s.prod(fr, n, p) {
 			return nil, 0, false
 		}
-		if src != nil {
-			out := s.lanes(n)
-			if x == nil {
-				for q := range out {
-					out[q] = sx * src[k]
-					k += stride
-				}
-			} else {
-				x = x[:len(out)]
-				for q := range out {
-					out[q] = x[q] * src[k]
-					k += stride
-				}
-			}
-			return out, 0, true
+		if p.a.stride == 0 && p.b.stride == 0 && p.c.stride == 0 {
+			return nil, p.lane0(), true
 		}
+		out := s.lanes(n)
+		p.setTo(out)
+		return out, 0, true
 	}
 	a, sa, ok1 := s.eval(fr, n.a)
 	b, sb, ok2 := s.eval(fr, n.b)
@@ -806,25 +835,6 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 	return src, first, stride, true
 }
 
-// gather evaluates the operands of product n, one of them a read across
-// an array (a stride other than 0 and 1) left as src, first and stride
-// instead of gathered; false (src nil) when neither is, or a read or
-// closure failed (ok false).
-func (s *liftState) gather(fr *frame, n *lnode) (x []float64, sx float64, src []float64, first, stride int64, ok bool) {
-	a, g := n.a, n.b
-	if g.op != lRead {
-		a, g = g, a
-	}
-	if g.op != lRead {
-		return nil, 0, nil, 0, 0, true
-	}
-	if src, first, stride, ok = s.strided(fr, g); !ok || stride == 0 || stride == 1 {
-		return nil, 0, nil, 0, 0, ok
-	}
-	x, sx, ok = s.eval(fr, a)
-	return x, sx, src, first, stride, ok
-}
-
 // runSum runs inner loop l, adding into acc.
 func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	if l.open == nil {
@@ -834,11 +844,37 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	if !ok || fr.err != nil {
 		return false
 	}
+	if l.prod != nil && lo < hi {
+		return s.runProd(fr, l, lo, hi, acc)
+	}
 	for p := lo; p < hi; p++ {
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		if !s.runSteps(fr, l.body, acc) {
 			return false
 		}
+	}
+	return true
+}
+
+// runProd runs positions lo..hi-1 of inner loop l, whose body is one
+// product, adding into acc.
+func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) bool {
+	var pr lprod
+	fs := &l.prod.fs
+	at := [3]*lview{&pr.a, &pr.b, &pr.c}
+	for i, f := range fs {
+		if f != nil && !l.vary[i] && !s.view(fr, f, at[i]) {
+			return false
+		}
+	}
+	for p := lo; p < hi; p++ {
+		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+		for i, f := range fs {
+			if l.vary[i] && !s.view(fr, f, at[i]) {
+				return false
+			}
+		}
+		pr.addTo(acc)
 	}
 	return true
 }
@@ -880,53 +916,12 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 		n = n.a
 	}
 	if n.op == lMul {
-		x, sx, src, k, stride, ok := s.gather(fr, n)
-		if !ok {
-			return false
+		p := &s.prods[n.id]
+		ok := s.prod(fr, n, p)
+		if ok {
+			p.addTo(acc)
 		}
-		if src != nil {
-			if x == nil {
-				for q := range acc {
-					acc[q] += float64(sx * src[k])
-					k += stride
-				}
-			} else {
-				x = x[:len(acc)]
-				for q := range acc {
-					acc[q] += float64(x[q] * src[k])
-					k += stride
-				}
-			}
-			return true
-		}
-		a, sa, ok1 := s.eval(fr, n.a)
-		b, sb, ok2 := s.eval(fr, n.b)
-		if !ok1 || !ok2 {
-			return false
-		}
-		switch {
-		case a != nil && b != nil:
-			a, b = a[:len(acc)], b[:len(acc)]
-			for q := range acc {
-				acc[q] += float64(a[q] * b[q])
-			}
-		case a != nil:
-			a = a[:len(acc)]
-			for q := range acc {
-				acc[q] += float64(a[q] * sb)
-			}
-		case b != nil:
-			b = b[:len(acc)]
-			for q := range acc {
-				acc[q] += float64(sa * b[q])
-			}
-		default:
-			x := sa * sb
-			for q := range acc {
-				acc[q] += x
-			}
-		}
-		return true
+		return ok
 	}
 	v, sc, ok := s.eval(fr, n)
 	if !ok {
@@ -943,4 +938,156 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 		acc[q] += v[q]
 	}
 	return true
+}
+
+// lview is a node's lanes where they are: lane q is src[k+stride*q]. A
+// stride of 0 is one value for every lane, 1 a slice, any other a read
+// across an array, left in place rather than gathered.
+type lview struct {
+	src       []float64
+	k, stride int64
+}
+
+// view evaluates n into v.
+func (s *liftState) view(fr *frame, n *lnode, v *lview) bool {
+	switch n.op {
+	case lRead:
+		var ok bool
+		v.src, v.k, v.stride, ok = s.strided(fr, n)
+		return ok
+	case lScalar:
+		one := s.lanes(n)[:1]
+		one[0] = n.f(fr)
+		v.src, v.k, v.stride = one, 0, 0
+		return fr.err == nil
+	}
+	x, sc, ok := s.eval(fr, n)
+	if x == nil {
+		one := s.lanes(n)[:1]
+		one[0] = sc
+		v.src, v.k, v.stride = one, 0, 0
+		return ok
+	}
+	v.src, v.k, v.stride = x, 0, 1
+	return ok
+}
+
+// lprod is a product of two or three views, each lane (a*b)*c (c.src
+// nil: a*b). A product whose other operand is itself a product of two
+// becomes three views: its lanes are then computed in one pass, with
+// the same roundings as the products made one at a time.
+type lprod struct{ a, b, c lview }
+
+// prod evaluates the factors of product n into p (n's own).
+func (s *liftState) prod(fr *frame, n *lnode, p *lprod) bool {
+	ok := s.view(fr, n.fs[0], &p.a) && s.view(fr, n.fs[1], &p.b)
+	if n.fs[2] == nil {
+		p.c.src = nil
+	} else {
+		ok = ok && s.view(fr, n.fs[2], &p.c)
+	}
+	return ok
+}
+
+// lane0 is lane 0's value.
+func (p *lprod) lane0() float64 {
+	x := p.a.src[p.a.k] * p.b.src[p.b.k]
+	if p.c.src != nil {
+		x = float64(x) * p.c.src[p.c.k]
+	}
+	return x
+}
+
+// setTo writes the product's lanes into out.
+func (p *lprod) setTo(out []float64) {
+	a, b, c := &p.a, &p.b, &p.c
+	if a.stride == 1 && b.stride == 1 && c.src == nil {
+		as, bs := a.src[a.k:][:len(out)], b.src[b.k:][:len(out)]
+		for q := range out {
+			out[q] = as[q] * bs[q]
+		}
+		return
+	}
+	as, ak, astep := a.src, a.k, a.stride
+	bs, bk, bstep := b.src, b.k, b.stride
+	if c.src == nil {
+		for q := range out {
+			out[q] = as[ak] * bs[bk]
+			ak += astep
+			bk += bstep
+		}
+		return
+	}
+	cs, ck, cstep := c.src, c.k, c.stride
+	for q := range out {
+		out[q] = float64(as[ak]*bs[bk]) * cs[ck]
+		ak += astep
+		bk += bstep
+		ck += cstep
+	}
+}
+
+// addTo adds the product's lanes into acc.
+func (p *lprod) addTo(acc []float64) {
+	a, b, c := &p.a, &p.b, &p.c
+	if b.stride == 0 {
+		a, b = b, a // the one value first (a*b == b*a)
+	}
+	if a.stride == 0 && b.stride != 0 {
+		x, bs, step := a.src[a.k], b.src[b.k:], b.stride
+		switch {
+		case c.src == nil && step == 1:
+			bs = bs[:len(acc)]
+			for q := range acc {
+				acc[q] += float64(x * bs[q])
+			}
+			return
+		case c.src == nil:
+			k := int64(0)
+			for q := range acc {
+				acc[q] += float64(x * bs[k])
+				k += step
+			}
+			return
+		case c.stride == 1:
+			cs := c.src[c.k:][:len(acc)]
+			k := int64(0)
+			for q := range acc {
+				acc[q] += float64(float64(x*bs[k]) * cs[q])
+				k += step
+			}
+			return
+		}
+	}
+	if a.stride == 1 && b.stride == 1 && (c.src == nil || c.stride == 1) {
+		as, bs := a.src[a.k:][:len(acc)], b.src[b.k:][:len(acc)]
+		if c.src == nil {
+			for q := range acc {
+				acc[q] += float64(as[q] * bs[q])
+			}
+			return
+		}
+		cs := c.src[c.k:][:len(acc)]
+		for q := range acc {
+			acc[q] += float64(float64(as[q]*bs[q]) * cs[q])
+		}
+		return
+	}
+	as, ak, astep := a.src, a.k, a.stride
+	bs, bk, bstep := b.src, b.k, b.stride
+	if c.src == nil {
+		for q := range acc {
+			acc[q] += float64(as[ak] * bs[bk])
+			ak += astep
+			bk += bstep
+		}
+		return
+	}
+	cs, ck, cstep := c.src, c.k, c.stride
+	for q := range acc {
+		acc[q] += float64(float64(as[ak]*bs[bk]) * cs[ck])
+		ak += astep
+		bk += bstep
+		ck += cstep
+	}
 }
