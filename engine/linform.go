@@ -152,6 +152,14 @@ func (f linear) at(atom func(key string) linAtom) linearAt {
 
 func (a *linearAt) at(fr *frame) int64 {
 	v := a.c
+	switch len(a.terms) {
+	case 0:
+		return v
+	case 1:
+		if t := &a.terms[0]; len(t.atoms) == 1 {
+			return v + t.k*t.atoms[0].value(fr)
+		}
+	}
 	for i := range a.terms {
 		t := &a.terms[i]
 		x := t.k

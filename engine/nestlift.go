@@ -289,6 +289,9 @@ func (x *liftCtx) lower(e *ir.Expr) *lnode {
 		panic(noLift{})
 	}
 	if !x.reads(e) && !containsLoop(e) {
+		if n := x.read(e); n != nil {
+			return n // read in place, not through a closure
+		}
 		return x.node(&lnode{op: lScalar, f: asReal(c.expr(e))})
 	}
 	switch e.Op {
@@ -308,15 +311,9 @@ func (x *liftCtx) lower(e *ir.Expr) *lnode {
 		op := map[ir.Op]lop{ir.OpAdd: lAdd, ir.OpSub: lSub, ir.OpMul: lMul}[e.Op]
 		return x.node(&lnode{op: op, a: x.expr(e.Args[0]), b: x.expr(e.Args[1])})
 	case ir.OpLookup:
-		if len(e.Args) != 2 || e.Args[0].Op != ir.OpGlobal {
-			break
+		if n := x.read(e); n != nil {
+			return n
 		}
-		cl := c.cell(e.Args[0])
-		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real || containsLoop(e.Args[1]) {
-			break
-		}
-		base, stride := x.affine(e.Args[1])
-		return x.node(&lnode{op: lRead, cl: cl, base: x.at(base), stride: x.at(stride)})
 	case ir.OpSum:
 		if t.Base != ir.Real {
 			break
@@ -338,6 +335,20 @@ func (x *liftCtx) lower(e *ir.Expr) *lnode {
 		return n
 	}
 	panic(noLift{})
+}
+
+// read lowers e when it reads a real array at an index affine in j
+// (stride 0 where it does not read j); nil otherwise.
+func (x *liftCtx) read(e *ir.Expr) *lnode {
+	if e.Op != ir.OpLookup || len(e.Args) != 2 || e.Args[0].Op != ir.OpGlobal || containsLoop(e.Args[1]) {
+		return nil
+	}
+	cl := x.c.cell(e.Args[0])
+	if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real {
+		return nil
+	}
+	base, stride := x.affine(e.Args[1])
+	return x.node(&lnode{op: lRead, cl: cl, base: x.at(base), stride: x.at(stride)})
 }
 
 // tests adds the conjuncts of cond, comparisons of ints affine in j.
