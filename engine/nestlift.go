@@ -834,7 +834,13 @@ func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
 // strided returns the array read n and the lanes' first index and
 // stride in it, all inside it; false when a lane's index is not.
 func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride int64, ok bool) {
-	base, stride := n.base.at(fr), n.stride.at(fr)
+	base, stride := n.base.c, n.stride.c // a constant without a call
+	if len(n.base.terms) > 0 {
+		base = n.base.at(fr)
+	}
+	if len(n.stride.terms) > 0 {
+		stride = n.stride.at(fr)
+	}
 	if fr.err != nil || !small(base) || !small(stride) {
 		return nil, 0, 0, false
 	}
@@ -878,6 +884,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			return false
 		}
 	}
+	nestSaw("lifted product")
 	for p := lo; p < hi; p++ {
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		for i, f := range fs {

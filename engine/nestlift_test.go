@@ -97,10 +97,10 @@ func TestLiftedRanges(t *testing.T) {
 		want       []string // events with lanes
 		perJ       []string // events of the loops per j
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, []string{"flat"}},
+		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product"}, []string{"flat"}},
 		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted"}, []string{"flat"}},
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
-		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted"}, nil},
+		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product"}, nil},
 		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil},
 		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
 		{"a guard on j that wraps", liftWrapped, [2]int{25, 16}, [2]int{16, 40}, 16, nil, nil},
