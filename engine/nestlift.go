@@ -282,6 +282,7 @@ func (x *liftCtx) expr(e *ir.Expr) *lnode {
 	return n
 }
 
+// lower is expr without the node's expression recorded.
 func (x *liftCtx) lower(e *ir.Expr) *lnode {
 	c := x.c
 	t := c.typeOf(e)
@@ -502,7 +503,7 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 	}
 	s.ks, s.vs = c.varSlots(e, body, vt)
 	s.body = x.steps(body)
-	if b := s.body; b.next == nil && b.val != nil && b.val.op == lMul {
+	if b := s.body; b.next == nil && !b.isLet && b.val != nil && b.val.op == lMul {
 		s.prod = b.val
 		for i, f := range b.val.fs {
 			if f != nil {
