@@ -433,6 +433,10 @@ func (b *builder) unlist() {
 // slice grows to hold k, or k goes to the spill map.
 // addRow adds vals at keys lo, lo+1, ... as addReal does.
 func (b *builder) addRow(lo int64, vals []float64) {
+	// A run of keys is a write of the row's slice: an appending row
+	// (appendrow.go) would take its keys one by one, and a second run at
+	// the same keys would settle it anyway.
+	b.settle()
 	if !b.spec.dense || lo < 0 || int64(len(b.reals))-lo < int64(len(vals)) {
 		for q, v := range vals {
 			b.addReal(lo+int64(q), v)
