@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -173,12 +172,9 @@ type chunkWork struct {
 // share of the whole run's work (iterations 0..n-1) the probe holds.
 func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (int64, float64) {
 	if cw.work != nil {
-		w := func(i int64) int64 { return cw.work(cw.lo + i) }
+		w := workFunc(func(i int64) int64 { return cw.work(cw.lo + i) })
 		if total := w(n) - w(p0[0]); total > 0 {
-			goal := (w(p0[1]) - w(p0[0])) / probeShare
-			end := p0[0] + 1 + int64(sort.Search(int(p0[1]-p0[0]-1), func(i int) bool {
-				return w(p0[0]+int64(i)+1)-w(p0[0]) >= goal
-			}))
+			end := w.first(p0[0], p0[1], w(p0[0]), (w(p0[1])-w(p0[0]))/probeShare)
 			return end, float64(w(end)-w(p0[0])) / float64(total)
 		}
 	}

@@ -29,6 +29,14 @@ func (c *compiler) splitByWork(l *loop, e *ir.Expr) {
 	}
 }
 
+// first returns the smallest end in from+1..to whose work since base
+// reaches goal, or to.
+func (w workFunc) first(from, to, base, goal int64) int64 {
+	return from + 1 + int64(sort.Search(int(to-from-1), func(i int) bool {
+		return w(from+int64(i)+1)-base >= goal
+	}))
+}
+
 // cumWork returns the cumulative work of sum e's positions, counting one
 // per iteration and one per position of every sum below it over a
 // segment A(P(x+c):P(x+c+1)) of the iteration's key x, through range
@@ -172,10 +180,7 @@ func splitChunks(n int64, parts int, lo int64, work workFunc) [][2]int64 {
 		to := n
 		if k < parts {
 			goal := total * int64(k) / int64(parts)
-			to = from + int64(sort.Search(int(n-from), func(i int) bool {
-				return work(lo+from+int64(i)+1)-w0 >= goal
-			})) + 1
-			to = min(to, n)
+			to = work.first(lo+from, lo+n, w0, goal) - lo
 		}
 		out = append(out, [2]int64{from, to})
 		from = to
