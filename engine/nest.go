@@ -903,13 +903,3 @@ func replaceNode(e, old, with *ir.Expr) *ir.Expr {
 	}
 	return &c
 }
-
-// rowsEnd bounds the keys a rows loop writes for source state st (its
-// range, or the keys array's largest value plus one); false when a key
-// may be negative or there is none.
-func (nl *nloop) rowsEnd(st srcState) (int64, bool) {
-	if nl.kind == itArray {
-		return nl.arr.imax + 1, nl.arr.imin >= 0 && nl.arr.imax >= 0
-	}
-	return st.hi, st.lo >= 0 && st.hi > st.lo
-}

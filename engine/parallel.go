@@ -263,7 +263,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		reach := c.splitReach(e)
 		pool := &rowPool{}
 		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
-			(l.nest != nil && l.nest.rows)
+			(l.nest != nil && l.nest.rows && reach != nil)
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {
@@ -273,8 +273,8 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			n := l.count(st)
 			parts := l.chunks(st, n, threads)
 			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
-			if l.nest != nil && l.nest.rows {
-				end, ok = l.nest.rowsEnd(st)
+			if shared && reach != nil {
+				end, ok = reach(st)
 			}
 			reserve := shared && ok && end <= maxReserve
 			if len(parts) < 2 {
@@ -308,7 +308,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 						pool.seed(bs[w])
 					}
 					if reach != nil && bs[w].x != nil && spec.dense {
-						bs[w].x.reach = min(reach(st), maxReserve)
+						if end, ok := reach(st); ok {
+							bs[w].x.reach = min(end, maxReserve)
+						}
 					}
 				},
 				run: func(w int, wfr *frame, from, to int64) {

@@ -192,10 +192,12 @@ func splitChunks(n int64, parts int, lo int64, work workFunc) [][2]int64 {
 }
 
 // splitReach returns, for sum e split across workers, a bound on the
-// keys of its result's outer level read at run time, or nil: the key of
-// the singleton e adds is e's range key (below the range's end) or the
-// value of an int array e walks (below its largest value plus one).
-func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
+// keys of its result's outer level read at run time (false when a key
+// may be negative or there is none), or nil: the key of the singleton e
+// adds is e's range key (below the range's end) or the value of an int
+// array e walks (below its largest value plus one; a hash map's first
+// level keys after hashWalks).
+func (c *compiler) splitReach(e *ir.Expr) func(st srcState) (int64, bool) {
 	body := e.Args[1]
 	for {
 		switch body.Op {
@@ -216,7 +218,7 @@ func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
 	key, src := body.Args[0].Name, e.Args[0]
 	switch {
 	case key == e.Vars[0] && src.Op == ir.OpRange:
-		return func(st srcState) int64 { return max(st.hi, 0) }
+		return func(st srcState) (int64, bool) { return st.hi, st.lo >= 0 && st.hi > st.lo }
 	case key == e.Vars[1] && (src.Op == ir.OpGlobal || src.Op == ir.OpSubArray):
 		arr := src
 		if src.Op == ir.OpSubArray {
@@ -229,12 +231,7 @@ func (c *compiler) splitReach(e *ir.Expr) func(st srcState) int64 {
 		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Int {
 			return nil
 		}
-		return func(srcState) int64 {
-			if cl.imin < 0 {
-				return 0
-			}
-			return cl.imax + 1
-		}
+		return func(srcState) (int64, bool) { return cl.imax + 1, cl.imin >= 0 && cl.imax >= 0 }
 	}
 	return nil
 }
