@@ -63,7 +63,9 @@
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position
-//	                       arrays); private results merged by workers over
+//	                       arrays), taken in turn by the workers where the
+//	                       result is shared or a scalar; private results
+//	                       (one chunk per worker) merged by workers over
 //	                       ranges of keys, their rows kept for the next run
 //
 // Assembly loops (amd64) add in the same order as their Go twins, which

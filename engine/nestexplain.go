@@ -111,13 +111,14 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	if nl.workBy != "" {
 		ranges = "ranges of equal work (iterations + " + nl.workBy + ")"
 	}
+	claimed := fmt.Sprintf("%d workers taking %d %s in turn", threads, threads*claimsPerWorker, ranges)
 	switch {
 	case nl.rows:
-		return fmt.Sprintf("%d workers over %s writing disjoint entries of one shared result (no private copies)", threads, ranges)
+		return claimed + ", writing disjoint entries of one shared result (no private copies)"
 	case nl.sink.spec != nil:
 		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)
 	}
-	return fmt.Sprintf("%d workers over %s, partial sums added in worker order", threads, ranges)
+	return claimed + ", partial sums added in chunk order"
 }
 
 // String is the explanation as text.

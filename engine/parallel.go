@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storel/storel/ir"
@@ -182,6 +183,17 @@ func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (int64, float64) {
 	return end, float64(end-p0[0]) / float64(n-p0[0])
 }
 
+// share returns the share of the whole run's work (iterations 0..n-1)
+// chunk p0 holds.
+func (cw *chunkWork) share(p0 [2]int64, n int64) float64 {
+	if cw.work != nil {
+		if total := cw.work(cw.lo+n) - cw.work(cw.lo); total > 0 {
+			return float64(cw.work(cw.lo+p0[1])-cw.work(cw.lo+p0[0])) / float64(total)
+		}
+	}
+	return float64(p0[1]-p0[0]) / float64(n)
+}
+
 // Workers pay for themselves only on runs long enough: each costs a
 // goroutine, a copy of the frame and its batch buffers (tens of
 // microseconds on a run of that order: SpMV of a 240-row matrix took 2x
@@ -194,19 +206,37 @@ const probeShare = 16
 // run to workers.
 var parallelMin = 200 * time.Microsecond
 
-// parallelRun runs the chunks parts of a split run, chunk 0 on fr and the
-// others each on its own copy of fr, in workers or (see parallelMin) in
-// turn after chunk 0: the chunks and their partial results are the same
-// either way, so is the answer. It returns the first error in chunk
-// order, as a sequential run would meet it.
-func parallelRun(fr *frame, parts [][2]int64, cw chunkWork) *Error {
+// claimsPerWorker is how many chunks per worker a split run whose chunks
+// need not stay with one worker is cut into. Equal work is not equal
+// time: on cnr-2000, SpMV's first half of the entries (rows reading x
+// further apart) took 1.75x the time of the second, so one chunk per
+// worker left one worker idle for a third of the run. Workers that claim
+// small chunks in turn finish together, on any input and when the system
+// slows one of them down.
+const claimsPerWorker = 8
+
+// parallelRun runs the chunks parts of a split run with at most workers
+// workers: chunk 0 on fr, and the rest on fr or on copies of it, in
+// workers or (see parallelMin) in turn after chunk 0. With one chunk per
+// worker, worker w runs chunk w; with more, the workers claim chunks in
+// turn, so a chunk's start and run may be on any frame. Each chunk's
+// partial result is the same either way, so is the answer. It returns
+// the first error in chunk order, as a sequential run would meet it.
+func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	start := func(w int, wfr *frame) {
 		if cw.start != nil {
 			cw.start(w, wfr)
 		}
 	}
+	claims := workers < len(parts)
 	p0 := parts[0]
-	probe, share := cw.probeEnd(p0, parts[len(parts)-1][1])
+	n := parts[len(parts)-1][1]
+	probe, share := p0[1], 0.0
+	if claims {
+		share = cw.share(p0, n)
+	} else {
+		probe, share = cw.probeEnd(p0, n)
+	}
 	t0 := time.Now()
 	start(0, fr)
 	cw.run(0, fr, p0[0], probe)
@@ -221,29 +251,55 @@ func parallelRun(fr *frame, parts [][2]int64, cw chunkWork) *Error {
 		}
 		return fr.err
 	}
-	frames := make([]*frame, len(parts))
-	frames[0] = fr
-	var wg sync.WaitGroup
-	for w, p := range parts[1:] {
-		w++
-		frames[w] = fr.clone()
-		wg.Add(1)
-		go func(w int, from, to int64) {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					frames[w].fail(&Error{Msg: "internal error in the engine (parallel worker)"})
-				}
-			}()
-			start(w, frames[w])
-			cw.run(w, frames[w], from, to)
-		}(w, p[0], p[1])
+	var next atomic.Int64
+	next.Store(1)
+	// fails[c] is chunk c's error; every chunk before the first that
+	// failed has run, as the chunks are claimed in order.
+	fails := make([]*Error, len(parts))
+	// runChunk runs chunk c on a worker's frame wfr.
+	runChunk := func(c int, wfr *frame) {
+		defer func() {
+			if r := recover(); r != nil {
+				wfr.fail(&Error{Msg: "internal error in the engine (parallel worker)"})
+			}
+			fails[c] = wfr.err
+		}()
+		start(c, wfr)
+		cw.run(c, wfr, parts[c][0], parts[c][1])
 	}
-	cw.run(0, fr, probe, p0[1])
+	claim := func(wfr *frame) {
+		for wfr.err == nil {
+			c := int(next.Add(1) - 1)
+			if c >= len(parts) {
+				return
+			}
+			runChunk(c, wfr)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < min(workers, len(parts)); w++ {
+		wfr := fr.clone()
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if claims {
+				claim(wfr)
+			} else {
+				runChunk(w, wfr)
+			}
+		}(w)
+	}
+	if probe < p0[1] {
+		cw.run(0, fr, probe, p0[1])
+	}
+	fails[0] = fr.err
+	if claims {
+		claim(fr)
+	}
 	wg.Wait()
-	for _, f := range frames {
-		if f.err != nil {
-			return f.err
+	for _, e := range fails {
+		if e != nil {
+			return e
 		}
 	}
 	return nil
@@ -271,12 +327,17 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			}
 			fr.win = 0
 			n := l.count(st)
-			parts := l.chunks(st, n, threads)
 			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
 			if shared && reach != nil {
 				end, ok = reach(st)
 			}
 			reserve := shared && ok && end <= maxReserve
+			// Private results stay one per worker; a shared one takes
+			// chunks claimed in turn.
+			parts := l.chunks(st, n, threads)
+			if reserve {
+				parts = l.chunks(st, n, threads*claimsPerWorker)
+			}
 			if len(parts) < 2 {
 				b := newBuilder(spec)
 				if c.mon != nil && reserve {
@@ -291,7 +352,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
 				b.reserve(end)
-				err := parallelRun(fr, parts, chunkWork{run: func(w int, wfr *frame, from, to int64) {
+				err := parallelRun(fr, parts, threads, chunkWork{run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, b)
 				}, work: l.work, lo: st.lo})
 				if err != nil {
@@ -301,7 +362,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				return b.freeze()
 			}
 			bs := make([]*builder, len(parts))
-			err := parallelRun(fr, parts, chunkWork{
+			err := parallelRun(fr, parts, threads, chunkWork{
 				start: func(w int, _ *frame) {
 					bs[w] = newBuilder(spec)
 					if w > 0 {
@@ -341,8 +402,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 	l := c.compileLoop(e, scalarBody(t, acc))
 	c.splitByWork(l, e)
 	real := t.Base == ir.Real
-	// More chunks than workers balance uneven iterations; partial sums
-	// are still added in chunk order.
+	// Workers claim chunks in turn; partial sums are kept per chunk and
+	// added in chunk order, so the bits do not depend on which worker
+	// ran which chunk.
 	run := func(fr *frame) (int64, float64) {
 		st, ok := l.open(fr)
 		if !ok {
@@ -350,7 +412,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		fr.win = 0
 		n := l.count(st)
-		parts := l.chunks(st, n, threads)
+		parts := l.chunks(st, n, threads*claimsPerWorker)
 		if len(parts) < 2 {
 			fr.f0(acc, real)
 			runChecked(c.mon, l, fr, st, 0, n, nil)
@@ -358,7 +420,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		pi := make([]int64, len(parts))
 		pf := make([]float64, len(parts))
-		err := parallelRun(fr, parts, chunkWork{
+		err := parallelRun(fr, parts, threads, chunkWork{
 			start: func(w int, wfr *frame) { wfr.f0(acc, real) },
 			run: func(w int, wfr *frame, from, to int64) {
 				runChecked(c.mon, l, wfr, st, from, to, nil)

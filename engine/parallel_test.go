@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,4 +154,54 @@ func TestShortRunsStayOnOneThread(t *testing.T) {
 func TestMain(m *testing.M) {
 	parallelMin = 0
 	os.Exit(m.Run())
+}
+
+// TestClaimedChunks: with more chunks than workers, every chunk is
+// started and run once, on the frame that started it, and the error
+// returned is that of the first failing chunk in chunk order, even when
+// a later chunk fails first.
+func TestClaimedChunks(t *testing.T) {
+	const parts, late, early = 40, 5, 30
+	cs := chunks(400, parts)
+	var mu sync.Mutex
+	startedOn := map[int]*frame{}
+	runs := make([]int, parts)
+	earlyFailed := make(chan struct{})
+	fr := newFrame(1, 1, 0)
+	err := parallelRun(fr, cs, 3, chunkWork{
+		start: func(c int, wfr *frame) {
+			mu.Lock()
+			startedOn[c] = wfr
+			mu.Unlock()
+		},
+		run: func(c int, wfr *frame, from, to int64) {
+			mu.Lock()
+			if startedOn[c] != wfr || cs[c] != [2]int64{from, to} {
+				t.Errorf("chunk %d: run on another frame or range than it started", c)
+			}
+			runs[c]++
+			mu.Unlock()
+			switch c {
+			case late:
+				<-earlyFailed
+				wfr.fail(&Error{Msg: "late"})
+			case early:
+				wfr.fail(&Error{Msg: "early"})
+				close(earlyFailed)
+			}
+		},
+	})
+	if err == nil || err.Msg != "late" {
+		t.Fatalf("error %v, want the first chunk's in chunk order (late)", err)
+	}
+	for c := 0; c <= early; c++ {
+		if runs[c] != 1 {
+			t.Errorf("chunk %d ran %d times", c, runs[c])
+		}
+	}
+	for c, n := range runs {
+		if n > 1 {
+			t.Errorf("chunk %d ran %d times", c, n)
+		}
+	}
 }
