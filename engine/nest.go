@@ -152,6 +152,9 @@ type nstmt struct {
 	accF  int    // scalar value summed by loop into this real slot
 	accI  int
 	val   cx // scalar value computed directly
+	// valVec: a real val over a block's rows as lanes (it may read the
+	// body's lets per row), or nil.
+	valVec *vloop
 	// stScalar
 	add cx
 }
@@ -450,6 +453,13 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 				x = toType(x, ir.Real)
 			}
 			s.val = x
+			if lb.spec.real && vt.Base == ir.Real {
+				// In position space the rows' values are computed a batch
+				// at a time, not by a call per row.
+				if s.valVec = c.postRows(nl, e.Args[1], ""); s.valVec != nil && !nl.keyIsRow(e.Args[0]) {
+					s.keyVec = c.rowKeys(nl, e.Args[0])
+				}
+			}
 			return s
 		}
 	}

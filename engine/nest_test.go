@@ -41,6 +41,12 @@ const (
 	  let t4 = sum(<p1, k> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) A_val(p1) * x_val(k) in
 	  let t22 = beta * t4 in
 	  sum(<p2, j> in A_idx2(A_pos2(i1):A_pos2(i1 + 1))) { @dense j -> A_val(p2) * t22 }`
+	nestRowValue = `sum(<i, _> in 0:A_len1)
+	  let t = sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j) in
+	  { @dense i -> beta * t + x_val(i) }`
+	nestRowValueKeyed = `sum(<i, _> in 0:A_len1)
+	  let t = sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j) in
+	  { @dense A_idx2(25 * i) -> beta * t + x_val(i) }`
 	nestDenseMV = `sum(<i, _> in 0:M_len1)
 	  { @dense i -> sum(<j, _> in 0:M_len2)
 	    M_val(M_len2 * i + j) * (if 0 <= j && j < x_len1 then x_val(j)) }`
@@ -95,6 +101,14 @@ func TestNestKernels(t *testing.T) {
 		{"a row's let times its terms", strings.ReplaceAll(planRowSumLet, "B_", "A_"), m, []string{"flat", "post"}},
 		{"a product of two sums", strings.ReplaceAll(planSumMMM, "B_", "A_"), m, []string{"flat", "post"}},
 		{"dense MV, x shorter", nestDenseMV, m - 7, []string{"fallback"}},
+		// A row's value computed from its let without a loop: over the
+		// rows in batches, at the row's key in place or at keys of its
+		// own; a batch that fails runs row by row, key then value, so
+		// the first error in row order is the interpreter's.
+		{"a row's value from its let", nestRowValue, n, []string{"flat", "values"}},
+		{"a row's value from its let, x shorter", nestRowValue, m, []string{"flat", "values", "fallback"}},
+		{"a row's value at a key of its own", nestRowValueKeyed, n, []string{"flat", "values"}},
+		{"a row's key fails before its value", nestRowValueKeyed, 100, []string{"flat", "fallback"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{"beta": storage.RealScalar(1.5)}

@@ -103,6 +103,9 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 		if s.postVec != nil && !rowLetSteps(s.postVec, fp.steps[:i]) {
 			s.postVec = nil
 		}
+		if s.valVec != nil && !rowLetSteps(s.valVec, fp.steps[:i]) {
+			s.valVec, s.keyVec = nil, nil
+		}
 	}
 	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
@@ -357,6 +360,9 @@ type flatState struct {
 	starts   [][]int64
 	rlos     [][]int64
 	dots     [][]int64 // per step with a range dot: its rows as CSR bounds
+	// valsEnd: the first row whose value flatVals left to be computed
+	// row by row (a batch failed a guard or a read).
+	valsEnd int64
 	// up, when set, gives each row the variables of the enclosing loop
 	// whose iterations it belongs to (parentFlat).
 	up *upRows
@@ -640,8 +646,12 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
 					return
 				}
-				if s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil {
-					// Row r's sum goes to key r: one pass, no call per row.
+			} else if s.valVec != nil {
+				o.flatVals(fr, st, s, i, r0, r1)
+			}
+			if s.summed() {
+				if o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil && (s.loop != nil || st.valsEnd == r1) {
+					// Row r's value goes to key r: one pass, no call per row.
 					b.reserve(r1)
 					if int64(len(b.reals)) >= r1 && r0 >= 0 {
 						out := b.reals[r0:r1]
@@ -697,9 +707,12 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 // addRows adds rows g0..g1-1 of a block from r0 (step i, singleton s,
 // their sums computed) into b; false on an error.
 func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 int64, b *builder, setRow func(int64, int)) bool {
-	from := g0
-	if kv := s.keyVec; kv != nil && b.spec.real {
-		if from = o.flatKeys(fr, kv, st.vals[i][g0-r0:g1-r0], g0, g1, b); from == g1 {
+	from, to := g0, g1
+	if s.loop == nil {
+		to = min(g1, st.valsEnd) // the values computed in batches
+	}
+	if kv := s.keyVec; kv != nil && b.spec.real && to > g0 {
+		if from = o.flatKeys(fr, kv, st.vals[i][g0-r0:to-r0], g0, to, b); from == g1 {
 			return true
 		}
 	}
@@ -710,7 +723,7 @@ func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 in
 			return false
 		}
 		switch {
-		case s.loop != nil && s.accF >= 0:
+		case s.loop != nil && s.accF >= 0, s.valVec != nil && r < to:
 			b.addReal(k, st.vals[i][r-r0])
 		case s.loop != nil && b.spec.real:
 			b.addReal(k, float64(st.ivals[i][r-r0]))
@@ -721,6 +734,36 @@ func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 in
 		}
 	}
 	return fr.err == nil
+}
+
+// summed reports whether singleton s's rows' values, real, are in its
+// step's vals once computed (flatSums and flatPost, or flatVals).
+func (s *nstmt) summed() bool { return s.loop != nil && s.accF >= 0 || s.valVec != nil }
+
+// flatVals computes the loop-free value of singleton s for rows r0..r1-1
+// of step i into st.vals[i], over the rows as lanes a batch at a time,
+// up to st.valsEnd: r1, or the first row of a batch that failed a guard
+// or a read (those rows then run row by row, key and value in turn, so
+// errors come in row order).
+func (o *nloop) flatVals(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64) {
+	out := grow(&st.vals[i], int(r1-r0))
+	vv := s.valVec
+	vs := fr.vstate(vv)
+	vv.decide(fr, vs, r0, r1)
+	vs.fl, vs.r0 = st, r0
+	st.valsEnd = r0
+	for p0 := r0; p0 < r1; p0 += vbatch {
+		n := int(min(r1-p0, vbatch))
+		val, ok := vv.eval(fr, vs, p0, n)
+		if !ok {
+			nestSaw("fallback")
+			break
+		}
+		copy(out[p0-r0:], vs.reals(vv.val, val, n))
+		st.valsEnd = p0 + int64(n)
+		nestSaw("values")
+	}
+	vs.fl = nil
 }
 
 // flatPost applies the factors of statement s (a product of factors and
@@ -1437,6 +1480,9 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		// Factors or keys that read p's variables: row by row (rowVars).
 		if usesNames(s.postVec, names) {
 			s.postVec = nil
+		}
+		if usesNames(s.valVec, names) {
+			s.valVec, s.keyVec = nil, nil
 		}
 		if usesNames(s.keyVec, names) {
 			s.keyVec = nil
