@@ -423,6 +423,14 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			break
 		}
 		vt := c.typeOf(e.Args[1])
+		if v := e.Args[1]; vt.Depth == 0 && v.Op == ir.OpIf && len(v.Args) == 2 && e.Args[0].Op == ir.OpVar {
+			// {k -> if c then v} adds what if c then {k -> v} adds (a
+			// zero entry is no entry), and the key, a variable, cannot
+			// fail first: the test becomes a guard of the loop's body.
+			x := &ir.Expr{Op: ir.OpIf, Args: []*ir.Expr{v.Args[0],
+				{Op: ir.OpSingleton, Args: []*ir.Expr{e.Args[0], v.Args[1]}, Type: e.Type, Pos: e.Pos}}, Type: e.Type, Pos: v.Pos}
+			return c.lowerStmt(nl, x, lb)
+		}
 		if vt.Depth == 0 {
 			if x := c.sumLets(e.Args[1], func(v *ir.Expr) *ir.Expr {
 				return &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{e.Args[0], v}, Type: e.Type, Pos: e.Pos}

@@ -47,6 +47,9 @@ const (
 	nestRowValueKeyed = `sum(<i, _> in 0:A_len1)
 	  let t = sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j) in
 	  { @dense A_idx2(25 * i) -> beta * t + x_val(i) }`
+	nestRowValueIf = `sum(<i, _> in 0:A_len1)
+	  { @dense i -> if 0 <= i && i < x_len1 then
+	    sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j) }`
 	nestDenseMV = `sum(<i, _> in 0:M_len1)
 	  { @dense i -> sum(<j, _> in 0:M_len2)
 	    M_val(M_len2 * i + j) * (if 0 <= j && j < x_len1 then x_val(j)) }`
@@ -109,6 +112,10 @@ func TestNestKernels(t *testing.T) {
 		{"a row's value from its let, x shorter", nestRowValue, m, []string{"flat", "values", "fallback"}},
 		{"a row's value at a key of its own", nestRowValueKeyed, n, []string{"flat", "values"}},
 		{"a row's key fails before its value", nestRowValueKeyed, 100, []string{"flat", "fallback"}},
+		// A test inside a row's value (a hash row looked up by key reads
+		// so) guards the row: the rows still run in position space.
+		{"a row's value under a test", nestRowValueIf, n, []string{"flat", "dot"}},
+		{"a row's value under a test some rows fail", nestRowValueIf, n - 50, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{"beta": storage.RealScalar(1.5)}
