@@ -99,9 +99,15 @@ type cell struct {
 	halfMax int64
 	ints    []int64
 	reals   []float64
-	hash    *storage.HashMap
+	hash    *storage.HashMap // for a trie: its entries flattened (trieLevels)
 	trie    *storage.Trie
-	view    dict
+	// flat is a trie's entries as a hash map (trieLevels), flattened
+	// from the root flatOf holding flatN entries; checkedOf holding
+	// checkedN entries is the trie checkTrie passed last.
+	flat              *storage.HashMap
+	flatOf, checkedOf *storage.TrieNode
+	flatN, checkedN   int
+	view              dict
 	// groups is the level layout of the last hash map bound (hashView).
 	groups *hashLevels
 	// needLevels: walks of the hash map were rewritten into loops over
@@ -164,11 +170,27 @@ func (c *cell) bind(obj storage.Object) error {
 			}
 		}
 	case *storage.Trie:
-		if err := checkTrie(o); err != nil {
-			return fmt.Errorf("%s: %v", c.name, err)
+		// A trie checked already, the same root holding as many entries,
+		// is taken as unchanged (as for a hash map's layout: build a new
+		// Trie rather than change its keys in place).
+		n := -1
+		if o.Root != nil && o.Depth >= 1 {
+			n = trieEntries(o.Root, o.Depth)
+		}
+		if n < 0 || c.checkedOf != o.Root || c.checkedN != n {
+			if err := checkTrie(o); err != nil {
+				return fmt.Errorf("%s: %v", c.name, err)
+			}
+			c.checkedOf, c.checkedN = o.Root, trieEntries(o.Root, o.Depth)
 		}
 		c.trie = o
 		c.view = &trieView{node: o.Root, levels: o.Depth, real: real}
+		if c.needLevels {
+			c.hash = c.trieLevels(o, c.checkedN)
+			if _, err := c.hashView(c.hash); err != nil {
+				return fmt.Errorf("%s: %v", c.name, err)
+			}
+		}
 	default:
 		return fmt.Errorf("physical object %s has unsupported kind %T", c.name, obj)
 	}
@@ -276,4 +298,62 @@ func (c *cell) sortedSegment(lo, hi int64) bool {
 		return true
 	}
 	return c.descents[hi-1] == c.descents[lo]
+}
+
+// trieLevels returns the n entries of trie t as a hash map, in key order,
+// for the level layout walks of t read (hashwalk.go): a trie read as a
+// nested dictionary lists what a hash map of its key tuples lists. The
+// keys are flattened again only when t's root or entry count changes (as
+// for a hash map, build a new Trie rather than change its keys in place);
+// the values are read again at every bind.
+func (c *cell) trieLevels(t *storage.Trie, n int) *storage.HashMap {
+	h := c.flat
+	fresh := h == nil || c.flatOf != t.Root || c.flatN != n
+	if fresh {
+		h = &storage.HashMap{Elem: t.Elem, Arity: t.Depth, Dims: t.Dims, Keys: make([]storage.HKey, 0, n)}
+		if t.Elem == ir.Real {
+			h.F = make([]float64, 0, n)
+		} else {
+			h.I = make([]int64, 0, n)
+		}
+		c.flat, c.flatOf, c.flatN = h, t.Root, n
+	} else {
+		h.F, h.I = h.F[:0], h.I[:0]
+	}
+	var key storage.HKey
+	var walk func(nd *storage.TrieNode, level int)
+	walk = func(nd *storage.TrieNode, level int) {
+		if level < t.Depth-1 {
+			for q, k := range nd.Keys {
+				key[level] = k
+				walk(nd.Children[q], level+1)
+			}
+			return
+		}
+		// A leaf node's values in one copy.
+		h.F, h.I = append(h.F, nd.F...), append(h.I, nd.I...)
+		if fresh {
+			for _, k := range nd.Keys {
+				key[level] = k
+				h.Keys = append(h.Keys, key)
+			}
+		}
+	}
+	walk(t.Root, 0)
+	return h
+}
+
+// trieEntries counts the leaves below nd (depth levels).
+func trieEntries(nd *storage.TrieNode, depth int) int {
+	switch {
+	case nd == nil:
+		return 0
+	case depth == 1:
+		return len(nd.Keys)
+	}
+	n := 0
+	for _, ch := range nd.Children {
+		n += trieEntries(ch, depth-1)
+	}
+	return n
 }

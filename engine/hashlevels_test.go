@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 // hashStore holds a real hash map H of arity 2 (n x m), an int one Hi
@@ -325,5 +327,87 @@ func TestHashRowLookedUp(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// trieOf stores the entries of hash map h as a trie of its arity.
+func trieOf(t *testing.T, h *storage.HashMap) *storage.Trie {
+	t.Helper()
+	tr := storage.NewTrie(h.Elem, h.Dims)
+	for q := range h.Keys {
+		var i int64
+		var f float64
+		if h.Elem == ir.Real {
+			f = h.F[q]
+		} else {
+			i = h.I[q]
+		}
+		if err := tr.Put(h.Keys[q][:h.Arity], i, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.Finish()
+	return tr
+}
+
+// TestTrieLevelsInNest: walks of a trie, whole or from a row looked up
+// by key, run over the level layout a hash map of its entries has (the
+// explain names its arrays) and agree with the interpreter at 1 and 3
+// threads; values changed in place are read again at the next run, and a
+// new trie of other entries is laid out again.
+func TestTrieLevelsInNest(t *testing.T) {
+	plans := []string{
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
+		`sum(<i, r> in Hi) sum(<j, v> in r) v * i`,
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) { @dense j -> v * x(j) } }`,
+		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
+		`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
+		`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
+		`sum(<i, r> in H) sum(<j, v> in r) v * Hi(i)(j + 1)`,
+	}
+	rng := rand.New(rand.NewPCG(31, 7))
+	for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
+		st := hashStore(t, size[0], size[1], true, false, rng)
+		for _, name := range []string{"H", "Hi", "T"} {
+			st[name] = trieOf(t, st[name].(*storage.HashMap))
+		}
+		for _, src := range plans {
+			e := parse(t, src, st)
+			agree(t, e, st)
+			if ex := explainOf(t, e, st); !strings.Contains(ex, "·key") {
+				t.Fatalf("%s: the trie is not walked through its level layout:\n%s", src, ex)
+			}
+		}
+		// One kernel, run again after the values change in place and
+		// after the trie is replaced by one of other entries.
+		e := parse(t, plans[0], st)
+		k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string) {
+			t.Helper()
+			got, err := k.Exec(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := eval.Eval(e, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got.Value(), want, 1e-9) {
+				t.Fatalf("%s: engine %s, interpreter %s", what, value.Format(got.Value()), value.Format(want))
+			}
+		}
+		check("first run")
+		tr := st["H"].(*storage.Trie)
+		for _, ch := range tr.Root.Children {
+			for q := range ch.F {
+				ch.F[q] = float64(rng.IntN(9) - 4)
+			}
+		}
+		check("values changed in place")
+		st["H"] = trieOf(t, hashStore(t, size[0]+3, size[1], false, false, rng)["H"].(*storage.HashMap))
+		check("another trie")
 	}
 }

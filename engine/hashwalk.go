@@ -71,6 +71,11 @@ type levelRef struct {
 	level int // 1-based
 }
 
+// leveled reports whether objects of kind k are laid out by levels: a
+// hash map, or a trie (its entries flattened to a hash map's first,
+// trieLevels).
+func leveled(k ir.ObjKind) bool { return k == ir.ObjHashMap || k == ir.ObjTrie }
+
 // hashWalks rewrites the walks of hash maps in plan, adding the synthetic
 // arrays to schema (a copy when any is added). It returns plan itself
 // when nothing is rewritten.
@@ -116,7 +121,7 @@ func (w *hashWalker) expr(e *ir.Expr) *ir.Expr {
 			return nil
 		}
 		g, ok := w.schema[n.Args[0].Name]
-		if !ok || g.Kind != ir.ObjHashMap || g.Arity < 1 || g.Arity > storage.MaxHashArity {
+		if !ok || !leveled(g.Kind) || g.Arity < 1 || g.Arity > storage.MaxHashArity {
 			return nil
 		}
 		if r := w.walk(n, n.Args[0].Name, g, 1, nil, hashPosPart); r != nil {
@@ -136,7 +141,7 @@ func (w *hashWalker) lookedUp(e *ir.Expr) *ir.Expr {
 		return nil
 	}
 	g, ok := w.schema[root.Name]
-	if !ok || g.Kind != ir.ObjHashMap || len(keys) >= g.Arity || g.Arity > storage.MaxHashArity {
+	if !ok || !leveled(g.Kind) || len(keys) >= g.Arity || g.Arity > storage.MaxHashArity {
 		return nil
 	}
 	if w.dense && len(keys) == 1 {
@@ -408,7 +413,7 @@ func levelNote(name string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(" (the keys of level %s of hash map %s, laid out by levels)", level, h)
+	return fmt.Sprintf(" (the keys of level %s of %s, laid out by levels)", level, h)
 }
 
 // isFirstLevelKeys reports whether array name holds the keys of a hash
