@@ -35,10 +35,16 @@ type Data struct {
 	// one) holds no zeros. Rules that equate the two kinds (T1) need the
 	// class to be zero-free: a sum with a non-strict body tells them apart.
 	Zeroful bool
-	// Range bounds an int class's value; Safe: no term of the class can
-	// fail (see safety.go).
+	// Range bounds an int class's value, or the values of a dictionary
+	// of ints (see dictInterval); Safe: no term of the class can fail
+	// (see safety.go).
 	Range interval
 	Safe  bool
+	// Keys holds, for a dictionary of ints, variables that are a key of
+	// every entry (each at one level): two such dictionaries built for
+	// different values of one of them have no entry in common, so a sum
+	// over that variable adds no two values (see dictInterval).
+	Keys varSet
 	// Pos is the source position the class's terms came from (an index
 	// into session.positions, 0 for none): the first position a term of
 	// the class was added with, or the position of the class a rewrite
@@ -50,7 +56,8 @@ type Data struct {
 
 func (d *Data) equal(o *Data) bool {
 	return d.Type == o.Type && d.FV.equal(o.FV) && d.Card.equal(o.Card) && d.Known == o.Known &&
-		d.Value == o.Value && d.Sel == o.Sel && d.Zero == o.Zero && d.One == o.One && d.Zeroful == o.Zeroful && d.Range == o.Range && d.Safe == o.Safe
+		d.Value == o.Value && d.Sel == o.Sel && d.Zero == o.Zero && d.One == o.One && d.Zeroful == o.Zeroful && d.Range == o.Range && d.Safe == o.Safe &&
+		d.Keys.equal(o.Keys)
 }
 
 type graph = egraph.EGraph[Data]
@@ -93,6 +100,7 @@ func (a analysis) Make(g *graph, n egraph.Node) Data {
 	d.Zero = isZeroNode(n)
 	d.One = isOneNode(n)
 	d.Zeroful = d.Type.Depth > 0 && s.nodeZeroful(g, n)
+	d.Keys = s.nodeKeys(g, n, &d)
 	d.Range = s.nodeInterval(g, n, &d)
 	d.Safe = s.nodeSafe(g, n)
 	d.Pos = s.curPos
@@ -144,6 +152,7 @@ func (analysis) Merge(into *Data, from Data) egraph.MergeResult {
 	m.One = m.One || from.One
 	m.Zeroful = m.Zeroful || from.Zeroful
 	m.Range = old.Range.meet(from.Range)
+	m.Keys = old.Keys.union(from.Keys)
 	m.Safe = old.Safe && from.Safe
 	if m.Pos == 0 {
 		m.Pos = from.Pos

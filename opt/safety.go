@@ -57,6 +57,9 @@ func bounded(lo, hi float64) interval {
 
 // nodeInterval bounds the value of an int node.
 func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
+	if d.Type.Base == ir.Int && d.Type.Depth > 0 {
+		return s.dictInterval(g, n)
+	}
 	if d.Type != ir.IntType {
 		return interval{}
 	}
@@ -86,7 +89,10 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 			if as, ok := s.stats.Arrays[name]; ok && as.HasRange {
 				return interval{as.Min, as.Max, true}
 			}
+			return interval{}
 		}
+		// A built dictionary: one of its values, or 0 for a missing key.
+		return kid(0).hull(point(0))
 	case opDiv, opMod:
 		// Non-negative by positive: truncation is floor, and a remainder
 		// is below the divisor and at most the dividend. A(e) % 2^32 and
@@ -122,6 +128,75 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 		return kid(2)
 	}
 	return interval{}
+}
+
+// dictInterval bounds the values of a dictionary of ints that the plan
+// builds (a copy that stores positions: M4p): a singleton's value is its
+// entry; a sum's entries are its body's when no two iterations build an
+// entry at the same keys (sumAddsNone), else they may be sums of them. A
+// lookup's row holds some of the dictionary's values, and a walk binds
+// them (sourceRanges).
+func (s *session) dictInterval(g *graph, n egraph.Node) interval {
+	kid := func(i int) interval { return g.Data(n.Children[i]).Range }
+	switch n.Op {
+	case opVar:
+		return s.vars[n.Payload].rng
+	case opSingle:
+		return kid(1)
+	case opSum:
+		if s.sumAddsNone(g, n) {
+			return kid(3)
+		}
+	case opLookup:
+		if !s.isGlobalClass(g, n.Children[0]) {
+			return kid(0)
+		}
+	case opLet:
+		return kid(2)
+	case opIf:
+		return kid(1)
+	case opIfElse:
+		return kid(1).hull(kid(2))
+	}
+	return interval{}
+}
+
+// sumAddsNone reports whether the iterations of sum node n build their
+// entries at different keys: its key is a key of every entry of its body,
+// or its value is, and the source's values are distinct (sortedvec).
+func (s *session) sumAddsNone(g *graph, n egraph.Node) bool {
+	keys := g.Data(n.Children[3]).Keys
+	k, _ := bindSym(g, n.Children[0])
+	if keys.has(uint32(k)) {
+		return true
+	}
+	v, _ := bindSym(g, n.Children[1])
+	return keys.has(uint32(v)) && s.conds.sortedVec(n.Children[2])
+}
+
+// nodeKeys computes Data.Keys of a dictionary of ints.
+func (s *session) nodeKeys(g *graph, n egraph.Node, d *Data) varSet {
+	if d.Type.Base != ir.Int || d.Type.Depth == 0 {
+		return nil
+	}
+	kid := func(i int) varSet { return g.Data(n.Children[i]).Keys }
+	switch n.Op {
+	case opSingle:
+		if k, ok := bindSym(g, n.Children[0]); ok {
+			return kid(1).union(singletonSet(uint32(k)))
+		}
+		return kid(1)
+	case opSum:
+		k, _ := bindSym(g, n.Children[0])
+		v, _ := bindSym(g, n.Children[1])
+		return kid(3).minus(uint32(k), uint32(v))
+	case opLet:
+		x, _ := bindSym(g, n.Children[0])
+		return kid(2).minus(uint32(x))
+	case opIf:
+		return kid(1)
+	}
+	return nil
 }
 
 // lookupStats returns the statistics of the physical array class c reads
@@ -329,6 +404,9 @@ func (s *session) bindingRanges(g *graph, n egraph.Node) (got [3]interval) {
 // class src binds.
 func (s *session) sourceRanges(g *graph, src egraph.ClassID) (key, val interval) {
 	key, val = s.structuralRanges(g, src)
+	if d := g.Data(src); d.Type.Depth > 0 && d.Type.Base == ir.Int {
+		val = val.meet(d.Range)
+	}
 	if c := g.Data(src).Card; len(c) > 0 {
 		key = key.meet(c[0].Keys)
 	}
