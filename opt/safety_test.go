@@ -1,6 +1,12 @@
 package opt
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/value"
+)
 
 // A refused rewrite leaves its nodes in the graph: here F1r's
 // let k12 = k5 in b, k5 wider than the range k12's body was judged with.
@@ -49,4 +55,74 @@ func TestBindersStayWithinJudgedRanges(t *testing.T) {
 			t.Logf("seed %d", seed)
 		}
 	}
+}
+
+// The values of a dictionary of ints the plan builds are bounded where no
+// two of its entries add: a sum keyed by its own variable, or by the
+// values of a sorted vector. Where entries may add (a key that repeats),
+// the analysis keeps no bound. Each case is checked against the
+// interpreter's values of the dictionary.
+func TestBuiltDictionaryRanges(t *testing.T) {
+	st, env := ruleStore(t)
+	for _, c := range []struct {
+		src    string
+		lo, hi int64
+		ok     bool
+	}{
+		// positions plus one of K's entries, keyed by coordinate and row
+		{"sum(<j, u> in 0:2) sum(<p, c> in K(P(j):P(j + 1))) { c -> { j -> p + 1 } }", 1, 4, true},
+		{"(sum(<j, u> in 0:2) sum(<p, c> in K(P(j):P(j + 1))) { c -> { j -> p + 1 } })(3)", 1, 4, true},
+		// a missing key reads as 0
+		{"(sum(<k, u> in 0:3) { k -> k + 1 })(5)", 0, 3, true},
+		{"sum(<k, u> in 0:3) { k -> 2 * k }", 0, 4, true},
+		{"let t = sum(<k, u> in 0:3) { k -> 2 * k } in t(1)", 0, 4, true},
+		// the key c repeats across rows (K holds 1 twice): values add
+		{"sum(<j, u> in 0:2) sum(<p, c> in K(P(j):P(j + 1))) { c -> p + 1 }", 0, 0, false},
+		// a constant key: every iteration adds at 0
+		{"sum(<k, u> in 0:3) { 0 -> k }", 0, 0, false},
+		// K is not sorted as a whole: its values may repeat
+		{"sum(<p, c> in K) { c -> p }", 0, 0, false},
+	} {
+		e, err := sdql.CompileExpr("input", []byte(c.src), env)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		s := newSession(st, GatherStats(st))
+		s.reserveNames(e)
+		root, err := s.addExpr(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.g.Rebuild()
+		got := s.g.Data(root).Range
+		if got.ok != c.ok || c.ok && (got.lo != c.lo || got.hi != c.hi) {
+			t.Errorf("%s: range [%d, %d] (ok %v), want [%d, %d] (ok %v)", c.src, got.lo, got.hi, got.ok, c.lo, c.hi, c.ok)
+		}
+		v, err := eval.Eval(e, st)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got.ok {
+			for _, x := range leafInts(v) {
+				if x < got.lo || x > got.hi {
+					t.Errorf("%s: value %d outside [%d, %d]", c.src, x, got.lo, got.hi)
+				}
+			}
+		}
+	}
+}
+
+// leafInts lists the int values of v (a scalar or nested dictionary).
+func leafInts(v value.Value) []int64 {
+	switch x := v.(type) {
+	case int64:
+		return []int64{x}
+	case *value.Dict:
+		var out []int64
+		for _, y := range x.Vals {
+			out = append(out, leafInts(y)...)
+		}
+		return out
+	}
+	return nil
 }
