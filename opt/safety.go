@@ -131,7 +131,7 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 }
 
 // dictInterval bounds the values of a dictionary of ints that the plan
-// builds (a copy that stores positions: M4p): a singleton's value is its
+// builds (a copy that stores positions: M4): a singleton's value is its
 // entry; a sum's entries are its body's when no two iterations build an
 // entry at the same keys (sumAddsNone), else they may be sums of them. A
 // lookup's row holds some of the dictionary's values, and a walk binds
