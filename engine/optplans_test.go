@@ -62,6 +62,7 @@ var paperCases = []paperCase{
 	{"spmv", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "csr"}},
 	{"batax", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "csr"}},
 	{"mmm", map[string][]int64{"A": {40, 30}, "B": {30, 20}}, map[string]string{"A": "csr", "B": "csr"}},
+	{"mmm", map[string][]int64{"A": {200, 300}, "B": {300, 60}}, map[string]string{"A": "csr", "B": "csc"}},
 	{"summmm", map[string][]int64{"A": {40, 30}, "B": {30, 20}}, map[string]string{"A": "csc", "B": "csr"}},
 	{"ttm", map[string][]int64{"A": {10, 12, 14}, "B": {8, 14}}, map[string]string{"A": "csf", "B": "csc"}},
 	{"mttkrp", map[string][]int64{"B": {10, 12, 14}, "C": {12, 8}, "D": {8, 14}}, map[string]string{"B": "csf", "C": "csr", "D": "csr"}},
