@@ -40,8 +40,9 @@
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
 //	                       and iterated inside loop nests
 //	hashlevels.go, hashwalk.go
-//	                       a physical hash map laid out by levels (keys,
-//	                       children's bounds, values as arrays): its walks
+//	                       a physical hash map (or a trie's entries)
+//	                       laid out by levels (keys, children's bounds,
+//	                       values as arrays): its walks
 //	                       rewritten into segment loops over them, its
 //	                       rows otherwise iterated and probed in the nest
 //	compile.go, fused.go   closures per node, for any plan the IR
