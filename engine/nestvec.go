@@ -617,7 +617,15 @@ func (v *vloop) decide(fr *frame, s *vstate, lo, hi int64) {
 // batch evaluates and sinks positions p0..p0+n-1, or reports false
 // (nothing added) when a guard fails in a lane or a read leaves its array.
 func (v *vloop) batch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b *builder) bool {
-	val, ok := v.eval(fr, s, p0, n)
+	if !v.check(fr, s, p0, n) {
+		return false
+	}
+	if v.key != nil && b.spec.real && b.spec.dense && b.ws == nil {
+		if done, ok := v.scatterProduct(fr, s, p0, n, b); done {
+			return ok
+		}
+	}
+	val, ok := s.eval(fr, v.val, p0, n)
 	if !ok {
 		return false
 	}
@@ -718,14 +726,13 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 	if b.spec.real {
 		vals := s.reals(v.val, val, n)
 		if b.spec.dense && b.ws == nil {
-			rs := b.reals
-			for l, k := range keys {
-				if uint64(k) < uint64(len(rs)) {
-					rs[k] += vals[l]
-					continue
+			for len(keys) > 0 {
+				q := scatterRuns(b.reals, keys, vals)
+				if q == len(keys) {
+					break
 				}
-				b.addReal(k, vals[l])
-				rs = b.reals
+				b.addReal(keys[q], vals[q])
+				keys, vals = keys[q+1:], vals[q+1:]
 			}
 			return true
 		}
@@ -743,6 +750,71 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 		b.addInt(k, vals[l])
 	}
 	return true
+}
+
+// scatterProduct sinks a batch whose value is a product with a gathered
+// factor, a * y(ix), into a dense real row without materializing the
+// products: done false when the value is not such a product; ok false
+// (nothing added) when a read leaves its array. The guards were checked.
+func (v *vloop) scatterProduct(fr *frame, s *vstate, p0 int64, n int, b *builder) (done, ok bool) {
+	av, src, idx, ok := s.gatherProduct(fr, v.val, p0, n)
+	if !ok {
+		return false, false
+	}
+	key, ok := s.eval(fr, v.key, p0, n)
+	if !ok {
+		return true, false
+	}
+	nestSaw("gathered scatter")
+	keys := s.ints(v.key, key, n)
+	for len(keys) > 0 {
+		q := scatterProductRuns(b.reals, keys, av, src, idx)
+		if q == len(keys) {
+			break
+		}
+		b.addReal(keys[q], float64(av[q]*src[idx[q]]))
+		keys, av, idx = keys[q+1:], av[q+1:], idx[q+1:]
+	}
+	return true, true
+}
+
+// scatterRuns adds vals[l] into rs[keys[l]] in order, up to the first key
+// outside rs, and returns how many it added. A run of equal keys (a COO
+// row, a key read per entry) is summed in a register from the entry's
+// value and stored once: the same additions in the same order as a store
+// per value, without each add waiting for the store before it.
+func scatterRuns(rs []float64, keys []int64, vals []float64) int {
+	vals = vals[:len(keys)]
+	for l := 0; l < len(keys); {
+		k := keys[l]
+		if uint64(k) >= uint64(len(rs)) {
+			return l
+		}
+		acc := rs[k]
+		for ; l < len(keys) && keys[l] == k; l++ {
+			acc += vals[l]
+		}
+		rs[k] = acc
+	}
+	return len(keys)
+}
+
+// scatterProductRuns is scatterRuns of the values av[l] * src[idx[l]];
+// the caller has checked idx against src.
+func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int64) int {
+	av, idx = av[:len(keys)], idx[:len(keys)]
+	for l := 0; l < len(keys); {
+		k := keys[l]
+		if uint64(k) >= uint64(len(rs)) {
+			return l
+		}
+		acc := rs[k]
+		for ; l < len(keys) && keys[l] == k; l++ {
+			acc += float64(av[l] * src[idx[l]])
+		}
+		rs[k] = acc
+	}
+	return len(keys)
 }
 
 // ints materializes an int value as n lanes.
