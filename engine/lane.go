@@ -86,11 +86,26 @@ func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool 
 	if !ok {
 		return false
 	}
+	k2 := int64(0)
+	if v.key2 != nil {
+		if k2, ok = s.laneI(v.key2, p); !ok {
+			return false
+		}
+	}
+	// into returns the scalar level the lane adds into, once its value
+	// is known: a two-level result's row is made only for a value.
+	into := func() (*builder, int64) {
+		if v.key2 != nil {
+			return b.child(k), k2
+		}
+		return b, k
+	}
 	if b.spec.real {
 		x, ok := s.laneF(v.val, p)
 		if !ok {
 			return false
 		}
+		b, k := into()
 		if b.spec.dense && b.ws == nil && uint64(k) < uint64(len(b.reals)) {
 			b.reals[k] += x
 		} else {
@@ -100,6 +115,7 @@ func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool 
 	}
 	x, ok := s.laneI(v.val, p)
 	if ok {
+		b, k := into()
 		b.addInt(k, x)
 	}
 	return ok

@@ -260,3 +260,80 @@ func TestScatterRuns(t *testing.T) {
 		t.Errorf("scatterProductRuns: %d %v; want 7 %v", q, got, want)
 	}
 }
+
+// TestNestTwoLevelScatter: a scatter into a two-level result by keys read
+// per entry (TTV over COO) runs in the loop-nest IR, each run of equal
+// outer keys into its row, with the interpreter's result whatever the
+// order of the entries, for real and int values, and with the
+// interpreter's error when a read leaves its array.
+func TestNestTwoLevelScatter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 2))
+	const nnz = 3000
+	var is, js, ks []int64
+	var vals []float64
+	for range nnz {
+		is = append(is, int64(rng.IntN(40)))
+		js = append(js, int64(rng.IntN(30)))
+		ks = append(ks, int64(rng.IntN(20)))
+		vals = append(vals, float64(rng.IntN(9)+1))
+	}
+	sorted := func() {
+		ord := make([]int, nnz)
+		for p := range ord {
+			ord[p] = p
+		}
+		slices.SortFunc(ord, func(a, b int) int {
+			if is[a] != is[b] {
+				return int(is[a] - is[b])
+			}
+			return int(js[a] - js[b])
+		})
+		perm := func(x []int64) []int64 {
+			y := make([]int64, nnz)
+			for p, q := range ord {
+				y[p] = x[q]
+			}
+			return y
+		}
+		y := make([]float64, nnz)
+		for p, q := range ord {
+			y[p] = vals[q]
+		}
+		is, js, ks, vals = perm(is), perm(js), perm(ks), y
+	}
+	for _, tc := range []struct{ name, plan string }{
+		{"real", `sum(<p1, i1> in T_idx1(T_pos1(0):T_pos1(1)))
+		  { @dense i1 -> { @dense T_idx2(p1) -> T_val(p1) * v_val(T_idx3(p1)) } }`},
+		{"int", `sum(<p1, i1> in T_idx1(T_pos1(0):T_pos1(1)))
+		  { @dense i1 -> { @dense T_idx2(p1) -> T_idx3(p1) + 1 } }`},
+		{"hash rows", `sum(<p1, i1> in T_idx1(T_pos1(0):T_pos1(1)))
+		  { @dense i1 -> { @hash T_idx2(p1) -> T_val(p1) * v_val(T_idx3(p1)) } }`},
+	} {
+		for _, order := range []string{"shuffled", "sorted"} {
+			if order == "sorted" {
+				sorted()
+			}
+			for _, vlen := range []int{20, 15} {
+				st := storage.Store{
+					"T_pos1": storage.IntArray([]int64{0, nnz}),
+					"T_idx1": storage.IntArray(is),
+					"T_idx2": storage.IntArray(js),
+					"T_idx3": storage.IntArray(ks),
+					"T_val":  storage.RealArray(vals),
+				}
+				vecStore(st, "v", vlen, rng)
+				e := parse(t, tc.plan, st)
+				k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ex strings.Builder
+				k.Explain(&ex)
+				if !strings.Contains(ex.String(), "loop sum(<p1, i1>") {
+					t.Errorf("%s: not lowered by the loop-nest IR:\n%s", tc.name, ex.String())
+				}
+				agree(t, e, st)
+			}
+		}
+	}
+}

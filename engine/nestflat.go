@@ -1131,7 +1131,7 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 	s.fl = st
 	s.r0 = r0
 	defer func() { s.rows, s.fl, s.ranged, s.rlos = nil, nil, false, nil }()
-	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
+	if b != nil && v.key != nil && v.key2 == nil && v.key.op == vVal && b.spec.dense && b.spec.real {
 		b.holdKeysOf(v.key.cl)
 	}
 	if len(v.rowNodes) > 0 {
@@ -1322,7 +1322,7 @@ type segScatter struct {
 
 func scatterOf(l *nloop) *segScatter {
 	v := l.vec
-	if len(v.lets) > 0 || v.key == nil || v.key.op != vVal || v.key.cl != l.arr || l.arr.info.Elem != ir.Int {
+	if len(v.lets) > 0 || v.key == nil || v.key2 != nil || v.key.op != vVal || v.key.cl != l.arr || l.arr.info.Elem != ir.Int {
 		return nil
 	}
 	nd := v.val

@@ -83,6 +83,7 @@ type vloop struct {
 	lets     []*vnode
 	guards   []*vguard
 	key      *vnode // builder sink: the key of each lane
+	key2     *vnode // and, into a two-level result, the key in key's row
 	val      *vnode
 	fallback bodyFn
 	// filter: the guards are the whole body's test (if c then body,
@@ -207,11 +208,20 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 	}
 	switch {
 	case lb.spec != nil:
-		if lb.spec.depth != 1 || e.Op != ir.OpSingleton {
+		if e.Op != ir.OpSingleton {
 			panic(noVec{})
 		}
 		x.v.key = x.intExpr(e.Args[0])
-		x.v.val = x.expr(e.Args[1])
+		switch v := e.Args[1]; {
+		case lb.spec.depth == 1:
+			x.v.val = x.expr(v)
+		case lb.spec.depth == 2 && v.Op == ir.OpSingleton:
+			// { k -> { k2 -> value } }: a scalar level below a row.
+			x.v.key2 = x.intExpr(v.Args[0])
+			x.v.val = x.expr(v.Args[1])
+		default:
+			panic(noVec{})
+		}
 		if lb.spec.real && !x.v.val.real {
 			x.v.val = x.node(&vnode{op: vToReal, real: true, a: x.v.val})
 		}
@@ -512,7 +522,7 @@ func (v *vloop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) {
 	if fr.err != nil {
 		return
 	}
-	if b != nil && v.key != nil && v.key.op == vVal && b.spec.dense && b.spec.real {
+	if b != nil && v.key != nil && v.key2 == nil && v.key.op == vVal && b.spec.dense && b.spec.real {
 		b.holdKeysOf(v.key.cl)
 	}
 	if hi-lo <= shortRun {
@@ -620,7 +630,7 @@ func (v *vloop) batch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b *build
 	if !v.check(fr, s, p0, n) {
 		return false
 	}
-	if v.key != nil && b.spec.real && b.spec.dense && b.ws == nil {
+	if v.key != nil && v.key2 == nil && b.spec.real && b.spec.dense && b.ws == nil {
 		if done, ok := v.scatterProduct(fr, s, p0, n, b); done {
 			return ok
 		}
@@ -723,33 +733,74 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 		return false
 	}
 	keys := s.ints(v.key, key, n)
+	var keys2 []int64
+	if v.key2 != nil {
+		k2, ok := s.eval(fr, v.key2, p0, n)
+		if !ok {
+			return false
+		}
+		keys2 = s.ints(v.key2, k2, n)
+	}
 	if b.spec.real {
 		vals := s.reals(v.val, val, n)
-		if b.spec.dense && b.ws == nil {
-			for len(keys) > 0 {
-				q := scatterRuns(b.reals, keys, vals)
-				if q == len(keys) {
-					break
-				}
-				b.addReal(keys[q], vals[q])
-				keys, vals = keys[q+1:], vals[q+1:]
-			}
+		if keys2 == nil {
+			addReals(b, keys, vals)
 			return true
 		}
-		if b.app {
-			q := appendReals(b, keys, vals)
-			keys, vals = keys[q:], vals[q:]
-		}
-		for l, k := range keys {
-			b.addReal(k, vals[l])
+		// A run of equal outer keys goes to its row, found once.
+		for l := 0; l < n; {
+			k, e := keys[l], l+1
+			for e < n && keys[e] == k {
+				e++
+			}
+			addReals(b.child(k), keys2[l:e], vals[l:e])
+			l = e
 		}
 		return true
 	}
 	vals := s.ints(v.val, val, n)
+	if keys2 == nil {
+		addInts(b, keys, vals)
+		return true
+	}
+	for l := 0; l < n; {
+		k, e := keys[l], l+1
+		for e < n && keys[e] == k {
+			e++
+		}
+		addInts(b.child(k), keys2[l:e], vals[l:e])
+		l = e
+	}
+	return true
+}
+
+// addReals adds vals at keys (aligned) into the scalar level b, in order.
+func addReals(b *builder, keys []int64, vals []float64) {
+	if b.spec.dense && b.ws == nil {
+		for len(keys) > 0 {
+			q := scatterRuns(b.reals, keys, vals)
+			if q == len(keys) {
+				break
+			}
+			b.addReal(keys[q], vals[q])
+			keys, vals = keys[q+1:], vals[q+1:]
+		}
+		return
+	}
+	if b.app {
+		q := appendReals(b, keys, vals)
+		keys, vals = keys[q:], vals[q:]
+	}
+	for l, k := range keys {
+		b.addReal(k, vals[l])
+	}
+}
+
+// addInts adds vals at keys (aligned) into the scalar level b, in order.
+func addInts(b *builder, keys, vals []int64) {
 	for l, k := range keys {
 		b.addInt(k, vals[l])
 	}
-	return true
 }
 
 // scatterProduct sinks a batch whose value is a product with a gathered
