@@ -224,6 +224,30 @@ func TestNestScatterCOO(t *testing.T) {
 			}
 		})
 	}
+	// BATAX over COO's second pass: the gathered factor a vector the plan
+	// built, read at each entry's row; and one shorter than the rows.
+	for _, tc := range []struct {
+		name, let string
+		gathered  bool
+	}{
+		{"a built vector", `sum(<p1, i1> in A_idx1(A_pos1(0):A_pos1(1))) { @dense i1 -> A_val(p1) }`, true},
+		{"a built vector shorter than the rows", `{ @dense 3 -> 2.0 }`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{
+				"A_pos1": storage.IntArray([]int64{0, int64(len(rows))}),
+				"A_idx1": storage.IntArray(rows),
+				"A_idx2": storage.IntArray(cols),
+				"A_val":  storage.RealArray(vals),
+			}
+			e := parse(t, "let t1 = "+tc.let+` in
+			  sum(<p2, i2> in A_idx1(A_pos1(0):A_pos1(1))) { @dense A_idx2(p2) -> A_val(p2) * t1(i2) }`, st)
+			seen := events(func() { agree(t, e, st) })
+			if tc.gathered && seen["gathered scatter"] == 0 {
+				t.Errorf("no gathered scatter; saw %v", seen)
+			}
+		})
+	}
 	t.Run("x shorter", func(t *testing.T) {
 		st := storage.Store{
 			"A_pos1": storage.IntArray([]int64{0, int64(len(rows))}),

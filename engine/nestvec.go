@@ -679,11 +679,22 @@ func (s *vstate) gatherProduct(fr *frame, nd *vnode, p0 int64, n int) (av, src [
 	if nd.op != vMul || !nd.real {
 		return nil, nil, nil, false
 	}
+	// The gathered factor: a real array, or a dense real vector the plan
+	// built (its keys past the slice, absent or spilled, fail the check
+	// below and go through dictRead).
+	gathered := func(g *vnode) bool { return (g.op == vRead || g.op == vDictRead) && g.real }
 	a, g := nd.a, nd.b
-	if g.op != vRead || !g.real {
+	if !gathered(g) {
 		a, g = g, a
 	}
-	if g.op != vRead || !g.real || g.a.op == vLane {
+	if !gathered(g) || g.a.op == vLane {
+		return nil, nil, nil, false
+	}
+	if g.op == vRead {
+		src = g.cl.reals
+	} else if dl, ok := g.src(fr).(*denseLeaf); ok && dl.real {
+		src = dl.reals
+	} else {
 		return nil, nil, nil, false
 	}
 	x, ok1 := s.eval(fr, a, p0, n)
@@ -691,7 +702,7 @@ func (s *vstate) gatherProduct(fr *frame, nd *vnode, p0 int64, n int) (av, src [
 	if !ok1 || !ok2 || x.scalar || ix.scalar || ix.aff {
 		return nil, nil, nil, false
 	}
-	src, idx = g.cl.reals, ix.iv[:n]
+	idx = ix.iv[:n]
 	for _, k := range idx {
 		if uint64(k) >= uint64(len(src)) {
 			return nil, nil, nil, false
