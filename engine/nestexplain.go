@@ -68,6 +68,8 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 			exec += "; in position space, bounds laid out row by row"
 		}
 		switch {
+		case v.dot != nil && v.dot.in != nil:
+			exec += "; in position space, rows' sums by the segmented dot primitive over the terms whose index the guards pass"
 		case v.dot != nil:
 			exec += "; in position space, rows' sums by the segmented dot primitive"
 		case v.scatter != nil:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 )
@@ -308,13 +309,22 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	case sb.loSlot != sb.hiSlot || (sb.loSlot != o.ks && (o.kind != itRange || sb.loSlot != o.vs)):
 		return false
 	}
+	var rowGuards []*vguard
 	for _, g := range l.vec.guards {
 		if rowDependent(g.a, names) || rowDependent(g.b, names) {
-			return false
+			rowGuards = append(rowGuards, g)
 		}
+	}
+	if len(rowGuards) > 0 && (!l.vec.filter || l.vec.key != nil) {
+		return false
 	}
 	if readsRowDict(l.vec, names) {
 		return false
+	}
+	// A filter's guard that reads the row's variables holds lane by
+	// lane (segmentedMasked): facts taken at loop entry do not bound it.
+	for _, g := range rowGuards {
+		g.perLane = true
 	}
 	for _, n := range l.vec.all {
 		if n.op == vInv && n.uses(names) && !n.row {
@@ -879,6 +889,17 @@ type segDot struct {
 	idx         *cell
 	o           *nloop
 	step        int
+	// in: the body is a filter on the index read, idx(E) in [lo, hi)
+	// for the bounds' greatest lo and least hi (invariants of the
+	// entry): the terms outside add nothing (an ELL row's padding).
+	in []dotBound
+}
+
+// dotBound is one bound of a range dot's filter: idx(E) >= at (lower)
+// or idx(E) < at.
+type dotBound struct {
+	at    intFn
+	lower bool
 }
 
 func dotOf(l *nloop) *segDot {
@@ -941,7 +962,33 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 		}
 	}
 	y, ok := d.yReals(fr)
-	if !ok || !idx.fits(len(y)) || (d.x != nil && p[len(p)-1] > d.x.n) {
+	if !ok || (d.x != nil && p[len(p)-1] > d.x.n) {
+		return false
+	}
+	if d.in != nil {
+		lo, hi, ok := d.filterIn(fr, idx, len(y))
+		if !ok {
+			return false
+		}
+		narrow := len(idx.narrow) == len(idx.ints)
+		switch {
+		case d.x == nil && narrow:
+			csrDotIn[int32, float64](out, p, idx.narrow, nil, y, lo, hi)
+		case d.x == nil:
+			csrDotIn[int64, float64](out, p, idx.ints, nil, y, lo, hi)
+		case d.xInt && narrow:
+			csrDotIn(out, p, idx.narrow, d.x.ints, y, lo, hi)
+		case d.xInt:
+			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi)
+		case narrow:
+			csrDotIn(out, p, idx.narrow, d.x.reals, y, lo, hi)
+		default:
+			csrDotIn(out, p, idx.ints, d.x.reals, y, lo, hi)
+		}
+		nestSaw("filtered dot")
+		return true
+	}
+	if !idx.fits(len(y)) {
 		return false
 	}
 	// Every row is now known to run to its end: out may be the result.
@@ -973,8 +1020,14 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 // ends (a row-major ELL, a dense matrix's rows); nil for another body.
 func (c *compiler) rangeDotOf(o, l *nloop, i int) *segDot {
 	v := l.vec
-	if len(v.lets) > 0 || len(v.guards) > 0 || v.key != nil || l.sink.accF < 0 {
+	if len(v.lets) > 0 || (len(v.guards) > 0 && !v.filter) || v.key != nil || l.sink.accF < 0 {
 		return nil
+	}
+	body := l.e.Args[1]
+	var conds []*ir.Expr
+	for body.Op == ir.OpIf && len(body.Args) == 2 {
+		conds = operands(ir.OpAnd, body.Args[0], conds)
+		body = body.Args[1]
 	}
 	k := l.e.Vars[0]
 	base := func(e *ir.Expr) *ir.Expr { // B of E = B + k, or nil
@@ -1002,11 +1055,12 @@ func (c *compiler) rangeDotOf(o, l *nloop, i int) *segDot {
 	}
 	d := &segDot{o: o, step: i}
 	var at, xat *ir.Expr // E at the column read and at the value's
-	for _, t := range operands(ir.OpMul, l.e.Args[1], nil) {
+	var col *ir.Expr     // idx(E)
+	for _, t := range operands(ir.OpMul, body, nil) {
 		switch {
 		case d.y == nil && array(t, ir.Real) && array(t.Args[1], ir.Int):
 			d.y, d.idx = c.cell(t.Args[0]), c.cell(t.Args[1].Args[0])
-			at = t.Args[1].Args[1]
+			at, col = t.Args[1].Args[1], t.Args[1]
 		case d.x == nil && array(t, ir.Unknown):
 			d.x = c.cell(t.Args[0])
 			d.xInt = d.x.info.Elem == ir.Int
@@ -1017,6 +1071,13 @@ func (c *compiler) rangeDotOf(o, l *nloop, i int) *segDot {
 	}
 	if d.y == nil {
 		return nil
+	}
+	for _, cond := range conds {
+		b, ok := c.dotBoundOf(cond, col)
+		if !ok {
+			return nil
+		}
+		d.in = append(d.in, b)
 	}
 	b := base(at)
 	if b == nil {
@@ -1036,6 +1097,99 @@ func (c *compiler) rangeDotOf(o, l *nloop, i int) *segDot {
 	}
 	d.idx.needNarrow = true
 	return d
+}
+
+// dotBoundOf reads cond, a comparison of col with an expression of no
+// variable (a constant, a global scalar), as a bound of a range dot's
+// filter; false for another condition.
+func (c *compiler) dotBoundOf(cond, col *ir.Expr) (dotBound, bool) {
+	if len(cond.Args) != 2 {
+		return dotBound{}, false
+	}
+	op, x, y := cond.Op, cond.Args[0], cond.Args[1]
+	if ir.Format(x) != ir.Format(col) {
+		x, y, op = y, x, flipCmp(op)
+	}
+	if ir.Format(x) != ir.Format(col) || len(ir.FreeVars(y)) > 0 || c.typeOf(y) != ir.IntType {
+		return dotBound{}, false
+	}
+	at := c.expr(y)
+	f := at.i
+	switch {
+	case at.isConst:
+		v := at.ci
+		f = func(*frame) int64 { return v }
+	case f == nil && at.slot >= 0:
+		slot := at.slot
+		f = func(fr *frame) int64 { return fr.i[slot] }
+	case f == nil:
+		return dotBound{}, false
+	}
+	switch op {
+	case ir.OpGe:
+		return dotBound{at: f, lower: true}, true
+	case ir.OpGt:
+		return dotBound{at: func(fr *frame) int64 { return f(fr) + 1 }, lower: true}, true
+	case ir.OpLt:
+		return dotBound{at: f}, true
+	case ir.OpLe:
+		return dotBound{at: func(fr *frame) int64 { return f(fr) + 1 }}, true
+	}
+	return dotBound{}, false
+}
+
+// filterIn returns the filter's window [lo, hi) of the index for this
+// entry, narrowed to the index array's values; false when an index in
+// it would fall outside y (the batches then report the read).
+func (d *segDot) filterIn(fr *frame, idx *cell, ny int) (lo, hi int64, ok bool) {
+	lo, hi = idx.imin, idx.imax+1
+	if idx.imax < idx.imin {
+		return 0, 0, false
+	}
+	for _, b := range d.in {
+		v := b.at(fr)
+		if fr.err != nil {
+			return 0, 0, false
+		}
+		if b.lower {
+			lo = max(lo, v)
+		} else {
+			hi = min(hi, v)
+		}
+	}
+	if hi <= lo {
+		return 0, 0, true // nothing passes
+	}
+	return lo, hi, lo >= 0 && hi <= int64(ny)
+}
+
+// csrDotIn is csrDot (a = b = c = 1) of the terms whose index lies in
+// [lo, hi): the others add nothing. The caller has checked [lo, hi)
+// against y; idx is the index array or its int32 copy.
+func csrDotIn[I int32 | int64, X number](out []float64, p []int64, idx []I, x []X, y []float64, lo, hi int64) {
+	out = out[:len(p)-1]
+	yp := unsafe.Pointer(unsafe.SliceData(y))
+	w := uint64(hi - lo)
+	for r := range out {
+		s := 0.0
+		ix := idx[p[r]:p[r+1]]
+		if x == nil {
+			for _, k := range ix {
+				if uint64(int64(k)-lo) < w {
+					s += at[float64](yp, int64(k))
+				}
+			}
+		} else {
+			xs := x[p[r]:p[r+1]]
+			xs = xs[:len(ix)]
+			for q, k := range ix {
+				if uint64(int64(k)-lo) < w {
+					s += float64(xs[q]) * at[float64](yp, int64(k))
+				}
+			}
+		}
+		out[r] += s
+	}
 }
 
 // rangeRows lays out rows r0..r1-1 of a range dot as CSR rows: the
@@ -1226,7 +1380,7 @@ func spread[T int64 | float64](buf, vals []T, rows []int64, r int, p0 int64) {
 // into its row's sum, in order.
 func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, i int, l *nloop) bool {
 	if !v.check(fr, s, p0, n) {
-		return false
+		return v.filter && v.segmentedMasked(fr, s, p0, n, st, i, l)
 	}
 	r, p := s.row0, s.rows
 	end := p0 + int64(n)
@@ -1261,6 +1415,78 @@ func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, 
 		segSum(st.ivals[i], s.ints(v.val, val, n), p, r, p0)
 	}
 	return true
+}
+
+// segmentedMasked is segmented for a filter loop whose guards fail in
+// some lanes (an ELL row's padding, marked by an index the guard
+// rejects): a failing lane adds nothing, as the interpreter does not
+// evaluate its body, and the rest add in order. It reports false, having
+// added nothing, when a guard, a let or a passing lane's value cannot be
+// evaluated in the batch.
+func (v *vloop) segmentedMasked(fr *frame, s *vstate, p0 int64, n int, st *flatState, i int, l *nloop) bool {
+	if cap(s.pass) < n {
+		s.pass = make([]bool, vbatch)
+	}
+	pass := s.pass[:n]
+	for q := range pass {
+		pass[q] = true
+	}
+	for gi, g := range v.guards {
+		if s.skip[gi] {
+			continue
+		}
+		a, ok1 := s.eval(fr, g.a, p0, n)
+		c, ok2 := s.eval(fr, g.b, p0, n)
+		if !ok1 || !ok2 {
+			return false
+		}
+		holdIn(g.op, a, c, pass)
+	}
+	for _, lt := range v.lets {
+		if _, ok := s.eval(fr, lt, p0, n); !ok {
+			return false
+		}
+	}
+	nestSaw("masked")
+	r, p := s.row0, s.rows
+	if l.sink.accF >= 0 {
+		if av, src, idx, ok := s.gatherProductIn(fr, v.val, p0, n, pass); ok {
+			sums := st.vals[i]
+			for q := range pass {
+				if !pass[q] {
+					continue
+				}
+				for p[r+1] <= p0+int64(q) {
+					r++
+				}
+				sums[r] += av[q] * src[idx[q]]
+			}
+			return true
+		}
+	}
+	val, ok := s.eval(fr, v.val, p0, n)
+	if !ok {
+		return false
+	}
+	if l.sink.accF >= 0 {
+		segSumIn(st.vals[i], s.reals(v.val, val, n), pass, p, r, p0)
+	} else {
+		segSumIn(st.ivals[i], s.ints(v.val, val, n), pass, p, r, p0)
+	}
+	return true
+}
+
+// segSumIn is segSum of the lanes that pass.
+func segSumIn[T int64 | float64](sums, vals []T, pass []bool, p []int64, r int, p0 int64) {
+	for q, x := range vals {
+		if !pass[q] {
+			continue
+		}
+		for p[r+1] <= p0+int64(q) {
+			r++
+		}
+		sums[r] += x
+	}
 }
 
 // segSum adds the lanes vals (positions p0...) into the sums of their

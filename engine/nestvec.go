@@ -74,6 +74,9 @@ type vguard struct {
 	op   ir.Op
 	a, b *vnode
 	text string
+	// perLane: the guard reads an enclosing loop's row in position
+	// space, so loop-entry facts never discharge it.
+	perLane bool
 }
 
 // vloop is the vectorized body of a loop.
@@ -617,7 +620,7 @@ func (v *vloop) decide(fr *frame, s *vstate, lo, hi int64) {
 	for i, g := range v.guards {
 		a0, a1, ok1 := g.a.interval(fr, lo, hi)
 		b0, b1, ok2 := g.b.interval(fr, lo, hi)
-		s.skip[i] = ok1 && ok2 && proven(g.op, a0, a1, b0, b1)
+		s.skip[i] = !g.perLane && ok1 && ok2 && proven(g.op, a0, a1, b0, b1)
 		if s.skip[i] {
 			nestSaw("discharged")
 		}
@@ -676,6 +679,12 @@ func (v *vloop) check(fr *frame, s *vstate, p0 int64, n int) bool {
 // index vector, a * y(ix), so that the read is fused into the product's
 // loop (or its sum's): the operands, or ok false.
 func (s *vstate) gatherProduct(fr *frame, nd *vnode, p0 int64, n int) (av, src []float64, idx []int64, ok bool) {
+	return s.gatherProductIn(fr, nd, p0, n, nil)
+}
+
+// gatherProductIn is gatherProduct whose index is checked in the lanes
+// that pass only (all when pass is nil): the others are not read.
+func (s *vstate) gatherProductIn(fr *frame, nd *vnode, p0 int64, n int, pass []bool) (av, src []float64, idx []int64, ok bool) {
 	if nd.op != vMul || !nd.real {
 		return nil, nil, nil, false
 	}
@@ -703,8 +712,8 @@ func (s *vstate) gatherProduct(fr *frame, nd *vnode, p0 int64, n int) (av, src [
 		return nil, nil, nil, false
 	}
 	idx = ix.iv[:n]
-	for _, k := range idx {
-		if uint64(k) >= uint64(len(src)) {
+	for l, k := range idx {
+		if uint64(k) >= uint64(len(src)) && (pass == nil || pass[l]) {
 			return nil, nil, nil, false
 		}
 	}
