@@ -261,28 +261,35 @@ func TestNestScatterCOO(t *testing.T) {
 	})
 }
 
-// TestScatterRuns: runs of equal keys give the bits of one add per value
-// in order, and a key outside the row stops the scatter there.
+// TestScatterRuns: keys in runs and keys that change at every entry give
+// the bits of one add per value in order, and a key outside the row
+// stops the scatter there.
 func TestScatterRuns(t *testing.T) {
-	keys := []int64{2, 2, 2, 0, 1, 1, 2, 5, 1}
-	vals := []float64{0.1, 0.2, 0.3, 1e16, 1, -1e16, 0.7, 9, 3}
-	want := make([]float64, 3)
-	for l, k := range keys[:7] {
-		want[k] += vals[l]
-	}
-	got := make([]float64, 3)
-	if q := scatterRuns(got, keys, vals); q != 7 || !slices.Equal(got, want) {
-		t.Errorf("scatterRuns: %d %v; want 7 %v", q, got, want)
-	}
-	src := []float64{1, 2, 3}
-	idx := []int64{0, 1, 2, 0, 1, 2, 0, 1, 2}
-	want = make([]float64, 3)
-	for l, k := range keys[:7] {
-		want[k] += vals[l] * src[idx[l]]
-	}
-	got = make([]float64, 3)
-	if q := scatterProductRuns(got, keys, vals, src, idx); q != 7 || !slices.Equal(got, want) {
-		t.Errorf("scatterProductRuns: %d %v; want 7 %v", q, got, want)
+	for _, keys := range [][]int64{
+		{2, 2, 2, 0, 1, 1, 2, 5, 1},                         // a few repeats: a store per value
+		{2, 2, 2, 2, 0, 0, 0, 1, 1, 1, 1, 2, 2, 5, 1, 1, 1}, // in runs
+	} {
+		stop := slices.Index(keys, 5)
+		vals := make([]float64, len(keys))
+		idx := make([]int64, len(keys))
+		for l := range vals {
+			vals[l] = []float64{0.1, 0.2, 0.3, 1e16, 1, -1e16, 0.7}[l%7]
+			idx[l] = int64(l % 3)
+		}
+		src := []float64{1, 2, 3}
+		want, wantP := make([]float64, 3), make([]float64, 3)
+		for l, k := range keys[:stop] {
+			want[k] += vals[l]
+			wantP[k] += vals[l] * src[idx[l]]
+		}
+		got := make([]float64, 3)
+		if q := scatterRuns(got, keys, vals); q != stop || !slices.Equal(got, want) {
+			t.Errorf("scatterRuns(%v): %d %v; want %d %v", keys, q, got, stop, want)
+		}
+		got = make([]float64, 3)
+		if q := scatterProductRuns(got, keys, vals, src, idx); q != stop || !slices.Equal(got, wantP) {
+			t.Errorf("scatterProductRuns(%v): %d %v; want %d %v", keys, q, got, stop, wantP)
+		}
 	}
 }
 

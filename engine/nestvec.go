@@ -850,12 +850,24 @@ func (v *vloop) scatterProduct(fr *frame, s *vstate, p0 int64, n int, b *builder
 }
 
 // scatterRuns adds vals[l] into rs[keys[l]] in order, up to the first key
-// outside rs, and returns how many it added. A run of equal keys (a COO
-// row, a key read per entry) is summed in a register from the entry's
-// value and stored once: the same additions in the same order as a store
-// per value, without each add waiting for the store before it.
+// outside rs, and returns how many it added. Where the keys come in runs
+// (a COO row: the same key for many entries), a run is summed in a
+// register from the entry's value and stored once: the same additions in
+// the same order as a store per value, without each add waiting for the
+// store before it. Keys that change at almost every entry (a COO's
+// columns), for which looking for runs costs more than it saves
+// (BenchmarkScatterRuns), take a store per value.
 func scatterRuns(rs []float64, keys []int64, vals []float64) int {
 	vals = vals[:len(keys)]
+	if !inRuns(keys) {
+		for l, k := range keys {
+			if uint64(k) >= uint64(len(rs)) {
+				return l
+			}
+			rs[k] += vals[l]
+		}
+		return len(keys)
+	}
 	for l := 0; l < len(keys); {
 		k := keys[l]
 		if uint64(k) >= uint64(len(rs)) {
@@ -874,6 +886,15 @@ func scatterRuns(rs []float64, keys []int64, vals []float64) int {
 // the caller has checked idx against src.
 func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int64) int {
 	av, idx = av[:len(keys)], idx[:len(keys)]
+	if !inRuns(keys) {
+		for l, k := range keys {
+			if uint64(k) >= uint64(len(rs)) {
+				return l
+			}
+			rs[k] += float64(av[l] * src[idx[l]])
+		}
+		return len(keys)
+	}
 	for l := 0; l < len(keys); {
 		k := keys[l]
 		if uint64(k) >= uint64(len(rs)) {
@@ -886,6 +907,19 @@ func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int
 		rs[k] = acc
 	}
 	return len(keys)
+}
+
+// inRuns reports whether keys, judged by their first few, come in runs
+// of equal keys: at least half of the first 16 repeat the one before.
+func inRuns(keys []int64) bool {
+	keys = keys[:min(len(keys), 17)]
+	same := 0
+	for l := 1; l < len(keys); l++ {
+		if keys[l] == keys[l-1] {
+			same++
+		}
+	}
+	return 2*same >= len(keys)-1 && same > 0
 }
 
 // ints materializes an int value as n lanes.
