@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -379,46 +378,28 @@ func TestNestFilteredRangeDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 3))
 	const rows, cols = 200, 150
 	ell := func(width int) storage.Store {
-		col := make([]int64, rows*width)
-		val := make([]float64, rows*width)
-		for i := range rows {
-			n := rng.IntN(width + 1)
-			for s := range width {
-				p := i*width + s
-				if s < n {
-					col[p], val[p] = int64(rng.IntN(cols)), float64(rng.IntN(9)+1)
-				} else {
-					col[p], val[p] = -1, math.NaN() // never read
-				}
-			}
-		}
-		st := storage.Store{
-			"A_dim1":  storage.IntScalar(rows),
-			"A_width": storage.IntScalar(int64(width)),
-			"A_col":   storage.IntArray(col),
-			"A_val":   storage.RealArray(val),
-			"lo":      storage.IntScalar(-1),
-		}
+		st := storage.Store{"lo": storage.IntScalar(-1)}
+		ellStore(st, rows, width, cols, rng)
 		vecStore(st, "x", cols, rng)
 		return st
 	}
 	plan := func(cond string) string {
-		return `sum(<i1, _> in 0:A_dim1)
-		  { @dense i1 -> sum(<s, _> in 0:A_width)
+		return `sum(<i1, _> in 0:R)
+		  { @dense i1 -> sum(<s, _> in 0:W)
 		    if ` + cond + ` then
-		      A_val(A_width * i1 + s) * x_val(A_col(A_width * i1 + s)) }`
+		      E_val(W * i1 + s) * x_val(E_col(W * i1 + s)) }`
 	}
 	for _, tc := range []struct {
 		name, cond string
 		width      int
 		want       string // the event that shows the rows' sums ran as a whole
 	}{
-		{"wide rows", "0 <= A_col(A_width * i1 + s)", 90, "filtered dot"},
-		{"wide rows, bounds both sides", "A_col(A_width * i1 + s) >= 0 && A_col(A_width * i1 + s) < x_len1", 90, "filtered dot"},
-		{"wide rows, x shorter", "0 <= A_col(A_width * i1 + s) && A_col(A_width * i1 + s) < 100", 90, "filtered dot"},
-		{"narrow rows", "0 <= A_col(A_width * i1 + s)", 20, "filtered dot"},
-		{"wide rows, padding read", "lo <= A_col(A_width * i1 + s)", 90, ""},
-		{"narrow rows, padding read", "lo <= A_col(A_width * i1 + s)", 20, ""},
+		{"wide rows", "0 <= E_col(W * i1 + s)", 90, "filtered dot"},
+		{"wide rows, bounds both sides", "E_col(W * i1 + s) >= 0 && E_col(W * i1 + s) < x_len1", 90, "filtered dot"},
+		{"wide rows, x shorter", "0 <= E_col(W * i1 + s) && E_col(W * i1 + s) < 100", 90, "filtered dot"},
+		{"narrow rows", "0 <= E_col(W * i1 + s)", 20, "filtered dot"},
+		{"wide rows, padding read", "lo <= E_col(W * i1 + s)", 90, ""},
+		{"narrow rows, padding read", "lo <= E_col(W * i1 + s)", 20, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := ell(tc.width)

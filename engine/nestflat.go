@@ -1424,23 +1424,9 @@ func (v *vloop) segmented(fr *frame, s *vstate, p0 int64, n int, st *flatState, 
 // added nothing, when a guard, a let or a passing lane's value cannot be
 // evaluated in the batch.
 func (v *vloop) segmentedMasked(fr *frame, s *vstate, p0 int64, n int, st *flatState, i int, l *nloop) bool {
-	if cap(s.pass) < n {
-		s.pass = make([]bool, vbatch)
-	}
-	pass := s.pass[:n]
-	for q := range pass {
-		pass[q] = true
-	}
-	for gi, g := range v.guards {
-		if s.skip[gi] {
-			continue
-		}
-		a, ok1 := s.eval(fr, g.a, p0, n)
-		c, ok2 := s.eval(fr, g.b, p0, n)
-		if !ok1 || !ok2 {
-			return false
-		}
-		holdIn(g.op, a, c, pass)
+	pass, ok := v.passing(fr, s, p0, n)
+	if !ok {
+		return false
 	}
 	for _, lt := range v.lets {
 		if _, ok := s.eval(fr, lt, p0, n); !ok {

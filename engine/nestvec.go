@@ -568,23 +568,9 @@ func (v *vloop) maskedBatch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b 
 	if !v.filter || s.rows != nil || s.ranged {
 		return false
 	}
-	if cap(s.pass) < n {
-		s.pass = make([]bool, vbatch)
-	}
-	pass := s.pass[:n]
-	for l := range pass {
-		pass[l] = true
-	}
-	for i, g := range v.guards {
-		if s.skip[i] {
-			continue
-		}
-		a, ok1 := s.eval(fr, g.a, p0, n)
-		c, ok2 := s.eval(fr, g.b, p0, n)
-		if !ok1 || !ok2 {
-			return false
-		}
-		holdIn(g.op, a, c, pass)
+	pass, ok := v.passing(fr, s, p0, n)
+	if !ok {
+		return false
 	}
 	nestSaw("masked")
 	// The stretches pass every guard: their batches need not test them.
@@ -612,6 +598,30 @@ func (v *vloop) maskedBatch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b 
 		l = e
 	}
 	return true
+}
+
+// passing tests the guards not discharged in every lane of a batch: the
+// lanes that pass them all, or false when a guard cannot be evaluated.
+func (v *vloop) passing(fr *frame, s *vstate, p0 int64, n int) ([]bool, bool) {
+	if cap(s.pass) < n {
+		s.pass = make([]bool, vbatch)
+	}
+	pass := s.pass[:n]
+	for l := range pass {
+		pass[l] = true
+	}
+	for i, g := range v.guards {
+		if s.skip[i] {
+			continue
+		}
+		a, ok1 := s.eval(fr, g.a, p0, n)
+		c, ok2 := s.eval(fr, g.b, p0, n)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		holdIn(g.op, a, c, pass)
+	}
+	return pass, true
 }
 
 // decide records which guards the facts discharge for positions
@@ -762,36 +772,29 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 		keys2 = s.ints(v.key2, k2, n)
 	}
 	if b.spec.real {
-		vals := s.reals(v.val, val, n)
-		if keys2 == nil {
-			addReals(b, keys, vals)
-			return true
-		}
-		// A run of equal outer keys goes to its row, found once.
-		for l := 0; l < n; {
-			k, e := keys[l], l+1
-			for e < n && keys[e] == k {
-				e++
-			}
-			addReals(b.child(k), keys2[l:e], vals[l:e])
-			l = e
-		}
-		return true
-	}
-	vals := s.ints(v.val, val, n)
-	if keys2 == nil {
-		addInts(b, keys, vals)
-		return true
-	}
-	for l := 0; l < n; {
-		k, e := keys[l], l+1
-		for e < n && keys[e] == k {
-			e++
-		}
-		addInts(b.child(k), keys2[l:e], vals[l:e])
-		l = e
+		addByRows(b, keys, keys2, s.reals(v.val, val, n), addReals)
+	} else {
+		addByRows(b, keys, keys2, s.ints(v.val, val, n), addInts)
 	}
 	return true
+}
+
+// addByRows adds vals at keys into b with add, or, into a two-level
+// result, at keys2 in the rows at keys: a run of equal outer keys goes to
+// its row, found once.
+func addByRows[T int64 | float64](b *builder, keys, keys2 []int64, vals []T, add func(*builder, []int64, []T)) {
+	if keys2 == nil {
+		add(b, keys, vals)
+		return
+	}
+	for l := 0; l < len(keys); {
+		k, e := keys[l], l+1
+		for e < len(keys) && keys[e] == k {
+			e++
+		}
+		add(b.child(k), keys2[l:e], vals[l:e])
+		l = e
+	}
 }
 
 // addReals adds vals at keys (aligned) into the scalar level b, in order.
@@ -858,40 +861,30 @@ func (v *vloop) scatterProduct(fr *frame, s *vstate, p0 int64, n int, b *builder
 // columns), for which looking for runs costs more than it saves
 // (BenchmarkScatterRuns), take a store per value.
 func scatterRuns(rs []float64, keys []int64, vals []float64) int {
-	vals = vals[:len(keys)]
-	if !inRuns(keys) {
-		for l, k := range keys {
-			if uint64(k) >= uint64(len(rs)) {
-				return l
-			}
-			rs[k] += vals[l]
-		}
-		return len(keys)
-	}
-	for l := 0; l < len(keys); {
-		k := keys[l]
-		if uint64(k) >= uint64(len(rs)) {
-			return l
-		}
-		acc := rs[k]
-		for ; l < len(keys) && keys[l] == k; l++ {
-			acc += vals[l]
-		}
-		rs[k] = acc
-	}
-	return len(keys)
+	return scatterProductRuns(rs, keys, vals, nil, nil)
 }
 
-// scatterProductRuns is scatterRuns of the values av[l] * src[idx[l]];
-// the caller has checked idx against src.
+// scatterProductRuns is scatterRuns of the values av[l] * src[idx[l]]
+// (av[l] when idx is nil); the caller has checked idx against src.
 func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int64) int {
-	av, idx = av[:len(keys)], idx[:len(keys)]
+	av = av[:len(keys)]
+	if idx != nil {
+		idx = idx[:len(keys)]
+	}
+	// The test of idx is the same in every lane: the branch predictor
+	// takes it for free next to the loads.
+	at := func(l int) float64 {
+		if idx == nil {
+			return av[l]
+		}
+		return float64(av[l] * src[idx[l]])
+	}
 	if !inRuns(keys) {
 		for l, k := range keys {
 			if uint64(k) >= uint64(len(rs)) {
 				return l
 			}
-			rs[k] += float64(av[l] * src[idx[l]])
+			rs[k] += at(l)
 		}
 		return len(keys)
 	}
@@ -902,7 +895,7 @@ func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int
 		}
 		acc := rs[k]
 		for ; l < len(keys) && keys[l] == k; l++ {
-			acc += float64(av[l] * src[idx[l]])
+			acc += at(l)
 		}
 		rs[k] = acc
 	}
