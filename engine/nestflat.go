@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/storel/storel/ir"
@@ -325,6 +326,11 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	// lane (segmentedMasked): facts taken at loop entry do not bound it.
 	for _, g := range rowGuards {
 		g.perLane = true
+		if i := slices.Index(l.info.guards, g.text); i >= 0 {
+			cond, _, _ := strings.Cut(g.text, ": ")
+			g.text = cond + ": tested per lane (it reads the enclosing row's variables)"
+			l.info.guards[i] = g.text
+		}
 	}
 	for _, n := range l.vec.all {
 		if n.op == vInv && n.uses(names) && !n.row {

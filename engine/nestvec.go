@@ -454,6 +454,10 @@ func intervalSource(n *vnode) []string {
 	switch n.op {
 	case vVal:
 		return []string{"the min/max of " + n.cl.name}
+	case vRead:
+		if !n.real {
+			return []string{"the min/max of " + n.cl.name}
+		}
 	case vLane:
 		return []string{"the loop's window"}
 	case vDictKey:
@@ -476,8 +480,10 @@ func (n *vnode) interval(fr *frame, lo, hi int64) (int64, int64, bool) {
 		return lo, hi - 1, true
 	case vDictKey:
 		return n.keyInterval(fr, lo, hi)
-	case vVal:
-		if n.cl.imax < n.cl.imin {
+	case vVal, vRead:
+		// A read anywhere in an int array (a read outside it fails on
+		// its own) lies within the array's values.
+		if n.real || n.cl.imax < n.cl.imin {
 			return 0, 0, false
 		}
 		return n.cl.imin, n.cl.imax, true
@@ -722,6 +728,11 @@ func (s *vstate) gatherProductIn(fr *frame, nd *vnode, p0 int64, n int, pass []b
 		return nil, nil, nil, false
 	}
 	idx = ix.iv[:n]
+	if lo, hi, ok := g.a.interval(fr, p0, p0+int64(n)); ok && lo >= 0 && hi < int64(len(src)) {
+		// The index array's range fits src: no lane need be checked.
+		nestSaw("gather fits")
+		return x.fv[:n], src, idx, true
+	}
 	for l, k := range idx {
 		if uint64(k) >= uint64(len(src)) && (pass == nil || pass[l]) {
 			return nil, nil, nil, false
