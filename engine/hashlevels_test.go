@@ -77,6 +77,25 @@ func hashStore(t *testing.T, n, m int, shuffle, long bool, rng *rand.Rand) stora
 	return st
 }
 
+// levelWalks are walks of H, Hi and T (hashStore's maps, or tries of
+// their entries) in the forms the optimizer writes for such inputs.
+var levelWalks = []string{
+	// SpMV over H.
+	`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
+	// A scalar sum of every entry, int-valued.
+	`sum(<i, r> in Hi) sum(<j, v> in r) v * i`,
+	// Rows of a nested result scattered by the map's keys.
+	`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) { @dense j -> v * x(j) } }`,
+	// MMM with B hashed: a row of H looked up per entry of A.
+	`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
+	// SumMMM's row sums of a hashed B, keys past the map's and negative.
+	`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
+	// TTV over three levels.
+	`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
+	// A row looked up inside the walk of another.
+	`sum(<i, r> in H) sum(<j, v> in r) v * Hi(i)(j + 1)`,
+}
+
 // TestHashLevelsInNest runs plans over physical hash maps, the forms the
 // optimizer writes for hash-stored inputs (SpMV, a row scattered into a
 // nested result, MMM's rows of B looked up by key, TTV's three levels,
@@ -95,27 +114,13 @@ func TestHashLevelsInNest(t *testing.T) {
 		transposed     = `sum(<i, r> in H) sum(<j, v> in r) { j -> { i -> v * 2.0 } }`
 		transposedRead = `sum(<i, r> in H) sum(<j, v> in r) v * H(j)(i)`
 	)
-	plans := []string{
-		// SpMV over H.
-		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
-		// A scalar sum of every entry, int-valued.
-		`sum(<i, r> in Hi) sum(<j, v> in r) v * i`,
-		// Rows of a nested result scattered by the map's keys.
-		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) { @dense j -> v * x(j) } }`,
-		// MMM with B hashed: a row of H looked up per entry of A.
-		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
-		// SumMMM's row sums of a hashed B, keys past the map's and negative.
-		`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
+	plans := append([]string{
 		// One level: a read of x at each key (past x's end when V is
 		// long: both report it).
 		`sum(<i, v> in V) v * x(i)`,
 		`sum(<i, v> in V) { @dense i -> v * 2.0 }`,
-		// TTV over three levels.
-		`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
-		// A row looked up inside the walk of another.
-		`sum(<i, r> in H) sum(<j, v> in r) v * Hi(i)(j + 1)`,
 		transposed, transposedRead,
-	}
+	}, levelWalks...)
 	rng := rand.New(rand.NewPCG(29, 5))
 	for _, shuffle := range []bool{false, true} {
 		for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
@@ -356,15 +361,7 @@ func trieOf(t *testing.T, h *storage.HashMap) *storage.Trie {
 // threads; values changed in place are read again at the next run, and a
 // new trie of other entries is laid out again.
 func TestTrieLevelsInNest(t *testing.T) {
-	plans := []string{
-		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
-		`sum(<i, r> in Hi) sum(<j, v> in r) v * i`,
-		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) { @dense j -> v * x(j) } }`,
-		`sum(<i, _> in 0:A_len1) { @dense i -> sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) let t = A_val(p) in sum(<j, v> in H(k)) { @dense j -> v * t } }`,
-		`sum(<k, _> in -3:A_len1 + 40) { @dense k + 3 -> sum(<_, v> in H(k)) v }`,
-		`sum(<i, r> in T) { @dense i -> sum(<j, s> in r) { @dense j -> sum(<k, v> in s) v * x(k) } }`,
-		`sum(<i, r> in H) sum(<j, v> in r) v * Hi(i)(j + 1)`,
-	}
+	plans := levelWalks
 	rng := rand.New(rand.NewPCG(31, 7))
 	for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
 		st := hashStore(t, size[0], size[1], true, false, rng)
