@@ -307,6 +307,12 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			nl.flatID = c.nflat
 			c.nflat++
 			nl.info.exec = "blocks of iterations, inner loops in position space"
+			for _, s := range nl.flat.steps {
+				if s.loop != nil && s.loop.kind == itRange && !s.loop.rowRange && s.loop.vec.dot == nil {
+					nl.info.exec += fmt.Sprintf(" (per iteration when a range is longer than %d)", flatRange)
+					break
+				}
+			}
 			if nl.flat.inter != nil {
 				nl.info.exec += "; chunks of 8 rows whose reads interleave run as SIMD lanes"
 			}
