@@ -103,9 +103,11 @@ func (f linear) String() string {
 }
 
 // linearAt is a form to evaluate in a frame: c plus each term, a
-// coefficient times the values of its atoms.
+// coefficient times the values of its atoms. slot, when above 0, says
+// the form is c + k*fr.i[slot-1], evaluated without a call.
 type linearAt struct {
-	c     int64
+	c, k  int64
+	slot  int
 	terms []linTerm
 }
 
@@ -147,19 +149,22 @@ func (f linear) at(atom func(key string) linAtom) linearAt {
 		}
 		a.terms = append(a.terms, t)
 	}
+	if len(a.terms) == 1 && len(a.terms[0].atoms) == 1 && a.terms[0].atoms[0].slot >= 0 {
+		a.k, a.slot = a.terms[0].k, a.terms[0].atoms[0].slot+1
+	}
 	return a
 }
 
+// at is the form's value, inlined where the form is one slot.
 func (a *linearAt) at(fr *frame) int64 {
-	v := a.c
-	switch len(a.terms) {
-	case 0:
-		return v
-	case 1:
-		if t := &a.terms[0]; len(t.atoms) == 1 {
-			return v + t.k*t.atoms[0].value(fr)
-		}
+	if a.slot > 0 {
+		return a.c + a.k*fr.i[a.slot-1]
 	}
+	return a.terms1(fr)
+}
+
+func (a *linearAt) terms1(fr *frame) int64 {
+	v := a.c
 	for i := range a.terms {
 		t := &a.terms[i]
 		x := t.k

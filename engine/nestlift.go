@@ -134,14 +134,15 @@ type liftLoop struct {
 
 // liftState is a frame's memory for a lifted loop.
 type liftState struct {
-	out   []float64 // the lanes of the whole call
-	buf   [][]float64
-	lets  [][]float64
-	lsc   []float64 // a let's value when it is one scalar for every lane
-	lone  []bool
-	prods []lprod // a product node's operands
-	j0    int64
-	n     int
+	out    []float64 // the lanes of the whole call
+	buf    [][]float64
+	lets   [][]float64
+	lsc    []float64 // a let's value when it is one scalar for every lane
+	lone   []bool
+	prods  []lprod     // a product node's operands
+	majors []laneMajor // a read's lane-major copy
+	j0     int64
+	n      int
 }
 
 type noLift struct{}
@@ -549,7 +550,7 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 	s := fr.lst[nl.liftID]
 	l := nl.lift
 	if s == nil {
-		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets)}
+		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets)}
 		fr.lst[nl.liftID] = s
 	}
 	return s
@@ -833,7 +834,10 @@ func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
 }
 
 // strided returns the array read n and the lanes' first index and
-// stride in it, all inside it; false when a lane's index is not.
+// stride in it, all inside it; false when a lane's index is not. A read
+// across the array (stride above 1) is served, once it has read as many
+// lanes as the array holds, from a lane-major copy (stride 1): the same
+// values, each run's lanes adjacent rather than a cache line apart.
 func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride int64, ok bool) {
 	base, stride := n.base.c, n.stride.c // a constant without a call
 	if len(n.base.terms) > 0 {
@@ -850,7 +854,52 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
 		return nil, 0, 0, false
 	}
+	if stride > 1 {
+		if m := s.major(n, src, stride); m != nil {
+			r, b := s.j0, base // the lanes' row and column in src
+			if b < 0 || b >= stride {
+				r, b = first/stride, first%stride
+			}
+			return m.vals, b*m.rows + r, 1, true
+		}
+	}
 	return src, first, stride, true
+}
+
+// laneMajor is array of read across at stride, transposed: element
+// b*rows+r of vals is of's r*stride+b.
+type laneMajor struct {
+	of           []float64
+	stride, rows int64
+	vals         []float64
+	read         int64 // lanes read across of since it was last seen
+	built        bool
+}
+
+// major returns read n's lane-major copy of src, nil while the lanes it
+// read across src are fewer than src's length (the copy costs a pass
+// over src: at most as much again as the reads it replaces).
+func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
+	m := &s.majors[n.id]
+	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
+		m.of, m.stride, m.read, m.built = src, stride, 0, false
+	}
+	if m.built {
+		return m
+	}
+	if m.read += int64(s.n); m.read < int64(len(src)) {
+		return nil
+	}
+	m.rows = (int64(len(src)) + stride - 1) / stride
+	vals := grow(&m.vals, int(m.rows*stride))
+	for b := range stride {
+		col := vals[b*m.rows:][:m.rows]
+		for r, k := 0, b; k < int64(len(src)); r, k = r+1, k+stride {
+			col[r] = src[k]
+		}
+	}
+	m.built = true
+	return m
 }
 
 // runSum runs inner loop l, adding into acc.
