@@ -899,6 +899,7 @@ func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 		}
 	}
 	m.built = true
+	nestSaw("lane-major")
 	return m
 }
 
@@ -1095,49 +1096,38 @@ func (p *lprod) setTo(out []float64) {
 	}
 }
 
-// addTo adds the product's lanes into acc.
+// addTo adds the product's lanes into acc: where each view is one value
+// or a slice (a read across is one once copied lane-major), a loop over
+// slices, bounds checked once.
 func (p *lprod) addTo(acc []float64) {
 	a, b, c := &p.a, &p.b, &p.c
 	if b.stride == 0 {
 		a, b = b, a // the one value first (a*b == b*a)
 	}
-	if a.stride == 0 && b.stride != 0 {
-		x, bs, step := a.src[a.k], b.src[b.k:], b.stride
+	n := len(acc)
+	if (a.stride == 0 || a.stride == 1) && b.stride == 1 && (c.src == nil || c.stride == 1) {
+		bs := b.src[b.k:][:n]
 		switch {
-		case c.src == nil && step == 1:
-			bs = bs[:len(acc)]
+		case a.stride == 0 && c.src == nil:
+			x := a.src[a.k]
 			for q := range acc {
 				acc[q] += float64(x * bs[q])
 			}
-			return
+		case a.stride == 0:
+			x, cs := a.src[a.k], c.src[c.k:][:n]
+			for q := range acc {
+				acc[q] += float64(float64(x*bs[q]) * cs[q])
+			}
 		case c.src == nil:
-			k := int64(0)
-			for q := range acc {
-				acc[q] += float64(x * bs[k])
-				k += step
-			}
-			return
-		case c.stride == 1:
-			cs := c.src[c.k:][:len(acc)]
-			k := int64(0)
-			for q := range acc {
-				acc[q] += float64(float64(x*bs[k]) * cs[q])
-				k += step
-			}
-			return
-		}
-	}
-	if a.stride == 1 && b.stride == 1 && (c.src == nil || c.stride == 1) {
-		as, bs := a.src[a.k:][:len(acc)], b.src[b.k:][:len(acc)]
-		if c.src == nil {
+			as := a.src[a.k:][:n]
 			for q := range acc {
 				acc[q] += float64(as[q] * bs[q])
 			}
-			return
-		}
-		cs := c.src[c.k:][:len(acc)]
-		for q := range acc {
-			acc[q] += float64(float64(as[q]*bs[q]) * cs[q])
+		default:
+			as, cs := a.src[a.k:][:n], c.src[c.k:][:n]
+			for q := range acc {
+				acc[q] += float64(float64(as[q]*bs[q]) * cs[q])
+			}
 		}
 		return
 	}

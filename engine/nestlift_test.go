@@ -65,6 +65,13 @@ const (
 	      if k < C_len1 - 2 then
 	        (let u = C_val(C_len2 * k + (C_len2 - 1 - j)) in u * j - 0.5) *
 	        (-(sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l))) } }`
+	// Reads across in a product: D's rows from the second on (a lane's
+	// row is not j), C's backwards (a negative stride).
+	liftAcross = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        C_val(C_len2 * k + (C_len2 - 1 - j)) * D_val((j + 1) * D_len2 + l) } }`
 	// A long range over sparse levels: runs of at most liftLanes lanes.
 	liftLong = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:D_len2)
@@ -97,8 +104,9 @@ func TestLiftedRanges(t *testing.T) {
 		want       []string // events with lanes
 		perJ       []string // events of the loops per j
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product"}, []string{"flat"}},
-		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted"}, []string{"flat"}},
+		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lane-major"}, []string{"flat"}},
+		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major"}, []string{"flat"}},
+		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lane-major"}, nil},
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
 		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product"}, nil},
 		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil},
