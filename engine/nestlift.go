@@ -631,20 +631,6 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		nestSaw("lifted")
 		return true
 	}
-	if n <= liftLanes {
-		s.j0, s.n = lo, n
-		v, sc, ok := s.eval(fr, l.val)
-		if !ok {
-			fr.err = nil
-			return false
-		}
-		if v == nil {
-			v = s.fill(sc)
-		}
-		b.addRow(lo, v[:n])
-		nestSaw("lifted")
-		return true
-	}
 	out := grow(&s.out, n)
 	for j0 := lo; j0 < hi; j0 += liftLanes {
 		s.j0, s.n = j0, int(min(hi-j0, liftLanes))
@@ -699,15 +685,6 @@ func (s *liftState) dot(fr *frame, n *lnode, acc float64) (float64, bool) {
 		ck += cstep
 	}
 	return acc, true
-}
-
-// fill returns s.n lanes of v.
-func (s *liftState) fill(v float64) []float64 {
-	out := grow(&s.out, s.n)
-	for q := range out {
-		out[q] = v
-	}
-	return out
 }
 
 // lanes returns node n's buffer of s.n lanes.
@@ -780,7 +757,9 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 			return nil, 0, false
 		}
 		if p.a.stride == 0 && p.b.stride == 0 && p.c.stride == 0 {
-			return nil, p.lane0(), true
+			one := s.lanes(n)[:1]
+			p.setTo(one)
+			return nil, one[0], true
 		}
 		out := s.lanes(n)
 		p.setTo(out)
@@ -839,13 +818,7 @@ func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
 // lanes as the array holds, from a lane-major copy (stride 1): the same
 // values, each run's lanes adjacent rather than a cache line apart.
 func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride int64, ok bool) {
-	base, stride := n.base.c, n.stride.c // a constant without a call
-	if len(n.base.terms) > 0 {
-		base = n.base.at(fr)
-	}
-	if len(n.stride.terms) > 0 {
-		stride = n.stride.at(fr)
-	}
+	base, stride := n.base.at(fr), n.stride.at(fr)
 	if fr.err != nil || !small(base) || !small(stride) {
 		return nil, 0, 0, false
 	}
@@ -867,13 +840,11 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 }
 
 // laneMajor is array of read across at stride, transposed: element
-// b*rows+r of vals is of's r*stride+b.
+// b*rows+r of vals is of's r*stride+b (rows 0: not copied yet).
 type laneMajor struct {
-	of           []float64
-	stride, rows int64
-	vals         []float64
-	read         int64 // lanes read across of since it was last seen
-	built        bool
+	of                 []float64
+	stride, rows, read int64 // read: lanes read across of before the copy
+	vals               []float64
 }
 
 // major returns read n's lane-major copy of src, nil while the lanes it
@@ -882,24 +853,22 @@ type laneMajor struct {
 func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 	m := &s.majors[n.id]
 	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
-		m.of, m.stride, m.read, m.built = src, stride, 0, false
+		m.of, m.stride, m.rows, m.read = src, stride, 0, 0
 	}
-	if m.built {
-		return m
-	}
-	if m.read += int64(s.n); m.read < int64(len(src)) {
-		return nil
-	}
-	m.rows = (int64(len(src)) + stride - 1) / stride
-	vals := grow(&m.vals, int(m.rows*stride))
-	for b := range stride {
-		col := vals[b*m.rows:][:m.rows]
-		for r, k := 0, b; k < int64(len(src)); r, k = r+1, k+stride {
-			col[r] = src[k]
+	if m.rows == 0 {
+		if m.read += int64(s.n); m.read < int64(len(src)) {
+			return nil
 		}
+		m.rows = (int64(len(src)) + stride - 1) / stride
+		vals := grow(&m.vals, int(m.rows*stride))
+		for b := range stride {
+			col := vals[b*m.rows:][:m.rows]
+			for r, k := 0, b; k < int64(len(src)); r, k = r+1, k+stride {
+				col[r] = src[k]
+			}
+		}
+		nestSaw("lane-major")
 	}
-	m.built = true
-	nestSaw("lane-major")
 	return m
 }
 
@@ -1024,11 +993,6 @@ func (s *liftState) view(fr *frame, n *lnode, v *lview) bool {
 		var ok bool
 		v.src, v.k, v.stride, ok = s.strided(fr, n)
 		return ok
-	case lScalar:
-		one := s.lanes(n)[:1]
-		one[0] = n.f(fr)
-		v.src, v.k, v.stride = one, 0, 0
-		return fr.err == nil
 	}
 	x, sc, ok := s.eval(fr, n)
 	if x == nil {
@@ -1056,15 +1020,6 @@ func (s *liftState) prod(fr *frame, n *lnode, p *lprod) bool {
 		ok = ok && s.view(fr, n.fs[2], &p.c)
 	}
 	return ok
-}
-
-// lane0 is lane 0's value.
-func (p *lprod) lane0() float64 {
-	x := p.a.src[p.a.k] * p.b.src[p.b.k]
-	if p.c.src != nil {
-		x = float64(x) * p.c.src[p.c.k]
-	}
-	return x
 }
 
 // setTo writes the product's lanes into out.
