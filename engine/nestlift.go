@@ -849,14 +849,15 @@ type laneMajor struct {
 
 // major returns read n's lane-major copy of src, nil while the lanes it
 // read across src are fewer than src's length (the copy costs a pass
-// over src: at most as much again as the reads it replaces).
+// over src: at most as much again as the reads it replaces) or where src
+// is longer than a dense level may grow at once.
 func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 	m := &s.majors[n.id]
 	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
 		m.of, m.stride, m.rows, m.read = src, stride, 0, 0
 	}
 	if m.rows == 0 {
-		if m.read += int64(s.n); m.read < int64(len(src)) {
+		if m.read += int64(s.n); m.read < int64(len(src)) || len(src) > maxReserve {
 			return nil
 		}
 		m.rows = (int64(len(src)) + stride - 1) / stride
