@@ -756,11 +756,6 @@ func (s *liftState) eval(fr *frame, n *lnode) ([]float64, float64, bool) {
 		if !s.prod(fr, n, p) {
 			return nil, 0, false
 		}
-		if p.a.stride == 0 && p.b.stride == 0 && p.c.stride == 0 {
-			one := s.lanes(n)[:1]
-			p.setTo(one)
-			return nil, one[0], true
-		}
 		out := s.lanes(n)
 		p.setTo(out)
 		return out, 0, true
@@ -814,11 +809,16 @@ func (s *liftState) read(fr *frame, n *lnode) ([]float64, float64, bool) {
 
 // strided returns the array read n and the lanes' first index and
 // stride in it, all inside it; false when a lane's index is not. A read
-// across the array (stride above 1) is served, once it has read as many
-// lanes as the array holds, from a lane-major copy (stride 1): the same
-// values, each run's lanes adjacent rather than a cache line apart.
+// across (stride above 1) that has read as many lanes as the array holds
+// reads a lane-major copy: the same values, a run's lanes adjacent.
 func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride int64, ok bool) {
-	base, stride := n.base.at(fr), n.stride.at(fr)
+	base, stride := n.base.c, n.stride.c // a constant without a call
+	if len(n.base.terms) > 0 {
+		base = n.base.at(fr)
+	}
+	if len(n.stride.terms) > 0 {
+		stride = n.stride.at(fr)
+	}
 	if fr.err != nil || !small(base) || !small(stride) {
 		return nil, 0, 0, false
 	}
