@@ -861,11 +861,16 @@ func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 			return nil
 		}
 		m.rows = (int64(len(src)) + stride - 1) / stride
-		vals := grow(&m.vals, int(m.rows*stride))
-		for b := range stride {
-			col := vals[b*m.rows:][:m.rows]
-			for r, k := 0, b; k < int64(len(src)); r, k = r+1, k+stride {
-				col[r] = src[k]
+		// In tiles of 64 x 64, so that neither side is read or written
+		// a cache line an element.
+		vals, end := grow(&m.vals, int(m.rows*stride)), int64(len(src))
+		for r0 := int64(0); r0 < m.rows; r0 += 64 {
+			for b0 := int64(0); b0 < stride; b0 += 64 {
+				for r := r0; r < min(r0+64, m.rows); r++ {
+					for b := b0; b < min(b0+64, stride, end-r*stride); b++ {
+						vals[b*m.rows+r] = src[r*stride+b]
+					}
+				}
 			}
 		}
 		nestSaw("lane-major")

@@ -66,12 +66,14 @@ const (
 	        (let u = C_val(C_len2 * k + (C_len2 - 1 - j)) in u * j - 0.5) *
 	        (-(sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l))) } }`
 	// Reads across in a product: D's rows from the second on (a lane's
-	// row is not j), C's backwards (a negative stride).
+	// row is not j), D at a stride its length is no multiple of, C
+	// backwards (a negative stride).
 	liftAcross = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:C_len2)
 	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
-	        C_val(C_len2 * k + (C_len2 - 1 - j)) * D_val((j + 1) * D_len2 + l) } }`
+	        C_val(C_len2 * k + (C_len2 - 1 - j)) * D_val((j + 1) * D_len2 + l) *
+	        D_val(j * (D_len2 - 1) + l) } }`
 	// A long range over sparse levels: runs of at most liftLanes lanes.
 	liftLong = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:D_len2)
