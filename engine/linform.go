@@ -103,12 +103,10 @@ func (f linear) String() string {
 }
 
 // linearAt is a form to evaluate in a frame: c plus each term, a
-// coefficient times the values of its atoms. slot, when above 0, says
-// the form is c + k*fr.i[slot-1], evaluated without a call.
+// coefficient times the values of its atoms (slot > 0: c + k*fr.i[slot-1]).
 type linearAt struct {
-	c, k  int64
-	slot  int
-	terms []linTerm
+	c, k, slot int64
+	terms      []linTerm
 }
 
 type linTerm struct {
@@ -150,7 +148,7 @@ func (f linear) at(atom func(key string) linAtom) linearAt {
 		a.terms = append(a.terms, t)
 	}
 	if len(a.terms) == 1 && len(a.terms[0].atoms) == 1 && a.terms[0].atoms[0].slot >= 0 {
-		a.k, a.slot = a.terms[0].k, a.terms[0].atoms[0].slot+1
+		a.k, a.slot = a.terms[0].k, int64(a.terms[0].atoms[0].slot)+1
 	}
 	return a
 }

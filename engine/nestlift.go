@@ -842,15 +842,13 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 // laneMajor is array of read across at stride, transposed: element
 // b*rows+r of vals is of's r*stride+b (rows 0: not copied yet).
 type laneMajor struct {
-	of                 []float64
+	of, vals           []float64
 	stride, rows, read int64 // read: lanes read across of before the copy
-	vals               []float64
 }
 
-// major returns read n's lane-major copy of src, nil while the lanes it
-// read across src are fewer than src's length (the copy costs a pass
-// over src: at most as much again as the reads it replaces) or where src
-// is longer than a dense level may grow at once.
+// major returns read n's lane-major copy of src; nil until n has read
+// as many lanes across src as src holds (the copy's pass over src then
+// at most doubles the cost of the reads), or where src exceeds maxReserve.
 func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 	m := &s.majors[n.id]
 	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
@@ -861,8 +859,7 @@ func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
 			return nil
 		}
 		m.rows = (int64(len(src)) + stride - 1) / stride
-		// In tiles of 64 x 64, so that neither side is read or written
-		// a cache line an element.
+		// In tiles of 64 x 64: neither side touched a cache line an element.
 		vals, end := grow(&m.vals, int(m.rows*stride)), int64(len(src))
 		for r0 := int64(0); r0 < m.rows; r0 += 64 {
 			for b0 := int64(0); b0 < stride; b0 += 64 {
