@@ -659,32 +659,7 @@ func (s *liftState) dot(fr *frame, n *lnode, acc float64) (float64, bool) {
 	if !s.prod(fr, n, p) {
 		return 0, false
 	}
-	a, b, c := &p.a, &p.b, &p.c
-	if a.stride == 1 && b.stride == 1 && c.src == nil {
-		as, bs := a.src[a.k:][:s.n], b.src[b.k:][:s.n]
-		for q := range as {
-			acc += float64(as[q] * bs[q])
-		}
-		return acc, true
-	}
-	as, ak, astep := a.src, a.k, a.stride
-	bs, bk, bstep := b.src, b.k, b.stride
-	if c.src == nil {
-		for range s.n {
-			acc += float64(as[ak] * bs[bk])
-			ak += astep
-			bk += bstep
-		}
-		return acc, true
-	}
-	cs, ck, cstep := c.src, c.k, c.stride
-	for range s.n {
-		acc += float64(float64(as[ak]*bs[bk]) * cs[ck])
-		ak += astep
-		bk += bstep
-		ck += cstep
-	}
-	return acc, true
+	return p.dot(acc, s.n), true
 }
 
 // lanes returns node n's buffer of s.n lanes.
@@ -1023,6 +998,36 @@ func (s *liftState) prod(fr *frame, n *lnode, p *lprod) bool {
 		ok = ok && s.view(fr, n.fs[2], &p.c)
 	}
 	return ok
+}
+
+// dot returns acc plus the product's first n lanes, added in lane order.
+func (p *lprod) dot(acc float64, n int) float64 {
+	a, b, c := &p.a, &p.b, &p.c
+	if a.stride == 1 && b.stride == 1 && c.src == nil {
+		as, bs := a.src[a.k:][:n], b.src[b.k:][:n]
+		for q := range as {
+			acc += float64(as[q] * bs[q])
+		}
+		return acc
+	}
+	as, ak, astep := a.src, a.k, a.stride
+	bs, bk, bstep := b.src, b.k, b.stride
+	if c.src == nil {
+		for range n {
+			acc += float64(as[ak] * bs[bk])
+			ak += astep
+			bk += bstep
+		}
+		return acc
+	}
+	cs, ck, cstep := c.src, c.k, c.stride
+	for range n {
+		acc += float64(float64(as[ak]*bs[bk]) * cs[ck])
+		ak += astep
+		bk += bstep
+		ck += cstep
+	}
+	return acc
 }
 
 // setTo writes the product's lanes into out.

@@ -89,8 +89,11 @@ func (s *vstate) evalOp(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		}
 		return s.put(nd, vval{iv: buf}), true
 	}
-	if nd.op == vIf {
+	switch nd.op {
+	case vIf:
 		return s.evalIf(fr, nd, p0, n)
+	case vDot:
+		return s.evalDot(fr, nd, p0, n)
 	}
 	a, b, ok := s.operands(fr, nd, p0, n)
 	if !ok {
@@ -278,8 +281,11 @@ func (s *vstate) laneOpI(nd *vnode, p int64) (int64, bool) {
 
 // laneOpF is real node nd (of this file) at position p.
 func (s *vstate) laneOpF(nd *vnode, p int64) (float64, bool) {
-	if nd.op == vIf {
+	switch nd.op {
+	case vIf:
 		return laneIf(s, nd, p, s.laneF)
+	case vDot:
+		return s.laneDot(nd, p)
 	}
 	a, ok1 := s.laneF(nd.a, p)
 	b, ok2 := s.laneF(nd.b, p)

@@ -48,7 +48,8 @@ const (
 	vAnd
 	vOr
 	vNot
-	vIf // a where c, else b
+	vIf  // a where c, else b
+	vDot // a sum over a range of a product of affine reads (rangedot.go)
 )
 
 // vnode is a node of a vectorized expression.
@@ -67,6 +68,7 @@ type vnode struct {
 	fv   map[string]bool // vInv: its free variables
 	row  bool            // vInv: depends on the enclosing loop's row (nestflat.go)
 	step int             // vRowLet: the position-space step whose values it reads
+	dot  *vdot           // vDot
 }
 
 // vguard is a comparison of two int vectors that must hold in every lane.
@@ -137,6 +139,8 @@ type vstate struct {
 	// One lane's node values (lane.go), by node id.
 	lf []float64
 	li []int64
+	// one holds a range dot's factors that are one value for every k.
+	one []float64
 }
 
 func (fr *frame) vstate(v *vloop) *vstate {
@@ -172,12 +176,21 @@ type noVec struct{}
 // vectorize builds the vectorized body of loop nl, or returns nil when
 // the body has an inner loop or a node the batches cannot evaluate.
 func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
-	if containsLoop(body) {
+	// A range's rows run their inner loops in position space
+	// (nestflat.go); a loop over a sparse level's positions runs an inner
+	// sum over a range as a range dot per lane (rangedot.go).
+	if containsLoop(body) && (nl.kind == itRange || !onlyRangeSums(body)) {
 		return nil
 	}
+	n0 := len(c.nests)
 	fallback := c.bodyOf(body, lb)
 	depth := len(c.scope)
+	// A range dot's loop runs only in the fallback (or is lowered again
+	// where the body is not vectorized).
+	defer func() { c.nests = c.nests[:n0] }()
+	lets := len(nl.info.lets)
 	if c.try(isNoVec, func() { v = c.vectorizeBody(nl, body, lb, fallback, depth) }) != nil {
+		nl.info.lets = nl.info.lets[:lets]
 		return nil
 	}
 	return v
@@ -203,7 +216,7 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 			x.lets[e.Vars[0]] = n
 			c.declare(e.Vars[0], c.typeOf(e.Args[0]))
 			bound++
-			nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+ir.Format(e.Args[0])+" (per batch)")
+			nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+strings.Join(strings.Fields(ir.Format(e.Args[0])), " ")+" (per batch)")
 			e = e.Args[1]
 			continue
 		}
@@ -417,6 +430,8 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 		return x.expr(e.Args[1])
 	case ir.OpDiv, ir.OpMod:
 		return x.divide(e)
+	case ir.OpSum:
+		return x.rangeDot(e)
 	}
 	panic(noVec{})
 }

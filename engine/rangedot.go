@@ -1,0 +1,351 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/storel/storel/ir"
+)
+
+// A sum over a range inside a vectorized body: sum(<k, _> in lo:hi)
+// f0 * f1 * f2, each factor a real array read at an index affine in k or
+// a value that does not read k (SDDMM's rank dot per entry, U(i,k) and
+// V(j,k) at two different bases). Each lane runs it as one straight
+// loop over k, its reads bounds-checked once per lane at the range's
+// ends, adding the products in k's order from 0 as the loop per entry
+// does: the same bits. A lane whose read leaves its array sends the
+// batch to the closures, which report the interpreter's error.
+
+// vdot is a range dot's bounds and factors, multiplied left to right.
+type vdot struct {
+	lo, hi *vnode
+	fs     []vdotFactor
+}
+
+// vdotFactor is a real array read at base + stride*k, or (cl nil) val.
+type vdotFactor struct {
+	cl           *cell
+	base, stride *vnode
+	val          *vnode
+}
+
+// onlyRangeSums reports whether every loop of e is a sum over a range
+// with no loop inside: those the batches run as range dots.
+func onlyRangeSums(e *ir.Expr) bool {
+	ok := true
+	ir.Walk(e, func(n *ir.Expr) bool {
+		switch n.Op {
+		case ir.OpMerge:
+			ok = false
+		case ir.OpSum:
+			ok = n.Args[0].Op == ir.OpRange && !containsLoop(n.Args[0]) && !containsLoop(n.Args[1])
+		}
+		return ok
+	})
+	return ok
+}
+
+// rangeDot builds the node of sum e, or panics noVec.
+func (x *vctx) rangeDot(e *ir.Expr) *vnode {
+	t := x.c.typeOf(e)
+	if e.Args[0].Op != ir.OpRange || t.Depth != 0 || t.Base != ir.Real {
+		panic(noVec{})
+	}
+	kv := map[string]bool{e.Vars[0]: true, e.Vars[1]: true}
+	reads := func(e *ir.Expr) bool {
+		for v := range ir.FreeVars(e) {
+			if kv[v] {
+				return true
+			}
+		}
+		return false
+	}
+	d := &vdot{lo: x.intExpr(e.Args[0].Args[0]), hi: x.intExpr(e.Args[0].Args[1])}
+	var fs []*ir.Expr
+	b := e.Args[1]
+	for ; b.Op == ir.OpMul; b = b.Args[0] {
+		fs = append(fs, b.Args[1])
+	}
+	fs = append(fs, b)
+	if len(fs) > 3 {
+		panic(noVec{})
+	}
+	for i := len(fs) - 1; i >= 0; i-- {
+		f := fs[i]
+		if x.c.typeOf(f).Base != ir.Real {
+			panic(noVec{})
+		}
+		if !reads(f) {
+			d.fs = append(d.fs, vdotFactor{val: x.expr(f)})
+			continue
+		}
+		if f.Op != ir.OpLookup || f.Args[0].Op != ir.OpGlobal {
+			panic(noVec{})
+		}
+		cl := x.c.cell(f.Args[0])
+		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real {
+			panic(noVec{})
+		}
+		base, stride := x.affineIn(f.Args[1], reads)
+		d.fs = append(d.fs, vdotFactor{cl: cl, base: x.termNode(base), stride: x.termNode(stride)})
+	}
+	return x.node(&vnode{op: vDot, real: true, dot: d, text: ir.Format(e)})
+}
+
+// aterm is an int term of an affine form: n, or the constant c where n
+// is nil.
+type aterm struct {
+	n *vnode
+	c int64
+}
+
+// node is t as a node.
+func (x *vctx) termNode(t aterm) *vnode {
+	if t.n != nil {
+		return t.n
+	}
+	return x.node(&vnode{op: vInv, fi: func(*frame) int64 { return t.c }, text: fmt.Sprint(t.c)})
+}
+
+// combine is a op b (vAdd, vSub, vMul), folding constants.
+func (x *vctx) combine(op vop, a, b aterm) aterm {
+	switch {
+	case a.n == nil && b.n == nil:
+		return aterm{c: arithOp(op, a.c, b.c)}
+	case op == vMul && (a.n == nil && a.c == 0 || b.n == nil && b.c == 0):
+		return aterm{}
+	case op == vMul && a.n == nil && a.c == 1:
+		return b
+	case (op == vMul && b.c == 1 || op != vMul && b.c == 0) && b.n == nil:
+		return a
+	case op == vAdd && a.n == nil && a.c == 0:
+		return b
+	}
+	return aterm{n: x.node(&vnode{op: op, a: x.termNode(a), b: x.termNode(b)})}
+}
+
+// affineIn splits int e into base + stride*k, k the variable reads
+// detects.
+func (x *vctx) affineIn(e *ir.Expr, reads func(*ir.Expr) bool) (base, stride aterm) {
+	if !reads(e) {
+		return aterm{n: x.intExpr(e)}, aterm{}
+	}
+	switch e.Op {
+	case ir.OpVar:
+		return aterm{}, aterm{c: 1}
+	case ir.OpAdd, ir.OpSub:
+		b0, s0 := x.affineIn(e.Args[0], reads)
+		b1, s1 := x.affineIn(e.Args[1], reads)
+		op := vAdd
+		if e.Op == ir.OpSub {
+			op = vSub
+		}
+		return x.combine(op, b0, b1), x.combine(op, s0, s1)
+	case ir.OpMul:
+		a, c := e.Args[0], e.Args[1]
+		if reads(c) {
+			a, c = c, a
+		}
+		if reads(c) {
+			panic(noVec{})
+		}
+		f := aterm{n: x.intExpr(c)}
+		b0, s0 := x.affineIn(a, reads)
+		return x.combine(vMul, b0, f), x.combine(vMul, s0, f)
+	}
+	panic(noVec{})
+}
+
+// evalDot is a batch's range dots.
+func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
+	d := nd.dot
+	lo, ok1 := s.eval(fr, d.lo, p0, n)
+	hi, ok2 := s.eval(fr, d.hi, p0, n)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	var base, stride [3]*vval
+	var vals [3][]float64
+	uniform := lo.scalar && hi.scalar
+	for i, f := range d.fs {
+		var ok1, ok2 bool
+		if f.cl == nil {
+			var r *vval
+			r, ok1 = s.eval(fr, f.val, p0, n)
+			ok2, uniform = ok1, false
+			if ok1 {
+				vals[i] = s.reals(f.val, r, n)
+			}
+		} else {
+			base[i], ok1 = s.eval(fr, f.base, p0, n)
+			stride[i], ok2 = s.eval(fr, f.stride, p0, n)
+			uniform = uniform && ok2 && stride[i].scalar
+		}
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+	}
+	out := s.fbuf(nd, n)
+	nestSaw("range dot")
+	if uniform && len(d.fs) == 2 {
+		return s.put(nd, vval{fv: out}), s.dot2(d, lo.i, hi.i, s.ints(d.fs[0].base, base[0], n), s.ints(d.fs[1].base, base[1], n), stride[0].i, stride[1].i, out)
+	}
+	var los, his []int64 = s.ints(d.lo, lo, n), s.ints(d.hi, hi, n)
+	var bs, sts [3][]int64
+	for i, f := range d.fs {
+		if f.cl != nil {
+			bs[i], sts[i] = s.ints(f.base, base[i], n), s.ints(f.stride, stride[i], n)
+		}
+	}
+	var b, st [3]int64
+	var v [3]float64
+	for l := range out {
+		for i := range d.fs {
+			if vals[i] != nil {
+				v[i] = vals[i][l]
+			} else {
+				b[i], st[i] = bs[i][l], sts[i][l]
+			}
+		}
+		x, ok := s.dotLane(d, los[l], his[l], &b, &st, &v)
+		if !ok {
+			return nil, false
+		}
+		out[l] = x
+	}
+	return s.put(nd, vval{fv: out}), true
+}
+
+// dot2 is the batch's dots of two reads over the same k range lo..hi-1,
+// each lane's reads at ba[l] + sa*k and bb[l] + sb*k: the bounds checked
+// once for the batch, then a straight loop per lane.
+func (s *vstate) dot2(d *vdot, lo, hi int64, ba, bb []int64, sa, sb int64, out []float64) bool {
+	if lo >= hi {
+		clear(out)
+		return true
+	}
+	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
+	if !dotInside(ba, lo, hi, sa, len(as)) || !dotInside(bb, lo, hi, sb, len(bs)) {
+		return false
+	}
+	m := hi - lo
+	if sa == 1 && sb == 1 {
+		// Four lanes at a time: each lane's sum is one chain of adds in
+		// k's order, and four independent chains hide the adds' latency.
+		l := 0
+		for ; l+4 <= len(out); l += 4 {
+			x0, y0 := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
+			x1, y1 := as[ba[l+1]+lo:][:m], bs[bb[l+1]+lo:][:m]
+			x2, y2 := as[ba[l+2]+lo:][:m], bs[bb[l+2]+lo:][:m]
+			x3, y3 := as[ba[l+3]+lo:][:m], bs[bb[l+3]+lo:][:m]
+			y0, x1, y1, x2, y2, x3, y3 = y0[:len(x0)], x1[:len(x0)], y1[:len(x0)], x2[:len(x0)], y2[:len(x0)], x3[:len(x0)], y3[:len(x0)]
+			var a0, a1, a2, a3 float64
+			for q := range x0 {
+				a0 += float64(x0[q] * y0[q])
+				a1 += float64(x1[q] * y1[q])
+				a2 += float64(x2[q] * y2[q])
+				a3 += float64(x3[q] * y3[q])
+			}
+			out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
+		}
+		for ; l < len(out); l++ {
+			x, y := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
+			y = y[:len(x)]
+			acc := 0.0
+			for q := range x {
+				acc += float64(x[q] * y[q])
+			}
+			out[l] = acc
+		}
+		return true
+	}
+	for l := range out {
+		ka, kb := ba[l]+sa*lo, bb[l]+sb*lo
+		acc := 0.0
+		for range m {
+			acc += float64(as[ka] * bs[kb])
+			ka += sa
+			kb += sb
+		}
+		out[l] = acc
+	}
+	return true
+}
+
+// dotInside reports whether every base + stride*k, for each base and k in
+// lo..hi-1 (lo < hi), is inside an array of n elements.
+func dotInside(base []int64, lo, hi, stride int64, n int) bool {
+	if len(base) == 0 {
+		return true
+	}
+	b0, b1 := base[0], base[0]
+	for _, b := range base {
+		b0, b1 = min(b0, b), max(b1, b)
+	}
+	if !small(b0) || !small(b1) || !small(lo) || !small(hi) || !small(stride) {
+		return false
+	}
+	k0, k1 := stride*lo, stride*(hi-1)
+	return b0+min(k0, k1) >= 0 && b1+max(k0, k1) < int64(n)
+}
+
+// laneDot is range dot nd at position p.
+func (s *vstate) laneDot(nd *vnode, p int64) (float64, bool) {
+	d := nd.dot
+	lo, ok1 := s.laneI(d.lo, p)
+	hi, ok2 := s.laneI(d.hi, p)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	var b, st [3]int64
+	var v [3]float64
+	for i, f := range d.fs {
+		var ok1, ok2 bool
+		if f.cl == nil {
+			v[i], ok1 = s.laneF(f.val, p)
+			ok2 = true
+		} else {
+			b[i], ok1 = s.laneI(f.base, p)
+			st[i], ok2 = s.laneI(f.stride, p)
+		}
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+	}
+	nestSaw("range dot")
+	return s.dotLane(d, lo, hi, &b, &st, &v)
+}
+
+// dotLane is one lane's sum over k in lo..hi-1, factor i read at
+// b[i] + st[i]*k (or v[i]); false when a read leaves its array.
+func (s *vstate) dotLane(d *vdot, lo, hi int64, b, st *[3]int64, v *[3]float64) (float64, bool) {
+	if lo >= hi {
+		return 0, true
+	}
+	if !small(lo) || !small(hi) {
+		return 0, false
+	}
+	var p lprod
+	views := [3]*lview{&p.a, &p.b, &p.c}
+	if len(s.one) < 4 {
+		s.one = make([]float64, 4)
+	}
+	s.one[3] = 1 // a lone factor times 1: the same value
+	p.b = lview{src: s.one[3:]}
+	for i, f := range d.fs {
+		w := views[i]
+		if f.cl == nil {
+			s.one[i] = v[i]
+			*w = lview{src: s.one[i : i+1]}
+			continue
+		}
+		if !small(b[i]) || !small(st[i]) {
+			return 0, false
+		}
+		first, last := b[i]+st[i]*lo, b[i]+st[i]*(hi-1)
+		if min(first, last) < 0 || max(first, last) >= int64(len(f.cl.reals)) {
+			return 0, false
+		}
+		*w = lview{src: f.cl.reals, k: first, stride: st[i]}
+	}
+	return p.dot(0, int(hi-lo)), true
+}
