@@ -295,6 +295,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	if v := c.vectorize(nl, body, lb); v != nil {
 		nl.vec = v
 		nl.info.exec = "vectorized batches of positions"
+		if containsLoop(body) {
+			nl.info.exec += "; each inner sum over a range a straight loop per lane (range dot)"
+		}
 	} else {
 		if !containsLoop(body) {
 			// A leaf the batches cannot evaluate would run a closure per
@@ -333,9 +336,10 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 	}
 	nl.info.sink = sinkName(lb)
-	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
+	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && (nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
 		(nl.kind == itRange && isVarSlot(nl.stmt.keyExpr(), e.Vars[0]) ||
-			nl.kind == itArray && isFirstLevelKeys(nl.arr.name) && isVarSlot(nl.stmt.keyExpr(), e.Vars[1])) {
+			nl.kind == itArray && isFirstLevelKeys(nl.arr.name) && isVarSlot(nl.stmt.keyExpr(), e.Vars[1])) ||
+		nl.kind == itRange && nl.vec != nil && nl.vec.key2 == nil && nl.vec.key != nil && nl.vec.key.op == vLane) {
 		// Keyed by a range's own key, or by the keys of a hash map's
 		// first level (distinct, increasing): disjoint entries.
 		nl.rows = true

@@ -95,7 +95,7 @@ func TestNestKernels(t *testing.T) {
 		{"BATAX", nestBATAX, m, []string{"discharged", "flat", "dot", "scatter", "dot-scatter"}},
 		{"BATAX, x shorter", nestBATAX, m / 3, []string{"flat", "fallback", "scatter"}},
 		{"BATAX, the scale a let of its own", nestBATAXScaleLet, m, []string{"flat", "dot-scatter"}},
-		{"dense MV", nestDenseMV, m, []string{"lifted"}},
+		{"dense MV", nestDenseMV, m, []string{"range dot"}},
 		// Rows whose terms add into the outer loop's own scalar: one
 		// segmented dot over the block's positions.
 		{"a dot into a scalar", `sum(<i, _> in 0:A_len1) sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j)`,

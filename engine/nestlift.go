@@ -86,12 +86,7 @@ type laneTest struct {
 // linear in j: its ends decide.
 func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
 	a, b, sa, sb := t.a.at(fr), t.b.at(fr), t.sa.at(fr), t.sb.at(fr)
-	if fr.err != nil || !small(a) || !small(b) || !small(sa) || !small(sb) {
-		return false
-	}
-	j1 := j0 + int64(n) - 1
-	d0, d1 := a+sa*j0-(b+sb*j0), a+sa*j1-(b+sb*j1)
-	return proven(t.op, min(d0, d1), max(d0, d1), 0, 0)
+	return fr.err == nil && affineHolds(t.op, a, sa, b, sb, j0, j0+int64(n))
 }
 
 // lsum is an inner loop of the lifted body.
@@ -124,7 +119,6 @@ type liftLoop struct {
 	// leaf: no inner loop; a run of lanes is added into the row in place
 	// (nothing is added where it fails)
 	leaf  bool
-	acc   int        // >= 0: the lanes' values are added into this real slot, in order
 	tests []laneTest // guards reading j before the singleton
 	steps []*lstep   // guards and lets before the singleton
 	val   *lnode
@@ -167,11 +161,10 @@ type liftCtx struct {
 // or returns nil (scope unchanged) when the body is not of that form or
 // reads j other than in values and array indices affine in it.
 func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop) {
-	scalar := lb.spec == nil && lb.accF >= 0
-	if liftOff || nl.kind != itRange || !scalar && (lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real) {
+	if liftOff || nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real {
 		return nil
 	}
-	x := &liftCtx{c: c, l: &liftLoop{acc: -1}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]linAtom{}}
+	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]linAtom{}}
 	depth := len(c.scope)
 	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
 		e := body
@@ -197,17 +190,6 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 			}
 			x.l.steps = append(x.l.steps, st)
 			e = e.Args[1]
-		}
-		if scalar {
-			// A sum over the lanes: each lane's value added in order, as
-			// the loop per j adds them (an inner loop would add its
-			// entries in another order).
-			if containsLoop(e) || c.typeOf(e).Depth != 0 {
-				panic(noLift{})
-			}
-			x.l.leaf, x.l.acc = true, lb.accF
-			x.l.val = x.expr(e)
-			return
 		}
 		if e.Op != ir.OpSingleton || !isVarSlot(e.Args[0], nl.e.Vars[0]) && !isVarSlot(e.Args[0], nl.e.Vars[1]) ||
 			c.typeOf(e.Args[1]).Depth != 0 {
@@ -584,37 +566,6 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		}
 	}
 	s := fr.liftState(nl)
-	if l.acc >= 0 {
-		s.j0, s.n = lo, n
-		if l.val.op == lMul {
-			// A dot product: each lane's product added as it is made.
-			if acc, ok := s.dot(fr, l.val, fr.f[l.acc]); ok {
-				fr.f[l.acc] = acc
-				nestSaw("lifted")
-				return true
-			}
-			fr.err = nil
-			return false
-		}
-		v, sc, ok := s.eval(fr, l.val)
-		if !ok {
-			fr.err = nil
-			return false
-		}
-		acc := fr.f[l.acc]
-		if v == nil {
-			for range n {
-				acc += sc
-			}
-		} else {
-			for _, x := range v[:n] {
-				acc += x
-			}
-		}
-		fr.f[l.acc] = acc
-		nestSaw("lifted")
-		return true
-	}
 	inPlace := l.leaf && b.spec.dense && b.ws == nil && lo >= 0
 	if inPlace {
 		b.reserve(hi)
@@ -651,15 +602,6 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	b.addRow(lo, out)
 	nestSaw("lifted")
 	return true
-}
-
-// dot returns acc plus the lanes of product n, added in lane order.
-func (s *liftState) dot(fr *frame, n *lnode, acc float64) (float64, bool) {
-	p := &s.prods[n.id]
-	if !s.prod(fr, n, p) {
-		return 0, false
-	}
-	return p.dot(acc, s.n), true
 }
 
 // lanes returns node n's buffer of s.n lanes.

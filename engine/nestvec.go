@@ -176,10 +176,10 @@ type noVec struct{}
 // vectorize builds the vectorized body of loop nl, or returns nil when
 // the body has an inner loop or a node the batches cannot evaluate.
 func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
-	// A range's rows run their inner loops in position space
-	// (nestflat.go); a loop over a sparse level's positions runs an inner
-	// sum over a range as a range dot per lane (rangedot.go).
-	if containsLoop(body) && (nl.kind == itRange || !onlyRangeSums(body)) {
+	// An inner sum over a range runs as a range dot per lane (rangedot.go),
+	// unless its bounds change with a range's key: those rows run in
+	// position space (nestflat.go).
+	if containsLoop(body) && !onlyRangeSums(body, nl) {
 		return nil
 	}
 	n0 := len(c.nests)
@@ -188,9 +188,9 @@ func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
 	// A range dot's loop runs only in the fallback (or is lowered again
 	// where the body is not vectorized).
 	defer func() { c.nests = c.nests[:n0] }()
-	lets := len(nl.info.lets)
+	lets, guards := len(nl.info.lets), len(nl.info.guards)
 	if c.try(isNoVec, func() { v = c.vectorizeBody(nl, body, lb, fallback, depth) }) != nil {
-		nl.info.lets = nl.info.lets[:lets]
+		nl.info.lets, nl.info.guards = nl.info.lets[:lets], nl.info.guards[:guards]
 		return nil
 	}
 	return v

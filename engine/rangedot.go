@@ -19,6 +19,13 @@ import (
 type vdot struct {
 	lo, hi *vnode
 	fs     []vdotFactor
+	tests  []vdotTest
+}
+
+// vdotTest is a comparison of a + sa*k and b + sb*k (v: a, sa, b, sb).
+type vdotTest struct {
+	op ir.Op
+	v  [4]*vnode
 }
 
 // vdotFactor is a real array read at base + stride*k, or (cl nil) val.
@@ -28,16 +35,19 @@ type vdotFactor struct {
 	val          *vnode
 }
 
-// onlyRangeSums reports whether every loop of e is a sum over a range
-// with no loop inside: those the batches run as range dots.
-func onlyRangeSums(e *ir.Expr) bool {
+// onlyRangeSums reports whether every loop of e, the body of nl, is a
+// sum over a range with no loop inside (those the batches run as range
+// dots), its bounds not reading nl's variables where nl is a range.
+func onlyRangeSums(e *ir.Expr, nl *nloop) bool {
 	ok := true
 	ir.Walk(e, func(n *ir.Expr) bool {
 		switch n.Op {
 		case ir.OpMerge:
 			ok = false
 		case ir.OpSum:
-			ok = n.Args[0].Op == ir.OpRange && !containsLoop(n.Args[0]) && !containsLoop(n.Args[1])
+			fv := ir.FreeVars(n.Args[0])
+			ok = n.Args[0].Op == ir.OpRange && !containsLoop(n.Args[0]) && !containsLoop(n.Args[1]) &&
+				(nl.kind != itRange || !fv[nl.e.Vars[0]] && !fv[nl.e.Vars[1]])
 		}
 		return ok
 	})
@@ -60,10 +70,18 @@ func (x *vctx) rangeDot(e *ir.Expr) *vnode {
 		return false
 	}
 	d := &vdot{lo: x.intExpr(e.Args[0].Args[0]), hi: x.intExpr(e.Args[0].Args[1])}
+	// A guard on the body or a factor must hold for every k of a lane
+	// (else the batch goes to the closures): the factor is then its value.
+	strip := func(f *ir.Expr) *ir.Expr {
+		for ; f.Op == ir.OpIf && len(f.Args) == 2; f = f.Args[1] {
+			x.dotTests(f.Args[0], reads, d)
+		}
+		return f
+	}
 	var fs []*ir.Expr
-	b := e.Args[1]
-	for ; b.Op == ir.OpMul; b = b.Args[0] {
-		fs = append(fs, b.Args[1])
+	b := strip(e.Args[1])
+	for ; b.Op == ir.OpMul; b = strip(b.Args[0]) {
+		fs = append(fs, strip(b.Args[1]))
 	}
 	fs = append(fs, b)
 	if len(fs) > 3 {
@@ -89,6 +107,24 @@ func (x *vctx) rangeDot(e *ir.Expr) *vnode {
 		d.fs = append(d.fs, vdotFactor{cl: cl, base: x.termNode(base), stride: x.termNode(stride)})
 	}
 	return x.node(&vnode{op: vDot, real: true, dot: d, text: ir.Format(e)})
+}
+
+// dotTests adds the conjuncts of cond, comparisons of ints affine in k,
+// to d's tests.
+func (x *vctx) dotTests(cond *ir.Expr, reads func(*ir.Expr) bool, d *vdot) {
+	switch cond.Op {
+	case ir.OpAnd:
+		x.dotTests(cond.Args[0], reads, d)
+		x.dotTests(cond.Args[1], reads, d)
+		return
+	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpEq, ir.OpNe:
+		a, sa := x.affineIn(cond.Args[0], reads)
+		b, sb := x.affineIn(cond.Args[1], reads)
+		d.tests = append(d.tests, vdotTest{cond.Op, [4]*vnode{x.termNode(a), x.termNode(sa), x.termNode(b), x.termNode(sb)}})
+		x.nl.info.guards = append(x.nl.info.guards, ir.Format(cond)+": discharged per lane at the ends of its range, else the batch runs the closures")
+		return
+	}
+	panic(noVec{})
 }
 
 // aterm is an int term of an affine form: n, or the constant c where n
@@ -182,6 +218,22 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		}
 		if !ok1 || !ok2 {
 			return nil, false
+		}
+	}
+	for _, t := range d.tests {
+		var v [4][]int64
+		for i, nd := range t.v {
+			r, ok := s.eval(fr, nd, p0, n)
+			if !ok {
+				return nil, false
+			}
+			v[i] = s.ints(nd, r, n)
+		}
+		los, his := s.ints(d.lo, lo, n), s.ints(d.hi, hi, n)
+		for l := range n {
+			if !affineHolds(t.op, v[0][l], v[1][l], v[2][l], v[3][l], los[l], his[l]) {
+				return nil, false
+			}
 		}
 	}
 	out := s.fbuf(nd, n)
@@ -296,6 +348,18 @@ func (s *vstate) laneDot(nd *vnode, p int64) (float64, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
+	for _, t := range d.tests {
+		var v [4]int64
+		for i, nd := range t.v {
+			var ok bool
+			if v[i], ok = s.laneI(nd, p); !ok {
+				return 0, false
+			}
+		}
+		if !affineHolds(t.op, v[0], v[1], v[2], v[3], lo, hi) {
+			return 0, false
+		}
+	}
 	var b, st [3]int64
 	var v [3]float64
 	for i, f := range d.fs {
@@ -348,4 +412,18 @@ func (s *vstate) dotLane(d *vdot, lo, hi int64, b, st *[3]int64, v *[3]float64) 
 		*w = lview{src: f.cl.reals, k: first, stride: st[i]}
 	}
 	return p.dot(0, int(hi-lo)), true
+}
+
+// affineHolds reports whether a + sa*k op b + sb*k for every k in
+// lo..hi-1 (none: it holds): the difference is linear in k, so its ends
+// decide. Values too large to be exact fail.
+func affineHolds(op ir.Op, a, sa, b, sb, lo, hi int64) bool {
+	if lo >= hi {
+		return true
+	}
+	if !small(a) || !small(b) || !small(sa) || !small(sb) || !small(lo) || !small(hi) {
+		return false
+	}
+	d0, d1 := a+sa*lo-(b+sb*lo), a+sa*(hi-1)-(b+sb*(hi-1))
+	return proven(op, min(d0, d1), max(d0, d1), 0, 0)
 }
