@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/storel/storel/ir"
 )
@@ -214,7 +215,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		} else {
 			base[i], ok1 = s.eval(fr, f.base, p0, n)
 			stride[i], ok2 = s.eval(fr, f.stride, p0, n)
-			uniform = uniform && ok2 && stride[i].scalar
+			uniform = uniform && ok2 && stride[i].scalar && stride[i].i == 1
 		}
 		if !ok1 || !ok2 {
 			return nil, false
@@ -239,7 +240,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	out := s.fbuf(nd, n)
 	nestSaw("range dot")
 	if uniform && len(d.fs) == 2 {
-		return s.put(nd, vval{fv: out}), s.dot2(d, lo.i, hi.i, s.ints(d.fs[0].base, base[0], n), s.ints(d.fs[1].base, base[1], n), stride[0].i, stride[1].i, out)
+		return s.put(nd, vval{fv: out}), s.dot2(d, lo.i, hi.i, s.ints(d.fs[0].base, base[0], n), s.ints(d.fs[1].base, base[1], n), out)
 	}
 	var los, his []int64 = s.ints(d.lo, lo, n), s.ints(d.hi, hi, n)
 	var bs, sts [3][]int64
@@ -268,76 +269,56 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 }
 
 // dot2 is the batch's dots of two reads over the same k range lo..hi-1,
-// each lane's reads at ba[l] + sa*k and bb[l] + sb*k: the bounds checked
-// once for the batch, then a straight loop per lane.
-func (s *vstate) dot2(d *vdot, lo, hi int64, ba, bb []int64, sa, sb int64, out []float64) bool {
+// each lane's reads at ba[l] + k and bb[l] + k: the bounds checked once
+// for the batch, then a straight loop per lane.
+func (s *vstate) dot2(d *vdot, lo, hi int64, ba, bb []int64, out []float64) bool {
 	if lo >= hi {
 		clear(out)
 		return true
 	}
 	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
-	if !dotInside(ba, lo, hi, sa, len(as)) || !dotInside(bb, lo, hi, sb, len(bs)) {
+	if !dotInside(ba, lo, hi, len(as)) || !dotInside(bb, lo, hi, len(bs)) {
 		return false
 	}
 	m := hi - lo
-	if sa == 1 && sb == 1 {
-		// Four lanes at a time: each lane's sum is one chain of adds in
-		// k's order, and four independent chains hide the adds' latency.
-		l := 0
-		for ; l+4 <= len(out); l += 4 {
-			x0, y0 := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
-			x1, y1 := as[ba[l+1]+lo:][:m], bs[bb[l+1]+lo:][:m]
-			x2, y2 := as[ba[l+2]+lo:][:m], bs[bb[l+2]+lo:][:m]
-			x3, y3 := as[ba[l+3]+lo:][:m], bs[bb[l+3]+lo:][:m]
-			y0, x1, y1, x2, y2, x3, y3 = y0[:len(x0)], x1[:len(x0)], y1[:len(x0)], x2[:len(x0)], y2[:len(x0)], x3[:len(x0)], y3[:len(x0)]
-			var a0, a1, a2, a3 float64
-			for q := range x0 {
-				a0 += float64(x0[q] * y0[q])
-				a1 += float64(x1[q] * y1[q])
-				a2 += float64(x2[q] * y2[q])
-				a3 += float64(x3[q] * y3[q])
-			}
-			out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
+	// Four lanes at a time: each lane's sum is one chain of adds in k's
+	// order, and four independent chains hide the adds' latency.
+	l := 0
+	for ; l+4 <= len(out); l += 4 {
+		x0, y0 := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
+		x1, y1 := as[ba[l+1]+lo:][:m], bs[bb[l+1]+lo:][:m]
+		x2, y2 := as[ba[l+2]+lo:][:m], bs[bb[l+2]+lo:][:m]
+		x3, y3 := as[ba[l+3]+lo:][:m], bs[bb[l+3]+lo:][:m]
+		y0, x1, y1, x2, y2, x3, y3 = y0[:len(x0)], x1[:len(x0)], y1[:len(x0)], x2[:len(x0)], y2[:len(x0)], x3[:len(x0)], y3[:len(x0)]
+		var a0, a1, a2, a3 float64
+		for q := range x0 {
+			a0 += float64(x0[q] * y0[q])
+			a1 += float64(x1[q] * y1[q])
+			a2 += float64(x2[q] * y2[q])
+			a3 += float64(x3[q] * y3[q])
 		}
-		for ; l < len(out); l++ {
-			x, y := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
-			y = y[:len(x)]
-			acc := 0.0
-			for q := range x {
-				acc += float64(x[q] * y[q])
-			}
-			out[l] = acc
-		}
-		return true
+		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
 	}
-	for l := range out {
-		ka, kb := ba[l]+sa*lo, bb[l]+sb*lo
+	for ; l < len(out); l++ {
+		x, y := as[ba[l]+lo:][:m], bs[bb[l]+lo:][:m]
+		y = y[:len(x)]
 		acc := 0.0
-		for range m {
-			acc += float64(as[ka] * bs[kb])
-			ka += sa
-			kb += sb
+		for q := range x {
+			acc += float64(x[q] * y[q])
 		}
 		out[l] = acc
 	}
 	return true
 }
 
-// dotInside reports whether every base + stride*k, for each base and k in
+// dotInside reports whether every base + k, for each base and k in
 // lo..hi-1 (lo < hi), is inside an array of n elements.
-func dotInside(base []int64, lo, hi, stride int64, n int) bool {
+func dotInside(base []int64, lo, hi int64, n int) bool {
 	if len(base) == 0 {
 		return true
 	}
-	b0, b1 := base[0], base[0]
-	for _, b := range base {
-		b0, b1 = min(b0, b), max(b1, b)
-	}
-	if !small(b0) || !small(b1) || !small(lo) || !small(hi) || !small(stride) {
-		return false
-	}
-	k0, k1 := stride*lo, stride*(hi-1)
-	return b0+min(k0, k1) >= 0 && b1+max(k0, k1) < int64(n)
+	b0, b1 := slices.Min(base), slices.Max(base)
+	return small(b0) && small(b1) && small(lo) && small(hi) && b0+lo >= 0 && b1+hi-1 < int64(n)
 }
 
 // laneDot is range dot nd at position p.
