@@ -31,6 +31,10 @@
 //	                       row to row in position space (nestflat.go),
 //	                       rows whose reads interleave eight to a chunk
 //	                       as SIMD lanes (nestinter.go, interkernel*)
+//	rangedot.go            a sum over a range inside a batch (SDDMM's rank
+//	                       dot, a dense matrix's row): a straight loop
+//	                       per lane, reads and guards checked at the
+//	                       range's ends
 //	nestlift.go            a dense range above compressed levels (or a
 //	                       short range leaf) run as lanes: the inner
 //	                       loops once for many keys, values of the key
