@@ -200,27 +200,25 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
 		v: &vloop{fallback: fallback}, depth: depth - 2}
 	bound := 0
-	e := body
-	whole, letFirst := 0, false
-	for {
-		switch {
-		case e.Op == ir.OpIf && len(e.Args) == 2:
-			x.guard(e.Args[0])
-			whole = len(x.v.guards)
-			letFirst = letFirst || bound > 0
-			e = e.Args[1]
-			continue
-		case e.Op == ir.OpLet && c.typeOf(e.Args[0]).Depth == 0:
+	// lets binds the scalar lets at the head of e and returns their body.
+	lets := func(e *ir.Expr) *ir.Expr {
+		for ; e.Op == ir.OpLet && c.typeOf(e.Args[0]).Depth == 0; e = e.Args[1] {
 			n := x.expr(e.Args[0])
 			x.v.lets = append(x.v.lets, n)
 			x.lets[e.Vars[0]] = n
 			c.declare(e.Vars[0], c.typeOf(e.Args[0]))
 			bound++
 			nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+strings.Join(strings.Fields(ir.Format(e.Args[0])), " ")+" (per batch)")
-			e = e.Args[1]
-			continue
 		}
-		break
+		return e
+	}
+	e := lets(body)
+	whole, letFirst := 0, false
+	for e.Op == ir.OpIf && len(e.Args) == 2 {
+		x.guard(e.Args[0])
+		whole = len(x.v.guards)
+		letFirst = letFirst || bound > 0
+		e = lets(e.Args[1])
 	}
 	switch {
 	case lb.spec != nil:
@@ -228,7 +226,11 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 			panic(noVec{})
 		}
 		x.v.key = x.intExpr(e.Args[0])
-		switch v := e.Args[1]; {
+		v := e.Args[1]
+		if lb.spec.depth == 2 {
+			v = lets(v) // SDDMM over COO's dot, between the two keys
+		}
+		switch {
 		case lb.spec.depth == 1:
 			x.v.val = x.expr(v)
 		case lb.spec.depth == 2 && v.Op == ir.OpSingleton:
