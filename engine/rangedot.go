@@ -102,10 +102,11 @@ func (x *vctx) rangeDot(e *ir.Expr) *vnode {
 	}
 	for i := len(fs) - 1; i >= 0; i-- {
 		f := fs[i]
-		if x.c.typeOf(f).Base != ir.Real {
-			panic(noVec{})
-		}
 		if !reads(f) {
+			// (A factor that reads k is typed below: k is not in scope.)
+			if x.c.typeOf(f).Base != ir.Real {
+				panic(noVec{})
+			}
 			d.fs = append(d.fs, vdotFactor{val: x.expr(f)})
 			continue
 		}
