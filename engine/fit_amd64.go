@@ -9,7 +9,7 @@ import "unsafe"
 // run as C does.
 
 //go:noescape
-func dotRows(h *int64, out *float64, rows int64, l int64, idx unsafe.Pointer, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
+func dotRows(h *int64, out *float64, rows int64, l int64, idx unsafe.Pointer, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64, lo int64, w int64) int64
 
 //go:noescape
 func dotScatterRows2(h1 *int64, l1 int64, idx1 unsafe.Pointer, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 unsafe.Pointer, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
@@ -56,12 +56,33 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	xp, yp, ints := unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), intFlag(x)+narrow
 	for k := 0; k < len(h); k += asmChunk {
 		rows := int64(min(asmChunk, len(h)-k))
-		if done := dotRows(&h[k], &out[k], rows, l, ip, xp, n, yp, a, b, c, ints); done < rows {
+		if done := dotRows(&h[k], &out[k], rows, l, ip, xp, n, yp, a, b, c, ints, 0, 0); done < rows {
 			return k + int(done), true
 		}
 		l = h[k+int(rows)-1]
 	}
 	return len(h), true
+}
+
+// csrDotInAsm is csrDotIn in assembly for int32 indices and x of reals,
+// or none (gather): it returns the rows done, short of len(p)-1 at the
+// first row whose bounds are bad.
+func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64) int {
+	mode, n := int64(12), int64(len(idx))
+	if gather {
+		mode += 2
+	} else {
+		n = min(n, int64(len(x)))
+	}
+	out = out[:len(p)-1]
+	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(y)
+	for k := 0; k < len(out); k += asmChunk {
+		rows := int64(min(asmChunk, len(out)-k))
+		if done := dotRows(&p[k+1], &out[k], rows, p[k], ip, xp, n, yp, 1, 1, 1, mode, lo, hi-lo); done < rows {
+			return k + int(done)
+		}
+	}
+	return len(out)
 }
 
 // csrGatherAsm is rowsGatherFit's CSR rows in assembly, for y of reals
@@ -76,7 +97,7 @@ func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	yp := unsafe.SliceData(ys)
 	for k := 0; k < len(h); k += asmChunk {
 		rows := int64(min(asmChunk, len(h)-k))
-		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2+narrow); done < rows {
+		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2+narrow, 0, 0); done < rows {
 			return k + int(done), true
 		}
 		l = h[k+int(rows)-1]

@@ -14,6 +14,11 @@
 // One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
 #define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
 
+// An entry of a windowed row (ints + 8): DX = idx[p] - lo (R14), taken
+// only when DX < w (R15) unsigned, y (R13) then read from lo; else on to
+// SKIP. One predictable branch per entry and no spill.
+#define IN_WINDOW(SKIP) NARROW_I; SUBQ R14, DX; CMPQ DX, R15; JAE SKIP
+
 // One entry of a row scatter: out[idx2[q]] += v[q]*X1 with q = R11, idx2
 // at R14 read into DX by LOADI, v at R15 read into X0 by LOADV, out at
 // R10; then q++ and the flags of q against the row's end R12.
@@ -37,15 +42,16 @@
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
 // read sign-extended: 4 bytes per entry instead of 8. A row k runs p = l..h[k]-1 with l the bound before (the
-// argument l for row 0). Both stop at the first row with l < 0, l > h[k]
+// argument l for row 0). With ints + 8 (after + 4) dotRows sums only the
+// entries whose index lies in [lo, lo+w) (csrDotIn). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
 
-// func dotRows(h *int64, out *float64, rows int64, l int64, idx *int64, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64) int64
+// func dotRows(h *int64, out *float64, rows int64, l int64, idx *int64, x unsafe.Pointer, n int64, y *float64, a float64, b float64, c float64, ints int64, lo int64, w int64) int64
 //
 // csrDot: out[k] += ((a*s)*b)*c, s the sum of x[p]*y[idx[p]] over row k
 // (of y[idx[p]] with ints = 2: rowsGatherFit's rows).
-TEXT ·dotRows(SB), NOSPLIT, $0-104
+TEXT ·dotRows(SB), NOSPLIT, $0-120
 	MOVQ  h+0(FP), R8
 	MOVQ  out+8(FP), R10
 	MOVQ  rows+16(FP), R11
@@ -58,6 +64,9 @@ TEXT ·dotRows(SB), NOSPLIT, $0-104
 	MOVSD b+72(FP), X4
 	MOVSD c+80(FP), X5
 	MOVQ  ints+88(FP), R9
+	MOVQ  lo+96(FP), R14
+	MOVQ  w+104(FP), R15
+	LEAQ  (R13)(R14*8), R13 // y from lo (lo = 0 without a window)
 	XORQ  CX, CX
 
 row:
@@ -87,7 +96,34 @@ otherEntry:
 	JEQ   gatherEntry
 	CMPQ  R9, $5
 	JEQ   intNarrowEntry
-	JMP   gatherNarrowEntry
+	CMPQ  R9, $6
+	JEQ   gatherNarrowEntry
+	CMPQ  R9, $12
+	JEQ   windowEntry
+	JMP   windowGather
+	PCALIGN $16
+
+windowEntry:
+	IN_WINDOW(windowSkip)
+	REAL_X
+	MULSD (R13)(DX*8), X0
+	ADDSD X0, X1
+
+windowSkip:
+	INCQ  AX
+	CMPQ  AX, BX
+	JNE   windowEntry
+	JMP   store
+
+windowGather:
+	IN_WINDOW(gatherSkip)
+	ADDSD (R13)(DX*8), X1
+
+gatherSkip:
+	INCQ  AX
+	CMPQ  AX, BX
+	JNE   windowGather
+	JMP   store
 	PCALIGN $16
 
 realEntry:
@@ -122,7 +158,7 @@ store:
 	JMP   row
 
 done:
-	MOVQ CX, ret+96(FP)
+	MOVQ CX, ret+112(FP)
 	RET
 
 // func dotScatterRows2(h1 *int64, l1 int64, idx1 *int64, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 *int64, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64

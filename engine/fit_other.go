@@ -20,3 +20,7 @@ func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []i
 func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, y []Y, n int64, a, b, c float64) (int, bool) {
 	return 0, false
 }
+
+func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64) int {
+	return 0
+}

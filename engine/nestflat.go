@@ -977,7 +977,16 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 			return false
 		}
 		narrow := len(idx.narrow) == len(idx.ints)
+		if narrow && (d.x == nil || !d.xInt) {
+			var x []float64
+			if d.x != nil {
+				x = d.x.reals
+			}
+			k := csrDotInAsm(out, p, idx.narrow, x, d.x == nil, y, lo, hi)
+			out, p = out[k:], p[k:]
+		}
 		switch {
+		case len(p) == 1:
 		case d.x == nil && narrow:
 			csrDotIn[int32, float64](out, p, idx.narrow, nil, y, lo, hi)
 		case d.x == nil:
@@ -1174,23 +1183,25 @@ func (d *segDot) filterIn(fr *frame, idx *cell, ny int) (lo, hi int64, ok bool) 
 // against y; idx is the index array or its int32 copy.
 func csrDotIn[I int32 | int64, X number](out []float64, p []int64, idx []I, x []X, y []float64, lo, hi int64) {
 	out = out[:len(p)-1]
-	yp := unsafe.Pointer(unsafe.SliceData(y))
+	// y is read from lo by the offset the one unsigned test bounds:
+	// keeping the index live past the test costs a spill per lane.
+	yp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(y)), lo*8)
 	w := uint64(hi - lo)
 	for r := range out {
 		s := 0.0
 		ix := idx[p[r]:p[r+1]]
 		if x == nil {
 			for _, k := range ix {
-				if uint64(int64(k)-lo) < w {
-					s += at[float64](yp, int64(k))
+				if d := uint64(int64(k) - lo); d < w {
+					s += at[float64](yp, int64(d))
 				}
 			}
 		} else {
 			xs := x[p[r]:p[r+1]]
 			xs = xs[:len(ix)]
 			for q, k := range ix {
-				if uint64(int64(k)-lo) < w {
-					s += float64(xs[q]) * at[float64](yp, int64(k))
+				if d := uint64(int64(k) - lo); d < w {
+					s += float64(xs[q]) * at[float64](yp, int64(d))
 				}
 			}
 		}
