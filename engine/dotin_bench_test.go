@@ -32,7 +32,7 @@ func ellRows(rows, w, ny int, pad bool, seed int64) (p []int64, idx []int64, nid
 // bit for bit, over windows that cut rows and a row of bad bounds.
 func TestFilteredDotAsm(t *testing.T) {
 	const rows, w, ny = 300, 13, 97
-	p, _, nidx, x := ellRows(rows, w, ny, true, 3)
+	p, idx, nidx, x := ellRows(rows, w, ny, true, 3)
 	y := make([]float64, ny)
 	for k := range y {
 		y[k] = math.Sin(float64(k))
@@ -47,12 +47,12 @@ func TestFilteredDotAsm(t *testing.T) {
 			for k := range want {
 				want[k], got[k] = float64(k), float64(k)
 			}
-			csrDotIn(want, p, nidx, xs, y, win[0], win[1])
+			csrDotIn(want, p, idx, xs, y, win[0], win[1])
 			done := csrDotInAsm(got, p, nidx, xs, gather, y, win[0], win[1])
 			if done != rows && narrowRows {
 				t.Fatalf("window %v gather %v: %d rows done of %d", win, gather, done, rows)
 			}
-			csrDotIn(got[done:], p[done:], nidx, xs, y, win[0], win[1])
+			csrDotIn(got[done:], p[done:], idx, xs, y, win[0], win[1])
 			for k := range want {
 				if math.Float64bits(want[k]) != math.Float64bits(got[k]) {
 					t.Fatalf("window %v gather %v: row %d: %v, want %v", win, gather, k, got[k], want[k])
@@ -87,13 +87,13 @@ func BenchmarkFilteredDot(b *testing.B) {
 	})
 	b.Run("filtered-go", func(b *testing.B) {
 		for range b.N {
-			csrDotIn(out, p, nidx, x, y, 0, ny)
+			csrDotIn(out, p, idx, x, y, 0, ny)
 		}
 	})
 	b.Run("filtered", func(b *testing.B) {
 		for range b.N {
 			if k := csrDotInAsm(out, p, nidx, x, false, y, 0, ny); k < rows {
-				csrDotIn(out[k:], p[k:], nidx, x, y, 0, ny)
+				csrDotIn(out[k:], p[k:], idx, x, y, 0, ny)
 			}
 		}
 	})

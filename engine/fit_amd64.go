@@ -44,6 +44,20 @@ func narrowFlag(idx []int64, nidx []int32) (unsafe.Pointer, int64) {
 	return unsafe.Pointer(unsafe.SliceData(idx)), 0
 }
 
+// rowsAsm runs rows h of dotRows in calls of at most asmChunk rows and
+// returns the rows done.
+func rowsAsm(out []float64, h []int64, l int64, ip, xp unsafe.Pointer, n int64, yp *float64, a, b, c float64, mode, lo, w int64) int {
+	out = out[:len(h)]
+	for k := 0; k < len(h); k += asmChunk {
+		rows := int64(min(asmChunk, len(h)-k))
+		if done := dotRows(&h[k], &out[k], rows, l, ip, xp, n, yp, a, b, c, mode, lo, w); done < rows {
+			return k + int(done)
+		}
+		l = h[k+int(rows)-1]
+	}
+	return len(h)
+}
+
 // csrDotAsm is csrDot in assembly, for y of reals (false otherwise). It
 // reads the column indices from nidx when that is idx narrowed.
 func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
@@ -51,17 +65,8 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	if !ok || len(h) == 0 {
 		return 0, false
 	}
-	out = out[:len(h)]
 	ip, narrow := narrowFlag(idx, nidx)
-	xp, yp, ints := unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(ys), intFlag(x)+narrow
-	for k := 0; k < len(h); k += asmChunk {
-		rows := int64(min(asmChunk, len(h)-k))
-		if done := dotRows(&h[k], &out[k], rows, l, ip, xp, n, yp, a, b, c, ints, 0, 0); done < rows {
-			return k + int(done), true
-		}
-		l = h[k+int(rows)-1]
-	}
-	return len(h), true
+	return rowsAsm(out, h, l, ip, unsafe.Pointer(unsafe.SliceData(x)), n, unsafe.SliceData(ys), a, b, c, intFlag(x)+narrow, 0, 0), true
 }
 
 // csrDotInAsm is csrDotIn in assembly for int32 indices and x of reals,
@@ -74,15 +79,8 @@ func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool
 	} else {
 		n = min(n, int64(len(x)))
 	}
-	out = out[:len(p)-1]
-	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.SliceData(y)
-	for k := 0; k < len(out); k += asmChunk {
-		rows := int64(min(asmChunk, len(out)-k))
-		if done := dotRows(&p[k+1], &out[k], rows, p[k], ip, xp, n, yp, 1, 1, 1, mode, lo, hi-lo); done < rows {
-			return k + int(done)
-		}
-	}
-	return len(out)
+	ip, xp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x))
+	return rowsAsm(out, p[1:], p[0], ip, xp, n, unsafe.SliceData(y), 1, 1, 1, mode, lo, hi-lo)
 }
 
 // csrGatherAsm is rowsGatherFit's CSR rows in assembly, for y of reals
@@ -92,17 +90,8 @@ func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	if !ok || len(h) == 0 {
 		return 0, false
 	}
-	out = out[:len(h)]
 	ip, narrow := narrowFlag(idx, nidx)
-	yp := unsafe.SliceData(ys)
-	for k := 0; k < len(h); k += asmChunk {
-		rows := int64(min(asmChunk, len(h)-k))
-		if done := dotRows(&h[k], &out[k], rows, l, ip, nil, n, yp, a, b, c, 2+narrow, 0, 0); done < rows {
-			return k + int(done), true
-		}
-		l = h[k+int(rows)-1]
-	}
-	return len(h), true
+	return rowsAsm(out, h, l, ip, nil, n, unsafe.SliceData(ys), a, b, c, 2+narrow, 0, 0), true
 }
 
 // csrDotScatterAsm is csrDotScatter in assembly, for y of reals (false

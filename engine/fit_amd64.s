@@ -14,10 +14,10 @@
 // One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
 #define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
 
-// An entry of a windowed row (ints + 8): DX = idx[p] - lo (R14), taken
-// only when DX < w (R15) unsigned, y (R13) then read from lo; else on to
-// SKIP. One predictable branch per entry and no spill.
+// A windowed entry (ints + 8): DX = idx[p] - lo (R14), on to SKIP unless
+// DX < w (R15) unsigned (y, R13, is read from lo); NEXT_IN ends it.
 #define IN_WINDOW(SKIP) NARROW_I; SUBQ R14, DX; CMPQ DX, R15; JAE SKIP
+#define NEXT_IN(LOOP) INCQ AX; CMPQ AX, BX; JNE LOOP; JMP store
 
 // One entry of a row scatter: out[idx2[q]] += v[q]*X1 with q = R11, idx2
 // at R14 read into DX by LOADI, v at R15 read into X0 by LOADV, out at
@@ -41,9 +41,9 @@
 // Values are reals, or ints (ints = 1) converted as they are read, or
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
-// read sign-extended: 4 bytes per entry instead of 8. A row k runs p = l..h[k]-1 with l the bound before (the
-// argument l for row 0). With ints + 8 (after + 4) dotRows sums only the
-// entries whose index lies in [lo, lo+w) (csrDotIn). Both stop at the first row with l < 0, l > h[k]
+// read sign-extended: 4 bytes per entry instead of 8; ints + 8 (after
+// + 4) sums only the entries whose index is in [lo, lo+w) (csrDotIn). A row k runs p = l..h[k]-1 with l the bound before (the
+// argument l for row 0). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
 
@@ -104,26 +104,16 @@ otherEntry:
 	PCALIGN $16
 
 windowEntry:
-	IN_WINDOW(windowSkip)
-	REAL_X
-	MULSD (R13)(DX*8), X0
-	ADDSD X0, X1
+	IN_WINDOW(windowSkip); REAL_X; MULSD (R13)(DX*8), X0; ADDSD X0, X1
 
 windowSkip:
-	INCQ  AX
-	CMPQ  AX, BX
-	JNE   windowEntry
-	JMP   store
+	NEXT_IN(windowEntry)
 
 windowGather:
-	IN_WINDOW(gatherSkip)
-	ADDSD (R13)(DX*8), X1
+	IN_WINDOW(gatherSkip); ADDSD (R13)(DX*8), X1
 
 gatherSkip:
-	INCQ  AX
-	CMPQ  AX, BX
-	JNE   windowGather
-	JMP   store
+	NEXT_IN(windowGather)
 	PCALIGN $16
 
 realEntry:

@@ -976,29 +976,18 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 		if !ok {
 			return false
 		}
-		narrow := len(idx.narrow) == len(idx.ints)
-		if narrow && (d.x == nil || !d.xInt) {
+		if d.xInt {
+			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi)
+		} else {
 			var x []float64
 			if d.x != nil {
 				x = d.x.reals
 			}
-			k := csrDotInAsm(out, p, idx.narrow, x, d.x == nil, y, lo, hi)
-			out, p = out[k:], p[k:]
-		}
-		switch {
-		case len(p) == 1:
-		case d.x == nil && narrow:
-			csrDotIn[int32, float64](out, p, idx.narrow, nil, y, lo, hi)
-		case d.x == nil:
-			csrDotIn[int64, float64](out, p, idx.ints, nil, y, lo, hi)
-		case d.xInt && narrow:
-			csrDotIn(out, p, idx.narrow, d.x.ints, y, lo, hi)
-		case d.xInt:
-			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi)
-		case narrow:
-			csrDotIn(out, p, idx.narrow, d.x.reals, y, lo, hi)
-		default:
-			csrDotIn(out, p, idx.ints, d.x.reals, y, lo, hi)
+			k := 0
+			if len(idx.narrow) == len(idx.ints) {
+				k = csrDotInAsm(out, p, idx.narrow, x, d.x == nil, y, lo, hi)
+			}
+			csrDotIn(out[k:], p[k:], idx.ints, x, y, lo, hi)
 		}
 		nestSaw("filtered dot")
 		return true
@@ -1180,8 +1169,8 @@ func (d *segDot) filterIn(fr *frame, idx *cell, ny int) (lo, hi int64, ok bool) 
 
 // csrDotIn is csrDot (a = b = c = 1) of the terms whose index lies in
 // [lo, hi): the others add nothing. The caller has checked [lo, hi)
-// against y; idx is the index array or its int32 copy.
-func csrDotIn[I int32 | int64, X number](out []float64, p []int64, idx []I, x []X, y []float64, lo, hi int64) {
+// against y.
+func csrDotIn[X number](out []float64, p []int64, idx []int64, x []X, y []float64, lo, hi int64) {
 	out = out[:len(p)-1]
 	// y is read from lo by the offset the one unsigned test bounds:
 	// keeping the index live past the test costs a spill per lane.
@@ -1192,7 +1181,7 @@ func csrDotIn[I int32 | int64, X number](out []float64, p []int64, idx []I, x []
 		ix := idx[p[r]:p[r+1]]
 		if x == nil {
 			for _, k := range ix {
-				if d := uint64(int64(k) - lo); d < w {
+				if d := uint64(k - lo); d < w {
 					s += at[float64](yp, int64(d))
 				}
 			}
@@ -1200,7 +1189,7 @@ func csrDotIn[I int32 | int64, X number](out []float64, p []int64, idx []I, x []
 			xs := x[p[r]:p[r+1]]
 			xs = xs[:len(ix)]
 			for q, k := range ix {
-				if d := uint64(int64(k) - lo); d < w {
+				if d := uint64(k - lo); d < w {
 					s += float64(xs[q]) * at[float64](yp, int64(d))
 				}
 			}
