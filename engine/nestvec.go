@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 )
@@ -916,6 +917,9 @@ func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int
 		}
 		return len(keys)
 	}
+	if idx != nil && len(keys) > 0 {
+		return productRuns(rs, keys, av, src, idx)
+	}
 	for l := 0; l < len(keys); {
 		k := keys[l]
 		if uint64(k) >= uint64(len(rs)) {
@@ -927,6 +931,32 @@ func scatterProductRuns(rs []float64, keys []int64, av, src []float64, idx []int
 		}
 		rs[k] = acc
 	}
+	return len(keys)
+}
+
+// productRuns is scatterProductRuns's runs of products in one pass: the
+// run's sum stays in acc and is stored when the key changes, and the
+// checked reads go unchecked, which keeps the loop to a few instructions
+// per value (the loop with a compare of keys and a test of idx inside it
+// ran at about half the speed of a row's dot).
+func productRuns(rs []float64, keys []int64, av, src []float64, idx []int64) int {
+	ap, sp, ip := unsafe.Pointer(unsafe.SliceData(av)), unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(idx))
+	cur := keys[0]
+	if uint64(cur) >= uint64(len(rs)) {
+		return 0
+	}
+	acc := rs[cur]
+	for l := range keys {
+		if keys[l] != cur {
+			rs[cur] = acc
+			if cur = keys[l]; uint64(cur) >= uint64(len(rs)) {
+				return l
+			}
+			acc = rs[cur]
+		}
+		acc += float64(at[float64](ap, int64(l)) * at[float64](sp, at[int64](ip, int64(l))))
+	}
+	rs[cur] = acc
 	return len(keys)
 }
 
