@@ -122,13 +122,14 @@ func growAppend[V int64 | float64](w *workspace, block *[]V) bool {
 	return true
 }
 
-// appendReals adds vals at keys (aligned) to the appending row b, in
-// order, and returns how many it added: fewer than len(keys) when a key
-// is out of order (b has then settled).
-func appendReals(b *builder, keys []int64, vals []float64) int {
+// appendReals adds vals at keys (aligned; nil: the run of keys lo,
+// lo+1, ...) to the appending row b, in order, and returns how many it
+// added: fewer than len(vals) when a key is out of order (b has then
+// settled).
+func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
 	w := b.ws
 	q := 0
-	for q < len(keys) {
+	for q < len(vals) {
 		ak, av := appendedRow(w, w.realBlock)
 		last := int64(-1)
 		if n := len(ak); n > 0 {
@@ -137,8 +138,11 @@ func appendReals(b *builder, keys []int64, vals []float64) int {
 		free := room(w, w.realBlock)
 		ak, av = ak[:len(ak)+free], av[:len(av)+free]
 		n := w.appended
-		for ; q < len(keys); q++ {
-			k, v := keys[q], vals[q]
+		for ; q < len(vals); q++ {
+			k, v := lo+int64(q), vals[q]
+			if keys != nil {
+				k = keys[q]
+			}
 			if k > last && k <= narrowKeyLimit {
 				if v != 0 {
 					if n == len(ak) {
@@ -157,7 +161,7 @@ func appendReals(b *builder, keys []int64, vals []float64) int {
 			break
 		}
 		w.appended = n
-		if q == len(keys) {
+		if q == len(vals) {
 			return q
 		}
 		if n < len(ak) || !growAppend(w, &w.realBlock) {

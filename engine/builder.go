@@ -433,9 +433,16 @@ func (b *builder) unlist() {
 // slice grows to hold k, or k goes to the spill map.
 // addRow adds vals at keys lo, lo+1, ... as addReal does.
 func (b *builder) addRow(lo int64, vals []float64) {
-	// A run of keys is a write of the row's slice: an appending row
-	// (appendrow.go) would take its keys one by one, and a second run at
-	// the same keys would settle it anyway.
+	// A run into a new sequential row (the row of one outer key, written
+	// once: MTTKRP's rank per i) is appended where it is to stay; a
+	// second run at the same keys settles the row.
+	if b.app {
+		q := appendReals(b, lo, nil, vals)
+		if q == len(vals) {
+			return
+		}
+		lo, vals = lo+int64(q), vals[q:]
+	}
 	b.settle()
 	if !b.spec.dense || lo < 0 || int64(len(b.reals))-lo < int64(len(vals)) {
 		for q, v := range vals {

@@ -318,3 +318,57 @@ func TestSequentialLongRows(t *testing.T) {
 	}
 	checkEntries(t, d, want)
 }
+
+// A run of lanes added to a new sequential row (addRow, as a lifted loop
+// writes each outer key's dense row) keeps the row appending, where it
+// is to stay; runs that repeat keys, start past 0, hold zeros or follow
+// entries at greater keys still add up as addReal would.
+func TestAddRowAppends(t *testing.T) {
+	b := newBuilder(rowsShape)
+	want := map[int64]map[int64]float64{}
+	add := func(c *builder, i, lo int64, vals []float64) {
+		c.addRow(lo, vals)
+		for q, v := range vals {
+			if want[i] == nil {
+				want[i] = map[int64]float64{}
+			}
+			want[i][lo+int64(q)] += v
+		}
+	}
+	for i := range int64(400) {
+		vals := make([]float64, 4+i%13)
+		for q := range vals {
+			vals[q] = float64((int64(q)*7+i)%5) - 1 // some zeros
+		}
+		c := b.child(i)
+		lo := (i % 3) * 2
+		add(c, i, lo, vals)
+		if i%5 == 0 {
+			if !c.app {
+				t.Fatalf("row %d: a run into a new row settled it", i)
+			}
+		}
+		switch i % 4 {
+		case 1: // the same keys again
+			add(c, i, lo, vals)
+		case 2: // a key below the run
+			c.addReal(0, 3)
+			want[i][0] += 3
+		}
+	}
+	for i, row := range want {
+		for k, v := range row {
+			if v == 0 {
+				delete(row, k)
+			}
+		}
+		if len(row) == 0 {
+			delete(want, i)
+		}
+	}
+	d := b.freeze()
+	if _, ok := d.(*seqNode); !ok {
+		t.Fatalf("left sequential mode: %T", d)
+	}
+	checkEntries(t, d, want)
+}
