@@ -206,11 +206,13 @@ func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V,
 		vb := *block
 		if m <= cap(vb)-len(vb) {
 			row := vb[len(vb) : len(vb)+m]
-			clear(row[n:])
-			for q := n - 1; q >= 0; q-- { // keys[q] >= q: in place
-				v := vals[q]
-				row[q] = 0
-				row[keys[q]] = v
+			if m > n { // else keys[q] == q: in place already
+				clear(row[n:])
+				for q := n - 1; q >= 0; q-- { // keys[q] >= q: in place
+					v := vals[q]
+					row[q] = 0
+					row[keys[q]] = v
+				}
 			}
 			*block = vb[:len(vb)+m]
 			w.carved += m

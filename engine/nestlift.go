@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/storel/storel/ir"
 )
@@ -101,6 +102,20 @@ type lsum struct {
 	// (they read neither the loop's variables nor anything bound in it).
 	prod *lnode
 	vary [3]bool
+	// at: each varying factor a read at an index linear in the loop's
+	// position or key; an entry then sets no variable.
+	at  bool
+	ats [3]lindex
+}
+
+// lindex is the index of a read in an inner loop: base + stride*j where
+// base is rest + t*x, x the loop's position or key (key), t term of the
+// read's base form, and neither rest nor stride read x.
+type lindex struct {
+	key  bool
+	t    int      // the term of x in the base's terms
+	atom int      // x's atom in that term
+	rest linearAt // the base without term t
 }
 
 // lstep is a statement of an inner loop's body, run once per iteration.
@@ -494,6 +509,14 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 				s.vary[i] = fv[e.Vars[0]] || fv[e.Vars[1]]
 			}
 		}
+		s.at = true
+		for i, f := range b.val.fs {
+			if s.vary[i] {
+				var ok bool
+				s.ats[i], ok = s.indexAt(f)
+				s.at = s.at && ok
+			}
+		}
 	}
 	c.unbind(2)
 	for v, was := range saved {
@@ -736,10 +759,18 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 	if len(n.stride.terms) > 0 {
 		stride = n.stride.at(fr)
 	}
-	if fr.err != nil || !small(base) || !small(stride) {
+	if fr.err != nil {
 		return nil, 0, 0, false
 	}
-	src = n.cl.reals
+	return s.window(n, base, stride)
+}
+
+// window is strided for read n at index base + stride*j.
+func (s *liftState) window(n *lnode, base, stride int64) ([]float64, int64, int64, bool) {
+	if !small(base) || !small(stride) {
+		return nil, 0, 0, false
+	}
+	src := n.cl.reals
 	first, last := base+stride*s.j0, base+stride*(s.j0+int64(s.n)-1)
 	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
 		return nil, 0, 0, false
@@ -813,6 +844,42 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	return true
 }
 
+// indexAt reports whether read f's index is linear in the loop's
+// position or key: one atom of one term of its base is x, no other atom
+// is x, and no atom is a closure (which could read x).
+func (l *lsum) indexAt(f *lnode) (ix lindex, ok bool) {
+	if f == nil || f.op != lRead {
+		return ix, false
+	}
+	ix.t = -1
+	loopVar := func(a linAtom) bool { return a.slot >= 0 && (a.slot == l.ks || a.slot == l.vs) }
+	for _, t := range f.stride.terms {
+		for _, a := range t.atoms {
+			if a.f != nil || loopVar(a) {
+				return ix, false
+			}
+		}
+	}
+	for ti, t := range f.base.terms {
+		for ai, a := range t.atoms {
+			switch {
+			case a.f != nil:
+				return ix, false
+			case !loopVar(a):
+			case ix.t >= 0 || a.slot == l.vs && l.arr != nil && l.vreal:
+				return ix, false
+			default:
+				ix.t, ix.atom, ix.key = ti, ai, a.slot == l.vs && l.arr != nil
+			}
+		}
+	}
+	if ix.t < 0 {
+		return ix, false
+	}
+	ix.rest = linearAt{c: f.base.c, terms: slices.Delete(slices.Clone(f.base.terms), ix.t, ix.t+1)}
+	return ix, true
+}
+
 // runProd runs positions lo..hi-1 of inner loop l, whose body is one
 // product, adding into acc.
 func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) bool {
@@ -825,10 +892,55 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 		}
 	}
 	nestSaw("lifted product")
+	if l.at {
+		return s.runProdAt(fr, l, lo, hi, &pr, at, acc)
+	}
 	for p := lo; p < hi; p++ {
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		for i, f := range fs {
 			if l.vary[i] && !s.view(fr, f, at[i]) {
+				return false
+			}
+		}
+		pr.addTo(acc)
+	}
+	return true
+}
+
+// runProdAt is runProd where l.at: the strides and each index's parts
+// that do not read the loop worked out once. An index is the same int64
+// as its form's (products and sums wrap alike in any order).
+func (s *liftState) runProdAt(fr *frame, l *lsum, lo, hi int64, pr *lprod, at [3]*lview, acc []float64) bool {
+	fs := &l.prod.fs
+	var strides, rest, coef [3]int64
+	for i, f := range fs {
+		if !l.vary[i] {
+			continue
+		}
+		ix := &l.ats[i]
+		strides[i], rest[i], coef[i] = f.stride.c, ix.rest.terms1(fr), f.base.terms[ix.t].k
+		if len(f.stride.terms) > 0 {
+			strides[i] = f.stride.at(fr)
+		}
+		for ai, a := range f.base.terms[ix.t].atoms {
+			if ai != ix.atom {
+				coef[i] *= a.value(fr)
+			}
+		}
+	}
+	nestSaw("lifted at")
+	for p := lo; p < hi; p++ {
+		for i, f := range fs {
+			if !l.vary[i] {
+				continue
+			}
+			x := p
+			if l.ats[i].key {
+				x = l.arr.ints[p]
+			}
+			v := at[i]
+			var ok bool
+			if v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i]); !ok {
 				return false
 			}
 		}

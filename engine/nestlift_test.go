@@ -79,6 +79,13 @@ const (
 	  { @dense i -> sum(<j, _> in 0:D_len2)
 	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l * D_len2 + j) } }`
+	// A factor at an index not linear in the loop's key (l*l): read
+	// through its closure per entry.
+	liftSquared = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val(j * D_len2 + l * l) } }`
 	// A guard whose side wraps (j * 2^62): lanes cannot tell which j
 	// pass, the loops per j compare the wrapped values.
 	liftWrapped = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
@@ -105,15 +112,17 @@ func TestLiftedRanges(t *testing.T) {
 		xlen       int
 		want       []string // events with lanes
 		perJ       []string // events of the loops per j
+		not        string   // an event the lanes must not show
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lane-major"}, []string{"flat"}},
-		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major"}, []string{"flat"}},
-		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lane-major"}, nil},
-		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
-		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product"}, nil},
-		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil},
-		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil},
-		{"a guard on j that wraps", liftWrapped, [2]int{25, 16}, [2]int{16, 40}, 16, nil, nil},
+		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, []string{"flat"}, ""},
+		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major"}, []string{"flat"}, ""},
+		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, nil, ""},
+		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
+		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product", "lifted at"}, nil, ""},
+		{"an index not linear in the key", liftSquared, [2]int{25, 16}, [2]int{16, 1700}, 16, []string{"lifted", "lifted product"}, nil, "lifted at"},
+		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil, ""},
+		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
+		{"a guard on j that wraps", liftWrapped, [2]int{25, 16}, [2]int{16, 40}, 16, nil, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -128,6 +137,9 @@ func TestLiftedRanges(t *testing.T) {
 				if seen[ev] == 0 {
 					t.Errorf("no %q event; saw %v", ev, seen)
 				}
+			}
+			if tc.not != "" && seen[tc.not] > 0 {
+				t.Errorf("a %q event: %v", tc.not, seen)
 			}
 			if tc.want == nil && seen["lifted"] > 0 {
 				t.Errorf("lanes ran where a guard fails in some: %v", seen)
