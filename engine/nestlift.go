@@ -762,11 +762,12 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 	if fr.err != nil {
 		return nil, 0, 0, false
 	}
-	return s.window(n, base, stride)
+	return s.window(n, base, stride, s.major(n, stride, int64(s.n)))
 }
 
-// window is strided for read n at index base + stride*j.
-func (s *liftState) window(n *lnode, base, stride int64) ([]float64, int64, int64, bool) {
+// window is strided for read n at index base + stride*j, m its
+// lane-major copy or nil.
+func (s *liftState) window(n *lnode, base, stride int64, m *laneMajor) ([]float64, int64, int64, bool) {
 	if !small(base) || !small(stride) {
 		return nil, 0, 0, false
 	}
@@ -775,14 +776,12 @@ func (s *liftState) window(n *lnode, base, stride int64) ([]float64, int64, int6
 	if min(first, last) < 0 || max(first, last) >= int64(len(src)) {
 		return nil, 0, 0, false
 	}
-	if stride > 1 {
-		if m := s.major(n, src, stride); m != nil {
-			r, b := s.j0, base // the lanes' row and column in src
-			if b < 0 || b >= stride {
-				r, b = first/stride, first%stride
-			}
-			return m.vals, b*m.rows + r, 1, true
+	if m != nil {
+		r, b := s.j0, base // the lanes' row and column in src
+		if b < 0 || b >= stride {
+			r, b = first/stride, first%stride
 		}
+		return m.vals, b*m.rows + r, 1, true
 	}
 	return src, first, stride, true
 }
@@ -794,16 +793,22 @@ type laneMajor struct {
 	stride, rows, read int64 // read: lanes read across of before the copy
 }
 
-// major returns read n's lane-major copy of src; nil until n has read
-// as many lanes across src as src holds (the copy's pass over src then
-// at most doubles the cost of the reads), or where src exceeds maxReserve.
-func (s *liftState) major(n *lnode, src []float64, stride int64) *laneMajor {
+// major counts reads more lanes of read n at stride and returns its
+// lane-major copy; nil for a stride that does not read across, until n
+// has read as many lanes across its array src as src holds (the copy's
+// pass over src then at most doubles the cost of the reads), or where
+// src exceeds maxReserve.
+func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
+	src := n.cl.reals
+	if stride <= 1 || stride >= int64(len(src)) {
+		return nil
+	}
 	m := &s.majors[n.id]
 	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
 		m.of, m.stride, m.rows, m.read = src, stride, 0, 0
 	}
 	if m.rows == 0 {
-		if m.read += int64(s.n); m.read < int64(len(src)) || len(src) > maxReserve {
+		if m.read += reads; m.read < int64(len(src)) || len(src) > maxReserve {
 			return nil
 		}
 		m.rows = (int64(len(src)) + stride - 1) / stride
@@ -913,20 +918,25 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 func (s *liftState) runProdAt(fr *frame, l *lsum, lo, hi int64, pr *lprod, at [3]*lview, acc []float64) bool {
 	fs := &l.prod.fs
 	var strides, rest, coef [3]int64
+	var majors [3]*laneMajor
 	for i, f := range fs {
 		if !l.vary[i] {
 			continue
 		}
 		ix := &l.ats[i]
-		strides[i], rest[i], coef[i] = f.stride.c, ix.rest.terms1(fr), f.base.terms[ix.t].k
+		strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
 		if len(f.stride.terms) > 0 {
 			strides[i] = f.stride.at(fr)
+		}
+		if len(ix.rest.terms) > 0 {
+			rest[i] = ix.rest.terms1(fr)
 		}
 		for ai, a := range f.base.terms[ix.t].atoms {
 			if ai != ix.atom {
 				coef[i] *= a.value(fr)
 			}
 		}
+		majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
 	}
 	nestSaw("lifted at")
 	for p := lo; p < hi; p++ {
@@ -940,7 +950,7 @@ func (s *liftState) runProdAt(fr *frame, l *lsum, lo, hi int64, pr *lprod, at [3
 			}
 			v := at[i]
 			var ok bool
-			if v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i]); !ok {
+			if v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i], majors[i]); !ok {
 				return false
 			}
 		}
