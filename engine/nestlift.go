@@ -931,9 +931,11 @@ func (s *liftState) runProdAt(fr *frame, l *lsum, lo, hi int64, pr *lprod, at [3
 		if len(ix.rest.terms) > 0 {
 			rest[i] = ix.rest.terms1(fr)
 		}
-		for ai, a := range f.base.terms[ix.t].atoms {
-			if ai != ix.atom {
-				coef[i] *= a.value(fr)
+		if atoms := f.base.terms[ix.t].atoms; len(atoms) > 1 {
+			for ai := range atoms {
+				if ai != ix.atom {
+					coef[i] *= atoms[ai].value(fr)
+				}
 			}
 		}
 		majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
