@@ -102,20 +102,17 @@ type lsum struct {
 	// (they read neither the loop's variables nor anything bound in it).
 	prod *lnode
 	vary [3]bool
-	// at: each varying factor a read at an index linear in the loop's
-	// position or key; an entry then sets no variable.
-	at  bool
-	ats [3]lindex
+	at   bool      // every varying factor read as ats says
+	ats  [3]lindex // t < 0: not such a read
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
-// base is rest + t*x, x the loop's position or key (key), t term of the
-// read's base form, and neither rest nor stride read x.
+// base is rest + term t, x (the loop's position or key) its atom atom,
+// and neither rest nor stride read x.
 type lindex struct {
-	key  bool
-	t    int      // the term of x in the base's terms
-	atom int      // x's atom in that term
-	rest linearAt // the base without term t
+	key     bool
+	t, atom int
+	rest    linearAt
 }
 
 // lstep is a statement of an inner loop's body, run once per iteration.
@@ -511,10 +508,10 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 		}
 		s.at = true
 		for i, f := range b.val.fs {
+			s.ats[i].t = -1
 			if s.vary[i] {
-				var ok bool
-				s.ats[i], ok = s.indexAt(f)
-				s.at = s.at && ok
+				s.ats[i] = s.indexAt(f)
+				s.at = s.at && s.ats[i].t >= 0
 			}
 		}
 	}
@@ -849,19 +846,19 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	return true
 }
 
-// indexAt reports whether read f's index is linear in the loop's
-// position or key: one atom of one term of its base is x, no other atom
-// is x, and no atom is a closure (which could read x).
-func (l *lsum) indexAt(f *lnode) (ix lindex, ok bool) {
+// indexAt returns read f's index as linear in the loop's position or
+// key: one atom of one term of its base is x, no other atom is x, and
+// no atom is a closure (which could read x); t < 0 if it is not.
+func (l *lsum) indexAt(f *lnode) lindex {
+	ix, no := lindex{t: -1}, lindex{t: -1}
 	if f == nil || f.op != lRead {
-		return ix, false
+		return no
 	}
-	ix.t = -1
 	loopVar := func(a linAtom) bool { return a.slot >= 0 && (a.slot == l.ks || a.slot == l.vs) }
 	for _, t := range f.stride.terms {
 		for _, a := range t.atoms {
 			if a.f != nil || loopVar(a) {
-				return ix, false
+				return no
 			}
 		}
 	}
@@ -869,90 +866,81 @@ func (l *lsum) indexAt(f *lnode) (ix lindex, ok bool) {
 		for ai, a := range t.atoms {
 			switch {
 			case a.f != nil:
-				return ix, false
+				return no
 			case !loopVar(a):
 			case ix.t >= 0 || a.slot == l.vs && l.arr != nil && l.vreal:
-				return ix, false
+				return no
 			default:
 				ix.t, ix.atom, ix.key = ti, ai, a.slot == l.vs && l.arr != nil
 			}
 		}
 	}
-	if ix.t < 0 {
-		return ix, false
+	if ix.t >= 0 {
+		ix.rest = linearAt{c: f.base.c, terms: slices.Delete(slices.Clone(f.base.terms), ix.t, ix.t+1)}
 	}
-	ix.rest = linearAt{c: f.base.c, terms: slices.Delete(slices.Clone(f.base.terms), ix.t, ix.t+1)}
-	return ix, true
+	return ix
 }
 
 // runProd runs positions lo..hi-1 of inner loop l, whose body is one
-// product, adding into acc.
+// product, adding into acc. A factor read at an index linear in the
+// loop (l.ats) has its stride and the index's other parts worked out
+// once: the same int64 as its form's (sums and products wrap alike in
+// any order); where all varying factors are, an entry sets no variable.
 func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) bool {
 	var pr lprod
 	fs := &l.prod.fs
 	at := [3]*lview{&pr.a, &pr.b, &pr.c}
+	var strides, rest, coef [3]int64
+	var majors [3]*laneMajor
 	for i, f := range fs {
-		if f != nil && !l.vary[i] && !s.view(fr, f, at[i]) {
-			return false
+		ix := &l.ats[i]
+		switch {
+		case f == nil:
+		case !l.vary[i]:
+			if !s.view(fr, f, at[i]) {
+				return false
+			}
+		case ix.t >= 0:
+			strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
+			if len(f.stride.terms) > 0 {
+				strides[i] = f.stride.at(fr)
+			}
+			if len(ix.rest.terms) > 0 {
+				rest[i] = ix.rest.terms1(fr)
+			}
+			if atoms := f.base.terms[ix.t].atoms; len(atoms) > 1 {
+				for ai := range atoms {
+					if ai != ix.atom {
+						coef[i] *= atoms[ai].value(fr)
+					}
+				}
+			}
+			majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
 		}
 	}
 	nestSaw("lifted product")
 	if l.at {
-		return s.runProdAt(fr, l, lo, hi, &pr, at, acc)
+		nestSaw("lifted at")
 	}
 	for p := lo; p < hi; p++ {
-		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+		if !l.at {
+			setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+		}
 		for i, f := range fs {
-			if l.vary[i] && !s.view(fr, f, at[i]) {
-				return false
-			}
-		}
-		pr.addTo(acc)
-	}
-	return true
-}
-
-// runProdAt is runProd where l.at: the strides and each index's parts
-// that do not read the loop worked out once. An index is the same int64
-// as its form's (products and sums wrap alike in any order).
-func (s *liftState) runProdAt(fr *frame, l *lsum, lo, hi int64, pr *lprod, at [3]*lview, acc []float64) bool {
-	fs := &l.prod.fs
-	var strides, rest, coef [3]int64
-	var majors [3]*laneMajor
-	for i, f := range fs {
-		if !l.vary[i] {
-			continue
-		}
-		ix := &l.ats[i]
-		strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
-		if len(f.stride.terms) > 0 {
-			strides[i] = f.stride.at(fr)
-		}
-		if len(ix.rest.terms) > 0 {
-			rest[i] = ix.rest.terms1(fr)
-		}
-		if atoms := f.base.terms[ix.t].atoms; len(atoms) > 1 {
-			for ai := range atoms {
-				if ai != ix.atom {
-					coef[i] *= atoms[ai].value(fr)
-				}
-			}
-		}
-		majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
-	}
-	nestSaw("lifted at")
-	for p := lo; p < hi; p++ {
-		for i, f := range fs {
-			if !l.vary[i] {
-				continue
-			}
-			x := p
-			if l.ats[i].key {
-				x = l.arr.ints[p]
-			}
-			v := at[i]
 			var ok bool
-			if v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i], majors[i]); !ok {
+			switch ix := &l.ats[i]; {
+			case !l.vary[i]:
+				continue
+			case ix.t < 0:
+				ok = s.view(fr, f, at[i])
+			default:
+				x, v := p, at[i]
+				if ix.key {
+					x = l.arr.ints[p]
+				}
+				v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i], majors[i])
+			}
+			if !ok {
 				return false
 			}
 		}
