@@ -854,21 +854,14 @@ func (l *lsum) indexAt(f *lnode) lindex {
 	if f == nil || f.op != lRead {
 		return no
 	}
-	loopVar := func(a linAtom) bool { return a.slot >= 0 && (a.slot == l.ks || a.slot == l.vs) }
-	for _, t := range f.stride.terms {
-		for _, a := range t.atoms {
-			if a.f != nil || loopVar(a) {
-				return no
-			}
-		}
-	}
-	for ti, t := range f.base.terms {
+	nb := len(f.base.terms) // then the stride's terms
+	for ti, t := range append(slices.Clone(f.base.terms), f.stride.terms...) {
 		for ai, a := range t.atoms {
 			switch {
 			case a.f != nil:
 				return no
-			case !loopVar(a):
-			case ix.t >= 0 || a.slot == l.vs && l.arr != nil && l.vreal:
+			case a.slot < 0 || a.slot != l.ks && a.slot != l.vs:
+			case ix.t >= 0 || ti >= nb || a.slot == l.vs && l.arr != nil && l.vreal:
 				return no
 			default:
 				ix.t, ix.atom, ix.key = ti, ai, a.slot == l.vs && l.arr != nil
