@@ -22,8 +22,8 @@ import (
 // which reports the interpreter's error.
 
 // Measured (go test ./engine -run XXX -bench 'ShortLoops|NestShapes'
-// -benchtime 10x, three rounds alternating the build without lanes and
-// this one, the shared 2-core machine at a load average of 7-15: min of
+// -benchtime 10x, three rounds alternating builds without and with lanes,
+// on the shared 2-core machine at a load average of 7-15: min of
 // the rounds, ms; the loop is the Go loop of each benchmark):
 //
 //	plan                                    per j    lanes   loop

@@ -17,8 +17,8 @@ import (
 // batch to the closures, which report the interpreter's error.
 
 // Measured (go test ./engine -run XXX -bench 'ShortLoops/SDDMM-rank8|NestShapes/dense-MV'
-// -benchtime 20x, three rounds alternating the build with the lifted dot
-// per entry and this one, the shared 2-core machine at a load average of
+// -benchtime 20x, three rounds alternating builds with the lifted dot per
+// entry and with range dots, on the shared 2-core machine at a load average of
 // 6-8: min of the rounds, ms; the loop is the Go loop of each benchmark):
 //
 //	plan                         lifted   range dot   loop
