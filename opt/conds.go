@@ -399,19 +399,5 @@ func (c *condCache) sortedWithin(x, p string) bool {
 func segmentsIncrease(st storage.Store, x, p string) bool {
 	xa, ok1 := st[x].(*storage.Array)
 	pa, ok2 := st[p].(*storage.Array)
-	if !ok1 || !ok2 || xa.Elem != ir.Int || pa.Elem != ir.Int {
-		return false
-	}
-	for i := 0; i+1 < len(pa.I); i++ {
-		lo, hi := pa.I[i], pa.I[i+1]
-		if lo < 0 || hi > int64(len(xa.I)) || lo > hi {
-			return false
-		}
-		for j := lo + 1; j < hi; j++ {
-			if xa.I[j] <= xa.I[j-1] {
-				return false
-			}
-		}
-	}
-	return true
+	return ok1 && ok2 && xa.Elem == ir.Int && pa.Elem == ir.Int && xa.IncreasesWithin(pa)
 }

@@ -36,6 +36,15 @@ type Array struct {
 
 	ints   atomic.Pointer[intRange] // IntRange's answer, for the slice it scanned
 	narrow atomic.Pointer[narrowed] // Narrow's answer, for the slice it copied
+	within atomic.Pointer[within]   // IncreasesWithin's last answer, for the slices it scanned
+}
+
+// within is IncreasesWithin's answer for I at data (length n) and the
+// segments' array at pdata (length pn).
+type within struct {
+	data, pdata *int64
+	n, pn       int
+	ok          bool
 }
 
 // narrowed is I's values as int32s, for the slice at data with length n.
@@ -105,6 +114,37 @@ func (a *Array) ranges() *intRange {
 	}
 	a.ints.Store(r)
 	return r
+}
+
+// IncreasesWithin reports whether I increases strictly within each
+// segment [p.I[i], p.I[i+1]) (false when a segment is out of order or
+// outside I): a CSR row's column indices sorted and distinct. The answer
+// is remembered for the slices scanned, as IntRange's is, so the
+// optimizer's stages scan a large index array once (cnr-2000's 3.2M
+// column indices: a scan per stage was 50 of SpMV's 60 ms of
+// optimization). Safe for concurrent use; the same rule as IntRange's
+// holds: build a new Array rather than change I in place.
+func (a *Array) IncreasesWithin(p *Array) bool {
+	data, pdata := unsafe.SliceData(a.I), unsafe.SliceData(p.I)
+	if w := a.within.Load(); w != nil && w.data == data && w.n == len(a.I) && w.pdata == pdata && w.pn == len(p.I) {
+		return w.ok
+	}
+	ok := true
+	for i := 0; i+1 < len(p.I) && ok; i++ {
+		lo, hi := p.I[i], p.I[i+1]
+		if lo < 0 || hi > int64(len(a.I)) || lo > hi {
+			ok = false
+			break
+		}
+		for j := lo + 1; j < hi; j++ {
+			if a.I[j] <= a.I[j-1] {
+				ok = false
+				break
+			}
+		}
+	}
+	a.within.Store(&within{data: data, pdata: pdata, n: len(a.I), pn: len(p.I), ok: ok})
+	return ok
 }
 
 // Narrow returns I's values as int32s when every value fits in 32 bits

@@ -145,3 +145,36 @@ func TestHalves(t *testing.T) {
 		t.Errorf("after a new slice: %v, %v; want [4 4], [9 9]", low, high)
 	}
 }
+
+// TestIncreasesWithin: the answer for sorted and unsorted segments and
+// bad bounds, remembered for the slices scanned and found again when I
+// or the segments' array is a new slice.
+func TestIncreasesWithin(t *testing.T) {
+	x := IntArray([]int64{1, 3, 7, 0, 2, 2})
+	for _, c := range []struct {
+		p    []int64
+		want bool
+	}{
+		{[]int64{0, 3, 5}, true},
+		{[]int64{0, 3, 6}, false}, // 2, 2 repeats
+		{[]int64{0, 4}, false},    // 7 then 0
+		{[]int64{0, 7}, false},    // past I's end
+		{[]int64{3, 1}, false},    // out of order
+		{[]int64{0}, true},
+	} {
+		p := IntArray(c.p)
+		for range 2 {
+			if got := x.IncreasesWithin(p); got != c.want {
+				t.Errorf("IncreasesWithin(%v) = %v, want %v", c.p, got, c.want)
+			}
+		}
+	}
+	p := IntArray([]int64{0, 3, 6})
+	if x.IncreasesWithin(p) {
+		t.Fatal("2, 2 increases")
+	}
+	x.I = []int64{1, 3, 7, 0, 2, 4} // a new slice: scanned again
+	if !x.IncreasesWithin(p) {
+		t.Error("the answer for the old slice was kept")
+	}
+}
