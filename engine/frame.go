@@ -19,15 +19,17 @@ type frame struct {
 	// run that go in turn on one frame continue its growth instead of
 	// starting again from firstWindow. parallelSum zeroes it per run.
 	win int64
+	// copies: what the run's frames share (a worker's is its parent's).
+	copies *runCopies
 }
 
 func newFrame(ni, nf, nd int) *frame {
-	return &frame{i: make([]int64, ni), f: make([]float64, nf), d: make([]dict, nd)}
+	return &frame{i: make([]int64, ni), f: make([]float64, nf), d: make([]dict, nd), copies: &runCopies{}}
 }
 
 // clone copies the slots for a worker.
 func (fr *frame) clone() *frame {
-	c := &frame{i: append([]int64(nil), fr.i...), f: append([]float64(nil), fr.f...), d: append([]dict(nil), fr.d...)}
+	c := &frame{i: append([]int64(nil), fr.i...), f: append([]float64(nil), fr.f...), d: append([]dict(nil), fr.d...), copies: fr.copies}
 	return c
 }
 

@@ -173,3 +173,30 @@ func TestLiftedRangeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneMajorSharedByWorkers: the workers of one run share one
+// lane-major copy of an array read across, made by the first that needs
+// it, and agree with the interpreter.
+func TestLaneMajorSharedByWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 12))
+	st := storage.Store{}
+	randCSF(300, 25, 40, 9000, rng).store(st, "B")
+	denseStore(st, "C", 25, 16, rng)
+	denseStore(st, "D", 16, 40, rng)
+	e := parse(t, liftMTTKRP, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		var res *Result
+		seen := events(func() { res, err = k.Exec(st) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		agreeValue(t, e, st, res.Value())
+		if seen["lane-major"] != 1 {
+			t.Errorf("run %d: %d lane-major copies of D, want one for all workers", run, seen["lane-major"])
+		}
+	}
+}
