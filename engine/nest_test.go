@@ -422,11 +422,14 @@ func TestNestFilteredRangeDot(t *testing.T) {
 		st := storage.Store{}
 		randCSR(rows, rows, 9*rows, rng).store(st, "A")
 		vecStore(st, "x", rows, rng)
-		e := parse(t, `sum(<i, _> in 0:A_len1)
-		  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1)))
-		    if j <= i then A_val(p2) * x_val(j) }`, st)
-		if seen := events(func() { agree(t, e, st) }); seen["masked"] == 0 || seen["flat"] == 0 {
-			t.Errorf("want masked batches in position space; saw %v", seen)
+		// A gathered product, a sum of reads, and int counts.
+		for _, v := range []string{"A_val(p2) * x_val(j)", "A_val(p2) + x_val(j)", "1"} {
+			e := parse(t, `sum(<i, _> in 0:A_len1)
+			  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+			    if j <= i then `+v+` }`, st)
+			if seen := events(func() { agree(t, e, st) }); seen["masked"] == 0 || seen["flat"] == 0 {
+				t.Errorf("%s: want masked batches in position space; saw %v", v, seen)
+			}
 		}
 	})
 }
