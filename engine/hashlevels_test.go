@@ -119,6 +119,10 @@ func TestHashLevelsInNest(t *testing.T) {
 		// long: both report it).
 		`sum(<i, v> in V) v * x(i)`,
 		`sum(<i, v> in V) { @dense i -> v * 2.0 }`,
+		// A row also looked up (so not rewritten into segments): its
+		// entries read in batches from the layout's slices.
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) * r(0) }`,
+		`sum(<i, r> in Hi) { @dense i -> sum(<j, v> in r) v * r(1) }`,
 		transposed, transposedRead,
 	}, levelWalks...)
 	rng := rand.New(rand.NewPCG(29, 5))
