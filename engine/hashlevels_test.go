@@ -127,7 +127,7 @@ func TestHashLevelsInNest(t *testing.T) {
 	}, levelWalks...)
 	rng := rand.New(rand.NewPCG(29, 5))
 	for _, shuffle := range []bool{false, true} {
-		for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}} {
+		for _, size := range [][2]int{{1, 1}, {7, 5}, {60, 40}, {4, 1200}} {
 			st := hashStore(t, size[0], size[1], shuffle, size[0] == 7, rng)
 			for _, src := range plans {
 				e := parse(t, src, st)
