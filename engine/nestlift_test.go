@@ -93,6 +93,13 @@ const (
 	    { @dense j -> if j * H < 1 then sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      C_val(C_len2 * k + j) } }`
 	// A guard on j that holds in some lanes only: the loops per j.
+	// An inner sum whose terms are no product (a sum of reads, a guard
+	// on j inside the term): added lane by lane.
+	liftSumTerms = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        if j < x_len1 then B_val(p3) + D_val(j * D_len2 + l) } }`
 	liftGuarded = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:C_len2)
 	    { @dense j -> if j < x_len1 then sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
@@ -120,6 +127,8 @@ func TestLiftedRanges(t *testing.T) {
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
 		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product", "lifted at"}, nil, ""},
 		{"an index not linear in the key", liftSquared, [2]int{25, 16}, [2]int{16, 1700}, 16, []string{"lifted", "lifted product"}, nil, "lifted at"},
+		{"terms no product", liftSumTerms, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
+		{"terms no product, a guard failing in some lanes", liftSumTerms, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil, ""},
 		{"a guard on j failing in some lanes", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil, ""},
 		{"a guard on j holding in every lane", liftGuarded, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
 		{"a guard on j that wraps", liftWrapped, [2]int{25, 16}, [2]int{16, 40}, 16, nil, nil, ""},
