@@ -169,22 +169,22 @@ type chunkWork struct {
 }
 
 // probeEnd returns the end of the probe of a split run: about the
-// probeShare-th part of chunk p0's work, at least one iteration, and the
-// share of the whole run's work (iterations 0..n-1) the probe holds.
+// probeShare-th part of chunk p0's work (chunk 0, from iteration 0), at
+// least one iteration, and the share of the whole run's work (iterations
+// 0..n-1) the probe holds.
 func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (int64, float64) {
+	end := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
 	if cw.work != nil {
 		w := workFunc(func(i int64) int64 { return cw.work(cw.lo + i) })
-		if total := w(n) - w(p0[0]); total > 0 {
-			end := w.first(p0[0], p0[1], w(p0[0]), (w(p0[1])-w(p0[0]))/probeShare)
-			return end, float64(w(end)-w(p0[0])) / float64(total)
+		if w(n)-w(p0[0]) > 0 {
+			end = w.first(p0[0], p0[1], w(p0[0]), (w(p0[1])-w(p0[0]))/probeShare)
 		}
 	}
-	end := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
-	return end, float64(end-p0[0]) / float64(n-p0[0])
+	return end, cw.share([2]int64{p0[0], end}, n)
 }
 
 // share returns the share of the whole run's work (iterations 0..n-1)
-// chunk p0 holds.
+// iterations p0[0]..p0[1]-1 hold.
 func (cw *chunkWork) share(p0 [2]int64, n int64) float64 {
 	if cw.work != nil {
 		if total := cw.work(cw.lo+n) - cw.work(cw.lo); total > 0 {
