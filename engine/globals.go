@@ -102,11 +102,11 @@ type cell struct {
 	hash    *storage.HashMap // for a trie: its entries flattened (trieLevels)
 	trie    *storage.Trie
 	// flat is a trie's entries as a hash map (trieLevels), flattened
-	// from the root flatOf holding flatN entries; checkedOf holding
-	// checkedN entries is the trie checkTrie passed last.
+	// from the root flatOf; checkedOf holding checkedN entries is the
+	// trie checkTrie passed last.
 	flat              *storage.HashMap
 	flatOf, checkedOf *storage.TrieNode
-	flatN, checkedN   int
+	checkedN          int
 	view              dict
 	// groups is the level layout of the last hash map bound (hashView).
 	groups *hashLevels
@@ -173,15 +173,11 @@ func (c *cell) bind(obj storage.Object) error {
 		// A trie checked already, the same root holding as many entries,
 		// is taken as unchanged (as for a hash map's layout: build a new
 		// Trie rather than change its keys in place).
-		n := -1
-		if o.Root != nil && o.Depth >= 1 {
-			n = trieEntries(o.Root, o.Depth)
-		}
-		if n < 0 || c.checkedOf != o.Root || c.checkedN != n {
+		if n := trieEntries(o.Root, o.Depth); o.Root == nil || c.checkedOf != o.Root || c.checkedN != n {
 			if err := checkTrie(o); err != nil {
 				return fmt.Errorf("%s: %v", c.name, err)
 			}
-			c.checkedOf, c.checkedN = o.Root, trieEntries(o.Root, o.Depth)
+			c.checkedOf, c.checkedN = o.Root, trieEntries(o.Root, o.Depth) // (checkTrie sets a nil root)
 		}
 		c.trie = o
 		c.view = &trieView{node: o.Root, levels: o.Depth, real: real}
@@ -308,7 +304,7 @@ func (c *cell) sortedSegment(lo, hi int64) bool {
 // the values are read again at every bind.
 func (c *cell) trieLevels(t *storage.Trie, n int) *storage.HashMap {
 	h := c.flat
-	fresh := h == nil || c.flatOf != t.Root || c.flatN != n
+	fresh := h == nil || c.flatOf != t.Root || len(h.Keys) != n
 	if fresh {
 		h = &storage.HashMap{Elem: t.Elem, Arity: t.Depth, Dims: t.Dims, Keys: make([]storage.HKey, 0, n)}
 		if t.Elem == ir.Real {
@@ -316,7 +312,7 @@ func (c *cell) trieLevels(t *storage.Trie, n int) *storage.HashMap {
 		} else {
 			h.I = make([]int64, 0, n)
 		}
-		c.flat, c.flatOf, c.flatN = h, t.Root, n
+		c.flat, c.flatOf = h, t.Root
 	} else {
 		h.F, h.I = h.F[:0], h.I[:0]
 	}
