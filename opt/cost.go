@@ -148,10 +148,22 @@ func (c Cost) String() string {
 // v); a body that is any other dictionary (a variable, a lookup, a scaled
 // or added dictionary) is a temporary that must be added into the result
 // entry by entry, which costs its entries times an insert.
+//
+// once is the part of v's total that closed builds contribute: a
+// dictionary built by a loop that reads no variable (a transposed copy of
+// a tensor, a vector of row sums) has the same value wherever it runs, and
+// hoistClosed binds it by a let at the top of the plan. Its cost is then
+// paid once, not per run of the loops around it, so a parent adds its
+// children's once parts without scaling them; v holds the rest.
 type planCost struct {
 	v    float64
 	temp bool
+	once float64
 }
+
+// total is what the plan costs: its loop-scaled part and its closed
+// builds, each built once.
+func (p planCost) total() float64 { return p.v + p.once }
 
 // nodeCost is cost(e) of Fig. 6 for one node whose children cost kids. It
 // refuses (infinite cost) a logical singleton, and a node that mentions a
@@ -179,9 +191,11 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	}
 	sum := 0.0
 	maxKid := 0.0
+	once := 0.0
 	for _, x := range kids {
 		sum += x.v
 		maxKid = max(maxKid, x.v)
+		once += x.once
 	}
 	dict := g.Data(class).Type.Depth > 0
 	var c float64
@@ -245,7 +259,26 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			return planCost{}, false
 		}
 	}
-	return planCost{max(c, maxKid) + costEpsilon, temp && dict}, true
+	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once}
+	if s.closedBuild(g, class, n) {
+		// Read where it is used, built once at the top.
+		pc.v, pc.once = costEpsilon, pc.total()
+	}
+	return pc, true
+}
+
+// closedBuild reports whether node n of class builds a dictionary by a
+// loop that reads no variable and cannot fail: hoistClosed moves such a
+// term out of every loop, so its cost is charged once (planCost.once).
+// The class's FV is what every term of it needs; extraction builds it from
+// nodes whose free variables lie within FV, so an empty FV makes the
+// extracted term closed.
+func (s *session) closedBuild(g *graph, class egraph.ClassID, n egraph.Node) bool {
+	if n.Op != opSum && n.Op != opMerge {
+		return false
+	}
+	d := g.Data(class)
+	return d.Type.Depth > 0 && len(d.FV) == 0 && d.Safe
 }
 
 // loopCalls is loopCall for each operand of the scalar operation n that
@@ -336,7 +369,7 @@ func (s *session) nodeInScope(g *graph, class egraph.ClassID, n egraph.Node) boo
 	return true
 }
 
-func lessCost(a, b planCost) bool { return a.v < b.v }
+func lessCost(a, b planCost) bool { return a.total() < b.total() }
 
 // extractPlan builds the cheapest term of class root as a typed ir.Expr.
 func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
@@ -345,7 +378,7 @@ func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
 	if !ok {
 		return nil, math.Inf(1), fmt.Errorf("no plan without logical dictionaries was found")
 	}
-	cost := pc.v
+	cost := pc.total()
 	onPath := map[egraph.ClassID]bool{}
 	var build func(c egraph.ClassID) (*ir.Expr, error)
 	build = func(c egraph.ClassID) (*ir.Expr, error) {
@@ -418,7 +451,7 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 		}
 		return v
 	}
-	return Cost{Value: walk(e, id).v, Card: s.g.Data(id).Card}, nil
+	return Cost{Value: walk(e, id).total(), Card: s.g.Data(id).Card}, nil
 }
 
 // nodeOfTerm finds the node of class c that is the top of term e.

@@ -233,6 +233,7 @@ func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats 
 			}
 			c.Plan = physicalize(p)
 		}
+		c.Plan = hoistClosed(c.Plan, func(e *ir.Expr) bool { return planSafe(e, st, stats) })
 		s := newSession(st, stats)
 		s.reserveNames(c.Plan)
 		cost, err := s.termCost(c.Plan, false)
@@ -325,6 +326,7 @@ func (s *session) extractSafe(root egraph.ClassID, stage string, safeIn bool, st
 			continue
 		}
 		best = cleanup(best, stage != "fuse")
+		best = hoistClosed(best, func(e *ir.Expr) bool { return planSafe(e, st, stats) })
 		if stage == "fuse" {
 			// The fusion rules leave a let per fused loop; inlining the
 			// cheap ones leaves the exploration no lets to move around
