@@ -1,6 +1,11 @@
 package opt
 
-import "github.com/storel/storel/ir"
+import (
+	"maps"
+	"strconv"
+
+	"github.com/storel/storel/ir"
+)
 
 // hoistClosed binds every closed build of e that runs inside a loop by a
 // let at the top of the plan: a dictionary built by a sum or merge that
@@ -39,7 +44,7 @@ func hoistClosed(e *ir.Expr, safe func(*ir.Expr) bool) *ir.Expr {
 		if !hoist {
 			return c
 		}
-		key := ir.Format(c)
+		key := ir.Format(canonBinders(c))
 		x, ok := seen[key]
 		if !ok {
 			x = names.Fresh("t")
@@ -62,6 +67,43 @@ func hoistClosed(e *ir.Expr, safe func(*ir.Expr) bool) *ir.Expr {
 // dictionary, with no free variable.
 func closedBuildTerm(e *ir.Expr) bool {
 	return (e.Op == ir.OpSum || e.Op == ir.OpMerge) && e.Type.Depth > 0 && len(ir.FreeVars(e)) == 0
+}
+
+// canonBinders renames e's binders b1, b2, ... in the order they appear,
+// so that two terms equal up to their binders' names print alike.
+func canonBinders(e *ir.Expr) *ir.Expr {
+	n := 0
+	var ren func(e *ir.Expr, env map[string]string) *ir.Expr
+	ren = func(e *ir.Expr, env map[string]string) *ir.Expr {
+		if e == nil {
+			return nil
+		}
+		c := e.Shallow()
+		if c.Op == ir.OpVar {
+			if x, ok := env[c.Name]; ok {
+				c.Name = x
+			}
+			return c
+		}
+		inner := env
+		if len(c.Vars) > 0 {
+			inner = maps.Clone(env)
+			for i, v := range c.Vars {
+				n++
+				inner[v] = "b" + strconv.Itoa(n)
+				c.Vars[i] = inner[v]
+			}
+		}
+		for i, a := range c.Args {
+			if c.BinderScope(i) {
+				c.Args[i] = ren(a, inner)
+			} else {
+				c.Args[i] = ren(a, env)
+			}
+		}
+		return c
+	}
+	return ren(e, map[string]string{})
 }
 
 // loopBody reports whether argument i of e runs once per step of e's

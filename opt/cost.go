@@ -155,15 +155,25 @@ func (c Cost) String() string {
 // hoistClosed binds it by a let at the top of the plan. Its cost is then
 // paid once, not per run of the loops around it, so a parent adds its
 // children's once parts without scaling them; v holds the rest.
+//
+// Extraction picks a class's term by its cost over the runs of the class,
+// runs*v + once: a build paid once against work paid per run of the loops
+// around the class, which a comparison of v + once would miss (a copy of
+// B dearer than one scan of B, compared in a class that runs per entry
+// of A). runs is the class's (classRuns).
 type planCost struct {
 	v    float64
 	temp bool
 	once float64
+	runs float64
 }
 
 // total is what the plan costs: its loop-scaled part and its closed
 // builds, each built once.
 func (p planCost) total() float64 { return p.v + p.once }
+
+// overRuns is the plan's cost over the runs of its class.
+func (p planCost) overRuns() float64 { return p.v*max(p.runs, 1) + p.once }
 
 // nodeCost is cost(e) of Fig. 6 for one node whose children cost kids. It
 // refuses (infinite cost) a logical singleton, and a node that mentions a
@@ -259,7 +269,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			return planCost{}, false
 		}
 	}
-	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once}
+	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class)}
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
 		pc.v, pc.once = costEpsilon, pc.total()
@@ -369,7 +379,23 @@ func (s *session) nodeInScope(g *graph, class egraph.ClassID, n egraph.Node) boo
 	return true
 }
 
-func lessCost(a, b planCost) bool { return a.total() < b.total() }
+// lessCost orders two costs of one class (the extractor compares no
+// others).
+func lessCost(a, b planCost) bool { return a.overRuns() < b.overRuns() }
+
+// classRuns estimates how many times a term of class runs: at least once
+// per value of each loop variable it reads, so the widest range of values
+// of its free variables (an entry position runs over every entry of its
+// tensor). A class that reads no int variable counts once.
+func (s *session) classRuns(g *graph, class egraph.ClassID) float64 {
+	runs := 1.0
+	for _, v := range g.Data(class).FV {
+		if r := s.vars[uint64(v)].rng; r.ok && r.hi >= r.lo {
+			runs = max(runs, float64(r.hi)-float64(r.lo)+1)
+		}
+	}
+	return runs
+}
 
 // extractPlan builds the cheapest term of class root as a typed ir.Expr.
 func (s *session) extractPlan(root egraph.ClassID) (*ir.Expr, float64, error) {
