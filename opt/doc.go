@@ -40,5 +40,7 @@
 // Cardinalities follow the paper's Fig. 5 as an e-class analysis
 // (card.go, with statistics from GatherStats or ParseStats), costs its
 // Fig. 6 (cost.go, with the coefficients and where they come from). A
-// plan that still builds a logical dictionary costs infinity.
+// plan that still builds a logical dictionary costs infinity. A
+// dictionary built by a loop that reads no variable is charged once and
+// bound by a let at the plan's top (closed.go), wherever a rule left it.
 package opt
