@@ -284,7 +284,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 // nodes whose free variables lie within FV, so an empty FV makes the
 // extracted term closed.
 func (s *session) closedBuild(g *graph, class egraph.ClassID, n egraph.Node) bool {
-	if n.Op != opSum && n.Op != opMerge {
+	if s.inPlace || n.Op != opSum && n.Op != opMerge {
 		return false
 	}
 	d := g.Data(class)

@@ -268,6 +268,10 @@ func (r *StageReport) add(round StageReport) {
 // stage, logical singletons are costed as hash maps.
 func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats *Stats, opt Options, logicalAsHash bool) (*ir.Expr, float64, StageReport, error) {
 	s := newSession(st, stats)
+	// Before the mappings are fused into the program, a mapping is a
+	// closed build too: hoisted whole, it would be walked as a built
+	// dictionary instead of fusing with the loops that read it.
+	s.inPlace = sd.Name == "lookups" || sd.Name == "fuse"
 	// The analysis keeps a variable's type and range per name: a plan
 	// extracted by the stage before may bind one name twice (rules that
 	// rebind a variable, copies made by substitution), and the second
@@ -326,7 +330,9 @@ func (s *session) extractSafe(root egraph.ClassID, stage string, safeIn bool, st
 			continue
 		}
 		best = cleanup(best, stage != "fuse")
-		best = hoistClosed(best, func(e *ir.Expr) bool { return planSafe(e, st, stats) })
+		if !s.inPlace {
+			best = hoistClosed(best, func(e *ir.Expr) bool { return planSafe(e, st, stats) })
+		}
 		if stage == "fuse" {
 			// The fusion rules leave a let per fused loop; inlining the
 			// cheap ones leaves the exploration no lets to move around

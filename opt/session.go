@@ -41,6 +41,9 @@ type session struct {
 	// unguarded makes extraction refuse a branch judged safe only under
 	// its test (see guardedOnly).
 	unguarded bool
+	// inPlace makes extraction cost a closed build where it runs, per run
+	// of the loops around it, and leave it there (see closedBuild).
+	inPlace bool
 
 	// seen holds the matches already applied (see matchKey).
 	seen map[uint64]bool
