@@ -1,7 +1,6 @@
 package opt
 
 import (
-	"maps"
 	"strconv"
 
 	"github.com/storel/storel/ir"
@@ -73,37 +72,10 @@ func closedBuildTerm(e *ir.Expr) bool {
 // so that two terms equal up to their binders' names print alike.
 func canonBinders(e *ir.Expr) *ir.Expr {
 	n := 0
-	var ren func(e *ir.Expr, env map[string]string) *ir.Expr
-	ren = func(e *ir.Expr, env map[string]string) *ir.Expr {
-		if e == nil {
-			return nil
-		}
-		c := e.Shallow()
-		if c.Op == ir.OpVar {
-			if x, ok := env[c.Name]; ok {
-				c.Name = x
-			}
-			return c
-		}
-		inner := env
-		if len(c.Vars) > 0 {
-			inner = maps.Clone(env)
-			for i, v := range c.Vars {
-				n++
-				inner[v] = "b" + strconv.Itoa(n)
-				c.Vars[i] = inner[v]
-			}
-		}
-		for i, a := range c.Args {
-			if c.BinderScope(i) {
-				c.Args[i] = ren(a, inner)
-			} else {
-				c.Args[i] = ren(a, env)
-			}
-		}
-		return c
-	}
-	return ren(e, map[string]string{})
+	return renameBinders(e, func(string) string {
+		n++
+		return "b" + strconv.Itoa(n)
+	})
 }
 
 // loopBody reports whether argument i of e runs once per step of e's

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
-	"github.com/storel/storel/value"
 )
 
 // closedInLoop returns the first closed build of e (closedBuildTerm) that
@@ -88,17 +86,7 @@ func TestHoistClosedBuilds(t *testing.T) {
 	if !strings.Contains(ir.Format(body), "0:i + 1") {
 		t.Errorf("the build whose loop reads i must stay in place:\n%s", ir.Format(got))
 	}
-	want, err := eval.Eval(plan, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	have, err := eval.Eval(got, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !value.Equal(want, have, 1e-12) {
-		t.Errorf("hoisting changed the value: %v, want %v", have, want)
-	}
+	checkSameValue(t, plan, got, st)
 	// A build the predicate rejects stays where it is.
 	kept := hoistClosed(plan, func(*ir.Expr) bool { return false })
 	if ir.Format(kept) != ir.Format(plan) {
@@ -165,15 +153,5 @@ func TestTransposedCopyBuiltOnce(t *testing.T) {
 	if b := closedInLoop(res.Plan); b != nil {
 		t.Errorf("the plan builds %s inside a loop:\n%s", ir.Format(b), ir.Format(res.Plan))
 	}
-	want, err := eval.Eval(naive, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := eval.Eval(res.Plan, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !value.Equal(want, got, 1e-9) {
-		t.Errorf("the plan computes another value than the naive plan")
-	}
+	checkSameValue(t, naive, res.Plan, st)
 }

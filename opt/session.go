@@ -309,6 +309,19 @@ func uniquify(e *ir.Expr) *ir.Expr {
 	for v := range ir.FreeVars(e) {
 		seen[v] = true
 	}
+	return renameBinders(e, func(v string) string {
+		nv := v
+		if seen[v] {
+			nv = nm.Fresh(v)
+		}
+		seen[nv] = true
+		return nv
+	})
+}
+
+// renameBinders gives each binder of e, in pre-order, the name rename
+// returns for it, and its uses that name. Unchanged subtrees are shared.
+func renameBinders(e *ir.Expr, rename func(v string) string) *ir.Expr {
 	var walk func(e *ir.Expr, ren map[string]string) *ir.Expr
 	walk = func(e *ir.Expr, ren map[string]string) *ir.Expr {
 		if e == nil {
@@ -330,11 +343,7 @@ func uniquify(e *ir.Expr) *ir.Expr {
 				inner[k] = v
 			}
 			for i, v := range e.Vars {
-				nv := v
-				if seen[v] {
-					nv = nm.Fresh(v)
-				}
-				seen[nv] = true
+				nv := rename(v)
 				inner[v] = nv
 				c.Vars[i] = nv
 			}

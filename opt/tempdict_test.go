@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
 )
 
@@ -42,13 +41,7 @@ func TestScaledTemporaryCostsItsConstruction(t *testing.T) {
 		{"C", "csr", randomSparseCOO(r, []int64{1800, 25}, 1800*25/32)},
 		{"D", "csr", randomSparseCOO(r, []int64{25, 20}, 25*20/32)},
 	})
-	env := map[string]ir.Type{}
-	ir.Walk(naive, func(n *ir.Expr) bool {
-		if n.Op == ir.OpGlobal {
-			env[n.Name] = n.Type
-		}
-		return true
-	})
+	env := globalsEnv(naive)
 	cost := func(name, text string) float64 {
 		e, err := sdql.CompileExpr(name, []byte(text), env)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
 
@@ -25,11 +26,18 @@ func TestTransposedCopyReadsByPosition(t *testing.T) {
 	if !readsAtPositionOfCopy(res.Plan, "B_val") {
 		t.Errorf("the plan does not read B_val by a position stored in a built copy:\n%s", ir.Format(res.Plan))
 	}
+	checkSameValue(t, naive, res.Plan, st)
+}
+
+// checkSameValue fails t unless the interpreter gives plan the value of
+// the naive plan.
+func checkSameValue(t *testing.T, naive, plan *ir.Expr, st storage.Store) {
+	t.Helper()
 	want, err := eval.Eval(naive, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := eval.Eval(res.Plan, st)
+	got, err := eval.Eval(plan, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,13 +117,7 @@ func TestTTMScattersColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]ir.Type{}
-	ir.Walk(naive, func(n *ir.Expr) bool {
-		if n.Op == ir.OpGlobal {
-			env[n.Name] = n.Type
-		}
-		return true
-	})
+	env := globalsEnv(naive)
 	want, err := sdql.CompileExpr("column-scatter", []byte(columnScatterTTM), env)
 	if err != nil {
 		t.Fatal(err)
