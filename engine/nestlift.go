@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/storel/storel/ir"
 )
@@ -830,13 +831,22 @@ type copyKey struct {
 	stride int64
 }
 
+// sharedCopy is a lane-major copy made in tiles of 64 x 64 (neither side
+// touches a cache line an element), claimed in turn by every worker that
+// needs the copy: one worker alone would hold the others up for the
+// whole copy.
 type sharedCopy struct {
-	once sync.Once
-	vals []float64
+	src, vals    []float64
+	stride, rows int64
+	next         atomic.Int64 // the next tile to claim
+	left         sync.WaitGroup
 }
 
-// laneMajor returns src read across at stride (rows of it) transposed,
-// made by the first worker that asks.
+// laneMajorTile, set by tests, runs after each tile a worker copies.
+var laneMajorTile func()
+
+// laneMajor returns src read across at stride (rows of it) transposed;
+// the first worker that asks sets the copy up.
 func (rc *runCopies) laneMajor(src []float64, stride, rows int64) []float64 {
 	if rc == nil {
 		rc = &runCopies{} // a frame made outside a run: its own copy
@@ -848,26 +858,37 @@ func (rc *runCopies) laneMajor(src []float64, stride, rows int64) []float64 {
 	k := copyKey{&src[0], len(src), stride}
 	c := rc.copies[k]
 	if c == nil {
-		c = &sharedCopy{}
+		c = &sharedCopy{src: src, vals: make([]float64, rows*stride), stride: stride, rows: rows}
+		c.left.Add(int(c.tiles()))
 		rc.copies[k] = c
+		nestSaw("lane-major")
 	}
 	rc.mu.Unlock()
-	c.once.Do(func() {
-		// In tiles of 64 x 64: neither side touched a cache line an element.
-		vals, end := make([]float64, rows*stride), int64(len(src))
-		for r0 := int64(0); r0 < rows; r0 += 64 {
-			for b0 := int64(0); b0 < stride; b0 += 64 {
-				for r := r0; r < min(r0+64, rows); r++ {
-					for b := b0; b < min(b0+64, stride, end-r*stride); b++ {
-						vals[b*rows+r] = src[r*stride+b]
-					}
-				}
-			}
+	for t := c.next.Add(1) - 1; t < c.tiles(); t = c.next.Add(1) - 1 {
+		c.tile(t)
+		c.left.Done()
+		if laneMajorTile != nil {
+			laneMajorTile()
 		}
-		c.vals = vals
-		nestSaw("lane-major")
-	})
+	}
+	c.left.Wait()
 	return c.vals
+}
+
+func (c *sharedCopy) tiles() int64 { return (c.rows + 63) / 64 * ((c.stride + 63) / 64) }
+
+// tile copies tile t: rows r0.. and columns b0.. of src, 64 of each.
+func (c *sharedCopy) tile(t int64) {
+	nb := (c.stride + 63) / 64
+	r0, b0 := t/nb*64, t%nb*64
+	end := int64(len(c.src))
+	for r := r0; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
+		row := c.src[r*c.stride+b0 : min(r*c.stride+min(b0+64, c.stride), end)]
+		out := c.vals[b0*c.rows+r:]
+		for i, v := range row {
+			out[int64(i)*c.rows] = v
+		}
+	}
 }
 
 // runSum runs inner loop l, adding into acc.

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -206,6 +208,49 @@ func TestLaneMajorSharedByWorkers(t *testing.T) {
 		agreeValue(t, e, st, res.Value())
 		if seen["lane-major"] != 1 {
 			t.Errorf("run %d: %d lane-major copies of D, want one for all workers", run, seen["lane-major"])
+		}
+	}
+}
+
+// TestLaneMajorCopyClaimedInTurn: a worker that needs a lane-major copy
+// another worker is making copies the tiles left rather than waiting for
+// them, and the copy is the array transposed.
+func TestLaneMajorCopyClaimedInTurn(t *testing.T) {
+	const stride, rows = 200, 70 // 4 x 2 tiles, the last of each partial
+	src := make([]float64, stride*rows-13)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	rc := &runCopies{}
+	first, release := make(chan struct{}), make(chan struct{})
+	var stopped atomic.Bool
+	laneMajorTile = func() {
+		if stopped.CompareAndSwap(false, true) { // the first worker stops after one tile
+			close(first)
+			<-release
+		}
+	}
+	defer func() { laneMajorTile = nil }()
+	go rc.laneMajor(src, stride, rows)
+	<-first
+	got := make(chan []float64)
+	go func() { got <- rc.laneMajor(src, stride, rows) }()
+	var vals []float64
+	select {
+	case vals = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second worker waited for the first one's tiles")
+	}
+	close(release)
+	for r := range int64(rows) {
+		for b := range int64(stride) {
+			want := 0.0
+			if r*stride+b < int64(len(src)) {
+				want = src[r*stride+b]
+			}
+			if vals[b*rows+r] != want {
+				t.Fatalf("copy(%d, %d) = %v, want %v", r, b, vals[b*rows+r], want)
+			}
 		}
 	}
 }
