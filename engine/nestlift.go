@@ -106,6 +106,12 @@ type lsum struct {
 	vary [3]bool
 	at   bool      // every varying factor read as ats says
 	ats  [3]lindex // t < 0: not such a read
+	// fixed: every part of the ats' indices but the loop's own atom reads
+	// only global scalars and slots bound outside the lifted loop, so a
+	// run works them out once for all its calls of the loop (id: its
+	// liftState.setups).
+	fixed bool
+	id    int
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -138,6 +144,7 @@ type liftLoop struct {
 	val   *lnode
 	nodes int
 	lets  int
+	sums  int
 }
 
 // liftState is a frame's memory for a lifted loop.
@@ -150,6 +157,8 @@ type liftState struct {
 	prods  []lprod     // a product node's operands
 	majors []laneMajor // a read's lane-major copy
 	copies *runCopies  // the copies the run's workers share
+	setups []prodSetup // an lsum's fixed index parts, by its id
+	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int
 }
@@ -170,6 +179,7 @@ type liftCtx struct {
 	// sparse: an inner loop walks positions of an array (a compressed
 	// level), whose entries are what the loops per j would re-enter.
 	sparse bool
+	outer  int // the int slots bound before the loop: those below it
 }
 
 // liftRange builds the lifted form of range loop nl with body {j -> v},
@@ -179,7 +189,7 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 	if liftOff || nl.kind != itRange || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.real {
 		return nil
 	}
-	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]linAtom{}}
+	x := &liftCtx{c: c, l: &liftLoop{}, lanes: map[string]bool{nl.e.Vars[0]: true, nl.e.Vars[1]: true}, lets: map[string]int{}, atoms: map[string]linAtom{}, outer: c.ni}
 	depth := len(c.scope)
 	if c.try(func(r any) bool { _, ok := r.(noLift); return ok }, func() {
 		e := body
@@ -509,14 +519,22 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 				s.vary[i] = fv[e.Vars[0]] || fv[e.Vars[1]]
 			}
 		}
-		s.at = true
+		s.at, s.fixed = true, true
 		for i, f := range b.val.fs {
 			s.ats[i].t = -1
 			if s.vary[i] {
-				s.ats[i] = s.indexAt(f)
-				s.at = s.at && s.ats[i].t >= 0
+				ix := s.indexAt(f)
+				s.ats[i] = ix
+				s.at = s.at && ix.t >= 0
+				if ix.t >= 0 {
+					own := f.base.terms[ix.t]
+					own.atoms = slices.Delete(slices.Clone(own.atoms), ix.atom, ix.atom+1)
+					s.fixed = s.fixed && x.fixed(f.stride.terms) && x.fixed(ix.rest.terms) && x.fixed([]linTerm{own})
+				}
 			}
 		}
+		s.id = x.l.sums
+		x.l.sums++
 	}
 	c.unbind(2)
 	for v, was := range saved {
@@ -525,6 +543,19 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 		}
 	}
 	return s
+}
+
+// fixed reports whether terms read only global scalars and slots bound
+// outside the lifted loop (slots are numbered in the order bound).
+func (x *liftCtx) fixed(terms []linTerm) bool {
+	for _, t := range terms {
+		for _, a := range t.atoms {
+			if a.f != nil || a.slot >= x.outer {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // steps lowers the body of an inner loop.
@@ -555,7 +586,7 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 	s := fr.lst[nl.liftID]
 	l := nl.lift
 	if s == nil {
-		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), copies: fr.copies}
+		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), setups: make([]prodSetup, l.sums), copies: fr.copies}
 		fr.lst[nl.liftID] = s
 	}
 	return s
@@ -589,6 +620,7 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		}
 	}
 	s := fr.liftState(nl)
+	s.gen++
 	inPlace := l.leaf && b.spec.dense && b.ws == nil && lo >= 0
 	if inPlace {
 		b.reserve(hi)
@@ -800,7 +832,7 @@ type laneMajor struct {
 // src exceeds maxReserve.
 func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 	src := n.cl.reals
-	if stride <= 1 || stride >= int64(len(src)) {
+	if !copiesAcross(src, stride) {
 		return nil
 	}
 	m := &s.majors[n.id]
@@ -808,13 +840,19 @@ func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 		m.of, m.stride, m.rows, m.read = src, stride, 0, 0
 	}
 	if m.rows == 0 {
-		if m.read += reads; m.read < int64(len(src)) || len(src) > maxReserve {
+		if m.read += reads; m.read < int64(len(src)) {
 			return nil
 		}
 		m.rows = (int64(len(src)) + stride - 1) / stride
 		m.vals = s.copies.laneMajor(src, stride, m.rows)
 	}
 	return m
+}
+
+// copiesAcross reports whether reads of src at stride may take a
+// lane-major copy.
+func copiesAcross(src []float64, stride int64) bool {
+	return stride > 1 && stride < int64(len(src)) && len(src) <= maxReserve
 }
 
 // runCopies holds the lane-major copies of one run, made once for all
@@ -949,8 +987,18 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 	var pr lprod
 	fs := &l.prod.fs
 	at := [3]*lview{&pr.a, &pr.b, &pr.c}
+	var ps *prodSetup
+	if l.fixed {
+		ps = &s.setups[l.id]
+	}
+	kept := ps != nil && ps.gen == s.gen && ps.settled
 	var strides, rest, coef [3]int64
 	var majors [3]*laneMajor
+	if kept {
+		strides, rest, coef, majors = ps.strides, ps.rest, ps.coef, ps.majors
+		nestSaw("lifted set-up kept")
+	}
+	settled := true
 	for i, f := range fs {
 		ix := &l.ats[i]
 		switch {
@@ -959,6 +1007,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			if !s.view(fr, f, at[i]) {
 				return false
 			}
+		case kept:
 		case ix.t >= 0:
 			strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
 			if len(f.stride.terms) > 0 {
@@ -975,7 +1024,11 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				}
 			}
 			majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
+			settled = settled && (majors[i] != nil || !copiesAcross(f.cl.reals, strides[i]))
 		}
+	}
+	if ps != nil && !kept {
+		*ps = prodSetup{gen: s.gen, settled: settled, strides: strides, rest: rest, coef: coef, majors: majors}
 	}
 	nestSaw("lifted product")
 	if l.at {
@@ -1006,6 +1059,16 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 		pr.addTo(acc)
 	}
 	return true
+}
+
+// prodSetup is runProd's work on the ats of an lsum whose indices are
+// fixed, kept for the rest of run gen once settled (no read across
+// still counting toward its lane-major copy).
+type prodSetup struct {
+	gen                 uint64
+	settled             bool
+	strides, rest, coef [3]int64
+	majors              [3]*laneMajor
 }
 
 // runSteps runs one iteration's statements into acc.

@@ -76,6 +76,19 @@ const (
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
 	        C_val(C_len2 * k + (C_len2 - 1 - j)) * D_val((j + 1) * D_len2 + l) *
 	        D_val(j * (D_len2 - 1) + l) } }`
+	// D's rows from the row's key i on (an index part read outside the
+	// lifted loop, worked out once per run) and from the fiber's key k on
+	// (read inside: worked out per fiber).
+	liftOuterIndex = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val((j + i) * D_len2 + l) } }`
+	liftInnerIndex = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val((j + k) * D_len2 + l) } }`
 	// A long range over sparse levels: runs of at most liftLanes lanes.
 	liftLong = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<j, _> in 0:D_len2)
@@ -123,9 +136,11 @@ func TestLiftedRanges(t *testing.T) {
 		perJ       []string // events of the loops per j
 		not        string   // an event the lanes must not show
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, []string{"flat"}, ""},
+		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major", "lifted set-up kept"}, []string{"flat"}, ""},
 		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major"}, []string{"flat"}, ""},
 		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, nil, ""},
+		{"an index read outside the lifted loop", liftOuterIndex, [2]int{25, 16}, [2]int{46, 40}, 16, []string{"lifted", "lifted at", "lifted set-up kept"}, nil, ""},
+		{"an index read inside the lifted loop", liftInnerIndex, [2]int{25, 16}, [2]int{41, 40}, 16, []string{"lifted", "lifted at"}, nil, "lifted set-up kept"},
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
 		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product", "lifted at"}, nil, ""},
 		{"an index not linear in the key", liftSquared, [2]int{25, 16}, [2]int{16, 1700}, 16, []string{"lifted", "lifted product"}, nil, "lifted at"},
