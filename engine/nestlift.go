@@ -822,14 +822,16 @@ func (s *liftState) window(n *lnode, base, stride int64, m *laneMajor) ([]float6
 // b*rows+r of vals is of's r*stride+b (rows 0: not copied yet).
 type laneMajor struct {
 	of, vals           []float64
-	stride, rows, read int64 // read: lanes read across of before the copy
+	stride, rows, read int64 // read: lanes read across of not yet counted in shared
+	shared             *sharedCopy
 }
 
 // major counts reads more lanes of read n at stride and returns its
-// lane-major copy; nil for a stride that does not read across, until n
-// has read as many lanes across its array src as src holds (the copy's
-// pass over src then at most doubles the cost of the reads), or where
-// src exceeds maxReserve.
+// lane-major copy; nil for a stride that does not read across, until the
+// run's workers have read as many lanes across its array src as src
+// holds (the copy's pass over src then at most doubles the cost of the
+// reads), or where src exceeds maxReserve. Counted per worker, each of w
+// workers would read w times its share across before the copy.
 func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 	src := n.cl.reals
 	if !copiesAcross(src, stride) {
@@ -837,14 +839,19 @@ func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 	}
 	m := &s.majors[n.id]
 	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
-		m.of, m.stride, m.rows, m.read = src, stride, 0, 0
+		*m = laneMajor{of: src, stride: stride, shared: s.copies.entry(src, stride)}
 	}
 	if m.rows == 0 {
-		if m.read += reads; m.read < int64(len(src)) {
+		// The shared count is added to in steps of len(src)/64 lanes:
+		// an atomic add per inner loop would cost as much as its reads.
+		if m.read += reads; m.read < int64(len(src))/64 && !m.shared.started.Load() {
 			return nil
 		}
-		m.rows = (int64(len(src)) + stride - 1) / stride
-		m.vals = s.copies.laneMajor(src, stride, m.rows)
+		if !m.shared.started.Load() && m.shared.read.Add(m.read) < int64(len(src)) {
+			m.read = 0
+			return nil
+		}
+		m.rows, m.vals = m.shared.rows, m.shared.lanes()
 	}
 	return m
 }
@@ -869,13 +876,17 @@ type copyKey struct {
 	stride int64
 }
 
-// sharedCopy is a lane-major copy made in tiles of 64 x 64 (neither side
-// touches a cache line an element), claimed in turn by every worker that
-// needs the copy: one worker alone would hold the others up for the
-// whole copy.
+// sharedCopy is the lane-major copy of one array at one stride: the
+// lanes the workers read across before it, and the copy, made in tiles of
+// 64 x 64 (neither side touches a cache line an element) claimed in turn
+// by every worker that needs it: one worker alone would hold the others
+// up for the whole copy.
 type sharedCopy struct {
 	src, vals    []float64
 	stride, rows int64
+	read         atomic.Int64
+	started      atomic.Bool // a worker asked for the copy: the others help
+	setup        sync.Once
 	next         atomic.Int64 // the next tile to claim
 	left         sync.WaitGroup
 }
@@ -883,25 +894,34 @@ type sharedCopy struct {
 // laneMajorTile, set by tests, runs after each tile a worker copies.
 var laneMajorTile func()
 
-// laneMajor returns src read across at stride (rows of it) transposed;
-// the first worker that asks sets the copy up.
-func (rc *runCopies) laneMajor(src []float64, stride, rows int64) []float64 {
+// entry returns the run's copy of src at stride (not made yet).
+func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
+	rows := (int64(len(src)) + stride - 1) / stride
 	if rc == nil {
-		rc = &runCopies{} // a frame made outside a run: its own copy
+		return &sharedCopy{src: src, stride: stride, rows: rows} // a frame made outside a run: its own
 	}
 	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	if rc.copies == nil {
 		rc.copies = map[copyKey]*sharedCopy{}
 	}
 	k := copyKey{&src[0], len(src), stride}
 	c := rc.copies[k]
 	if c == nil {
-		c = &sharedCopy{src: src, vals: make([]float64, rows*stride), stride: stride, rows: rows}
-		c.left.Add(int(c.tiles()))
+		c = &sharedCopy{src: src, stride: stride, rows: rows}
 		rc.copies[k] = c
-		nestSaw("lane-major")
 	}
-	rc.mu.Unlock()
+	return c
+}
+
+// lanes returns the copy, made by the workers that ask for it.
+func (c *sharedCopy) lanes() []float64 {
+	c.setup.Do(func() {
+		c.started.Store(true)
+		c.vals = make([]float64, c.rows*c.stride)
+		c.left.Add(int(c.tiles()))
+		nestSaw("lane-major")
+	})
 	for t := c.next.Add(1) - 1; t < c.tiles(); t = c.next.Add(1) - 1 {
 		c.tile(t)
 		c.left.Done()

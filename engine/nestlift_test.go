@@ -246,10 +246,10 @@ func TestLaneMajorCopyClaimedInTurn(t *testing.T) {
 		}
 	}
 	defer func() { laneMajorTile = nil }()
-	go rc.laneMajor(src, stride, rows)
+	go rc.entry(src, stride).lanes()
 	<-first
 	got := make(chan []float64)
-	go func() { got <- rc.laneMajor(src, stride, rows) }()
+	go func() { got <- rc.entry(src, stride).lanes() }()
 	var vals []float64
 	select {
 	case vals = <-got:
@@ -267,5 +267,31 @@ func TestLaneMajorCopyClaimedInTurn(t *testing.T) {
 				t.Fatalf("copy(%d, %d) = %v, want %v", r, b, vals[b*rows+r], want)
 			}
 		}
+	}
+}
+
+// TestLaneMajorCountedPerRun: the lanes read across an array before its
+// lane-major copy are counted over the run's workers, so that with w
+// workers each does not read w times its share across first.
+func TestLaneMajorCountedPerRun(t *testing.T) {
+	const stride, rows = 100, 16
+	n := &lnode{cl: &cell{reals: make([]float64, stride*rows)}}
+	rc := &runCopies{}
+	workers := []*liftState{{majors: make([]laneMajor, 1), copies: rc}, {majors: make([]laneMajor, 1), copies: rc}}
+	read := func(w int, lanes int64) *laneMajor {
+		var m *laneMajor
+		for range lanes / rows {
+			m = workers[w].major(n, stride, rows)
+		}
+		return m
+	}
+	if m := read(0, stride*rows*6/10); m != nil {
+		t.Fatal("a copy before the run read as many lanes across as the array holds")
+	}
+	if m := read(1, stride*rows*6/10); m == nil {
+		t.Fatal("no copy once the workers together read as many lanes across as the array holds")
+	}
+	if m := read(0, rows); m == nil {
+		t.Fatal("the first worker does not share the copy")
 	}
 }
