@@ -1011,7 +1011,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 	if l.fixed {
 		ps = &s.setups[l.id]
 	}
-	kept := ps != nil && ps.gen == s.gen && ps.settled
+	kept := ps != nil && ps.gen == s.gen
 	var strides, rest, coef [3]int64
 	var majors [3]*laneMajor
 	if kept {
@@ -1047,8 +1047,8 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			settled = settled && (majors[i] != nil || !copiesAcross(f.cl.reals, strides[i]))
 		}
 	}
-	if ps != nil && !kept {
-		*ps = prodSetup{gen: s.gen, settled: settled, strides: strides, rest: rest, coef: coef, majors: majors}
+	if ps != nil && !kept && settled {
+		*ps = prodSetup{gen: s.gen, strides: strides, rest: rest, coef: coef, majors: majors}
 	}
 	nestSaw("lifted product")
 	if l.at {
@@ -1086,7 +1086,6 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 // still counting toward its lane-major copy).
 type prodSetup struct {
 	gen                 uint64
-	settled             bool
 	strides, rest, coef [3]int64
 	majors              [3]*laneMajor
 }
