@@ -813,45 +813,46 @@ func (s *liftState) window(n *lnode, base, stride int64, m *laneMajor) ([]float6
 		if b < 0 || b >= stride {
 			r, b = first/stride, first%stride
 		}
-		return m.vals, b*m.rows + r, 1, true
+		return m.c.vals, b*m.c.rows + r, 1, true
 	}
 	return src, first, stride, true
 }
 
-// laneMajor is array of read across at stride, transposed: element
-// b*rows+r of vals is of's r*stride+b (rows 0: not copied yet).
+// laneMajor is a read's lane-major copy (c, the run's), made once the
+// run's workers have read as many lanes across its array src as src
+// holds (the copy's pass over src then at most doubles the cost of the
+// reads). Counted per worker, each of w workers would read w times its
+// share across first; read is this worker's count not yet added to c's.
 type laneMajor struct {
-	of, vals           []float64
-	stride, rows, read int64 // read: lanes read across of not yet counted in shared
-	shared             *sharedCopy
+	c      *sharedCopy
+	read   int64
+	copied bool
 }
 
 // major counts reads more lanes of read n at stride and returns its
-// lane-major copy; nil for a stride that does not read across, until the
-// run's workers have read as many lanes across its array src as src
-// holds (the copy's pass over src then at most doubles the cost of the
-// reads), or where src exceeds maxReserve. Counted per worker, each of w
-// workers would read w times its share across before the copy.
+// lane-major copy, or nil: for a stride that does not read across, and
+// until the copy is made.
 func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 	src := n.cl.reals
 	if !copiesAcross(src, stride) {
 		return nil
 	}
 	m := &s.majors[n.id]
-	if m.stride != stride || len(m.of) != len(src) || &m.of[0] != &src[0] {
-		*m = laneMajor{of: src, stride: stride, shared: s.copies.entry(src, stride)}
+	if m.c == nil || m.c.stride != stride || len(m.c.src) != len(src) || &m.c.src[0] != &src[0] {
+		*m = laneMajor{c: s.copies.entry(src, stride)}
 	}
-	if m.rows == 0 {
-		// The shared count is added to in steps of len(src)/64 lanes:
-		// an atomic add per inner loop would cost as much as its reads.
-		if m.read += reads; m.read < int64(len(src))/64 && !m.shared.started.Load() {
+	if !m.copied {
+		// Added to the shared count in steps of len(src)/64 lanes: an
+		// atomic add per inner loop would cost as much as its reads.
+		if m.read += reads; m.read < int64(len(src))/64 {
 			return nil
 		}
-		if !m.shared.started.Load() && m.shared.read.Add(m.read) < int64(len(src)) {
+		if m.c.read.Add(m.read) < int64(len(src)) {
 			m.read = 0
 			return nil
 		}
-		m.rows, m.vals = m.shared.rows, m.shared.lanes()
+		m.c.lanes()
+		m.copied = true
 	}
 	return m
 }
@@ -876,19 +877,17 @@ type copyKey struct {
 	stride int64
 }
 
-// sharedCopy is the lane-major copy of one array at one stride: the
-// lanes the workers read across before it, and the copy, made in tiles of
-// 64 x 64 (neither side touches a cache line an element) claimed in turn
-// by every worker that needs it: one worker alone would hold the others
-// up for the whole copy.
+// sharedCopy is the lane-major copy of src at stride (element b*rows+r
+// of vals is src's r*stride+b) and the lanes read across src before it,
+// made in tiles of 64 x 64 (neither side touches a cache line an
+// element) claimed in turn by every worker that needs it: one worker
+// alone would hold the others up for the whole copy.
 type sharedCopy struct {
-	src, vals    []float64
-	stride, rows int64
-	read         atomic.Int64
-	started      atomic.Bool // a worker asked for the copy: the others help
-	setup        sync.Once
-	next         atomic.Int64 // the next tile to claim
-	left         sync.WaitGroup
+	src, vals           []float64
+	stride, rows, tiles int64
+	read, next          atomic.Int64 // next: the next tile to claim
+	setup               sync.Once
+	left                sync.WaitGroup
 }
 
 // laneMajorTile, set by tests, runs after each tile a worker copies.
@@ -914,39 +913,30 @@ func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
 	return c
 }
 
-// lanes returns the copy, made by the workers that ask for it.
-func (c *sharedCopy) lanes() []float64 {
+// lanes makes the copy with the other workers that ask for it.
+func (c *sharedCopy) lanes() {
+	nb := (c.stride + 63) / 64
 	c.setup.Do(func() {
-		c.started.Store(true)
 		c.vals = make([]float64, c.rows*c.stride)
-		c.left.Add(int(c.tiles()))
+		c.tiles = (c.rows + 63) / 64 * nb
+		c.left.Add(int(c.tiles))
 		nestSaw("lane-major")
 	})
-	for t := c.next.Add(1) - 1; t < c.tiles(); t = c.next.Add(1) - 1 {
-		c.tile(t)
+	end := int64(len(c.src))
+	for t := c.next.Add(1) - 1; t < c.tiles; t = c.next.Add(1) - 1 {
+		r0, b0 := t/nb*64, t%nb*64
+		for r := r0; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
+			out := c.vals[b0*c.rows+r:]
+			for i, v := range c.src[r*c.stride+b0 : min(r*c.stride+min(b0+64, c.stride), end)] {
+				out[int64(i)*c.rows] = v
+			}
+		}
 		c.left.Done()
 		if laneMajorTile != nil {
 			laneMajorTile()
 		}
 	}
 	c.left.Wait()
-	return c.vals
-}
-
-func (c *sharedCopy) tiles() int64 { return (c.rows + 63) / 64 * ((c.stride + 63) / 64) }
-
-// tile copies tile t: rows r0.. and columns b0.. of src, 64 of each.
-func (c *sharedCopy) tile(t int64) {
-	nb := (c.stride + 63) / 64
-	r0, b0 := t/nb*64, t%nb*64
-	end := int64(len(c.src))
-	for r := r0; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
-		row := c.src[r*c.stride+b0 : min(r*c.stride+min(b0+64, c.stride), end)]
-		out := c.vals[b0*c.rows+r:]
-		for i, v := range row {
-			out[int64(i)*c.rows] = v
-		}
-	}
 }
 
 // runSum runs inner loop l, adding into acc.
@@ -1007,18 +997,16 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 	var pr lprod
 	fs := &l.prod.fs
 	at := [3]*lview{&pr.a, &pr.b, &pr.c}
-	var ps *prodSetup
+	var local prodSetup
+	ps := &local
 	if l.fixed {
 		ps = &s.setups[l.id]
 	}
-	kept := ps != nil && ps.gen == s.gen
-	var strides, rest, coef [3]int64
-	var majors [3]*laneMajor
+	strides, rest, coef, majors := &ps.strides, &ps.rest, &ps.coef, &ps.majors
+	kept, settled := l.fixed && ps.gen == s.gen, true
 	if kept {
-		strides, rest, coef, majors = ps.strides, ps.rest, ps.coef, ps.majors
 		nestSaw("lifted set-up kept")
 	}
-	settled := true
 	for i, f := range fs {
 		ix := &l.ats[i]
 		switch {
@@ -1047,8 +1035,11 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			settled = settled && (majors[i] != nil || !copiesAcross(f.cl.reals, strides[i]))
 		}
 	}
-	if ps != nil && !kept && settled {
-		*ps = prodSetup{gen: s.gen, strides: strides, rest: rest, coef: coef, majors: majors}
+	if !kept {
+		ps.gen = 0
+		if settled {
+			ps.gen = s.gen
+		}
 	}
 	nestSaw("lifted product")
 	if l.at {

@@ -249,7 +249,7 @@ func TestLaneMajorCopyClaimedInTurn(t *testing.T) {
 	go rc.entry(src, stride).lanes()
 	<-first
 	got := make(chan []float64)
-	go func() { got <- rc.entry(src, stride).lanes() }()
+	go func() { c := rc.entry(src, stride); c.lanes(); got <- c.vals }()
 	var vals []float64
 	select {
 	case vals = <-got:
@@ -291,7 +291,7 @@ func TestLaneMajorCountedPerRun(t *testing.T) {
 	if m := read(1, stride*rows*6/10); m == nil {
 		t.Fatal("no copy once the workers together read as many lanes across as the array holds")
 	}
-	if m := read(0, rows); m == nil {
+	if m := read(0, stride*rows/64+rows); m == nil {
 		t.Fatal("the first worker does not share the copy")
 	}
 }
