@@ -1003,7 +1003,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 		ps = &s.setups[l.id]
 	}
 	strides, rest, coef, majors := &ps.strides, &ps.rest, &ps.coef, &ps.majors
-	kept, settled := l.fixed && ps.gen == s.gen, true
+	kept := l.fixed && ps.gen == s.gen
 	if kept {
 		nestSaw("lifted set-up kept")
 	}
@@ -1015,7 +1015,10 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			if !s.view(fr, f, at[i]) {
 				return false
 			}
-		case kept:
+		case ix.t >= 0 && kept:
+			if majors[i] == nil { // still counting toward its copy
+				majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
+			}
 		case ix.t >= 0:
 			strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
 			if len(f.stride.terms) > 0 {
@@ -1032,15 +1035,9 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				}
 			}
 			majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
-			settled = settled && (majors[i] != nil || !copiesAcross(f.cl.reals, strides[i]))
 		}
 	}
-	if !kept {
-		ps.gen = 0
-		if settled {
-			ps.gen = s.gen
-		}
-	}
+	ps.gen = s.gen
 	nestSaw("lifted product")
 	if l.at {
 		nestSaw("lifted at")
@@ -1073,8 +1070,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 }
 
 // prodSetup is runProd's work on the ats of an lsum whose indices are
-// fixed, kept for the rest of run gen once settled (no read across
-// still counting toward its lane-major copy).
+// fixed, kept for the rest of run gen.
 type prodSetup struct {
 	gen                 uint64
 	strides, rest, coef [3]int64
