@@ -106,6 +106,22 @@ func TestShortLoops(t *testing.T) {
 	}
 }
 
+// TestRowKeysPerBlock: the keys of TTV's fibers, rows of many
+// iterations of the loop around (several hundred rows i of a few fibers
+// each), are computed once per block of rows in full batches, not once
+// per row i; the result agrees with the interpreter.
+func TestRowKeysPerBlock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 9))
+	st := storage.Store{}
+	randCSF(600, 300, 20, 4000, rng).store(st, "B")
+	denseStore(st, "D", 1, 20, rng)
+	e := parse(t, shortTTV, st)
+	seen := events(func() { agree(t, e, st) })
+	if seen["keys"] == 0 || seen["keys"] > seen["flat"] {
+		t.Errorf("want one key pass per block of rows (%d blocks), saw %d; events %v", seen["flat"], seen["keys"], seen)
+	}
+}
+
 // TestShortLoopErrors: a read past an array's end in a lane, or in the
 // factors applied to a block's rows, is the interpreter's error.
 func TestShortLoopErrors(t *testing.T) {

@@ -376,6 +376,7 @@ type flatState struct {
 	starts   [][]int64
 	rlos     [][]int64
 	dots     [][]int64 // per step with a range dot: its rows as CSR bounds
+	keys     []int64   // the keys of a block's rows (flatKeys)
 	// valsEnd: the first row whose value flatVals left to be computed
 	// row by row (a batch failed a guard or a read).
 	valsEnd int64
@@ -678,20 +679,23 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					}
 				}
 			}
+			// The rows' keys over the whole block in full batches, whatever
+			// iterations of the loop around the rows belong to.
+			kend := o.flatKeys(fr, st, s, i, r0, r1)
 			if u := st.up; st.keyedUp() {
 				// The rows of each iteration of the loop around, into
 				// the row at its key.
 				for g0 := r0; g0 < r1; {
 					setRow(g0, i)
 					g1 := min(r1, u.bounds[u.c+1])
-					if !o.addRows(fr, st, s, i, r0, g0, g1, b.child(u.single.key(fr)), setRow) {
+					if !o.addRows(fr, st, s, i, r0, g0, g1, kend, b.child(u.single.key(fr)), setRow) {
 						return
 					}
 					g0 = g1
 				}
 				continue
 			}
-			if !o.addRows(fr, st, s, i, r0, r0, r1, b, setRow) {
+			if !o.addRows(fr, st, s, i, r0, r0, r1, kend, b, setRow) {
 				return
 			}
 		case stLoop:
@@ -721,16 +725,20 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 }
 
 // addRows adds rows g0..g1-1 of a block from r0 (step i, singleton s,
-// their sums computed) into b; false on an error.
-func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 int64, b *builder, setRow func(int64, int)) bool {
-	from, to := g0, g1
+// their sums computed, the keys of rows before kend in st.keys) into b;
+// false on an error.
+func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1, kend int64, b *builder, setRow func(int64, int)) bool {
+	to := g1
 	if s.loop == nil {
 		to = min(g1, st.valsEnd) // the values computed in batches
 	}
-	if kv := s.keyVec; kv != nil && b.spec.real && to > g0 {
-		if from = o.flatKeys(fr, kv, st.vals[i][g0-r0:to-r0], g0, to, b); from == g1 {
-			return true
+	from := g0
+	if e := min(to, kend); e > g0 && b.spec.real {
+		if s.keyVec.key.op == vVal && b.spec.dense {
+			b.holdKeysOf(s.keyVec.key.cl)
 		}
+		addReals(b, st.keys[g0-r0:e-r0], st.vals[i][g0-r0:e-r0])
+		from = e
 	}
 	for r := from; r < g1; r++ {
 		setRow(r, i)
@@ -838,24 +846,37 @@ func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 	return true
 }
 
-// flatKeys adds the rows' values vals at their keys (kv, over the rows
-// as lanes) into b, a batch at a time, in row order; it returns the
-// first row not added: r1, or the start of a batch whose key failed a
-// guard or a read (those rows then go row by row).
-func (o *nloop) flatKeys(fr *frame, kv *vloop, vals []float64, r0, r1 int64, b *builder) int64 {
+// flatKeys computes into st.keys the keys of rows r0..r1-1 of step i
+// (singleton s, its rows' real values computed), over the rows as lanes
+// a batch at a time, and returns the first row without one: r1, the
+// first whose value is left to be computed row by row, or the start of
+// a batch whose key failed a guard or a read (those rows then go row by
+// row, so errors come in row order).
+func (o *nloop) flatKeys(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64) int64 {
+	kv := s.keyVec
+	if s.loop == nil {
+		r1 = min(r1, st.valsEnd)
+	}
+	if kv == nil || !s.summed() || r1 <= r0 {
+		return r0
+	}
 	vs := fr.vstate(kv)
 	kv.decide(fr, vs, r0, r1)
-	if kv.key.op == vVal && b.spec.dense {
-		b.holdKeysOf(kv.key.cl)
-	}
 	defer func() { vs.in = nil }()
+	keys, vals := grow(&st.keys, int(r1-r0)), st.vals[i]
 	for p0 := r0; p0 < r1; p0 += vbatch {
 		n := int(min(r1-p0, vbatch))
 		vs.in = vals[p0-r0:]
-		if !kv.batch(fr, vs, o, p0, n, b) {
+		if !kv.check(fr, vs, p0, n) {
 			nestSaw("fallback")
 			return p0
 		}
+		k, ok := vs.eval(fr, kv.key, p0, n)
+		if !ok {
+			nestSaw("fallback")
+			return p0
+		}
+		copy(keys[p0-r0:], vs.ints(kv.key, k, n))
 	}
 	nestSaw("keys")
 	return r1
