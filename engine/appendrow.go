@@ -33,7 +33,7 @@ import "slices"
 func (b *builder) startAppend() {
 	b.app, b.open = true, false
 	b.reals, b.ints, b.lkeys, b.nkeys, b.listed = nil, nil, nil, nil, false
-	b.ws.appended = 0
+	b.ws.appended, b.ws.summed = 0, false
 }
 
 // appendedRow returns the entries of w's appending row: keys and values
@@ -62,7 +62,7 @@ func (b *builder) settle() {
 // settleRow is settle for values of type V in block.
 func settleRow[V int64 | float64](b *builder, w *workspace, block []V) {
 	keys, vals := appendedRow(w, block)
-	w.appended = 0
+	w.appended, w.summed = 0, false
 	if w.owner != nil {
 		// Compacting the owner carves where the entries are.
 		keys, vals = slices.Clone(keys), slices.Clone(vals)
@@ -80,13 +80,14 @@ func appendEntry[V int64 | float64](b *builder, block *[]V, k int64, v V) bool {
 	if n := len(keys); n > 0 && k <= int64(keys[n-1]) {
 		if k == int64(keys[n-1]) {
 			vals[n-1] += v
+			w.summed = true
 			return true
 		}
 	} else if k >= 0 && k <= narrowKeyLimit {
 		if v == 0 { // a zero at a new key is no entry
 			return true
 		}
-		if room(w, *block) > 0 || growAppend(w, block) {
+		if room(w, *block) > 0 || growAppend(w, block, 2*(w.appended+1)) {
 			keys, vals = appendedRow(w, *block)
 			n := len(keys)
 			keys[:n+1][n], vals[:n+1][n] = int32(k), v
@@ -105,20 +106,57 @@ func room[V int64 | float64](w *workspace, block []V) int {
 }
 
 // growAppend moves the appending row of w to new blocks with room for
-// more entries, and reports whether it could: a row of more than
-// maxBlock/4 entries gets none (it settles, as compaction would give it
-// storage of its own).
-func growAppend[V int64 | float64](w *workspace, block *[]V) bool {
+// need entries in all (those it has included), and reports whether it
+// could: a row of more than maxBlock/4 entries gets none (it settles, as
+// compaction would give it storage of its own).
+func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 	n := w.appended
 	if n+1 > maxBlock/4 {
 		return false
 	}
 	keys, vals := appendedRow(w, *block)
-	size := blockSize(2*(n+1), w.carved)
+	size := blockSize(need, w.carved)
 	kb, vb := make([]int32, 0, size), make([]V, 0, size)
 	copy(kb[:n], keys)
 	copy(vb[:n], vals)
 	w.keyBlock, *block = kb, vb
+	return true
+}
+
+// reserveRows readies b, a dictionary of rows in sequential mode, for
+// about rows more rows, as the level a walk is on bounds them: the rows'
+// records grow once rather than row by row.
+func (b *builder) reserveRows(rows int) {
+	if x := b.x; x != nil && x.seq != nil && x.seq.outer == nil {
+		s := x.seq
+		s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, rows), slices.Grow(s.vEnds, rows), slices.Grow(s.cEnds, rows)
+	}
+}
+
+// appendRow adds vals at keys (aligned, real) into the row at key k of
+// b, a dictionary of rows in sequential mode whose open row appends,
+// where its rows stay: no builder per row. It reports false, having
+// added nothing, when k is not the open row's key nor a greater one, or
+// b is not in that mode.
+func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
+	x := b.x
+	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.app || !x.seq.cur.spec.real {
+		return false
+	}
+	s := x.seq
+	if !s.live || k != s.key {
+		if k <= s.key {
+			return false
+		}
+		if s.live {
+			s.closeAppended()
+		}
+		s.key, s.live = k, true
+		s.cur.startAppend()
+	}
+	if q := appendReals(s.cur, 0, keys, vals); q < len(keys) {
+		addReals(b.child(k), keys[q:], vals[q:]) // settled: the row goes on in its workspace
+	}
 	return true
 }
 
@@ -156,6 +194,7 @@ func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
 			}
 			if n > 0 && k == last {
 				av[n-1] += v
+				w.summed = true
 				continue
 			}
 			break
@@ -164,7 +203,7 @@ func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
 		if q == len(vals) {
 			return q
 		}
-		if n < len(ak) || !growAppend(w, &w.realBlock) {
+		if n < len(ak) || !growAppend(w, &w.realBlock, 2*(n+1)) {
 			b.settle()
 			return q
 		}
@@ -183,18 +222,21 @@ func (s *seqRows) closeAppended() {
 	} else {
 		closeAppendedRow(s, chunkInts, &w.intBlock)
 	}
-	w.appended = 0
+	w.appended, w.summed = 0, false
 }
 
 // closeAppendedRow is closeAppended for values of type V in *block.
 func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V, block *[]V) {
 	w := s.w
 	keys, vals := appendedRow(w, *block)
-	n := 0
-	for q, v := range vals {
-		if v != 0 { // entries that added up to zero
-			keys[n], vals[n] = keys[q], v
-			n++
+	n := len(vals)
+	if w.summed {
+		n = 0
+		for q, v := range vals {
+			if v != 0 { // entries that added up to zero
+				keys[n], vals[n] = keys[q], v
+				n++
+			}
 		}
 	}
 	if n == 0 {

@@ -61,6 +61,24 @@ func TestAppendRowsSkipWorkspace(t *testing.T) {
 		}
 		checkEntries(t, d, want)
 		checkSorted(t, d)
+		checkNoZeros(t, d)
+	}
+}
+
+// checkNoZeros fails if a list row of d, a dictionary of depth 2, lists
+// a zero: entries that cancel are no entries.
+func checkNoZeros(t *testing.T, d dict) {
+	t.Helper()
+	for p := range d.size() {
+		row := d.dictAt(p)
+		if _, dense := row.(*denseLeaf); dense {
+			continue // a dense row holds zeros at the keys it lacks
+		}
+		for q := range row.size() {
+			if row.realAt(q) == 0 && row.intAt(q) == 0 {
+				t.Fatalf("row %d lists key %d with a zero value", d.keyAt(p), row.keyAt(q))
+			}
+		}
 	}
 }
 

@@ -109,16 +109,42 @@ func TestShortLoops(t *testing.T) {
 // TestRowKeysPerBlock: the keys of TTV's fibers, rows of many
 // iterations of the loop around (several hundred rows i of a few fibers
 // each), are computed once per block of rows in full batches, not once
-// per row i; the result agrees with the interpreter.
+// per row i, and the rows of the iterations are appended where they stay
+// while their keys come in order (the "appended" event): the row's key
+// the loop's value (i), its position (p1) or a range's key, the fibers'
+// keys read in place (k) or computed (2 * k), or out of order (K_val, row
+// by row). Each agrees with the interpreter at 1 and 3 threads.
 func TestRowKeysPerBlock(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 9))
 	st := storage.Store{}
-	randCSF(600, 300, 20, 4000, rng).store(st, "B")
+	b := randCSF(600, 300, 20, 4000, rng)
+	b.store(st, "B")
 	denseStore(st, "D", 1, 20, rng)
-	e := parse(t, shortTTV, st)
-	seen := events(func() { agree(t, e, st) })
-	if seen["keys"] == 0 || seen["keys"] > seen["flat"] {
-		t.Errorf("want one key pass per block of rows (%d blocks), saw %d; events %v", seen["flat"], seen["keys"], seen)
+	st["K_val"] = storage.IntArray(keysFor(len(b.idx2), rng))
+	st["n"] = storage.IntScalar(int64(len(b.pos2) - 1))
+	overRange := `sum(<i, _> in 0:n)
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(i):B_pos2(i + 1)))
+	    { @dense k -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l) } }`
+	for _, tc := range []struct {
+		name, plan string
+		appended   bool
+	}{
+		{"rows at i", shortTTV, true},
+		{"rows at p1", strings.Replace(shortTTV, "@dense i ->", "@dense p1 ->", 1), true},
+		{"rows at a range's key", overRange, true},
+		{"entries at computed keys", strings.Replace(shortTTV, "@dense k ->", "@dense 2 * k ->", 1), true},
+		{"entries at keys out of order", shortKeyed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			if seen["keys"] == 0 || seen["keys"] > seen["flat"] {
+				t.Errorf("want one key pass per block of rows (%d blocks), saw %d; events %v", seen["flat"], seen["keys"], seen)
+			}
+			if got := seen["appended"] > 0; got != tc.appended {
+				t.Errorf("rows appended in place: %v, want %v; events %v", got, tc.appended, seen)
+			}
+		})
 	}
 }
 

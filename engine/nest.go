@@ -172,7 +172,9 @@ var closuresOnly bool
 // "lanes" (a short call run lane by lane), "post" (the factors of a
 // product with a sum applied to a block's rows in batches), "fallback"
 // (a batch or lane run through the closures), "indexed" (a built sorted
-// list read through its values laid out by key).
+// list read through its values laid out by key), "appended" (a block's
+// rows of every iteration appended to the rows at their keys, where they
+// stay, no builder per row).
 var nestEvent func(string)
 
 func nestSaw(ev string) {

@@ -376,7 +376,7 @@ type flatState struct {
 	starts   [][]int64
 	rlos     [][]int64
 	dots     [][]int64 // per step with a range dot: its rows as CSR bounds
-	keys     []int64   // the keys of a block's rows (flatKeys)
+	keys     []int64   // the keys of a block's rows, when computed (flatKeys)
 	// valsEnd: the first row whose value flatVals left to be computed
 	// row by row (a batch failed a guard or a read).
 	valsEnd int64
@@ -395,6 +395,25 @@ type upRows struct {
 	// single: p's singleton whose row at its key takes the rows of each
 	// iteration (nil: they add into the builder p runs into).
 	single *nstmt
+}
+
+// key returns the key of the row that iteration c's rows go to, when it
+// is the enclosing loop's own key or value (an int), as rowVars would set
+// it; false otherwise (the caller then sets the variables).
+func (u *upRows) key(c int) (int64, bool) {
+	p, pos := u.p, u.r0+int64(c)
+	switch u.single.keyE.Name {
+	case p.e.Vars[0]:
+		return pos, true
+	case p.e.Vars[1]:
+		if p.kind == itRange {
+			return pos, true
+		}
+		if a := p.arr; a != nil && !p.vreal && pos >= 0 && pos < int64(len(a.ints)) {
+			return a.ints[pos], true
+		}
+	}
+	return 0, false
 }
 
 // rowSink is the builder that row r, its variables set (rowVars), adds
@@ -681,21 +700,37 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			}
 			// The rows' keys over the whole block in full batches, whatever
 			// iterations of the loop around the rows belong to.
-			kend := o.flatKeys(fr, st, s, i, r0, r1)
+			keys, kend := o.flatKeys(fr, st, s, i, r0, r1)
 			if u := st.up; st.keyedUp() {
 				// The rows of each iteration of the loop around, into
-				// the row at its key.
-				for g0 := r0; g0 < r1; {
+				// the row at its key: appended where they stay while the
+				// keys come in order, else row by row.
+				setRow(r0, i)
+				groups, _ := slices.BinarySearch(u.bounds[u.c:], r1)
+				b.reserveRows(groups)
+				appended := true
+				for c, g0 := u.c, r0; g0 < r1; c++ {
+					g1 := min(r1, u.bounds[c+1])
+					if g1 == g0 {
+						continue // no rows: no row
+					}
+					if k, ok := u.key(c); ok && g1 <= kend && b.appendRow(k, keys[g0-r0:g1-r0], st.vals[i][g0-r0:g1-r0]) {
+						g0 = g1
+						continue
+					}
+					appended = false
 					setRow(g0, i)
-					g1 := min(r1, u.bounds[u.c+1])
-					if !o.addRows(fr, st, s, i, r0, g0, g1, kend, b.child(u.single.key(fr)), setRow) {
+					if !o.addRows(fr, st, s, i, r0, g0, g1, keys, kend, b.child(u.single.key(fr)), setRow) {
 						return
 					}
 					g0 = g1
 				}
+				if appended {
+					nestSaw("appended")
+				}
 				continue
 			}
-			if !o.addRows(fr, st, s, i, r0, r0, r1, kend, b, setRow) {
+			if !o.addRows(fr, st, s, i, r0, r0, r1, keys, kend, b, setRow) {
 				return
 			}
 		case stLoop:
@@ -725,9 +760,9 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 }
 
 // addRows adds rows g0..g1-1 of a block from r0 (step i, singleton s,
-// their sums computed, the keys of rows before kend in st.keys) into b;
+// their sums computed, the keys of rows r0..kend-1 in keys) into b;
 // false on an error.
-func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1, kend int64, b *builder, setRow func(int64, int)) bool {
+func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1 int64, keys []int64, kend int64, b *builder, setRow func(int64, int)) bool {
 	to := g1
 	if s.loop == nil {
 		to = min(g1, st.valsEnd) // the values computed in batches
@@ -737,7 +772,7 @@ func (o *nloop) addRows(fr *frame, st *flatState, s *nstmt, i int, r0, g0, g1, k
 		if s.keyVec.key.op == vVal && b.spec.dense {
 			b.holdKeysOf(s.keyVec.key.cl)
 		}
-		addReals(b, st.keys[g0-r0:e-r0], st.vals[i][g0-r0:e-r0])
+		addReals(b, keys[g0-r0:e-r0], st.vals[i][g0-r0:e-r0])
 		from = e
 	}
 	for r := from; r < g1; r++ {
@@ -846,40 +881,46 @@ func (o *nloop) flatPost(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 	return true
 }
 
-// flatKeys computes into st.keys the keys of rows r0..r1-1 of step i
-// (singleton s, its rows' real values computed), over the rows as lanes
-// a batch at a time, and returns the first row without one: r1, the
-// first whose value is left to be computed row by row, or the start of
-// a batch whose key failed a guard or a read (those rows then go row by
-// row, so errors come in row order).
-func (o *nloop) flatKeys(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64) int64 {
+// flatKeys returns the keys of rows r0..r1-1 of step i (singleton s,
+// its rows' real values computed), over the rows as lanes a batch at a
+// time, and the first row without one: r1, the first whose value is
+// left to be computed row by row, or the start of a batch whose key
+// failed a guard or a read (those rows then go row by row, so errors
+// come in row order). Keys that are the iterated array's entries are
+// its slice; others are computed into st.keys.
+func (o *nloop) flatKeys(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64) ([]int64, int64) {
 	kv := s.keyVec
 	if s.loop == nil {
 		r1 = min(r1, st.valsEnd)
 	}
 	if kv == nil || !s.summed() || r1 <= r0 {
-		return r0
+		return nil, r0
 	}
 	vs := fr.vstate(kv)
 	kv.decide(fr, vs, r0, r1)
 	defer func() { vs.in = nil }()
-	keys, vals := grow(&st.keys, int(r1-r0)), st.vals[i]
+	keys, vals := grow(&st.keys, int(r1-r0))[:0], st.vals[i]
+	inPlace := kv.key.op == vVal // the iterated array's entries at the rows' positions
 	for p0 := r0; p0 < r1; p0 += vbatch {
 		n := int(min(r1-p0, vbatch))
 		vs.in = vals[p0-r0:]
 		if !kv.check(fr, vs, p0, n) {
 			nestSaw("fallback")
-			return p0
+			return keys, p0
 		}
 		k, ok := vs.eval(fr, kv.key, p0, n)
 		if !ok {
 			nestSaw("fallback")
-			return p0
+			return keys, p0
 		}
-		copy(keys[p0-r0:], vs.ints(kv.key, k, n))
+		if inPlace {
+			keys = kv.key.cl.ints[r0 : p0+int64(n)]
+		} else {
+			keys = append(keys, vs.ints(kv.key, k, n)...)
+		}
 	}
 	nestSaw("keys")
-	return r1
+	return keys, r1
 }
 
 // flatSums computes, for rows r0..r1-1, the scalar sum of inner loop l

@@ -129,8 +129,11 @@ type workspace struct {
 	denseInts   []int64
 	carvedDense int
 	// appended: the entries of the level's appending row (builder.app),
-	// which lie past the ends of keyBlock and realBlock or intBlock.
+	// which lie past the ends of keyBlock and realBlock or intBlock;
+	// summed: a repeated key added into one of them (which may then be
+	// zero: closing the row drops such entries).
 	appended int
+	summed   bool
 }
 
 // Representation thresholds (see release).
