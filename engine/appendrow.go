@@ -123,41 +123,20 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 	return true
 }
 
-// reserveRows readies b, a dictionary of rows in sequential mode, for
-// about rows more rows, as the level a walk is on bounds them: the rows'
-// records grow once rather than row by row.
-func (b *builder) reserveRows(rows int) {
-	if x := b.x; x != nil && x.seq != nil && x.seq.outer == nil {
-		s := x.seq
-		s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, rows), slices.Grow(s.vEnds, rows), slices.Grow(s.cEnds, rows)
-	}
-}
-
 // appendRow adds vals at keys (aligned, real) into the row at key k of
-// b, a dictionary of rows in sequential mode whose open row appends,
-// where its rows stay: no builder per row. It reports false, having
-// added nothing, when k is not the open row's key nor a greater one, or
-// b is not in that mode.
+// b, a dictionary of rows in sequential mode, and reports whether it
+// could: not when b is in no such mode or k is less than its open row's
+// (then nothing is added).
 func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
 	x := b.x
-	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.app || !x.seq.cur.spec.real {
+	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.spec.real || k < x.seq.key {
 		return false
 	}
-	s := x.seq
-	if !s.live || k != s.key {
-		if k <= s.key {
-			return false
-		}
-		if s.live {
-			s.closeAppended()
-		}
-		s.key, s.live = k, true
-		s.cur.startAppend()
+	c := b.seqRow(k)
+	if c != nil {
+		addReals(c, keys, vals)
 	}
-	if q := appendReals(s.cur, 0, keys, vals); q < len(keys) {
-		addReals(b.child(k), keys[q:], vals[q:]) // settled: the row goes on in its workspace
-	}
-	return true
+	return c != nil
 }
 
 // appendReals adds vals at keys (aligned; nil: the run of keys lo,

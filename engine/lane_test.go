@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,11 +111,14 @@ func TestShortLoops(t *testing.T) {
 // TestRowKeysPerBlock: the keys of TTV's fibers, rows of many
 // iterations of the loop around (several hundred rows i of a few fibers
 // each), are computed once per block of rows in full batches, not once
-// per row i, and the rows of the iterations are appended where they stay
-// while their keys come in order (the "appended" event): the row's key
-// the loop's value (i), its position (p1) or a range's key, the fibers'
-// keys read in place (k) or computed (2 * k), or out of order (K_val, row
-// by row). Each agrees with the interpreter at 1 and 3 threads.
+// per row i, and the rows of the iterations go to the rows at their keys
+// in one pass over the iterations while those keys come in order (the
+// "appended" event): the row's key the loop's value (i), its position
+// (p1) or a range's key, the fibers' keys read in place (k), computed
+// (2 * k) or out of order (K_val: those rows go on in the workspace);
+// rows out of order (a layout of the user's whose first level is not
+// sorted) go row by row. Each agrees with the interpreter at 1 and 3
+// threads.
 func TestRowKeysPerBlock(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 9))
 	st := storage.Store{}
@@ -133,9 +138,17 @@ func TestRowKeysPerBlock(t *testing.T) {
 		{"rows at p1", strings.Replace(shortTTV, "@dense i ->", "@dense p1 ->", 1), true},
 		{"rows at a range's key", overRange, true},
 		{"entries at computed keys", strings.Replace(shortTTV, "@dense k ->", "@dense 2 * k ->", 1), true},
-		{"entries at keys out of order", shortKeyed, false},
+		{"entries at keys out of order", shortKeyed, true},
+		{"rows out of order", shortTTV, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			st := st
+			if !tc.appended {
+				st = maps.Clone(st)
+				idx1 := slices.Clone(b.idx1)
+				slices.Reverse(idx1)
+				st["B_idx1"] = storage.IntArray(idx1)
+			}
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
 			if seen["keys"] == 0 || seen["keys"] > seen["flat"] {

@@ -173,8 +173,8 @@ var closuresOnly bool
 // product with a sum applied to a block's rows in batches), "fallback"
 // (a batch or lane run through the closures), "indexed" (a built sorted
 // list read through its values laid out by key), "appended" (a block's
-// rows of every iteration appended to the rows at their keys, where they
-// stay, no builder per row).
+// rows of every iteration added to the rows at their keys in sequential
+// mode, no variables set per row).
 var nestEvent func(string)
 
 func nestSaw(ev string) {

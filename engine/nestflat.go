@@ -397,25 +397,6 @@ type upRows struct {
 	single *nstmt
 }
 
-// key returns the key of the row that iteration c's rows go to, when it
-// is the enclosing loop's own key or value (an int), as rowVars would set
-// it; false otherwise (the caller then sets the variables).
-func (u *upRows) key(c int) (int64, bool) {
-	p, pos := u.p, u.r0+int64(c)
-	switch u.single.keyE.Name {
-	case p.e.Vars[0]:
-		return pos, true
-	case p.e.Vars[1]:
-		if p.kind == itRange {
-			return pos, true
-		}
-		if a := p.arr; a != nil && !p.vreal && pos >= 0 && pos < int64(len(a.ints)) {
-			return a.ints[pos], true
-		}
-	}
-	return 0, false
-}
-
 // rowSink is the builder that row r, its variables set (rowVars), adds
 // into: b, or the row of b that its iteration of the enclosing loop
 // keys (upRows.single).
@@ -706,17 +687,18 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// the row at its key: appended where they stay while the
 				// keys come in order, else row by row.
 				setRow(r0, i)
-				groups, _ := slices.BinarySearch(u.bounds[u.c:], r1)
-				b.reserveRows(groups)
 				appended := true
 				for c, g0 := u.c, r0; g0 < r1; c++ {
 					g1 := min(r1, u.bounds[c+1])
 					if g1 == g0 {
 						continue // no rows: no row
 					}
-					if k, ok := u.key(c); ok && g1 <= kend && b.appendRow(k, keys[g0-r0:g1-r0], st.vals[i][g0-r0:g1-r0]) {
-						g0 = g1
-						continue
+					if g1 <= kend {
+						u.p.setVars(fr, u.r0+int64(c)) // the row's key is a variable of the loop around
+						if b.appendRow(u.single.key(fr), keys[g0-r0:g1-r0], st.vals[i][g0-r0:g1-r0]) {
+							g0 = g1
+							continue
+						}
 					}
 					appended = false
 					setRow(g0, i)
