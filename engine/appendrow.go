@@ -71,34 +71,6 @@ func settleRow[V int64 | float64](b *builder, w *workspace, block []V) {
 	addList(b, keys, vals)
 }
 
-// appendEntry adds v at key k of the appending row b, whose values are
-// in *block, and reports whether it could; if not, b has settled and v
-// is still to be added.
-func appendEntry[V int64 | float64](b *builder, block *[]V, k int64, v V) bool {
-	w := b.ws
-	keys, vals := appendedRow(w, *block)
-	if n := len(keys); n > 0 && k <= int64(keys[n-1]) {
-		if k == int64(keys[n-1]) {
-			vals[n-1] += v
-			w.summed = true
-			return true
-		}
-	} else if k >= 0 && k <= narrowKeyLimit {
-		if v == 0 { // a zero at a new key is no entry
-			return true
-		}
-		if room(w, *block) > 0 || growAppend(w, block, 2*(w.appended+1)) {
-			keys, vals = appendedRow(w, *block)
-			n := len(keys)
-			keys[:n+1][n], vals[:n+1][n] = int32(k), v
-			w.appended++
-			return true
-		}
-	}
-	b.settle()
-	return false
-}
-
 // room is how many more entries the appending row of w has room for at
 // the end of its blocks.
 func room[V int64 | float64](w *workspace, block []V) int {
@@ -139,20 +111,20 @@ func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
 	return c != nil
 }
 
-// appendReals adds vals at keys (aligned; nil: the run of keys lo,
-// lo+1, ...) to the appending row b, in order, and returns how many it
-// added: fewer than len(vals) when a key is out of order (b has then
-// settled).
-func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
+// appendVals adds vals at keys (aligned; nil: the run of keys lo,
+// lo+1, ...) to the appending row b, whose values are in *block, in
+// order, and returns how many it added: fewer than len(vals) when a key
+// is out of order (b has then settled, the rest still to be added).
+func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int64, vals []V) int {
 	w := b.ws
 	q := 0
 	for q < len(vals) {
-		ak, av := appendedRow(w, w.realBlock)
+		ak, av := appendedRow(w, *block)
 		last := int64(-1)
 		if n := len(ak); n > 0 {
 			last = int64(ak[n-1])
 		}
-		free := room(w, w.realBlock)
+		free := room(w, *block)
 		ak, av = ak[:len(ak)+free], av[:len(av)+free]
 		n := w.appended
 		for ; q < len(vals); q++ {
@@ -161,7 +133,7 @@ func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
 				k = keys[q]
 			}
 			if k > last && k <= narrowKeyLimit {
-				if v != 0 {
+				if v != 0 { // a zero at a new key is no entry
 					if n == len(ak) {
 						break // out of room
 					}
@@ -182,7 +154,7 @@ func appendReals(b *builder, lo int64, keys []int64, vals []float64) int {
 		if q == len(vals) {
 			return q
 		}
-		if n < len(ak) || !growAppend(w, &w.realBlock, 2*(n+1)) {
+		if n < len(ak) || !growAppend(w, block, 2*(n+1)) {
 			b.settle()
 			return q
 		}

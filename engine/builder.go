@@ -437,7 +437,7 @@ func (b *builder) addRow(lo int64, vals []float64) {
 	// once: MTTKRP's rank per i) is appended where it is to stay; a
 	// second run at the same keys settles the row.
 	if b.app {
-		q := appendReals(b, lo, nil, vals)
+		q := appendVals(b, &b.ws.realBlock, lo, nil, vals)
 		if q == len(vals) {
 			return
 		}
@@ -470,7 +470,7 @@ func (b *builder) addRow(lo int64, vals []float64) {
 
 func (b *builder) addRealSlow(k int64, v float64) {
 	if b.app {
-		if appendEntry(b, &b.ws.realBlock, k, v) {
+		if appendVals(b, &b.ws.realBlock, k, nil, []float64{v}) == 1 {
 			return
 		}
 		b.addReal(k, v)
@@ -535,7 +535,7 @@ func (b *builder) addInt(k int64, v int64) {
 
 func (b *builder) addIntSlow(k int64, v int64) {
 	if b.app {
-		if appendEntry(b, &b.ws.intBlock, k, v) {
+		if appendVals(b, &b.ws.intBlock, k, nil, []int64{v}) == 1 {
 			return
 		}
 		b.addInt(k, v)

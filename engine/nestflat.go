@@ -886,11 +886,11 @@ func (o *nloop) flatKeys(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 	for p0 := r0; p0 < r1; p0 += vbatch {
 		n := int(min(r1-p0, vbatch))
 		vs.in = vals[p0-r0:]
-		if !kv.check(fr, vs, p0, n) {
-			nestSaw("fallback")
-			return keys, p0
+		var k *vval
+		ok := kv.check(fr, vs, p0, n)
+		if ok {
+			k, ok = vs.eval(fr, kv.key, p0, n)
 		}
-		k, ok := vs.eval(fr, kv.key, p0, n)
 		if !ok {
 			nestSaw("fallback")
 			return keys, p0

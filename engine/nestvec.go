@@ -840,7 +840,7 @@ func addReals(b *builder, keys []int64, vals []float64) {
 		return
 	}
 	if b.app {
-		q := appendReals(b, 0, keys, vals)
+		q := appendVals(b, &b.ws.realBlock, 0, keys, vals)
 		keys, vals = keys[q:], vals[q:]
 	}
 	for l, k := range keys {
