@@ -101,7 +101,7 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 // (then nothing is added).
 func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
 	x := b.x
-	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.spec.real || k < x.seq.key {
+	if x == nil || !x.sequential && x.seq == nil || b.spec.depth != 2 || !b.spec.kid.real || x.seq != nil && k < x.seq.key {
 		return false
 	}
 	c := b.seqRow(k)
@@ -109,6 +109,22 @@ func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
 		addReals(c, keys, vals)
 	}
 	return c != nil
+}
+
+// reserveRows readies b, in sequential mode with its open row appending
+// reals, for rows more rows of at most entries more entries, as the
+// level a walk is on bounds them: the rows' records and the block the
+// entries go to are sized once, not grown row after row.
+func (b *builder) reserveRows(rows, entries int) {
+	x := b.x
+	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.app || !x.seq.cur.spec.real {
+		return
+	}
+	s, w := x.seq, x.seq.w
+	s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, rows), slices.Grow(s.vEnds, rows), slices.Grow(s.cEnds, rows)
+	if room(w, w.realBlock) < entries {
+		growAppend(w, &w.realBlock, w.appended+entries)
+	}
 }
 
 // appendVals adds vals at keys (aligned; nil: the run of keys lo,

@@ -696,6 +696,9 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					if g1 <= kend {
 						u.p.setVars(fr, u.r0+int64(c)) // the row's key is a variable of the loop around
 						if b.appendRow(u.single.key(fr), keys[g0-r0:g1-r0], st.vals[i][g0-r0:g1-r0]) {
+							if g0 == u.bounds[0] { // the run's first row: room for all its rows
+								b.reserveRows(len(u.bounds)-2-c, int(u.bounds[len(u.bounds)-1]-g1))
+							}
 							g0 = g1
 							continue
 						}
