@@ -267,3 +267,27 @@ func BenchmarkSparseNested(b *testing.B) {
 		}
 	})
 }
+
+// TestRowsSizedFromTheWalk: TTV's rows, appended in order, take their
+// records and entries' storage sized once from the level the walk is on:
+// a hundred times the fibers cost no more allocations.
+func TestRowsSizedFromTheWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 10))
+	allocs := func(rows, nnz int) float64 {
+		st := storage.Store{"v_val": storage.RealArray(randVec(20, rng)), "v_len1": storage.IntScalar(20)}
+		randCSF(rows, 5000, 20, nnz, rng).store(st, "T")
+		k, err := Compile(parse(t, planTTVNested, st), SchemaOf(st), Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(3, func() {
+			if _, err := k.Exec(st); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	few, many := allocs(200, 3500), allocs(20000, 350_000)
+	if many > few+4 {
+		t.Errorf("%v allocations for 3500 fibers, %v for 350000", few, many)
+	}
+}
