@@ -132,7 +132,7 @@ func (b *builder) reserveRows(rows, entries int) {
 // order, and returns how many it added: fewer than len(vals) when a key
 // is out of order (b has then settled, the rest still to be added).
 func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int64, vals []V) int {
-	w := b.ws
+	w, limit := b.ws, narrowKeyLimit
 	q := 0
 	for q < len(vals) {
 		ak, av := appendedRow(w, *block)
@@ -148,7 +148,7 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			if keys != nil {
 				k = keys[q]
 			}
-			if k > last && k <= narrowKeyLimit {
+			if k > last && k <= limit {
 				if v != 0 { // a zero at a new key is no entry
 					if n == len(ak) {
 						break // out of room
