@@ -15,9 +15,14 @@ import "slices"
 // and closing the row keeps them there, zeros dropped: the list (or, at
 // least half full, the dense slice spread in place) that compaction
 // would have made, the same bytes and the same entries. A repeated key
-// adds into the last entry. A row that outgrows the blocks' room moves
-// to new blocks, unless it has more than maxBlock/4 entries (then it
-// settles: compaction gives such a row storage of its own).
+// adds into the last entry (only then can an entry be zero at close). A
+// row that outgrows the blocks' room moves to new blocks, unless it has
+// more than maxBlock/4 entries (then it settles: compaction gives such a
+// row storage of its own). A loop that hands over a whole row at once
+// (appendRow: the rows of TTV's fibers in position space) skips the
+// builder's per-key dispatch, and one that walks a level whose extent
+// bounds the rows and entries to come sizes the storage once for them
+// (reserveRows).
 //
 // The row's slice is empty while it appends, so every write into it
 // goes through addRealSlow or addIntSlow (dense levels check the key

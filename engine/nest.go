@@ -324,7 +324,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		} else if nl.up = c.parentFlat(nl); nl.up != nil {
 			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 			if nl.upSingle != nil {
-				nl.info.exec += ", each iteration's entries into its key's row"
+				nl.info.exec += ", each iteration's entries into its key's row (in sequential mode appended where they stay, storage sized from the walked level)"
 			}
 		}
 	}
