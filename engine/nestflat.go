@@ -884,8 +884,12 @@ func (o *nloop) flatKeys(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 	vs := fr.vstate(kv)
 	kv.decide(fr, vs, r0, r1)
 	defer func() { vs.in = nil }()
-	keys, vals := grow(&st.keys, int(r1-r0))[:0], st.vals[i]
+	var keys []int64
 	inPlace := kv.key.op == vVal // the iterated array's entries at the rows' positions
+	if !inPlace {
+		keys = grow(&st.keys, int(r1-r0))[:0]
+	}
+	vals := st.vals[i]
 	for p0 := r0; p0 < r1; p0 += vbatch {
 		n := int(min(r1-p0, vbatch))
 		vs.in = vals[p0-r0:]
