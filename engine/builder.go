@@ -429,8 +429,6 @@ func (b *builder) unlist() {
 	b.lkeys = nil
 }
 
-// addRealSlow adds v at a key k of a dense level outside its slice: the
-// slice grows to hold k, or k goes to the spill map.
 // addRow adds vals at keys lo, lo+1, ... as addReal does.
 func (b *builder) addRow(lo int64, vals []float64) {
 	// A run into a new sequential row (the row of one outer key, written
@@ -468,6 +466,8 @@ func (b *builder) addRow(lo int64, vals []float64) {
 	}
 }
 
+// addRealSlow adds v at a key k of a dense level outside its slice: the
+// slice grows to hold k, or k goes to the spill map.
 func (b *builder) addRealSlow(k int64, v float64) {
 	if b.app {
 		if appendVals(b, &b.ws.realBlock, k, nil, []float64{v}) == 1 {
