@@ -89,6 +89,9 @@ type nloop struct {
 	// rowRange: a range loop in position space whose bounds read the
 	// enclosing loop's variables, laid out row by row (nestflat.go).
 	rowRange bool
+	// laid: a loop over a built dictionary in position space, each
+	// row's entries laid out in the block one after another (laidRows).
+	laid     bool
 	split    bool      // the outermost sum of a parallel run: its iterations are split across workers
 	workBy   string    // split: the work its chunks share equally (split.go), or "" for equal counts
 	flat     *flatPlan // the body runs in position space (nestflat.go)
@@ -281,11 +284,12 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		// yet; mergerow.go, mergeloop.go and seekindex.go run them.
 		c.noNest("a merge (two-way intersection) is not an iterator of the IR yet")
 	}
-	if c.inRow > 0 && lb.spec != nil && nl.kind != itRange && !nl.hash && !containsLoop(body) {
+	if c.inRow > 0 && lb.spec != nil && (nl.kind == itSegment || nl.kind == itArray) && !containsLoop(body) {
 		// Scattering into a row of a nested result by the keys of an
 		// index array (MMM, TTM) is what the workspace rows of the
-		// closure paths do (workspace.go, sweep.go); the IR has no such
-		// sink yet, and a builder call per entry is 2.5x slower.
+		// closure paths do (workspace.go, sweep.go) a segment at a time,
+		// fused with the loop around; the rows of a built dictionary
+		// (a transposed copy) run here, laid out in position space.
 		c.noNest("a row of a nested result scattered by index-array keys (workspace rows)")
 	}
 	nl.ks, nl.vs = c.varSlots(e, body, vt)

@@ -67,6 +67,9 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 		if nl.rowRange {
 			exec += "; in position space, bounds laid out row by row"
 		}
+		if nl.laid {
+			exec += "; in position space, each row's entries laid out in the block"
+		}
 		switch {
 		case v.dot != nil && v.dot.in != nil:
 			exec += "; in position space, rows' sums by the segmented dot primitive over the terms whose index the guards pass"

@@ -284,7 +284,20 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 		return false
 	}
 	sb := l.seg
+	l.laid = false
 	switch {
+	case l.kind == itDict:
+		// Each row's entries are laid out as the block is (rowEntries):
+		// its source may read o's variables, not the lets of o's rows.
+		if l.vdict {
+			return false
+		}
+		for v := range ir.FreeVars(l.e.Args[0]) {
+			if names[v] && v != o.e.Vars[0] && v != o.e.Vars[1] {
+				return false
+			}
+		}
+		l.laid = true
 	case l.kind == itRange:
 		// A range whose bounds do not change from row to row is the same
 		// run of keys in every row; bounds that read o's variables (a
@@ -338,7 +351,7 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 			l.vec.rowNodes = append(l.vec.rowNodes, n)
 		}
 	}
-	if l.kind != itRange {
+	if l.kind == itSegment {
 		l.vec.dot = dotOf(l)
 		l.vec.scatter = scatterOf(l)
 	}
@@ -375,8 +388,9 @@ type flatState struct {
 	rlo, rhi []int64
 	starts   [][]int64
 	rlos     [][]int64
-	dots     [][]int64 // per step with a range dot: its rows as CSR bounds
-	keys     []int64   // the keys of a block's rows, when computed (flatKeys)
+	dots     [][]int64  // per step with a range dot: its rows as CSR bounds
+	laid     []laidRows // per step over a built dictionary: its rows' entries
+	keys     []int64    // the keys of a block's rows, when computed (flatKeys)
 	// valsEnd: the first row whose value flatVals left to be computed
 	// row by row (a batch failed a guard or a read).
 	valsEnd int64
@@ -506,7 +520,7 @@ const rowMean = 12
 // average.
 func (o *nloop) rowsLong(fp *flatPlan, st *flatState, n int64) bool {
 	for i, s := range fp.steps {
-		if l := s.loop; l != nil && l.rowRange && l.vec.dot == nil {
+		if l := s.loop; l != nil && (l.rowRange || l.laid) && l.vec.dot == nil {
 			if p := st.starts[i]; p[n] >= rowMean*n {
 				return true
 			}
@@ -524,6 +538,10 @@ func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int6
 		}
 		if s.loop.rowRange {
 			hi = o.rowBounds(fr, st, i, s.loop, r, hi)
+			continue
+		}
+		if s.loop.laid {
+			hi = o.rowEntries(fr, st, i, s.loop, r, hi)
 			continue
 		}
 		if s.loop.kind == itRange {
@@ -565,6 +583,34 @@ func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64
 		los = append(los, lo)
 	}
 	st.starts[i], st.rlos[i] = p, los
+	return end
+}
+
+// rowEntries lays out the entries of rows r..hi-1 of inner loop l over
+// a built dictionary (step i) one after another, each row's lanes from
+// starts[i][r] on. It returns the first row past the block, as
+// rowBounds does.
+func (o *nloop) rowEntries(fr *frame, st *flatState, i int, l *nloop, r, hi int64) int64 {
+	p := grow(&st.starts[i], int(min(hi-r, flatRows))+1)[:1]
+	d := &st.laid[i]
+	d.reset()
+	p[0] = 0
+	end := r
+	for ; end < hi; end++ {
+		o.rowVars(fr, st, end)
+		_, n, ok := l.open(fr)
+		if !ok {
+			fr.err = nil
+			break
+		}
+		last := p[len(p)-1]
+		if n > flatRange || last+n > flatCap || len(p) == cap(p) {
+			break
+		}
+		d.add(fr.d[l.dslot], int(n), l.vs >= 0, l.vreal)
+		p = append(p, last+n)
+	}
+	st.starts[i] = p
 	return end
 }
 
@@ -1329,6 +1375,13 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 		}
 		v.decide(fr, s, lo, lo+m)
 		s.rlo = lo
+	} else if l.laid {
+		// Lane q is position q of the rows laid out (rowEntries), whose
+		// keys are in order row by row only: no guard is discharged.
+		p = st.starts[i][:r1-r0+1]
+		fr.d[l.dslot] = &st.laid[i]
+		clear(s.skip)
+		nestSaw("laid out")
 	} else {
 		sb := l.seg
 		p = sb.lo.ints[r0+sb.loOff : r1+sb.loOff+1]
@@ -1558,7 +1611,7 @@ func (fr *frame) flat(o *nloop) *flatState {
 	if st == nil {
 		n := len(o.flat.steps)
 		st = &flatState{vals: make([][]float64, n), ivals: make([][]int64, n),
-			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n), rlos: make([][]int64, n), dots: make([][]int64, n)}
+			rlo: make([]int64, n), rhi: make([]int64, n), starts: make([][]int64, n), rlos: make([][]int64, n), dots: make([][]int64, n), laid: make([]laidRows, n)}
 		fr.fst[o.flatID] = st
 	}
 	return st

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/storel/storel/ir"
@@ -312,55 +313,136 @@ func (x *vctx) dictVar(e *ir.Expr) *vnode {
 // dictEntries evaluates the key (vDictKey) or value (vDictVal) of
 // positions p0..p0+n-1 of the dictionary an itDict loop iterates.
 func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
-	m := nd.src(fr)
-	if hr, ok := m.(*hashRow); ok {
-		// A hash map's row: its keys and leaf values are slices already.
-		q := int(p0)
-		switch {
-		case nd.op == vDictKey:
-			return s.put(nd, vval{iv: hr.keySlice()[q : q+n]})
-		case !hr.leaf():
-		case nd.real && hr.g.real:
-			return s.put(nd, vval{fv: hr.realSlice()[q : q+n]})
-		case !nd.real && !hr.g.real:
-			return s.put(nd, vval{iv: hr.intSlice()[q : q+n]})
-		}
-	}
-	if dl, ok := m.(*denseLeaf); ok {
-		keys := dl.list()[p0 : p0+int64(n)]
-		switch {
-		case nd.op == vDictKey:
-			return s.put(nd, vval{iv: keys})
-		case nd.real && dl.real:
-			buf := s.fbuf(nd, n)
-			gatherDense(buf, dl.reals, keys, dl.spillF)
-			return s.put(nd, vval{fv: buf})
-		case !nd.real && !dl.real:
-			buf := s.ibuf(nd, n)
-			gatherDense(buf, dl.ints, keys, dl.spillI)
-			return s.put(nd, vval{iv: buf})
-		}
-	}
-	q := int(p0)
+	m, q := nd.src(fr), int(p0)
 	switch {
 	case nd.op == vDictKey:
-		buf := s.ibuf(nd, n)
-		for l := range buf {
-			buf[l] = m.keyAt(q + l)
-		}
-		return s.put(nd, vval{iv: buf})
+		return s.put(nd, vval{iv: entryKeys(m, q, n, s.ibuf(nd, n))})
 	case nd.real:
-		buf := s.fbuf(nd, n)
-		for l := range buf {
-			buf[l] = m.realAt(q + l)
-		}
-		return s.put(nd, vval{fv: buf})
+		return s.put(nd, vval{fv: entryReals(m, q, n, s.fbuf(nd, n))})
 	}
-	buf := s.ibuf(nd, n)
-	for l := range buf {
+	return s.put(nd, vval{iv: entryInts(m, q, n, s.ibuf(nd, n))})
+}
+
+// entryKeys returns the keys of positions q..q+n-1 of m: a slice of m's
+// own where its keys are one (a hash map's row, a dense vector's list,
+// rows laid out), else buf filled.
+func entryKeys(m dict, q, n int, buf []int64) []int64 {
+	switch d := m.(type) {
+	case *laidRows:
+		return d.keys[q : q+n]
+	case *hashRow:
+		return d.keySlice()[q : q+n]
+	case *denseLeaf:
+		return d.list()[q : q+n]
+	case *rowLeaf:
+		if d.nkeys != nil {
+			for l, k := range d.nkeys[q : q+n] {
+				buf[l] = int64(k)
+			}
+			return buf
+		}
+		return d.lkeys[q : q+n]
+	}
+	for l := range buf[:n] {
+		buf[l] = m.keyAt(q + l)
+	}
+	return buf[:n]
+}
+
+// entryInts returns the int values of positions q..q+n-1 of m, as
+// entryKeys does its keys.
+func entryInts(m dict, q, n int, buf []int64) []int64 {
+	switch d := m.(type) {
+	case *laidRows:
+		return d.ints[q : q+n]
+	case *hashRow:
+		if d.leaf() && !d.g.real {
+			return d.intSlice()[q : q+n]
+		}
+	case *denseLeaf:
+		if !d.real {
+			gatherDense(buf[:n], d.ints, d.list()[q:q+n], d.spillI)
+			return buf[:n]
+		}
+	case *rowLeaf:
+		if !d.spec.real {
+			return d.ints[q : q+n]
+		}
+	}
+	for l := range buf[:n] {
 		buf[l] = m.intAt(q + l)
 	}
-	return s.put(nd, vval{iv: buf})
+	return buf[:n]
+}
+
+// entryReals returns the real values of positions q..q+n-1 of m, as
+// entryKeys does its keys.
+func entryReals(m dict, q, n int, buf []float64) []float64 {
+	switch d := m.(type) {
+	case *laidRows:
+		return d.reals[q : q+n]
+	case *hashRow:
+		if d.leaf() && d.g.real {
+			return d.realSlice()[q : q+n]
+		}
+	case *denseLeaf:
+		if d.real {
+			gatherDense(buf[:n], d.reals, d.list()[q:q+n], d.spillF)
+			return buf[:n]
+		}
+	case *rowLeaf:
+		if d.spec.real {
+			return d.reals[q : q+n]
+		}
+	}
+	for l := range buf[:n] {
+		buf[l] = m.realAt(q + l)
+	}
+	return buf[:n]
+}
+
+// laidRows holds the entries of a block's rows of an itDict loop laid
+// out one after another (position space, nestflat.go): lane q of the
+// block is its position q. It stands in the loop's own dictionary slot
+// while the block runs, read only by the loop's key and value (positions
+// 0..size()-1); its lookups, the embedded empty dictionary's, are not
+// the plan's and are never made.
+type laidRows struct {
+	emptyDict
+	keys  []int64
+	ints  []int64
+	reals []float64
+}
+
+func (d *laidRows) size() int            { return len(d.keys) }
+func (d *laidRows) keyAt(p int) int64    { return d.keys[p] }
+func (d *laidRows) intAt(p int) int64    { return d.ints[p] }
+func (d *laidRows) realAt(p int) float64 { return d.reals[p] }
+func (d *laidRows) reset()               { d.keys, d.ints, d.reals = d.keys[:0], d.ints[:0], d.reals[:0] }
+
+// add appends the n entries of m: keys, and values (reals or ints) when
+// vals is set.
+func (d *laidRows) add(m dict, n int, vals, real bool) {
+	k0 := len(d.keys)
+	d.keys = slices.Grow(d.keys, n)[:k0+n]
+	layOut(d.keys[k0:], entryKeys(m, 0, n, d.keys[k0:]))
+	switch {
+	case !vals:
+	case real:
+		d.reals = slices.Grow(d.reals, n)[:k0+n]
+		layOut(d.reals[k0:], entryReals(m, 0, n, d.reals[k0:]))
+	default:
+		d.ints = slices.Grow(d.ints, n)[:k0+n]
+		layOut(d.ints[k0:], entryInts(m, 0, n, d.ints[k0:]))
+	}
+}
+
+// layOut copies src, an entry function's result given dst as its
+// buffer, into dst unless it is dst already.
+func layOut[T int64 | float64](dst, src []T) {
+	if len(src) > 0 && &src[0] != &dst[0] {
+		copy(dst, src)
+	}
 }
 
 // denseIndex is a sorted-list leaf's values laid out by key, made on the
@@ -402,10 +484,10 @@ func (l *listLeaf) denseIndex() *denseIndex {
 
 // keyInterval bounds the keys of positions lo..hi-1 of an itDict loop's
 // dictionary: every dictionary lists its keys in increasing order, so
-// they are the keys at the two ends.
+// they are the keys at the two ends (not so rows laid out in a block).
 func (n *vnode) keyInterval(fr *frame, lo, hi int64) (int64, int64, bool) {
 	m := n.src(fr)
-	if hi <= lo || hi > int64(m.size()) {
+	if _, laid := m.(*laidRows); laid || hi <= lo || hi > int64(m.size()) {
 		return 0, 0, false
 	}
 	return m.keyAt(int(lo)), m.keyAt(int(hi - 1)), true

@@ -135,6 +135,23 @@ sum(<i, _> in 0:A_len1)
     let a = A_val(p2) in
     sum(<j, r> in t(k)) { @dense j -> (sum(<q, _> in r) B_val(q)) * a } }`, "sum(<j, r> in t(k))",
 		"iterator: built dictionary r\n", "lanes"},
+	{"rows of a built transposed copy holding positions (M4's shape), into rows of the result", `let t =
+  sum(<j, _> in 0:B_len1)
+    sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @dense j -> p + 1 } }
+in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    let a = A_val(p2) in
+    sum(<j, r> in t(k)) { @dense j -> B_val(r - 1) * a } }`, "sum(<j, r> in t(k))",
+		"in position space, each row's entries laid out in the block", "laid out"},
+	{"rows of a built copy summed per row, their key guarded", `let t =
+  sum(<j, _> in 0:B_len1)
+    sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @dense j -> B_val(p) } }
+in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    sum(<j, v> in t(k)) if j < x_len then v * x(j) }`, "sum(<j, v> in t(k))",
+		"in position space, each row's entries laid out in the block", "laid out"},
 	{"a built hash matrix walked row by row", `let t =
   sum(<i, _> in 0:A_len1)
     sum(<p, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @hash k -> { @hash i -> A_val(p) } }
