@@ -28,6 +28,7 @@ import (
 
 type benchData struct {
 	spmvA, mmmA, mmmB, sumA, sumB, bataxA *sparseCSR
+	mmmBc                                 *sparseCSR // MMM's B by columns
 	x                                     []float64
 	ttmA, mttB                            *sparseCSF
 	ttmB, mttC, mttD                      *sparseCSR
@@ -46,6 +47,7 @@ func benchInputs() *benchData {
 		bench.x = randVec(n, rng)
 		bench.mmmA = randCSR(n, n, 1_000_000, rng)
 		bench.mmmB = randCSR(n, 250, n*250/32, rng)
+		bench.mmmBc = randCSR(250, n, n*250/32, rng)
 		bench.sumA = bench.mmmA
 		bench.sumB = bench.mmmB
 		bench.bataxA = bench.spmvA
@@ -150,6 +152,12 @@ func BenchmarkMMM(b *testing.B) {
 			refMMM(d.mmmA, d.mmmB)
 		}
 	})
+	// B stored by columns: the optimizer's plan builds B's rows once (a
+	// transposed copy holding positions) and walks them per entry of A.
+	sc := storage.Store{}
+	d.mmmA.store(sc, "A")
+	d.mmmBc.storeCSC(sc, "B")
+	b.Run("storel-B-csc", func(b *testing.B) { runKernel(b, planMMMcsc, sc, 1, 0) })
 }
 
 func BenchmarkTTM(b *testing.B) {

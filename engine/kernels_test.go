@@ -150,6 +150,18 @@ const (
       sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1)))
         { @dense j -> A_val(p) * B_val(q) } }`
 
+	// MMM with B stored by columns, as the optimizer plans it: B's rows
+	// built once, holding positions into B_val (plus one: 0 is no entry).
+	planMMMcsc = `let t1 =
+  sum(<j1, _> in 0:B_len1)
+    sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1)))
+      { @dense c1 -> { @dense j1 -> p3 + 1 } }
+in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    let t14 = A_val(p2) in
+    sum(<i3, r1> in t1(k)) { @dense i3 -> B_val(r1 - 1) * t14 } }`
+
 	// A is CSC (level 1: columns k), B is CSR (level 1: rows k).
 	planSumMMM = `sum(<k, _> in 0:A_len1)
   (sum(<p, i> in A_idx2(A_pos2(k):A_pos2(k+1))) A_val(p)) *
