@@ -181,7 +181,8 @@ var closuresOnly bool
 // (a batch or lane run through the closures), "indexed" (a built sorted
 // list read through its values laid out by key), "appended" (a block's
 // rows of every iteration added to the rows at their keys in sequential
-// mode, no variables set per row).
+// mode, no variables set per row), "laid out" (a block's rows of a built
+// dictionary laid out one after another).
 var nestEvent func(string)
 
 func nestSaw(ev string) {
@@ -329,10 +330,17 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			if nl.flat.inter != nil {
 				nl.info.exec += "; chunks of 8 rows whose reads interleave run as SIMD lanes"
 			}
-		} else if nl.up = c.parentFlat(nl); nl.up != nil {
-			nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
-			if nl.upSingle != nil {
-				nl.info.exec += ", each iteration's entries into its key's row (in sequential mode appended where they stay, storage sized from the walked level)"
+		} else {
+			for s := nl.stmt; s != nil; s = s.next {
+				if s.loop != nil {
+					s.loop.laid = false // follows took it, another step not
+				}
+			}
+			if nl.up = c.parentFlat(nl); nl.up != nil {
+				nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
+				if nl.upSingle != nil {
+					nl.info.exec += ", each iteration's entries into its key's row (in sequential mode appended where they stay, storage sized from the walked level)"
+				}
 			}
 		}
 	}

@@ -233,8 +233,14 @@ func (s *vstate) laneDictF(nd *vnode, p int64) (float64, bool) {
 // and its entries are visited by position 0..size()-1, the order every
 // dictionary lists its entries in and the closure paths iterate (the
 // interpreter's listing: increasing keys, the zeros a built level holds
-// left out). The key of position p is keyAt(p), not p: position space
-// (nestflat.go), which reads rows by position, does not take these loops.
+// left out). The key of position p is keyAt(p), not p. In position
+// space (nestflat.go), where a row of one (t(k), k a variable of the
+// loop around) is walked per iteration of a loop over short rows (MMM's
+// B stored by columns, its rows built once as a transposed copy), a
+// block lays its rows' entries out one after another (laidRows) and
+// runs them in full batches: a batch per row costs more than the row.
+// Rows of a built dense node are laid out once for the whole node
+// (denseNode.laid) and copied by range.
 
 // dictIter makes nl a loop over the built dictionary src, or declines.
 func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
