@@ -375,41 +375,6 @@ type denseNode struct {
 	kids  []dict // nil: absent
 	spill map[int64]dict
 	keys  []int64
-	flat  struct {
-		once sync.Once
-		rows laidRows
-		pos  []int64
-	}
-}
-
-// laid returns the rows of a node whose values are leaves (of reals
-// when real), for keys 0..len(kids)-1, laid out one after another,
-// made on first use: row k at positions pos[k]..pos[k+1] of rows.
-func (d *denseNode) laid(real bool) (*laidRows, []int64) {
-	d.init()
-	f := &d.flat
-	f.once.Do(func() {
-		f.pos = make([]int64, len(d.kids)+1)
-		n := 0
-		for _, c := range d.kids {
-			if c != nil {
-				n += c.size()
-			}
-		}
-		f.rows.keys = make([]int64, 0, n)
-		if real {
-			f.rows.reals = make([]float64, 0, n)
-		} else {
-			f.rows.ints = make([]int64, 0, n)
-		}
-		for k, c := range d.kids {
-			if c != nil {
-				f.rows.add(c, c.size(), true, real)
-			}
-			f.pos[k+1] = int64(len(f.rows.keys))
-		}
-	})
-	return &f.rows, f.pos
 }
 
 func (d *denseNode) init() {

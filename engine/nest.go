@@ -75,11 +75,7 @@ type nloop struct {
 	seg    *segBounds // itSegment: bounds P(x+c):P(x+c+1) read in place, or nil
 	ks, vs int        // frame slots of the key and value, -1 when unused
 	vreal  bool
-	dslot  int // itDict: the frame's dictionary slot holding the source
-	// itDict over X(k): X and k, which a block in position space reads
-	// to take row k of X's rows laid out (denseNode.laid); or nil.
-	rowsOf dictFn
-	rowKey intFn
+	dslot  int  // itDict: the frame's dictionary slot holding the source
 	vdict  bool // itDict: the values are dictionaries
 	hash   bool // itDict: the source is a row of a physical hash map (hashlevels.go)
 	sink   loopBody

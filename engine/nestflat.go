@@ -598,35 +598,16 @@ func (o *nloop) rowEntries(fr *frame, st *flatState, i int, l *nloop, r, hi int6
 	end := r
 	for ; end < hi; end++ {
 		o.rowVars(fr, st, end)
-		// Row k of a dense node's rows laid out once, else the row
-		// looked up.
-		var rows *laidRows
-		var lo, n int64
-		if l.rowsOf != nil {
-			if dn, ok := l.rowsOf(fr).(*denseNode); ok && fr.err == nil {
-				r, pos := dn.laid(l.vreal)
-				if k := l.rowKey(fr); fr.err == nil && uint64(k) < uint64(len(pos)-1) {
-					rows, lo, n = r, pos[k], pos[k+1]-pos[k]
-				}
-			}
+		_, n, ok := l.open(fr)
+		if !ok {
 			fr.err = nil
-		}
-		if rows == nil {
-			var ok bool
-			if _, n, ok = l.open(fr); !ok {
-				fr.err = nil
-				break
-			}
+			break
 		}
 		last := p[len(p)-1]
 		if n > flatRange || last+n > flatCap || len(p) == cap(p) {
 			break
 		}
-		if rows != nil {
-			d.addRange(rows, lo, lo+n, l.vs >= 0, l.vreal)
-		} else {
-			d.add(fr.d[l.dslot], int(n), l.vs >= 0, l.vreal)
-		}
+		d.add(fr.d[l.dslot], int(n), l.vs >= 0, l.vreal)
 		p = append(p, last+n)
 	}
 	st.starts[i] = p

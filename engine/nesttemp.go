@@ -239,8 +239,6 @@ func (s *vstate) laneDictF(nd *vnode, p int64) (float64, bool) {
 // B stored by columns, its rows built once as a transposed copy), a
 // block lays its rows' entries out one after another (laidRows) and
 // runs them in full batches: a batch per row costs more than the row.
-// Rows of a built dense node are laid out once for the whole node
-// (denseNode.laid) and copied by range.
 
 // dictIter makes nl a loop over the built dictionary src, or declines.
 func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
@@ -263,10 +261,6 @@ func (c *compiler) dictIter(nl *nloop, src *ir.Expr) {
 	d, t := c.dictExpr(src)
 	slot := c.newSlot(t)
 	nl.kind, nl.dslot = itDict, slot
-	if src.Op == ir.OpLookup && t.Depth == 1 {
-		nl.rowsOf, _ = c.dictExpr(src.Args[0])
-		nl.rowKey = c.intExpr(src.Args[1], "key")
-	}
 	nl.open = func(fr *frame) (int64, int64, bool) {
 		m := d(fr)
 		fr.d[slot] = m
@@ -444,18 +438,6 @@ func (d *laidRows) add(m dict, n int, vals, real bool) {
 	default:
 		d.ints = slices.Grow(d.ints, n)[:k0+n]
 		layOut(d.ints[k0:], entryInts(m, 0, n, d.ints[k0:]))
-	}
-}
-
-// addRange appends positions lo..hi-1 of rows laid out (r).
-func (d *laidRows) addRange(r *laidRows, lo, hi int64, vals, real bool) {
-	d.keys = append(d.keys, r.keys[lo:hi]...)
-	switch {
-	case !vals:
-	case real:
-		d.reals = append(d.reals, r.reals[lo:hi]...)
-	default:
-		d.ints = append(d.ints, r.ints[lo:hi]...)
 	}
 }
 
