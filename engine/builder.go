@@ -739,14 +739,21 @@ func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
 		}
 		return
 	}
-	for p := 0; p < n; p++ {
-		v := d.realAt(p)
-		if right {
-			v = v * s
-		} else {
-			v = s * v
+	// A batch at a time: keys and values read as slices where d has
+	// them, the products added by addReals (a scatter into a dense row).
+	var kb [vbatch]int64
+	var vb [vbatch]float64
+	for p := 0; p < n; p += vbatch {
+		m := min(n-p, vbatch)
+		keys, vals, out := entryKeys(d, p, m, kb[:m]), entryReals(d, p, m, vb[:m]), vb[:m]
+		for l, v := range vals {
+			if right {
+				out[l] = v * s
+			} else {
+				out[l] = s * v
+			}
 		}
-		b.addReal(d.keyAt(p), v)
+		addReals(b, keys, out)
 	}
 }
 
