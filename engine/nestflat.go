@@ -287,7 +287,7 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	l.laid = false
 	switch {
 	case l.kind == itDict:
-		// Each row's entries are laid out as the block is (rowEntries):
+		// Each row's entries are laid out as the block is (rowBounds):
 		// its source may read o's variables, not the lets of o's rows.
 		if l.vdict {
 			return false
@@ -536,12 +536,8 @@ func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int6
 		if s.loop == nil {
 			continue
 		}
-		if s.loop.rowRange {
+		if s.loop.rowRange || s.loop.laid {
 			hi = o.rowBounds(fr, st, i, s.loop, r, hi)
-			continue
-		}
-		if s.loop.laid {
-			hi = o.rowEntries(fr, st, i, s.loop, r, hi)
 			continue
 		}
 		if s.loop.kind == itRange {
@@ -556,15 +552,18 @@ func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int6
 	return hi, hi > r
 }
 
-// rowBounds lays out rows r..hi-1 of inner range loop l (step i), whose
-// bounds change from row to row: each row's first key and the start of
-// its lanes. It returns the first row past the block: before a row
-// longer than flatRange (which runs alone, its own batches reading
-// slices) or whose bounds fail (the per-row path reports it), and at
-// flatCap positions.
+// rowBounds lays out rows r..hi-1 of inner loop l (step i): a range
+// whose bounds change from row to row (each row's first key), or a
+// built dictionary's rows (their entries one after another, laidRows);
+// and the start of each row's lanes. It returns the first row past the
+// block: before a row longer than flatRange (which runs alone, its own
+// batches reading slices) or whose bounds fail (the per-row path
+// reports it), and at flatCap positions.
 func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64) int64 {
 	p := grow(&st.starts[i], int(min(hi-r, flatRows))+1)[:1]
 	los := grow(&st.rlos[i], cap(p))[:0]
+	d := &st.laid[i]
+	d.reset()
 	p[0] = 0
 	end := r
 	for ; end < hi; end++ {
@@ -580,37 +579,13 @@ func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64
 			break
 		}
 		p = append(p, last+m)
-		los = append(los, lo)
+		if l.laid {
+			d.add(fr.d[l.dslot], int(m), l.vs >= 0, l.vreal)
+		} else {
+			los = append(los, lo)
+		}
 	}
 	st.starts[i], st.rlos[i] = p, los
-	return end
-}
-
-// rowEntries lays out the entries of rows r..hi-1 of inner loop l over
-// a built dictionary (step i) one after another, each row's lanes from
-// starts[i][r] on. It returns the first row past the block, as
-// rowBounds does.
-func (o *nloop) rowEntries(fr *frame, st *flatState, i int, l *nloop, r, hi int64) int64 {
-	p := grow(&st.starts[i], int(min(hi-r, flatRows))+1)[:1]
-	d := &st.laid[i]
-	d.reset()
-	p[0] = 0
-	end := r
-	for ; end < hi; end++ {
-		o.rowVars(fr, st, end)
-		_, n, ok := l.open(fr)
-		if !ok {
-			fr.err = nil
-			break
-		}
-		last := p[len(p)-1]
-		if n > flatRange || last+n > flatCap || len(p) == cap(p) {
-			break
-		}
-		d.add(fr.d[l.dslot], int(n), l.vs >= 0, l.vreal)
-		p = append(p, last+n)
-	}
-	st.starts[i] = p
 	return end
 }
 
@@ -1376,7 +1351,7 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 		v.decide(fr, s, lo, lo+m)
 		s.rlo = lo
 	} else if l.laid {
-		// Lane q is position q of the rows laid out (rowEntries), whose
+		// Lane q is position q of the rows laid out (rowBounds), whose
 		// keys are in order row by row only: no guard is discharged.
 		p = st.starts[i][:r1-r0+1]
 		fr.d[l.dslot] = &st.laid[i]
