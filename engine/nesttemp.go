@@ -343,7 +343,7 @@ func entryKeys(m dict, q, n int, buf []int64) []int64 {
 			for l, k := range d.nkeys[q : q+n] {
 				buf[l] = int64(k)
 			}
-			return buf
+			return buf[:n]
 		}
 		return d.lkeys[q : q+n]
 	}
