@@ -266,3 +266,45 @@ func TestScaledDictionaries(t *testing.T) {
 		}
 	}
 }
+
+// TestNestTempRowsLaid checks the rows of a built dictionary laid out in
+// position space against the interpreter (1 and 3 threads): rows of a
+// few entries (laid out), of about rowMean (run row by row), longer than
+// flatRange (each alone), keys the dictionary lacks (empty rows), and
+// reads past the end of x (the interpreter's error, or a guard's).
+func TestNestTempRowsLaid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 11))
+	plans := []string{`let t =
+  sum(<j, _> in 0:B_len1)
+    sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @dense j -> p + 1 } }
+in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    let a = A_val(p2) in
+    sum(<j, r> in t(k)) { @dense j -> B_val(r - 1) * a * x(j) } }`, `let t =
+  sum(<j, _> in 0:B_len1)
+    sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @hash j -> B_val(p) } }
+in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<_, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    sum(<j, v> in t(k)) if j < x_len then v * x(j) }`}
+	for pi, plan := range plans {
+		for trial := range 12 {
+			n := 1 + rng.IntN(60)
+			cols := []int{3, 15, 90}[trial%3] // entries a row of t gets, about
+			m := 1 + rng.IntN(80)
+			st := storage.Store{}
+			csr(st, "A", n, m+rng.IntN(10), rng.IntN(4*n+1), rng) // some k past t's rows
+			csr(st, "B", cols+rng.IntN(cols), m, m*cols/2+rng.IntN(m*cols/2+1), rng)
+			setX(st, 1+cols*2, trial%4 == 3, rng)
+			e := parse(t, plan, st)
+			if ex := explainOf(t, e, st); !strings.Contains(ex, "each row's entries laid out in the block") {
+				t.Fatalf("plan %d: the rows of t are not laid out:\n%s", pi, ex)
+			}
+			seen := events(func() { agree(t, e, st) })
+			if trial%3 == 0 && trial%4 != 3 && seen["laid out"] == 0 && st["A_idx2"].(*storage.Array).Len() > 0 {
+				t.Fatalf("plan %d, trial %d: events %v, want rows laid out", pi, trial, seen)
+			}
+		}
+	}
+}
