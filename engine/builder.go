@@ -740,7 +740,15 @@ func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
 		return
 	}
 	// A batch at a time: keys and values read as slices where d has
-	// them, the products added by addReals (a scatter into a dense row).
+	// them, the products added by addReals (a scatter into a dense row,
+	// grown once to d's last key, as adding it alone would grow it).
+	if b.spec.dense && b.ws == nil && !b.app && n > 0 {
+		if k := d.keyAt(n - 1); k >= int64(len(b.reals)) {
+			if m := denseGrowth(len(b.reals), k); m > 0 {
+				b.growReals(m)
+			}
+		}
+	}
 	var kb [vbatch]int64
 	var vb [vbatch]float64
 	for p := 0; p < n; p += vbatch {
