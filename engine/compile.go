@@ -30,6 +30,7 @@ type compiler struct {
 	fresh   int // names of the lets the nest introduces (sumLets)
 	nflat   int
 	nlift   int
+	nmerge  int // itMerge loops lowered (nestmerge.go)
 	inRow   int // lowering the value of a row of a nested result
 	// What explain shows: the loops lowered, the outermost sums the IR
 	// declined and why, and the sum parallelSum is about to compile.

@@ -14,7 +14,8 @@ type frame struct {
 	// that workers do not share it.
 	vst []*vstate
 	fst []*flatState
-	lst []*liftState // lifted ranges' memory (nestlift.go)
+	lst []*liftState  // lifted ranges' memory (nestlift.go)
+	mst []*mergeState // itMerge loops' batches (nestmerge.go)
 	// win is runChecked's window, in positions: the chunks of a split
 	// run that go in turn on one frame continue its growth instead of
 	// starting again from firstWindow. parallelSum zeroes it per run.

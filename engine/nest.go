@@ -60,10 +60,11 @@ const (
 	itArray                   // a whole physical array: key a position, value the entry
 	itSegment                 // A(lo:hi): positions lo..hi-1 of A
 	itDict                    // a dictionary the plan built (nesttemp.go)
+	itMerge                   // the intersection of two sorted segments (nestmerge.go)
 )
 
 func (k iterKind) String() string {
-	return [...]string{"range", "dense array", "segment", "built dictionary"}[k]
+	return [...]string{"range", "dense array", "segment", "built dictionary", "merge"}[k]
 }
 
 // nloop is one lowered sum.
@@ -97,6 +98,7 @@ type nloop struct {
 	flat     *flatPlan // the body runs in position space (nestflat.go)
 	flatID   int
 	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
+	merge    *nmerge   // itMerge: the intersection and its body
 	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
@@ -233,6 +235,9 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 
 // lowerSum builds the nloop of sum e.
 func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
+	if e.Op == ir.OpMerge {
+		return c.lowerMerge(e, lb)
+	}
 	src, body := e.Args[0], e.Args[1]
 	st := c.typeOf(src)
 	if st.Depth != 1 && src.Op != ir.OpVar && src.Op != ir.OpLookup && !c.isHashGlobal(src) {
@@ -280,11 +285,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		c.noNest("its values are dictionaries")
 	}
 	nl.vreal = vt.Base == ir.Real
-	if containsOp(body, ir.OpMerge) {
-		// Merges (two-way intersections) are not an iterator of the IR
-		// yet; mergerow.go, mergeloop.go and seekindex.go run them.
-		c.noNest("a merge (two-way intersection) is not an iterator of the IR yet")
-	}
+	merges, merged := countOp(body, ir.OpMerge), c.nmerge
 	if c.inRow > 0 && lb.spec != nil && (nl.kind == itSegment || nl.kind == itArray) && !containsLoop(body) {
 		// Scattering into a row of a nested result by the keys of an
 		// index array (MMM, TTM) is what the workspace rows of the
@@ -340,7 +341,13 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			}
 		}
 	}
-	if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
+	if merges > 0 {
+		if c.nmerge-merged != merges {
+			// A merge the IR did not lower would run on the closures
+			// inside the nest; the older paths run the whole nest.
+			c.noNest("a merge (two-way intersection) other than a real sum of two segments' pairs in a product")
+		}
+	} else if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
 		nl.liftID = c.nlift
 		c.nlift++
 		if nl.lift.leaf {
@@ -442,6 +449,18 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			c.noNest("inner loop: " + c.lastWhy)
 		}
 		return &nstmt{kind: stLoop, loop: inner.nest}
+	case ir.OpMerge:
+		// (A merge adding into a dictionary, MTTKRP's row of merges,
+		// stays on the older paths: mergerow.go's runs with seek tables
+		// were 2-3x faster than per-entry merges of the IR.)
+		if c.typeOf(e).Depth > 0 {
+			break
+		}
+		inner := c.nestLoop(e, lb)
+		if inner == nil {
+			c.noNest("inner loop: " + c.lastWhy)
+		}
+		return &nstmt{kind: stLoop, loop: inner.nest}
 	case ir.OpSingleton:
 		if lb.spec == nil {
 			break
@@ -525,6 +544,10 @@ func (c *compiler) lowerChild(nl *nloop, e *ir.Expr, s *bspec) *nstmt {
 // accumulator slot).
 func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if hi <= lo {
+		return
+	}
+	if nl.merge != nil {
+		nl.merge.run(fr)
 		return
 	}
 	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
@@ -613,6 +636,20 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 			case s.child != nil:
 				ch := b.child(k)
 				nl.exec(fr, s.next, ch)
+			case s.loop != nil && s.loop.merge != nil && s.accF >= 0:
+				// A merge without pairs adds a zero (no entry) unless
+				// factors apply to it (0 times an infinity is NaN).
+				fr.f[s.accF] = 0
+				if !s.loop.merge.run(fr) && s.post == nil || fr.err != nil {
+					return
+				}
+				v := fr.f[s.accF]
+				if s.post != nil {
+					if v = s.post(fr); fr.err != nil {
+						return
+					}
+				}
+				b.addReal(k, v)
 			case s.loop != nil:
 				lo, hi, ok := s.loop.open(fr)
 				if !ok {
@@ -709,13 +746,16 @@ func (s *nstmt) runLet(fr *frame) {
 // hasPost reports whether factors are applied to the statement's sum.
 func (s *nstmt) hasPost() bool { return s.post != nil || s.posti != nil }
 
-func containsOp(e *ir.Expr, op ir.Op) bool {
-	found := false
-	ir.Walk(e, func(n *ir.Expr) bool {
-		found = found || n.Op == op
-		return !found
+// countOp is the number of nodes of e with operator op.
+func countOp(e *ir.Expr, op ir.Op) int {
+	n := 0
+	ir.Walk(e, func(x *ir.Expr) bool {
+		if x.Op == op {
+			n++
+		}
+		return true
 	})
-	return found
+	return n
 }
 
 // addVal adds a singleton statement's directly computed value at key k.
@@ -919,7 +959,7 @@ func (c *compiler) sumLets(v *ir.Expr, wrap func(*ir.Expr) *ir.Expr) *ir.Expr {
 // nil.
 func productSum(v *ir.Expr) *ir.Expr {
 	switch v.Op {
-	case ir.OpSum:
+	case ir.OpSum, ir.OpMerge:
 		return v
 	case ir.OpMul:
 		a, b := productSum(v.Args[0]), productSum(v.Args[1])

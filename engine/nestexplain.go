@@ -44,6 +44,9 @@ func (k *Kernel) Explain(w io.Writer) {
 }
 
 func loopHead(e *ir.Expr) string {
+	if e.Op == ir.OpMerge {
+		return fmt.Sprintf("merge(<%s, %s, %s> in <%s, %s>)", e.Vars[0], e.Vars[1], e.Vars[2], ir.Format(e.Args[0]), ir.Format(e.Args[1]))
+	}
 	return fmt.Sprintf("sum(<%s, %s> in %s)", e.Vars[0], e.Vars[1], ir.Format(e.Args[0]))
 }
 

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/storel/storel/ir"
+)
+
+// The merge iterator of the loop-nest IR (itMerge):
+// merge(<k1, k2, v> in <A(l1:h1), B(l2:h2)>) body, two sorted segments of
+// int arrays whose bounds are read in place, summed into a real scalar
+// sink. Opening it reads both segments' bounds; the leaf loop runs their
+// intersection (a galloping seek on the side that is behind, so a short
+// side against a long one costs the short side times a logarithm) and
+// writes the matched pairs (k1, k2, the key) into batches; the body, a
+// real expression of array reads at k1, k2 or the key and invariants,
+// is evaluated node by node over each batch and its terms are added
+// into the sink in the pairs' order. The pairs and their order are the
+// interpreter's nested loops': equal keys pair every position of the
+// first run with every position of the second, first-operand positions
+// outermost; so the sums have the interpreter's bits.
+//
+// Anything the batches cannot take as it comes — bounds out of order or
+// past their arrays, an unsorted segment, a read past its array — runs
+// the whole merge on the closure path's merge (merge.go), which gives
+// the interpreter's result or its exact error.
+
+// mbatch is the number of pairs evaluated together.
+const mbatch = 256
+
+// mop is the operation of a node of a merge body.
+type mop uint8
+
+const (
+	mRead mop = iota // a real array at k1, k2 or the key (at)
+	mInv             // a real invariant, computed once per batch
+	mNeg
+	mAdd
+	mSub
+	mMul
+)
+
+// mnode is a node of a merge body; its operands come before it.
+type mnode struct {
+	op   mop
+	at   int // mRead: 0 k1, 1 k2, 2 the key
+	cl   *cell
+	inv  realFn
+	a, b int
+}
+
+// nmerge is the iterator and body of an itMerge loop.
+type nmerge struct {
+	id      int
+	seg     [2]*segBounds
+	general func(*frame, *builder) // the closure path's merge
+	acc     int                    // the real accumulator
+	prog    []mnode                // the body, operands first; the last node is its value
+	reads   [3][]*cell             // the arrays read at k1, k2 and the key
+	// dot: the body is x1(k1) * x2(k2), summed by the merge-dot
+	// primitive (dotMerge) as the pairs are found, without batches.
+	dot    bool
+	x1, x2 *cell
+}
+
+// mergeState is one frame's working memory for an itMerge loop.
+type mergeState struct {
+	pos  [3][]int64 // per pair of a batch: k1, k2 and the key
+	regs [][]float64
+}
+
+func (fr *frame) mstate(m *nmerge) *mergeState {
+	for len(fr.mst) <= m.id {
+		fr.mst = append(fr.mst, nil)
+	}
+	s := fr.mst[m.id]
+	if s == nil {
+		s = &mergeState{regs: make([][]float64, len(m.prog))}
+		for i := range s.pos {
+			s.pos[i] = make([]int64, mbatch)
+		}
+		for i := range s.regs {
+			s.regs[i] = make([]float64, mbatch)
+		}
+		fr.mst[m.id] = s
+	}
+	return s
+}
+
+// lowerMerge builds the itMerge nloop of merge e into sink lb, or
+// declines it.
+func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
+	if lb.spec != nil || lb.accF < 0 {
+		c.noNest("a merge into a dictionary or an int sum")
+	}
+	m := &nmerge{id: c.nmerge, acc: lb.accF}
+	for i := range m.seg {
+		src := e.Args[i]
+		if src.Op != ir.OpSubArray || src.Args[0].Op != ir.OpGlobal {
+			c.noNest("a merge operand that is not a segment of an index array")
+		}
+		cl := c.cell(src.Args[0])
+		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Int {
+			c.noNest("a merge operand that is not a segment of an int array")
+		}
+		if _, m.seg[i] = c.segment(src, cl); m.seg[i] == nil {
+			c.noNest("a merge operand whose bounds are not read in place")
+		}
+	}
+	body := e.Args[2]
+	if t := c.typeOf(body); t.Depth != 0 || t.Base != ir.Real {
+		c.noNest("a merge whose body is not a real scalar")
+	}
+	c.declare(e.Vars[0], ir.IntType)
+	c.declare(e.Vars[1], ir.IntType)
+	c.declare(e.Vars[2], ir.IntType)
+	m.body(c, e, body)
+	c.unbind(3)
+	if p := m.prog; len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
+		// x(k2) * y(k1) is y(k1) * x(k2): a product of two reals is
+		// the same either way round.
+		m.dot, m.x1, m.x2 = true, p[p[0].at].cl, p[p[1].at].cl
+	}
+	// The closure path's merge, for what the batches do not take.
+	m.general = c.mergeOf(e, lb).general
+	c.nmerge++
+	nl := &nloop{e: e, kind: itMerge, sink: lb, merge: m, ks: -1, vs: -1}
+	nl.open = func(*frame) (int64, int64, bool) { return 0, 1, true }
+	nl.info.iter = "merge (sorted intersection, galloping seeks) of " + ir.Format(e.Args[0]) + " and " + ir.Format(e.Args[1])
+	nl.info.exec = fmt.Sprintf("matched pairs in batches of %d, the body %s over each batch", mbatch, ir.Format(body))
+	if m.dot {
+		nl.info.exec = "the merge-dot primitive " + ir.Format(body) + ", summed as the pairs are found"
+	}
+	nl.info.sink = sinkName(lb)
+	return nl
+}
+
+// body compiles the merge body b into m.prog, or declines the merge.
+func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
+	at := func(v string) int {
+		for i := 2; i >= 0; i-- { // a later binder shadows an earlier one
+			if e.Vars[i] == v {
+				return i
+			}
+		}
+		return -1
+	}
+	if t := c.typeOf(b); t.Depth != 0 || t.Base != ir.Real || b.Type.Base != ir.Real {
+		c.noNest("a merge body with a value that is not real")
+	}
+	n := mnode{}
+	switch fv := ir.FreeVars(b); {
+	case !fv[e.Vars[0]] && !fv[e.Vars[1]] && !fv[e.Vars[2]] && !containsLoop(b):
+		// Evaluated once a batch has pairs; where it fails, the whole
+		// merge runs again on the closure path for the interpreter's
+		// error.
+		n = mnode{op: mInv, inv: asReal(c.expr(b))}
+	case b.Op == ir.OpLookup && b.Args[0].Op == ir.OpGlobal && b.Args[1].Op == ir.OpVar && at(b.Args[1].Name) >= 0:
+		cl := c.cell(b.Args[0])
+		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real {
+			c.noNest("a merge body reading a dictionary that is not a real array")
+		}
+		n = mnode{op: mRead, at: at(b.Args[1].Name), cl: cl}
+		m.reads[n.at] = append(m.reads[n.at], cl)
+	case b.Op == ir.OpNeg:
+		n = mnode{op: mNeg, a: m.body(c, e, b.Args[0])}
+	case b.Op == ir.OpAdd || b.Op == ir.OpSub || b.Op == ir.OpMul:
+		n = mnode{op: map[ir.Op]mop{ir.OpAdd: mAdd, ir.OpSub: mSub, ir.OpMul: mMul}[b.Op]}
+		n.a = m.body(c, e, b.Args[0])
+		n.b = m.body(c, e, b.Args[1])
+	default:
+		c.noNest("a merge body other than sums and products of real arrays read at its positions or key, and invariants")
+	}
+	m.prog = append(m.prog, n)
+	return len(m.prog) - 1
+}
+
+// run adds the merge's terms into its accumulator, and reports whether
+// it had pairs.
+func (m *nmerge) run(fr *frame) bool {
+	s0, s1 := m.seg[0], m.seg[1]
+	l1, h1, ok1 := s0.inPlace(fr)
+	l2, h2, ok2 := s1.inPlace(fr)
+	switch {
+	case ok1 && ok2 && (l1 == h1 || l2 == h2):
+		return false
+	case !ok1 || !ok2 || !s0.arr.sortedSegment(l1, h1) || !s1.arr.sortedSegment(l2, h2) ||
+		!fits(m.reads[0], h1) || !fits(m.reads[1], h2):
+		m.general(fr, nil)
+		return true // perhaps
+	}
+	acc0 := fr.f[m.acc]
+	a, b := s0.arr.ints[l1:h1], s1.arr.ints[l2:h2]
+	if m.dot {
+		fr.f[m.acc] = dotMerge(a, b, m.x1.reals[l1:], m.x2.reals[l2:], acc0, nil, nil)
+		return fr.f[m.acc] != acc0 // (a zero sum is no entry either)
+	}
+	st := fr.mstate(m)
+	p1, p2, keys := st.pos[0][:mbatch], st.pos[1][:mbatch], st.pos[2][:mbatch]
+	n, i, j, matched := 0, 0, 0, false
+	for i < len(a) && j < len(b) {
+		x, y := a[i], b[j]
+		switch {
+		case x < y:
+			i = seek(a, i+1, y)
+		case y < x:
+			j = seek(b, j+1, x)
+		default:
+			matched = true
+			j2 := j + 1
+			for j2 < len(b) && b[j2] == x {
+				j2++
+			}
+			for ; i < len(a) && a[i] == x; i++ {
+				for jj := j; jj < j2; jj++ {
+					p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), x
+					if n++; n == mbatch {
+						if !m.flush(fr, st, n) {
+							m.retry(fr, acc0)
+							return true
+						}
+						n = 0
+					}
+				}
+			}
+			j = j2
+		}
+	}
+	if n > 0 && !m.flush(fr, st, n) {
+		m.retry(fr, acc0)
+	}
+	return matched
+}
+
+// retry runs the merge again on the closure path, from the accumulator's
+// value acc0 before it and no error: that path adds the same terms or
+// stops at the interpreter's error.
+func (m *nmerge) retry(fr *frame, acc0 float64) {
+	fr.err = nil
+	fr.f[m.acc] = acc0
+	m.general(fr, nil)
+}
+
+// fits reports whether positions below h read inside every array of cls.
+func fits(cls []*cell, h int64) bool {
+	for _, cl := range cls {
+		if h > int64(len(cl.reals)) {
+			return false
+		}
+	}
+	return true
+}
+
+// flush evaluates the body over a batch of n pairs and adds its terms
+// into the accumulator in order; false (nothing added) when a read at
+// the key falls outside its array or an invariant fails.
+func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
+	keys := st.pos[2][:n]
+	for _, cl := range m.reads[2] {
+		if keys[0] < 0 || keys[n-1] >= int64(len(cl.reals)) { // keys ascend
+			return false
+		}
+	}
+	for k := range m.prog {
+		nd := &m.prog[k]
+		r := st.regs[k][:n]
+		switch nd.op {
+		case mRead:
+			src := nd.cl.reals
+			for l, p := range st.pos[nd.at][:n] {
+				r[l] = src[p]
+			}
+		case mInv:
+			v := nd.inv(fr)
+			if fr.err != nil {
+				return false
+			}
+			for l := range r {
+				r[l] = v
+			}
+		case mNeg:
+			for l, x := range st.regs[nd.a][:n] {
+				r[l] = -x
+			}
+		case mAdd:
+			for l, x := range st.regs[nd.a][:n] {
+				r[l] = x + st.regs[nd.b][l]
+			}
+		case mSub:
+			for l, x := range st.regs[nd.a][:n] {
+				r[l] = x - st.regs[nd.b][l]
+			}
+		case mMul:
+			for l, x := range st.regs[nd.a][:n] {
+				r[l] = x * st.regs[nd.b][l]
+			}
+		}
+	}
+	acc := fr.f[m.acc]
+	for _, x := range st.regs[len(m.prog)-1][:n] {
+		acc += x
+	}
+	fr.f[m.acc] = acc
+	return true
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
+)
+
+// Merges the itMerge iterator takes: SDDMM with csr factors as the
+// optimizer writes it, and a body of sums and products that reads the
+// key and an invariant.
+var nestMergePlans = []string{`sum(<i, _> in 0:S_len1)
+  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
+    { @dense j -> S_val(p2) * (merge(<p1, p3, _> in <U_idx2(U_pos2(i):U_pos2(i + 1)), V_idx2(V_pos2(j):V_pos2(j + 1))>)
+      U_val(p1) * V_val(p3)) } }`, `sum(<i, _> in 0:S_len1)
+  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
+    let t = S_val(p2) in
+    { @dense j -> t * (merge(<p1, p3, k> in <U_idx2(U_pos2(i):U_pos2(i + 1)), V_idx2(V_pos2(j):V_pos2(j + 1))>)
+      -(U_val(p1) * (V_val(p3) - w(k)) + t)) } }`}
+
+// mergeRows builds the CSR arrays of rows (sorted keys, possibly
+// repeated) under P_len1, P_pos2, P_idx2, P_val.
+func mergeRows(st storage.Store, p string, rows [][]int64, rng *rand.Rand) {
+	pos := []int64{0}
+	var idx []int64
+	var val []float64
+	for _, r := range rows {
+		idx = append(idx, r...)
+		for range r {
+			val = append(val, float64(rng.IntN(19)-9)/4+rng.Float64()/8)
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	st[p+"_len1"] = storage.IntScalar(int64(len(rows)))
+	st[p+"_pos2"] = storage.IntArray(pos)
+	st[p+"_idx2"] = storage.IntArray(idx)
+	st[p+"_val"] = storage.RealArray(val)
+}
+
+// mergeRowPair returns two sorted rows of keys below m: empty, disjoint,
+// equal, one long and one short, or random with repeated keys.
+func mergeRowPair(kind, m int, rng *rand.Rand) (a, b []int64) {
+	some := func(n int) []int64 {
+		r := make([]int64, n)
+		for i := range r {
+			r[i] = int64(rng.IntN(m))
+		}
+		slices.Sort(r)
+		return r
+	}
+	switch kind {
+	case 0: // one empty
+		return some(rng.IntN(5)), nil
+	case 1: // disjoint: even against odd keys
+		for k := range int64(m) {
+			if rng.IntN(2) == 0 {
+				if k%2 == 0 {
+					a = append(a, k)
+				} else {
+					b = append(b, k)
+				}
+			}
+		}
+		return a, b
+	case 2: // equal
+		a = slices.Compact(some(rng.IntN(m) + 1))
+		return a, slices.Clone(a)
+	case 3: // one long, one short (galloping)
+		for k := range int64(m) {
+			a = append(a, k)
+		}
+		b = slices.Compact(some(1 + rng.IntN(2)))
+		if rng.IntN(2) == 0 {
+			return b, a
+		}
+		return a, b
+	}
+	return some(rng.IntN(m)), some(rng.IntN(m)) // repeated keys pair run by run
+}
+
+// TestNestMerge runs the plans through the itMerge iterator against the
+// interpreter, bit for bit at 1 and 3 threads, on merges of every kind of
+// row pair (rows longer than a batch among them), and on data that sends a
+// merge to the closure path's merge: an unsorted row, bounds out of
+// order, values shorter than the indices, keys past w.
+func TestNestMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 1))
+	for pi, plan := range nestMergePlans {
+		for trial := range 60 {
+			n, m := 1+rng.IntN(6), 1+rng.IntN(40)
+			if trial%10 == 9 {
+				m = 3 * mbatch // runs longer than a batch
+			}
+			st := storage.Store{}
+			us, vs := make([][]int64, n), make([][]int64, m)
+			var srows [][]int64
+			for i := range us {
+				var s []int64
+				for j := range int64(m) {
+					if rng.IntN(3) == 0 {
+						s = append(s, j)
+						a, b := mergeRowPair(rng.IntN(5), m, rng)
+						if us[i] == nil || rng.IntN(2) == 0 {
+							us[i] = a
+						}
+						vs[j] = b
+					}
+				}
+				srows = append(srows, s)
+			}
+			mergeRows(st, "S", srows, rng)
+			mergeRows(st, "U", us, rng)
+			mergeRows(st, "V", vs, rng)
+			st["w"] = storage.RealArray(randVec(m, rng))
+			bad := ""
+			switch trial % 12 {
+			case 1:
+				bad = "an unsorted row of V"
+				idx := slices.Clone(st["V_idx2"].(*storage.Array).I)
+				for k := 1; k < len(idx); k++ {
+					if idx[k] != idx[k-1] {
+						idx[k], idx[k-1] = idx[k-1], idx[k]
+						break
+					}
+				}
+				st["V_idx2"] = storage.IntArray(idx)
+			case 5:
+				bad = "U's bounds out of order"
+				pos := slices.Clone(st["U_pos2"].(*storage.Array).I)
+				if r := rng.IntN(n); pos[r+1] > pos[r] {
+					pos[r], pos[r+1] = pos[r+1], pos[r]
+				}
+				st["U_pos2"] = storage.IntArray(pos)
+			case 7:
+				bad = "V's values shorter than its indices"
+				if v := st["V_val"].(*storage.Array); v.Len() > 0 {
+					st["V_val"] = storage.RealArray(v.F[:v.Len()-1])
+				}
+			case 11:
+				bad = "w shorter than the keys"
+				st["w"] = storage.RealArray(randVec(m/2, rng))
+			}
+			e := parse(t, plan, st)
+			k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := k.String(); !strings.Contains(x, "iterator: merge") || strings.Contains(x, "older path") {
+				t.Fatalf("plan %d: the merge is not an iterator of the nest:\n%s", pi, x)
+			}
+			agree(t, e, st)
+			want, werr := eval.Eval(e, st)
+			for _, threads := range []int{1, 3} {
+				got, err := runEngine(e, st, threads)
+				if (err != nil) != (werr != nil) {
+					t.Fatalf("plan %d trial %d (%s) threads=%d: engine error %v, interpreter %v", pi, trial, bad, threads, err, werr)
+				}
+				if werr == nil && !value.Equal(got, want, 0) {
+					t.Fatalf("plan %d trial %d (%s) threads=%d: not the interpreter's bits\nengine:      %s\ninterpreter: %s",
+						pi, trial, bad, threads, value.Format(got), value.Format(want))
+				}
+			}
+		}
+	}
+}
