@@ -168,3 +168,30 @@ func TestNestMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestNestMergeRowPlans runs the plans of mergerow_test.go that the IR
+// lowers with itMerge loops against the interpreter (1 and 3 threads) on
+// the data of TestMergeRow: unsorted rows, bounds out of order, values
+// shorter than the indices.
+func TestNestMergeRowPlans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 2))
+	lowered := 0
+	for _, pc := range mergeRowPlans {
+		st := mergeData(0, rng)
+		k, err := Compile(parse(t, pc.plan, st), SchemaOf(st), Options{Threads: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(k.String(), "iterator: merge") {
+			continue
+		}
+		lowered++
+		for trial := range 40 {
+			st := mergeData(trial, rng)
+			agree(t, parse(t, pc.plan, st), st)
+		}
+	}
+	if lowered < 3 {
+		t.Errorf("%d of the plans have itMerge loops; want at least 3", lowered)
+	}
+}
