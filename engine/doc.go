@@ -63,8 +63,14 @@
 //	                       slices and workspaces (rows whose keys arrive
 //	                       in order appended where they stay), @hash in
 //	                       Go maps
+//	nestmerge.go           the IR's merge iterator: two sorted segments'
+//	                       intersection into a real scalar, the body over
+//	                       batches of matched pairs (or the merge-dot
+//	                       primitive)
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
-//	                       (the IR has no merge iterator yet)
+//	                       for the merges the IR declines (into a
+//	                       dictionary: MTTKRP's row of merges) and its
+//	                       fallback on unsorted or out-of-range input
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position
