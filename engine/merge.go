@@ -405,39 +405,76 @@ func less(a, b int64) int {
 // mergeSorted intersects two sorted segments a (positions lo1...) and b
 // (positions lo2...) of int arrays.
 func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, vs int, body bodyFn) {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := a[i], b[j]
-		switch {
+	var ps pairs
+	var p1, p2, keys [64]int64
+	for {
+		n := ps.fill(a, b, lo1, lo2, p1[:], p2[:], keys[:])
+		if n == 0 {
+			return
+		}
+		for t := range n {
+			if k1 >= 0 {
+				fr.i[k1] = p1[t]
+			}
+			if k2 >= 0 {
+				fr.i[k2] = p2[t]
+			}
+			if vs >= 0 {
+				fr.i[vs] = keys[t]
+			}
+			body(fr, bd)
+			if fr.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// pairs walks the intersection of two sorted int slices a and b: the
+// pairs of positions with equal keys in the nested loops' order (equal
+// keys pair every position of a's run with every position of b's, a's
+// positions outermost), a galloping seek (seek) on the side behind.
+type pairs struct {
+	i, j   int // a's position, and the start of b's run or b's position
+	jj, j2 int // in a run of keys equal to a[i]: b's next position and the run's end
+	any    bool
+}
+
+// fill writes the next pairs (up to len(p1)): the positions, offset by
+// l1 and l2, and the key; it returns how many (0: no more).
+func (s *pairs) fill(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
+	i, j, jj, j2 := s.i, s.j, s.jj, s.j2
+	n := 0
+	for n < len(p1) {
+		if jj < j2 {
+			p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), a[i]
+			n++
+			if jj++; jj == j2 {
+				if i++; i < len(a) && a[i] == b[j] {
+					jj = j
+				} else {
+					j, jj, j2 = j2, 0, 0
+				}
+			}
+			continue
+		}
+		if i >= len(a) || j >= len(b) {
+			break
+		}
+		switch x, y := a[i], b[j]; {
 		case x < y:
 			i = seek(a, i+1, y)
 		case y < x:
 			j = seek(b, j+1, x)
 		default:
-			j2 := j + 1
-			for j2 < len(b) && b[j2] == x {
-				j2++
+			for j2 = j + 1; j2 < len(b) && b[j2] == x; j2++ {
 			}
-			for ; i < len(a) && a[i] == x; i++ {
-				for jj := j; jj < j2; jj++ {
-					if k1 >= 0 {
-						fr.i[k1] = lo1 + int64(i)
-					}
-					if k2 >= 0 {
-						fr.i[k2] = lo2 + int64(jj)
-					}
-					if vs >= 0 {
-						fr.i[vs] = x
-					}
-					body(fr, bd)
-					if fr.err != nil {
-						return
-					}
-				}
-			}
-			j = j2
+			jj = j
 		}
 	}
+	s.i, s.j, s.jj, s.j2 = i, j, jj, j2
+	s.any = s.any || n > 0
+	return n
 }
 
 func (c *compiler) mergeScalar(e *ir.Expr) cx {

@@ -636,11 +636,21 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 			case s.child != nil:
 				ch := b.child(k)
 				nl.exec(fr, s.next, ch)
-			case s.loop != nil && s.loop.merge != nil && s.accF >= 0:
-				// A merge without pairs adds a zero (no entry) unless
-				// factors apply to it (0 times an infinity is NaN).
+			case s.loop != nil && s.accF >= 0:
 				fr.f[s.accF] = 0
-				if !s.loop.merge.run(fr) && s.post == nil || fr.err != nil {
+				if m := s.loop.merge; m != nil {
+					// A merge without pairs adds a zero (no entry)
+					// unless factors apply to it (0 times an infinity
+					// is NaN).
+					if !m.run(fr) && s.post == nil {
+						return
+					}
+				} else if lo, hi, ok := s.loop.open(fr); ok {
+					s.loop.run(fr, lo, hi, nil)
+				} else {
+					return
+				}
+				if fr.err != nil {
 					return
 				}
 				v := fr.f[s.accF]
@@ -653,21 +663,6 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 			case s.loop != nil:
 				lo, hi, ok := s.loop.open(fr)
 				if !ok {
-					return
-				}
-				if s.accF >= 0 {
-					fr.f[s.accF] = 0
-					s.loop.run(fr, lo, hi, nil)
-					if fr.err != nil {
-						return
-					}
-					v := fr.f[s.accF]
-					if s.post != nil {
-						if v = s.post(fr); fr.err != nil {
-							return
-						}
-					}
-					b.addReal(k, v)
 					return
 				}
 				fr.i[s.accI] = 0

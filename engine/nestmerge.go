@@ -196,40 +196,17 @@ func (m *nmerge) run(fr *frame) bool {
 		return fr.f[m.acc] != acc0 // (a zero sum is no entry either)
 	}
 	st := fr.mstate(m)
-	p1, p2, keys := st.pos[0][:mbatch], st.pos[1][:mbatch], st.pos[2][:mbatch]
-	n, i, j, matched := 0, 0, 0, false
-	for i < len(a) && j < len(b) {
-		x, y := a[i], b[j]
-		switch {
-		case x < y:
-			i = seek(a, i+1, y)
-		case y < x:
-			j = seek(b, j+1, x)
-		default:
-			matched = true
-			j2 := j + 1
-			for j2 < len(b) && b[j2] == x {
-				j2++
-			}
-			for ; i < len(a) && a[i] == x; i++ {
-				for jj := j; jj < j2; jj++ {
-					p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), x
-					if n++; n == mbatch {
-						if !m.flush(fr, st, n) {
-							m.retry(fr, acc0)
-							return true
-						}
-						n = 0
-					}
-				}
-			}
-			j = j2
+	var ps pairs
+	for {
+		n := ps.fill(a, b, l1, l2, st.pos[0], st.pos[1], st.pos[2])
+		if n == 0 {
+			return ps.any
+		}
+		if !m.flush(fr, st, n) {
+			m.retry(fr, acc0)
+			return true
 		}
 	}
-	if n > 0 && !m.flush(fr, st, n) {
-		m.retry(fr, acc0)
-	}
-	return matched
 }
 
 // retry runs the merge again on the closure path, from the accumulator's

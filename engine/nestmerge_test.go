@@ -195,3 +195,34 @@ func TestNestMergeRowPlans(t *testing.T) {
 		t.Errorf("%d of the plans have itMerge loops; want at least 3", lowered)
 	}
 }
+
+// TestPairsFill checks the intersection walk against the nested loops
+// of merge's definition on random sorted rows with repeated keys, with
+// buffers of 1 to 4 pairs (runs of equal keys cut between fills).
+func TestPairsFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 3))
+	for trial := range 500 {
+		m := 1 + rng.IntN(12)
+		a, b := mergeRowPair(trial%5, m, rng)
+		var want [][3]int64
+		for i, x := range a {
+			for j, y := range b {
+				if x == y {
+					want = append(want, [3]int64{10 + int64(i), 20 + int64(j), x})
+				}
+			}
+		}
+		size := 1 + rng.IntN(4)
+		p1, p2, keys := make([]int64, size), make([]int64, size), make([]int64, size)
+		var got [][3]int64
+		var ps pairs
+		for n := ps.fill(a, b, 10, 20, p1, p2, keys); n > 0; n = ps.fill(a, b, 10, 20, p1, p2, keys) {
+			for l := range n {
+				got = append(got, [3]int64{p1[l], p2[l], keys[l]})
+			}
+		}
+		if !slices.Equal(got, want) || ps.any != (len(want) > 0) {
+			t.Fatalf("a %v, b %v, buffer %d: pairs %v, want %v", a, b, size, got, want)
+		}
+	}
+}
