@@ -69,8 +69,9 @@
 //	                       primitive)
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
 //	                       for the merges the IR declines (into a
-//	                       dictionary: MTTKRP's row of merges) and its
-//	                       fallback on unsorted or out-of-range input
+//	                       dictionary; rows of merges over an index
+//	                       array's keys: SDDMM, MTTKRP) and its fallback
+//	                       on unsorted or out-of-range input
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position

@@ -86,7 +86,6 @@ var mergeRowPlans = []struct{ name, plan string }{
 // middle, or an error stops it), and checks that the loop ran to the end
 // and handed over.
 func TestMergeRow(t *testing.T) {
-	defer nestsOff()() // the IR lowers some of these plans (itMerge)
 	defer func() { mergeRowOff, mergeRowStopped = false, nil }()
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, pc := range mergeRowPlans {

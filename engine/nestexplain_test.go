@@ -43,6 +43,10 @@ func TestNestExplain(t *testing.T) {
 		{"MTTKRP, the optimizer's plan", shortMTTKRP}, {"MTTKRP, guards kept", shortMTTKRPGuarded},
 		{"a product with a sum into a scalar", shortScalar}, {"TTV", shortTTV},
 		{"a row's let times the terms of a row", strings.ReplaceAll(planRowSumLet, "B_", "A_")},
+		{"A times its transpose by merges of rows", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<j, _> in 0:A_len1)
+    { @dense j -> merge(<p, q, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), A_idx2(A_pos2(j):A_pos2(j + 1))>)
+      A_val(p) * A_val(q) } }`},
 	} {
 		b.WriteString("== " + c.name + "\n")
 		k, err := Compile(parse(t, c.plan, st), SchemaOf(st), Options{Threads: 2})

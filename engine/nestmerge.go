@@ -280,3 +280,18 @@ func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
 	fr.f[m.acc] = acc
 	return true
 }
+
+// mergeRowKeyed reports whether a merge of nl's body has an operand
+// whose bounds are read at nl's value (a row picked by each key).
+func (nl *nloop) mergeRowKeyed() bool {
+	for s := nl.stmt; s != nil; s = s.next {
+		if l := s.loop; l != nil && l.merge != nil {
+			for _, sb := range l.merge.seg {
+				if sb.loSlot == nl.vs || sb.hiSlot == nl.vs {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

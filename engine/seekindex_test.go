@@ -207,7 +207,6 @@ func csrOf(st storage.Store, p string, w int, rows [][]int64, rng *rand.Rand) {
 // seek tables (the same bits and errors), and checks that tables were
 // built for rows and that runs both ended and handed over.
 func TestSeekIndexPlans(t *testing.T) {
-	defer nestsOff()() // the IR lowers some of these plans (itMerge)
 	defer func() { seekIndexOff, seekIndexBuilt, mergeRowStopped = false, nil, nil }()
 	rng := rand.New(rand.NewPCG(23, 24))
 	tabled := 0
