@@ -406,26 +406,23 @@ func less(a, b int64) int {
 // (positions lo2...) of int arrays.
 func mergeSorted(fr *frame, bd *builder, a, b []int64, lo1, lo2 int64, k1, k2, vs int, body bodyFn) {
 	var ps pairs
-	var p1, p2, keys [64]int64
 	for {
-		n := ps.fill(a, b, lo1, lo2, p1[:], p2[:], keys[:])
-		if n == 0 {
+		i, jj, ok := ps.next(a, b)
+		if !ok {
 			return
 		}
-		for t := range n {
-			if k1 >= 0 {
-				fr.i[k1] = p1[t]
-			}
-			if k2 >= 0 {
-				fr.i[k2] = p2[t]
-			}
-			if vs >= 0 {
-				fr.i[vs] = keys[t]
-			}
-			body(fr, bd)
-			if fr.err != nil {
-				return
-			}
+		if k1 >= 0 {
+			fr.i[k1] = lo1 + int64(i)
+		}
+		if k2 >= 0 {
+			fr.i[k2] = lo2 + int64(jj)
+		}
+		if vs >= 0 {
+			fr.i[vs] = a[i]
+		}
+		body(fr, bd)
+		if fr.err != nil {
+			return
 		}
 	}
 }
@@ -440,40 +437,49 @@ type pairs struct {
 	any    bool
 }
 
+// next returns the next pair's positions in a and b, or false at the
+// end.
+func (s *pairs) next(a, b []int64) (int, int, bool) {
+	for {
+		if s.jj < s.j2 {
+			i, jj := s.i, s.jj
+			if s.jj++; s.jj == s.j2 {
+				if s.i++; s.i < len(a) && a[s.i] == b[s.j] {
+					s.jj = s.j
+				} else {
+					s.j, s.jj, s.j2 = s.j2, 0, 0
+				}
+			}
+			s.any = true
+			return i, jj, true
+		}
+		if s.i >= len(a) || s.j >= len(b) {
+			return 0, 0, false
+		}
+		switch x, y := a[s.i], b[s.j]; {
+		case x < y:
+			s.i = seek(a, s.i+1, y)
+		case y < x:
+			s.j = seek(b, s.j+1, x)
+		default:
+			for s.j2 = s.j + 1; s.j2 < len(b) && b[s.j2] == x; s.j2++ {
+			}
+			s.jj = s.j
+		}
+	}
+}
+
 // fill writes the next pairs (up to len(p1)): the positions, offset by
 // l1 and l2, and the key; it returns how many (0: no more).
 func (s *pairs) fill(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
-	i, j, jj, j2 := s.i, s.j, s.jj, s.j2
 	n := 0
-	for n < len(p1) {
-		if jj < j2 {
-			p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), a[i]
-			n++
-			if jj++; jj == j2 {
-				if i++; i < len(a) && a[i] == b[j] {
-					jj = j
-				} else {
-					j, jj, j2 = j2, 0, 0
-				}
-			}
-			continue
-		}
-		if i >= len(a) || j >= len(b) {
+	for ; n < len(p1); n++ {
+		i, jj, ok := s.next(a, b)
+		if !ok {
 			break
 		}
-		switch x, y := a[i], b[j]; {
-		case x < y:
-			i = seek(a, i+1, y)
-		case y < x:
-			j = seek(b, j+1, x)
-		default:
-			for j2 = j + 1; j2 < len(b) && b[j2] == x; j2++ {
-			}
-			jj = j
-		}
+		p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), a[i]
 	}
-	s.i, s.j, s.jj, s.j2 = i, j, jj, j2
-	s.any = s.any || n > 0
 	return n
 }
 
