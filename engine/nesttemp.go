@@ -240,8 +240,8 @@ func (s *vstate) laneDictF(nd *vnode, p int64) (float64, bool) {
 // block lays its rows' entries out one after another (laidRows) and
 // runs them in full batches: a batch per row costs more than the row.
 // (BenchmarkMMM/storel-B-csc, 100k x 100k times 100k x 250 by columns,
-// ms per run in four rounds alternating with the closure path that ran
-// these rows before, 2-core machine shared with other jobs: closures
+// ms per run in four rounds alternating with the closure path over the
+// same rows, 2-core machine shared with other jobs: closures
 // 3362 4254 2021 4633, laid out 1954 2111 1480 2590; go test ./engine
 // -run XXX -bench 'MMM$/storel' -benchtime 2x.)
 
