@@ -123,6 +123,9 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	switch {
 	case nl.rows:
 		return claimed + ", writing disjoint entries of one shared result (no private copies)"
+	case nl.sink.spec != nil && nl.sink.spec.depth == 1 && nl.sink.spec.dense:
+		return fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order",
+			threads, threads*claimsPerWorker, ranges)
 	case nl.sink.spec != nil:
 		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)
 	}

@@ -166,6 +166,11 @@ type chunkWork struct {
 	// (positions from lo), by which the probe predicts the whole run.
 	work workFunc
 	lo   int64
+	// cyclic: the chunks are dealt round, worker w taking chunks w, w+W,
+	// w+2W, ... in order, and start and run get the worker's number, not
+	// the chunk's: a private result per worker, fed by several chunks
+	// spread over the run (see parallelRun).
+	cyclic bool
 }
 
 // probeEnd returns the end of the probe of a split run: about the
@@ -219,10 +224,22 @@ const claimsPerWorker = 8
 // workers: chunk 0 on fr, and the rest on fr or on copies of it, in
 // workers or (see parallelMin) in turn after chunk 0. With one chunk per
 // worker, worker w runs chunk w; with more, the workers claim chunks in
-// turn, so a chunk's start and run may be on any frame. Each chunk's
-// partial result is the same either way, so is the answer. It returns
-// the first error in chunk order, as a sequential run would meet it.
+// turn, so a chunk's start and run may be on any frame, or, for cyclic
+// work, worker w runs chunks w, w+W, ... Each chunk's partial result (each
+// worker's, for cyclic work) is the same however the workers are
+// scheduled, so is the answer. It returns the first error in chunk
+// order, as a sequential run would meet it.
+//
+// Cyclic work is for private results: a worker's result must stay its
+// own, and one contiguous chunk per worker leaves workers idle when equal
+// work is not equal time (BATAX on cnr-2000 at 2 threads: the worker with
+// the first half of the rows ran 17 ms, the other 11). Chunks dealt round
+// spread both halves over every worker while the merge stays in worker
+// order.
 func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
+	if cw.cyclic {
+		return cyclicRun(fr, parts, workers, cw)
+	}
 	start := func(w int, wfr *frame) {
 		if cw.start != nil {
 			cw.start(w, wfr)
@@ -305,6 +322,84 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	return nil
 }
 
+// cyclicRun is parallelRun for cyclic work.
+func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
+	workers = min(workers, len(parts))
+	p0 := parts[0]
+	n := parts[len(parts)-1][1]
+	// The probe is a part of chunk 0: the whole chunk, run before any
+	// worker starts, held back BATAX on cnr-2000 at 2 threads by a 16th
+	// of its work.
+	probe, share := cw.probeEnd(p0, n)
+	t0 := time.Now()
+	if cw.start != nil {
+		cw.start(0, fr)
+	}
+	cw.run(0, fr, p0[0], probe)
+	short := fr.err != nil || workers < 2 || share <= 0 || time.Duration(float64(time.Since(t0))/share) < parallelMin
+	if short {
+		// Short: the chunks in turn on fr, each into its worker's result,
+		// so the answer is the workers' bit for bit.
+		if fr.err == nil {
+			cw.run(0, fr, probe, p0[1])
+		}
+		for c := 1; c < len(parts) && fr.err == nil; c++ {
+			w := c % workers
+			if c < workers && cw.start != nil {
+				cw.start(w, fr)
+			}
+			cw.run(w, fr, parts[c][0], parts[c][1])
+		}
+		return fr.err
+	}
+	fails := make([]*Error, len(parts))
+	// deal runs worker w's chunks from first on, stopping at its first
+	// error: every chunk before the first failing one in chunk order runs,
+	// as no worker stops before a failure of its own.
+	deal := func(w, first int, wfr *frame) {
+		c := first
+		defer func() {
+			if r := recover(); r != nil {
+				wfr.fail(&Error{Msg: "internal error in the engine (parallel worker)"})
+				fails[c] = wfr.err
+			}
+		}()
+		for ; c < len(parts); c += workers {
+			cw.run(w, wfr, parts[c][0], parts[c][1])
+			if wfr.err != nil {
+				fails[c] = wfr.err
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wfr := fr.clone()
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if cw.start != nil {
+				cw.start(w, wfr)
+			}
+			deal(w, w, wfr)
+		}(w)
+	}
+	if fr.err == nil && probe < p0[1] {
+		cw.run(0, fr, probe, p0[1])
+	}
+	fails[0] = fr.err
+	if fr.err == nil {
+		deal(0, workers, fr)
+	}
+	wg.Wait()
+	for _, e := range fails {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
 // parallelSum compiles a top-level sum whose iterations are split across
 // c.threads workers. Each worker adds into a private accumulator; the
 // partial results are added in chunk order.
@@ -361,7 +456,16 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				}
 				return b.freeze()
 			}
-			bs := make([]*builder, len(parts))
+			// One dense row per worker merges by addition whatever chunks
+			// fed it: deal it chunks round (see parallelRun).
+			cyclic := spec.depth == 1 && spec.dense
+			if cyclic {
+				parts = l.chunks(st, n, threads*claimsPerWorker)
+			}
+			bs := make([]*builder, min(len(parts), threads))
+			if !cyclic {
+				bs = make([]*builder, len(parts))
+			}
 			err := parallelRun(fr, parts, threads, chunkWork{
 				start: func(w int, _ *frame) {
 					bs[w] = newBuilder(spec)
@@ -376,15 +480,20 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				},
 				run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, bs[w])
-					if w > 0 {
+					if w > 0 && !cyclic {
 						bs[w].sortSpill() // while the other workers run
 					}
 				},
-				work: l.work, lo: st.lo,
+				work: l.work, lo: st.lo, cyclic: cyclic,
 			})
 			if err != nil {
 				fr.fail(err)
 				return empty
+			}
+			if cyclic {
+				for _, b := range bs[1:] {
+					b.sortSpill()
+				}
 			}
 			if !mergeDense(bs, pool) && !mergeKids(bs, pool) {
 				for _, b := range bs[1:] {

@@ -205,3 +205,74 @@ func TestClaimedChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestCyclicChunks: cyclic work deals chunk c to worker c mod W, starts
+// each worker once, covers every position once, and returns the error of
+// the first failing chunk in chunk order, every chunk before it having
+// run, even when a later chunk fails first.
+func TestCyclicChunks(t *testing.T) {
+	const parts, workers, late, early = 40, 3, 5, 30
+	cs := chunks(400, parts)
+	chunkOf := func(p int64) int {
+		for c, r := range cs {
+			if p >= r[0] && p < r[1] {
+				return c
+			}
+		}
+		return -1
+	}
+	var mu sync.Mutex
+	started := map[int]*frame{}
+	covered := make([]int, 400)
+	earlyFailed := make(chan struct{})
+	fr := newFrame(1, 1, 0)
+	err := parallelRun(fr, cs, workers, chunkWork{
+		cyclic: true,
+		start: func(w int, wfr *frame) {
+			mu.Lock()
+			if started[w] != nil {
+				t.Errorf("worker %d started twice", w)
+			}
+			started[w] = wfr
+			mu.Unlock()
+		},
+		run: func(w int, wfr *frame, from, to int64) {
+			c := chunkOf(from)
+			mu.Lock()
+			if started[w] != wfr || c%workers != w || chunkOf(to-1) != c {
+				t.Errorf("positions %d..%d (chunk %d) run by worker %d on another frame or out of its chunk", from, to, c, w)
+			}
+			for p := from; p < to; p++ {
+				covered[p]++
+			}
+			mu.Unlock()
+			if to != cs[c][1] {
+				return // the probe: the first part of chunk 0
+			}
+			switch c {
+			case late:
+				<-earlyFailed
+				wfr.fail(&Error{Msg: "late"})
+			case early:
+				wfr.fail(&Error{Msg: "early"})
+				close(earlyFailed)
+			}
+		},
+	})
+	if err == nil || err.Msg != "late" {
+		t.Fatalf("error %v, want the first chunk's in chunk order (late)", err)
+	}
+	if len(started) != workers {
+		t.Errorf("%d workers started, want %d", len(started), workers)
+	}
+	for p := int64(0); p < cs[late][1]; p++ {
+		if covered[p] != 1 {
+			t.Fatalf("position %d (chunk %d) ran %d times", p, chunkOf(p), covered[p])
+		}
+	}
+	for p := range covered {
+		if covered[p] > 1 {
+			t.Fatalf("position %d ran %d times", p, covered[p])
+		}
+	}
+}
