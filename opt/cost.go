@@ -161,11 +161,63 @@ func (c Cost) String() string {
 // around the class, which a comparison of v + once would miss (a copy of
 // B dearer than one scan of B, compared in a class that runs per entry
 // of A). runs is the class's (classRuns).
+//
+// parts and pure price what the engine hoists out of a loop: its
+// vectorized loops compute a subterm of the body that reads none of the
+// loop's variables and cannot fail (arithmetic and comparisons on
+// variables, scalar data and constants; / and % by a non-zero constant)
+// once per run of the loop, not per step. parts holds the costs of the
+// operations of such subterms (the plan's pure nodes, wherever they sit
+// below lookups, singletons and branches), grouped by the variables each
+// reads; a sum or merge charges the parts that read none of its binders
+// once per run (hoisted). pure: the whole plan is such a subterm.
 type planCost struct {
-	v    float64
-	temp bool
-	once float64
-	runs float64
+	v     float64
+	temp  bool
+	once  float64
+	runs  float64
+	pure  bool
+	parts []costPart
+}
+
+// costPart is the cost of pure operations that read exactly fv.
+type costPart struct {
+	fv varSet
+	c  float64
+}
+
+// addParts appends w times the parts of src to dst, merging parts that
+// read the same variables. dst is not shared with any other plan's.
+func addParts(dst, src []costPart, w float64) []costPart {
+	if w == 0 {
+		return dst
+	}
+next:
+	for _, p := range src {
+		for i := range dst {
+			if dst[i].fv.equal(p.fv) {
+				dst[i].c += w * p.c
+				continue next
+			}
+		}
+		dst = append(dst, costPart{fv: p.fv, c: w * p.c})
+	}
+	return dst
+}
+
+// hoisted is the cost of the parts of p that read none of binders: what a
+// loop binding them computes once per run.
+func (s *session) hoisted(p planCost, binders []uint32) float64 {
+	if s.noHoist {
+		return 0
+	}
+	h := 0.0
+	for _, x := range p.parts {
+		if !x.fv.hasAny(binders...) {
+			h += x.c
+		}
+	}
+	return min(h, p.v)
 }
 
 // total is what the plan costs: its loop-scaled part and its closed
@@ -210,10 +262,26 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	dict := g.Data(class).Type.Depth > 0
 	var c float64
 	temp := dict
+	// parts: the kids' hoistable parts, weighted as the formula weights
+	// the kids; pure: this node may join them (see planCost).
+	var parts []costPart
+	kidParts := func(w float64, is ...int) {
+		for _, i := range is {
+			parts = addParts(parts, kids[i].parts, w)
+		}
+	}
+	allKids := make([]int, len(kids))
+	for i := range allKids {
+		allKids[i] = i
+	}
+	pure := false
 	switch n.Op {
-	case opVar, opGlobal, opInt, opReal, opBool, opEmpty:
+	case opVar, opGlobal, opInt, opReal, opBool:
+		return planCost{v: 0, temp: dict, pure: !dict}, true
+	case opEmpty:
 		return planCost{v: 0, temp: dict}, true
 	case opCall:
+		kidParts(1, allKids...)
 		c = costCall + sum + s.loopCalls(g, n)
 	case opSingle:
 		switch ir.Ann(n.Payload) {
@@ -232,17 +300,28 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c += insertRow
 		}
 		temp = false
+		kidParts(1, allKids...)
 	case opLookup:
 		c = sum + lookupCoef(d(0).Card.Layout())
+		kidParts(1, allKids...)
 	case opRange, opSubArray:
 		c = sum
+		kidParts(1, allKids...)
 	case opIf:
-		c = k(0) + d(0).Sel*k(1)
+		sel := d(0).Sel
+		c = k(0) + sel*k(1)
 		temp = kids[1].temp
+		kidParts(1, 0)
+		kidParts(sel, 1)
+		pure = !dict && kids[0].pure && kids[1].pure
 	case opIfElse:
 		sel := d(0).Sel
 		c = k(0) + sel*k(1) + (1-sel)*k(2)
 		temp = kids[1].temp || kids[2].temp
+		kidParts(1, 0)
+		kidParts(sel, 1)
+		kidParts(1-sel, 2)
+		pure = !dict && kids[0].pure && kids[1].pure && kids[2].pure
 	case opLet:
 		c = k(1) + k(2)
 		temp = kids[2].temp
@@ -250,12 +329,14 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		src := d(2).Card
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
-		// under an array's.
-		c = k(2) + loopRun + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)+accumulate(3))
+		// under an array's. The body's invariants run once per run.
+		h := s.hoisted(kids[3], s.binderSyms(g, n))
+		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3))
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
-		c = k(3) + k(4) + loopRun + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)+accumulate(5))
+		h := s.hoisted(kids[5], s.binderSyms(g, n))
+		c = k(3) + k(4) + loopRun + h + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)-h+accumulate(5))
 		temp = kids[5].temp
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
@@ -265,16 +346,51 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			} else {
 				c += s.loopCalls(g, n)
 			}
+			kidParts(1, allKids...)
+			if !dict && s.cannotFail(g, n) {
+				pure = true
+				for _, x := range kids {
+					pure = pure && x.pure
+				}
+				if pure {
+					parts = addParts(parts, []costPart{{fv: g.Data(class).FV, c: costScalarOp}}, 1)
+				}
+			}
 		} else {
 			return planCost{}, false
 		}
 	}
-	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class)}
+	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts}
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
 		pc.v, pc.once = costEpsilon, pc.total()
 	}
 	return pc, true
+}
+
+// binderSyms are the variables a sum or merge node binds.
+func (s *session) binderSyms(g *graph, n egraph.Node) []uint32 {
+	var out []uint32
+	for i := range binderCount(n.Op) {
+		if sym, ok := bindSym(g, n.Children[i]); ok {
+			out = append(out, uint32(sym))
+		}
+	}
+	return out
+}
+
+// cannotFail reports whether scalar operation n cannot fail, as the
+// engine decides it for an invariant: / and % of ints only by a non-zero
+// constant.
+func (s *session) cannotFail(g *graph, n egraph.Node) bool {
+	if n.Op != opDiv && n.Op != opMod {
+		return true
+	}
+	if g.Data(n.Children[0]).Type.Base == ir.Real || g.Data(n.Children[1]).Type.Base == ir.Real {
+		return n.Op == opDiv
+	}
+	d := g.Data(n.Children[1])
+	return d.Known && d.Value != 0 && s.hasOp(n.Children[1], opInt)
 }
 
 // closedBuild reports whether node n of class builds a dictionary by a

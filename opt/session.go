@@ -44,6 +44,9 @@ type session struct {
 	// inPlace makes extraction cost a closed build where it runs, per run
 	// of the loops around it, and leave it there (see closedBuild).
 	inPlace bool
+	// noHoist makes a sum or merge charge its body's invariants per step
+	// (see planCost.parts): a test's baseline.
+	noHoist bool
 
 	// seen holds the matches already applied (see matchKey).
 	seen map[uint64]bool

@@ -1,0 +1,108 @@
+package opt
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/examples"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/value"
+)
+
+// spmvScaled is SpMV over CSR with each product scaled by a factor F:
+// the loop over row i's entries binds p and j.
+const spmvScaled = `
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    A_val(p) * x(j)F }`
+
+// TestInvariantPricedOncePerRun: the engine computes a subterm of a
+// loop's body that reads none of the loop's variables and cannot fail
+// once per run of the loop (nestvec.go's invariants), so the model
+// charges it once per run, not per step. A factor over the row i alone
+// (i * i + i % 7) costs its three operations once per row; the same
+// factor over the column j (which the loop binds) costs them per entry;
+// a factor that reads x, a lookup (which may fail, so stays in the
+// loop), costs the lookup and the addition per entry and only i * i and
+// i % 7 once per row; and a division by a variable (it may fail) costs the division and
+// the addition per entry.
+// Each plan computes what the interpreter computes for it.
+func TestInvariantPricedOncePerRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	src, _ := examples.Source("spmv")
+	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "csr", randomSparseCOO(r, []int64{300, 200}, 3000)}})
+	env := globalsEnv(naive)
+	cost := func(factor string) float64 {
+		text := spmvScaled[:len(spmvScaled)-len("F }")] + factor + " }"
+		e, err := sdql.CompileExpr("plan", []byte(text), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eval.Eval(e, st); err != nil {
+			t.Fatalf("%s: %v", factor, err)
+		}
+		s := newSession(st, GatherStats(st))
+		s.reserveNames(e)
+		c, err := s.termCost(e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Value
+	}
+	base := cost("")
+	rows := 300.0
+	// Per entry: the factor's three operations and the product by it.
+	perStep := cost(" * (j * j + j % 7)") - base
+	entries := perStep / 4
+	if entries < 1000 {
+		t.Fatalf("the factor over j adds %g: want about 4 operations for each of the 3000 entries", perStep)
+	}
+	approx := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.1 {
+			t.Errorf("%s adds %g, want %g (%g entries, %g rows)", what, got, want, entries, rows)
+		}
+	}
+	approx("the factor over i", cost(" * (i * i + i % 7)")-base, entries+3*rows)
+	approx("the factor over i that reads x", cost(" * (i * i + x(i % 7))")-base, 3*entries+2*rows)
+	approx("the factor over i with a division by i + 1", cost(" * (i * i + 7 / (i + 1))")-base, 3*entries+2*rows)
+}
+
+// TestInvariantPricingKeepsSell: SpMV over a matrix in SELL, whose
+// mapping computes each entry's slot from its row q (q / 8, q % 8, the
+// chunk's start) and its step k, costs less than it did when the row's
+// arithmetic was charged per entry, and its plan computes y.
+func TestInvariantPricingKeepsSell(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	src, _ := examples.Source("spmv")
+	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "sell", randomSparseCOO(r, []int64{400, 300}, 6000)}})
+	res, err := Optimize(naive, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := eval.Eval(naive, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eval.Eval(res.Plan, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !value.Equal(want, got, 1e-9) {
+		t.Fatalf("the plan computes %s, the naive plan %s", value.Format(got), value.Format(want))
+	}
+	// Without hoisting, the same plan costs each entry's row arithmetic
+	// per entry.
+	s := newSession(st, GatherStats(st))
+	s.reserveNames(res.Plan)
+	s.noHoist = true
+	flat, err := s.termCost(res.Plan, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res.Cost.Value < 0.75*flat.Value) {
+		t.Errorf("the sell plan costs %g with its invariants once per run, %g per entry: want at least a quarter less", res.Cost.Value, flat.Value)
+	}
+}
