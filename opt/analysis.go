@@ -427,10 +427,10 @@ func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) flo
 		return float64(max(h.Value, 0))
 	}
 	if l.Known {
-		// lo:A(e), a read of an int array (sell's row lengths): at most
-		// the array's largest value less lo.
+		// lo:A(e), a read of an int array (sell's row lengths): the
+		// array's mean value less lo, as e runs over its indices.
 		if as, ok := s.lookupStats(g, hi); ok && as.HasRange {
-			return min(n, float64(max(as.Max-l.Value, 0)))
+			return min(n, max(as.Mean-float64(l.Value), 0))
 		}
 	}
 	return n

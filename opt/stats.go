@@ -45,6 +45,11 @@ type ArrayStats struct {
 	// the optimizer proves reads indexed by them in bounds.
 	Min, Max int64
 	HasRange bool
+	// Mean is the average value of a non-empty int array: the expected
+	// length of a range 0:A(e) whose e runs over A's indices (sell's row
+	// lengths, where Max, a power-law graph's longest row, is tens of
+	// times the mean).
+	Mean float64
 	// Sorted: an int array that never decreases (segment bounds), so
 	// that P(x) <= P(x+1).
 	Sorted bool
@@ -79,6 +84,11 @@ func GatherStats(st storage.Store) *Stats {
 				as.Min, as.Max = x.IntRange()
 				as.HasRange = true
 				as.Low, as.High, _ = x.Halves()
+				sum := 0.0
+				for _, v := range x.I {
+					sum += float64(v)
+				}
+				as.Mean = sum / float64(len(x.I))
 			}
 			s.Arrays[name] = as
 		case *storage.HashMap:
