@@ -22,6 +22,7 @@ import (
 var (
 	calibrate       = flag.Bool("opt.calibrate", false, "TestCalibrate: run the calibration plans in the engine and fit the cost coefficients")
 	calibrateRounds = flag.Int("opt.calibrate.rounds", 7, "TestCalibrate: timed rounds per plan (the median is fitted)")
+	calibrateFree   = flag.String("opt.calibrate.free", "", "TestCalibrate: comma-separated coefficients to fit that are otherwise held (costScalarOp, ...)")
 	calibrateAll    = flag.Bool("opt.calibrate.all", false, "TestCalibrate: fit every candidate plan, not only the search's plans")
 )
 
@@ -384,6 +385,9 @@ func TestCalibrate(t *testing.T) {
 	// BenchmarkLayouts measures. A call (exp, log, ...) is in too few of
 	// these plans.
 	held := map[string]bool{"costScalarOp": true, "costCall": true, "lookupArray": true, "lookupHash": true, "insertHash": true}
+	for _, name := range strings.Split(*calibrateFree, ",") {
+		delete(held, strings.TrimSpace(name))
+	}
 	free := make([]bool, len(modelCoefs))
 	for k := range modelCoefs {
 		if held[modelCoefs[k].name] {

@@ -178,6 +178,9 @@ type planCost struct {
 	runs  float64
 	pure  bool
 	parts []costPart
+	// built: the plan is a loop that builds a dictionary where it runs
+	// (not a closed build, which runs once at the top).
+	built bool
 }
 
 // costPart is the cost of pure operations that read exactly fv.
@@ -324,6 +327,11 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		pure = !dict && kids[0].pure && kids[1].pure && kids[2].pure
 	case opLet:
 		c = k(1) + k(2)
+		if kids[1].built {
+			// A dictionary the loop builds and binds: a builder opened,
+			// filled and frozen per run, as a temporary operand is.
+			c += tempDict
+		}
 		temp = kids[2].temp
 	case opSum:
 		src := d(2).Card
@@ -361,9 +369,10 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 	}
 	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts}
+	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
-		pc.v, pc.once = costEpsilon, pc.total()
+		pc.v, pc.once, pc.built = costEpsilon, pc.total(), false
 	}
 	return pc, true
 }
