@@ -73,7 +73,11 @@ func TestSellKernels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := program == "spmv"; interleavedRows(k) != want {
+				// Below one entry per row on average the optimizer may add
+				// each entry into its row (a key per entry) rather than
+				// each row's sum (a key per row, most of them empty), a
+				// plan without interleaved rows.
+				if want := program == "spmv"; (!want || int64(len(c.Vals)) >= rows) && interleavedRows(k) != want {
 					t.Fatalf("trial %d %s %s: interleaved rows %v, want %v", trial, format, program, !want, want)
 				}
 				got, err := k.Run(st)
