@@ -7,9 +7,26 @@ import (
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
-	"github.com/storel/storel/value"
+	"github.com/storel/storel/storage"
 )
+
+// textCost is the model's cost of the plan written as text, over st.
+func textCost(t *testing.T, st storage.Store, env map[string]ir.Type, text string) float64 {
+	t.Helper()
+	e, err := sdql.CompileExpr("plan", []byte(text), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(st, GatherStats(st))
+	s.reserveNames(e)
+	c, err := s.termCost(e, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Value
+}
 
 // spmvScaled is SpMV over CSR with each product scaled by a factor F:
 // the loop over row i's entries binds p and j.
@@ -43,13 +60,7 @@ func TestInvariantPricedOncePerRun(t *testing.T) {
 		if _, err := eval.Eval(e, st); err != nil {
 			t.Fatalf("%s: %v", factor, err)
 		}
-		s := newSession(st, GatherStats(st))
-		s.reserveNames(e)
-		c, err := s.termCost(e, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.Value
+		return textCost(t, st, env, text)
 	}
 	base := cost("")
 	rows := 300.0
@@ -82,17 +93,7 @@ func TestInvariantPricingKeepsSell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := eval.Eval(naive, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := eval.Eval(res.Plan, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !value.Equal(want, got, 1e-9) {
-		t.Fatalf("the plan computes %s, the naive plan %s", value.Format(got), value.Format(want))
-	}
+	checkSameValue(t, naive, res.Plan, st)
 	// Without hoisting, the same plan costs each entry's row arithmetic
 	// per entry.
 	s := newSession(st, GatherStats(st))
@@ -127,19 +128,10 @@ func TestSellRowLengthIsMean(t *testing.T) {
 	}
 	src, _ := examples.Source("spmv")
 	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "sell", c}})
-	e, err := sdql.CompileExpr("rows", []byte("sum(<q, _> in 0:A_dim1) sum(<k, _> in 0:A_rlen(q)) A_val(k)"), globalsEnv(naive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSession(st, GatherStats(st))
-	s.reserveNames(e)
-	cost, err := s.termCost(e, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cost := textCost(t, st, globalsEnv(naive), "sum(<q, _> in 0:A_dim1) sum(<k, _> in 0:A_rlen(q)) A_val(k)")
 	// Per row: a read per step of the inner loop (a range's step costs
 	// nothing); the mean row is about 2300 / 400 entries.
-	perRow := cost.Value / 400
+	perRow := cost / 400
 	if perRow > 10 || perRow < 4 {
 		t.Errorf("the sell rows cost %g each, want the mean row length (about 6)", perRow)
 	}
@@ -157,18 +149,7 @@ func TestLetBuiltPerRunCostsBuilder(t *testing.T) {
 	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "csr", randomSparseCOO(r, []int64{300, 200}, 3000)}})
 	env := globalsEnv(naive)
 	cost := func(value string) float64 {
-		text := "sum(<i, _> in 0:A_len1) let t = " + value + " in { @dense i -> t(i % 7) }"
-		e, err := sdql.CompileExpr("plan", []byte(text), env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := newSession(st, GatherStats(st))
-		s.reserveNames(e)
-		c, err := s.termCost(e, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.Value
+		return textCost(t, st, env, "sum(<i, _> in 0:A_len1) let t = "+value+" in { @dense i -> t(i % 7) }")
 	}
 	const row = "sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense j -> A_val(p) }"
 	const closed = "sum(<p, j> in A_idx2(A_pos2(3):A_pos2(4))) { @dense j -> A_val(p) }"

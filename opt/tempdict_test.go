@@ -3,8 +3,6 @@ package opt
 import (
 	"math/rand/v2"
 	"testing"
-
-	"github.com/storel/storel/sdql"
 )
 
 // The two forms of MTTKRP's inner product over orghs-shaped data that the
@@ -42,20 +40,7 @@ func TestScaledTemporaryCostsItsConstruction(t *testing.T) {
 		{"D", "csr", randomSparseCOO(r, []int64{25, 20}, 25*20/32)},
 	})
 	env := globalsEnv(naive)
-	cost := func(name, text string) float64 {
-		e, err := sdql.CompileExpr(name, []byte(text), env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := newSession(st, GatherStats(st))
-		s.reserveNames(e)
-		c, err := s.termCost(e, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.Value
-	}
-	inPlace, scaled := cost("in-place", mttkrpInPlace), cost("scaled", mttkrpScaledTemp)
+	inPlace, scaled := textCost(t, st, env, mttkrpInPlace), textCost(t, st, env, mttkrpScaledTemp)
 	// Per product the temporary costs tempDict against a few merge steps.
 	if scaled < 2*inPlace {
 		t.Errorf("the scaled temporary costs %g, the product in place %g: want at least twice", scaled, inPlace)
