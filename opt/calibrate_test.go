@@ -20,10 +20,11 @@ import (
 )
 
 var (
-	calibrate       = flag.Bool("opt.calibrate", false, "TestCalibrate: run the calibration plans in the engine and fit the cost coefficients")
-	calibrateRounds = flag.Int("opt.calibrate.rounds", 7, "TestCalibrate: timed rounds per plan (the median is fitted)")
-	calibrateFree   = flag.String("opt.calibrate.free", "", "TestCalibrate: comma-separated coefficients to fit that are otherwise held (costScalarOp, ...)")
-	calibrateAll    = flag.Bool("opt.calibrate.all", false, "TestCalibrate: fit every candidate plan, not only the search's plans")
+	calibrate        = flag.Bool("opt.calibrate", false, "TestCalibrate: run the calibration plans in the engine and fit the cost coefficients")
+	calibrateRounds  = flag.Int("opt.calibrate.rounds", 7, "TestCalibrate: timed rounds per plan (the median is fitted)")
+	calibrateFastest = flag.Bool("opt.calibrate.fastest", false, "TestCalibrate: fit each plan's fastest round, not its median (on a loaded machine, the round least slowed by the other work)")
+	calibrateFree    = flag.String("opt.calibrate.free", "", "TestCalibrate: comma-separated coefficients to fit that are otherwise held (costScalarOp, ...)")
+	calibrateAll     = flag.Bool("opt.calibrate.all", false, "TestCalibrate: fit every candidate plan, not only the search's plans")
 )
 
 // modelCoefs are the cost model's coefficients, by name, in the order the
@@ -370,6 +371,9 @@ func TestCalibrate(t *testing.T) {
 	var medians []float64
 	for _, p := range plans {
 		p.median = median(p.rounds)
+		if *calibrateFastest {
+			p.median = slices.Min(p.rounds)
+		}
 		if p.label == "optimized" || *calibrateAll {
 			fitted = append(fitted, p)
 			terms = append(terms, p.terms)
@@ -415,7 +419,11 @@ func TestCalibrate(t *testing.T) {
 		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "calibration: %d plans, %d fitted, %d rounds each (median fitted), one thread\n\n", len(plans), len(fitted), *calibrateRounds)
+	stat := "median"
+	if *calibrateFastest {
+		stat = "fastest"
+	}
+	fmt.Fprintf(&sb, "calibration: %d plans, %d fitted, %d rounds each (%s fitted), one thread\n\n", len(plans), len(fitted), *calibrateRounds, stat)
 	fmt.Fprintf(&sb, "%-13s %10s %10s %21s\n", "coefficient", "current", "fitted", "rounds fitted alone")
 	for k, c := range modelCoefs {
 		if !free[k] {
