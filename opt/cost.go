@@ -14,19 +14,22 @@ import (
 //
 // TestCalibrate (calibrate_test.go) runs the optimizer's plans of the
 // paper kernels over csr, dcsr, csc, coo, hash and sell in the engine and
-// fits these coefficients to their median times (non-negative least
-// squares on log(model/time)):
+// fits these coefficients to their median times, or fastest with
+// -opt.calibrate.fastest (non-negative least squares on log(model/time)):
 //
 //	go test ./opt -run Calibrate -opt.calibrate -v
 //
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
 // its spread when each round is fitted alone, and each plan's residual.
-// Only iterRange takes its fitted value (0 in every round); iterHash and
-// loopCall come from the variants experiment (their comments). The other
-// fitted values are not adopted: taken together they turn MTTKRP's merge
-// into a filtered scan and change which TTV plan wins, plans the clock
-// has not confirmed, and several move by 2x or more from round to round
-// on the shared 2-core machine; taken one at a time they are not a fit. The
+// iterRange keeps 0, fitted on an idle machine (0 in every round); iterHash
+// and loopCall come from the variants experiment (their comments). The
+// other fitted values are not adopted: taken together they turn MTTKRP's
+// merge into a filtered scan and change which TTV plan wins, plans the
+// clock has not confirmed, and several move by 2x or more from round to
+// round on the shared 2-core machine; taken one at a time they are not a
+// fit. mergeStep fits 3.8-4.4 in every run, but at 4 MTTKRP with csr
+// factors leaves its merge for a plan that builds a column of D per entry
+// of B on the engine's closure path, ten times slower by the clock. The
 // ratios of the hash map to the dense array come from BenchmarkLayouts
 // (coef_test.go: iterating a map 4-5 times a slice, a random read
 // 10-50 times, accumulating 20-120 times), tempDict from
