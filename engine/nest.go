@@ -98,6 +98,10 @@ type nloop struct {
 	flat     *flatPlan // the body runs in position space (nestflat.go)
 	flatID   int
 	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
+	// wsRow: a leaf segment loop scattering into a dense real row, one
+	// call per segment (nestrows.go).
+	wsRow *segScatter
+	rowsc *rowsScatter // a loop over such leaves, run in batches of its positions
 	merge    *nmerge   // itMerge: the intersection and its body
 	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
@@ -288,14 +292,6 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	}
 	nl.vreal = vt.Base == ir.Real
 	merges, merged := countOp(body, ir.OpMerge), c.nmerge
-	if c.inRow > 0 && lb.spec != nil && (nl.kind == itSegment || nl.kind == itArray) && !containsLoop(body) {
-		// Scattering into a row of a nested result by the keys of an
-		// index array (MMM, TTM) is what the workspace rows of the
-		// closure paths do (workspace.go, sweep.go) a segment at a time,
-		// fused with the loop around; the rows of a built dictionary
-		// (a transposed copy) run here, laid out in position space.
-		c.noNest("a row of a nested result scattered by index-array keys (workspace rows)")
-	}
 	nl.ks, nl.vs = c.varSlots(e, body, vt)
 	if nl.hash && nl.vdict {
 		c.scope[len(c.scope)-1].hash = true
@@ -307,6 +303,11 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		nl.info.exec = "vectorized batches of positions"
 		if containsLoop(body) {
 			nl.info.exec += "; each inner sum over a range a straight loop per lane (range dot)"
+		}
+		if c.inRow > 0 && nl.kind == itSegment && lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && lb.spec.real {
+			if nl.wsRow = scatterOf(nl, false); nl.wsRow != nil {
+				nl.info.exec = "a scatter of the segment into the row by its keys, one call per segment (the row's dense workspace); otherwise " + nl.info.exec
+			}
 		}
 	} else {
 		if !containsLoop(body) {
@@ -335,7 +336,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 					s.loop.laid = false // follows took it, another step not
 				}
 			}
-			if nl.up = c.parentFlat(nl); nl.up != nil {
+			if nl.rowsc = c.rowsScatterOf(nl, body, lb); nl.rowsc != nil {
+				nl.info.exec = "the windows and factors of a batch of positions at once, each window's segment scattered into the row by its keys (the row's dense workspace); per iteration where a batch fails"
+			} else if nl.up = c.parentFlat(nl); nl.up != nil {
 				nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 				if nl.upSingle != nil {
 					nl.info.exec += ", each iteration's entries into its key's row (in sequential mode appended where they stay, storage sized from the walked level)"
@@ -563,6 +566,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.vec != nil {
+		if nl.wsRow != nil && nl.wsRow.rowScatter(fr, nl, lo, hi, b) {
+			return
+		}
 		nl.vec.run(fr, nl, lo, hi, b)
 		return
 	}
@@ -573,6 +579,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.up != nil && nl.runUp(fr, lo, hi, b) {
+		return
+	}
+	if nl.rowsc != nil && nl.rowsc.run(fr, nl, lo, hi, b) {
 		return
 	}
 	for p := lo; p < hi; p++ {

@@ -353,7 +353,7 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	}
 	if l.kind == itSegment {
 		l.vec.dot = dotOf(l)
-		l.vec.scatter = scatterOf(l)
+		l.vec.scatter = scatterOf(l, true)
 	}
 	return true
 }
@@ -1609,21 +1609,29 @@ func (o *nloop) keyIsRow(k *ir.Expr) bool {
 }
 
 // segScatter is a segment loop adding x(p) * t into a dense real result
-// at key idx(p), t a value of the row: each row scales its entries by its
-// own t (BATAX's second pass) in one loop.
+// at key idx(p), t a value of the row (row set: each row scales its
+// entries by its own t, BATAX's second pass, in one loop) or of the
+// loops around (a row of a nested result: nestrows.go).
 type segScatter struct {
 	x    *cell
 	xInt bool
 	t    *vnode // the row's factor
 }
 
-func scatterOf(l *nloop) *segScatter {
+func scatterOf(l *nloop, row bool) *segScatter {
 	v := l.vec
 	if len(v.lets) > 0 || v.key == nil || v.key2 != nil || v.key.op != vVal || v.key.cl != l.arr || l.arr.info.Elem != ir.Int {
 		return nil
 	}
 	nd := v.val
-	if nd.op == vInv && nd.row && nd.real {
+	// factor: t, a value of the row (row) or of the loops around.
+	factor := func(t *vnode) bool {
+		if row {
+			return t.op == vInv && t.row && t.real
+		}
+		return t.real && laneFree(t)
+	}
+	if factor(nd) {
 		return &segScatter{t: nd} // a pattern's row: t at each key
 	}
 	if nd.op != vMul || !nd.real {
@@ -1634,7 +1642,7 @@ func scatterOf(l *nloop) *segScatter {
 		if x.op == vToReal {
 			x, xInt = x.a, true
 		}
-		if x.op != vRead || x.a.op != vLane || x.real == xInt || t.op != vInv || !t.row || !t.real {
+		if x.op != vRead || x.a.op != vLane || x.real == xInt || !factor(t) {
 			return nil
 		}
 		return &segScatter{x: x.cl, xInt: xInt, t: t}

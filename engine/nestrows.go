@@ -1,0 +1,291 @@
+package engine
+
+import "github.com/storel/storel/ir"
+
+// Rows of a nested result scattered by index-array keys (MMM, TTM: the
+// Gustavson form). An outer loop keys a row of the result per iteration;
+// the loops below add a * V(q) at key I(q) of that row over a segment of
+// an index array per entry. The row's dense storage is the level's
+// workspace (workspace.go): the scatter writes it by key and marks the
+// keys it writes, and the row is compacted to a sorted list or handed a
+// dense slice when the next row opens. Rows are disjoint, so a parallel
+// split over the outer loop needs no private copies.
+//
+// The leaf loop is the segment's scatter (rowScatter): one call of
+// scatterAdd per segment, the factor a read once, where batches of
+// positions would pay their setup for the few entries of a sparse row.
+
+// rowScatter runs positions lo..hi-1 of the leaf segment loop l as one
+// scatter into the dense real row b, or reports false (nothing added)
+// when it cannot: guards to test, or values past the end of x. A row
+// appending its entries in key order (sequential mode, appendrow.go) is
+// settled into the workspace first: a segment's keys are in order, the
+// next segment's start over.
+func (sc *segScatter) rowScatter(fr *frame, l *nloop, lo, hi int64, b *builder) bool {
+	if b == nil || !b.spec.dense || !b.spec.real || len(l.vec.guards) > 0 {
+		return false
+	}
+	idx := l.arr.ints
+	if lo < 0 || hi > int64(len(idx)) || (sc.x != nil && hi > sc.x.n) {
+		return false
+	}
+	s := fr.vstate(l.vec)
+	tv, ok := s.eval(fr, sc.t, lo, 1)
+	if !ok {
+		return false // a read off its array: the batches find the error
+	}
+	t := s.reals(sc.t, tv, 1)[0]
+	b.holdKeysOf(l.arr)
+	keys := idx[lo:hi]
+	switch {
+	case sc.x == nil:
+		for _, k := range keys {
+			b.addReal(k, t)
+		}
+	case sc.xInt:
+		scatterAdd(b, keys, sc.x.ints[lo:hi], t, 1, 1, true)
+	default:
+		scatterAdd(b, keys, sc.x.reals[lo:hi], t, 1, 1, true)
+	}
+	nestSaw("row scatter")
+	return true
+}
+
+// rowsScatter runs a loop o whose body is lets and guards and then one
+// leaf scatter l (rowScatter) into o's row, with l's window P(w):P(w+1):
+// o's body is vectorized over o's positions with l replaced by {w -> t}
+// (the window's index and the scatter's factor), and each position's
+// segment is then scattered into the row, a batch of positions at a time,
+// with no call per position.
+type rowsScatter struct {
+	v    *vloop // key: w, val: t, over o's positions
+	leaf *nloop
+}
+
+// rowsScatterOf returns o's rowsScatter, or nil when o's body does not
+// have that form. o's variables are bound; body is o's body.
+func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScatter {
+	if o.kind == itDict || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real {
+		return nil
+	}
+	var leaf *nloop
+	for s := o.stmt; s != nil; s = s.next {
+		switch {
+		case s.kind == stGuard, s.kind == stLet && s.loop == nil && !s.hasPost():
+		case s.kind == stLoop && s.next == nil:
+			leaf = s.loop
+		default:
+			return nil
+		}
+	}
+	if leaf == nil || leaf.wsRow == nil || leaf.wsRow.x == nil || len(leaf.vec.guards) > 0 {
+		return nil
+	}
+	sb := leaf.seg
+	if sb == nil || sb.lo != sb.hi || sb.loSlot != sb.hiSlot || sb.hiOff != sb.loOff+1 {
+		return nil
+	}
+	win := leaf.e.Args[0].Args[1] // P(w) of A(P(w):P(w+1))
+	if win.Op != ir.OpLookup || len(win.Args) != 2 {
+		return nil
+	}
+	t := scatterFactor(leaf)
+	if t == nil {
+		return nil
+	}
+	row := &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{win.Args[1], t}, Type: leaf.e.Type, Pos: leaf.e.Pos}
+	synth := replaceLeaf(body, leaf.e, row)
+	if synth == nil {
+		return nil
+	}
+	lets, guards := len(o.info.lets), len(o.info.guards)
+	v := c.vectorize(o, synth, lb)
+	o.info.lets, o.info.guards = o.info.lets[:lets], o.info.guards[:guards]
+	if v == nil || v.key == nil || v.key2 != nil {
+		return nil
+	}
+	return &rowsScatter{v: v, leaf: leaf}
+}
+
+// scatterFactor is the factor t of the leaf scatter's value x(p) * t (or
+// t * x(p)): the operand that reads none of the leaf's variables.
+func scatterFactor(l *nloop) *ir.Expr {
+	body := l.e.Args[1]
+	if body.Op != ir.OpSingleton || body.Args[1].Op != ir.OpMul {
+		return nil
+	}
+	reads := func(e *ir.Expr) bool {
+		fv := ir.FreeVars(e)
+		return fv[l.e.Vars[0]] || fv[l.e.Vars[1]]
+	}
+	a, b := body.Args[1].Args[0], body.Args[1].Args[1]
+	switch {
+	case reads(a) && !reads(b):
+		return b
+	case reads(b) && !reads(a):
+		return a
+	}
+	return nil
+}
+
+// replaceLeaf returns body, a chain of lets and guards ending in leaf,
+// with leaf replaced by row; nil when body is not such a chain.
+func replaceLeaf(body, leaf, row *ir.Expr) *ir.Expr {
+	switch {
+	case body == leaf:
+		return row
+	case body.Op == ir.OpLet && len(body.Args) == 2, body.Op == ir.OpIf && len(body.Args) == 2:
+		in := replaceLeaf(body.Args[1], leaf, row)
+		if in == nil {
+			return nil
+		}
+		cp := *body
+		cp.Args = []*ir.Expr{body.Args[0], in}
+		cp.Type = row.Type
+		return &cp
+	}
+	return nil
+}
+
+// run runs positions lo..hi-1 of o into the row b, or reports false
+// (nothing added) when b is not a dense real row it can write.
+func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
+	if b == nil || !b.spec.dense || !b.spec.real {
+		return false
+	}
+	v, l := r.v, r.leaf
+	s := fr.vstate(v)
+	v.decide(fr, s, lo, hi)
+	if fr.err != nil {
+		return true
+	}
+	b.holdKeysOf(l.arr)
+	for p0 := lo; p0 < hi; p0 += vbatch {
+		n := int(min(hi-p0, vbatch))
+		if !r.batch(fr, s, o, p0, n, b) {
+			o.iterate(fr, p0, p0+int64(n), b)
+		}
+		if fr.err != nil {
+			return true
+		}
+	}
+	nestSaw("rows scatter")
+	return true
+}
+
+// iterate runs positions lo..hi-1 of o through its statements.
+func (o *nloop) iterate(fr *frame, lo, hi int64, b *builder) {
+	for p := lo; p < hi; p++ {
+		o.setVars(fr, p)
+		o.exec(fr, o.stmt, b)
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// batch runs positions p0..p0+n-1, or reports false (nothing added) when
+// a guard fails in a lane or a read leaves its array.
+func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *builder) bool {
+	v := r.v
+	if !v.check(fr, s, p0, n) {
+		return false
+	}
+	kv, ok := s.eval(fr, v.key, p0, n)
+	if !ok {
+		return false
+	}
+	ws := s.ints(v.key, kv, n)
+	tv, ok := s.eval(fr, v.val, p0, n)
+	if !ok {
+		return false
+	}
+	ts := s.reals(v.val, tv, n)
+	sc := r.leaf.wsRow
+	if sc.xInt {
+		scatterRows(fr, o, r.leaf, b, p0, ws, ts, sc.x.ints)
+	} else {
+		scatterRows(fr, o, r.leaf, b, p0, ws, ts, sc.x.reals)
+	}
+	return true
+}
+
+// scatterRows adds ts[q] * x(p) at key I(p) of the row b for the
+// positions p of segment P(ws[q]):P(ws[q]+1) of every lane q (o's
+// position p0+q); a lane whose segment is off runs through o's
+// statements, which find the exact error. The keys written are marked in
+// the workspace's bitmap, or the row is swept whole (sweep.go), as
+// scatterAdd decides for a call of the batch's entries.
+func scatterRows[V number](fr *frame, o, l *nloop, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
+	sb := l.seg
+	pa, idx := sb.lo.ints, l.arr.ints
+	lim := min(int64(len(idx)), int64(len(x)), l.arr.n)
+	idx, x = idx[:lim], x[:lim]
+	ts = ts[:len(ws)]
+	// The batch's entries, for the choice scatterAdd makes per call.
+	total := int64(0)
+	for _, w := range ws {
+		if uint64(w) < uint64(len(pa)-1) {
+			total += max(pa[w+1]-pa[w], 0)
+		}
+	}
+	b.settle()
+	wk := b.ws
+	general := wk != nil && !wk.marking && !wk.sweep && int64(len(b.reals)) > bitmapFactor*total
+	var bm []uint64
+	if !general && wk != nil && !wk.sweeps(len(b.reals)) {
+		growBits(&wk.bits, (len(b.reals)+63)>>6)
+		wk.marking, bm = true, wk.bits
+	}
+	out := b.reals
+	for q, w := range ws {
+		var lo, hi int64 = -1, 0
+		if uint64(w) < uint64(len(pa)-1) {
+			lo, hi = pa[w], pa[w+1]
+		}
+		if lo < 0 || lo > hi || hi > lim {
+			b.reals = out
+			o.iterate(fr, p0+int64(q), p0+int64(q)+1, b)
+			if fr.err != nil {
+				return
+			}
+			out = b.reals
+			continue
+		}
+		t := ts[q]
+		if general {
+			scatterAdd(b, idx[lo:hi], x[lo:hi], t, 1, 1, true)
+			continue
+		}
+		var i int64
+		if bm != nil {
+			i = markSeg(out, bm, idx[lo:hi], x[lo:hi], t)
+		} else {
+			i = addSeg(out, idx[lo:hi], x[lo:hi], t)
+		}
+		if i < hi-lo {
+			// A key outside the slice: scatterAdd grows it.
+			scatterAdd(b, idx[lo+i:hi], x[lo+i:hi], t, 1, 1, true)
+			out = b.reals
+			if bm != nil {
+				bm = wk.bits
+			}
+		}
+	}
+	b.reals = out
+}
+
+// laneFree reports whether node n has one value for every lane of its
+// loop: it reads none of the loop's variables, lets or rows.
+func laneFree(n *vnode) bool {
+	if n == nil {
+		return true
+	}
+	switch n.op {
+	case vInv:
+		return !n.row
+	case vLane, vVal, vLetRef, vDictRead, vDictKey, vDictVal, vRowLet, vIn, vDot:
+		return false
+	}
+	return laneFree(n.a) && laneFree(n.b) && laneFree(n.c)
+}
