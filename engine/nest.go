@@ -92,17 +92,17 @@ type nloop struct {
 	rowRange bool
 	// laid: a loop over a built dictionary in position space, each
 	// row's entries laid out in the block one after another (laidRows).
-	laid     bool
-	split    bool      // the outermost sum of a parallel run: its iterations are split across workers
-	workBy   string    // split: the work its chunks share equally (split.go), or "" for equal counts
-	flat     *flatPlan // the body runs in position space (nestflat.go)
-	flatID   int
-	lift     *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
+	laid   bool
+	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
+	workBy string    // split: the work its chunks share equally (split.go), or "" for equal counts
+	flat   *flatPlan // the body runs in position space (nestflat.go)
+	flatID int
+	lift   *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
 	// wsRow: a leaf segment loop scattering into a dense real row, one
 	// call per segment (nestrows.go).
-	wsRow *segScatter
-	rowsc *rowsScatter // a loop over such leaves, run in batches of its positions
-	merge    *nmerge   // itMerge: the intersection and its body
+	wsRow    *segScatter
+	rowsc    *rowsScatter // a loop over such leaves, run in batches of its positions
+	merge    *nmerge      // itMerge: the intersection and its body
 	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
