@@ -254,3 +254,60 @@ func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V,
 	w.carved += n
 	store(s, chunk, carved(*block, vals), carved(w.keyBlock, keys))
 }
+
+// Closed rows appended to. A row of a workspace level that was closed
+// (compacted to a sorted list when another row took the workspace) and
+// is added to again at keys past its last is appended to where it is,
+// not reopened: reopening moves its whole list back into the workspace,
+// so a row built a few keys at a time in key order (the transposed copy
+// of a CSC matrix, row c taking key j from column j, column after
+// column) would cost the square of its length. The first append copies
+// the list, carved from the level's shared blocks, to storage of the
+// row's own with room to grow (builder.grown); later ones append in
+// place.
+
+// appendKid adds vals at keys (aligned) to the child at key k of b, a
+// dense level of rows, when that child is a closed list row of a
+// workspace level, not spilled, and keys increase past its last key, and
+// reports whether it did (if not, nothing is added).
+func appendKid[V int64 | float64](b *builder, k int64, keys []int64, vals []V) bool {
+	x := b.x
+	if !b.spec.dense || x == nil || x.sequential || x.seq != nil || uint64(k) >= uint64(len(x.kids)) || len(keys) == 0 {
+		return false
+	}
+	c := x.kids[k].b
+	if c == nil || c.open || c.app || !c.listed || c.ws == nil || c.x != nil || c.lkeys != nil {
+		return false
+	}
+	last := int64(-1)
+	if n := len(c.nkeys); n > 0 {
+		last = int64(c.nkeys[n-1])
+	}
+	for _, key := range keys {
+		if key <= last || key > narrowKeyLimit {
+			return false
+		}
+		last = key
+	}
+	var own *[]V
+	switch o := any(&c.reals).(type) {
+	case *[]V:
+		own = o
+	default:
+		own = any(&c.ints).(*[]V)
+	}
+	if !c.grown {
+		n := len(c.nkeys) + len(keys)
+		c.nkeys = append(make([]int32, 0, 2*n), c.nkeys...)
+		*own = append(make([]V, 0, 2*n), *own...)
+		c.grown = true
+	}
+	vals = vals[:len(keys)]
+	for q, key := range keys {
+		if v := vals[q]; v != 0 { // a zero at a new key is no entry
+			c.nkeys = append(c.nkeys, int32(key))
+			*own = append(*own, v)
+		}
+	}
+	return true
+}

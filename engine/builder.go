@@ -59,7 +59,11 @@ type builder struct {
 	// app: a sequential row taking its entries in increasing key order
 	// (appendrow.go): they are in its workspace's append list, not its
 	// slice, and reals and ints are empty.
-	app   bool
+	app bool
+	// grown: a closed list row's keys and values are storage of its own
+	// (appendKid), not carved from the level's blocks, so appending
+	// within their capacity overwrites no other row.
+	grown bool
 	moved int32 // entries copied back into the workspace by reopenings
 }
 

@@ -254,7 +254,9 @@ func scatterRows[V number](fr *frame, o, l *nloop, b *builder, p0 int64, ws []in
 		}
 		t := ts[q]
 		if general {
+			b.reals = out
 			scatterAdd(b, idx[lo:hi], x[lo:hi], t, 1, 1, true)
+			out = b.reals
 			continue
 		}
 		var i int64
@@ -265,6 +267,7 @@ func scatterRows[V number](fr *frame, o, l *nloop, b *builder, p0 int64, ws []in
 		}
 		if i < hi-lo {
 			// A key outside the slice: scatterAdd grows it.
+			b.reals = out
 			scatterAdd(b, idx[lo+i:hi], x[lo+i:hi], t, 1, 1, true)
 			out = b.reals
 			if bm != nil {

@@ -821,7 +821,9 @@ func addByRows[T int64 | float64](b *builder, keys, keys2 []int64, vals []T, add
 		for e < len(keys) && keys[e] == k {
 			e++
 		}
-		add(b.child(k), keys2[l:e], vals[l:e])
+		if !appendKid(b, k, keys2[l:e], vals[l:e]) {
+			add(b.child(k), keys2[l:e], vals[l:e])
+		}
 		l = e
 	}
 }

@@ -261,6 +261,10 @@ func (w *workspace) size(s *bspec) int {
 	return len(w.ints)
 }
 
+// reopened, when set (by tests), hears how many entries a closed row
+// reopened in the workspace moves back into it.
+var reopened func(entries int)
+
 // acquire opens b for adding: in workspace mode, b takes the workspace
 // over from its current owner (compacting it) and scatters its own
 // entries back into it. Outside workspace mode it does nothing.
@@ -277,13 +281,16 @@ func (b *builder) acquire() {
 		w.owner.release()
 	}
 	if n := b.listLen(); n > 0 {
+		if reopened != nil {
+			reopened(n)
+		}
 		b.moved = int32(min(int64(b.moved)+int64(n), 1<<30))
 		if int(b.moved) > max(w.size(b.spec), 256) {
 			b.ownDense()
 			return
 		}
 	}
-	b.open, w.owner = true, b
+	b.open, w.owner, b.grown = true, b, false
 	w.touched = w.touched[:0]
 	b.replay(w.kids, w.reals, w.ints)
 }
@@ -324,7 +331,7 @@ func (b *builder) replay(kids []kid, reals []float64, ints []int64) {
 // with its own slice, sized like the workspace.
 func (b *builder) ownDense() {
 	w := b.ws
-	b.ws = nil
+	b.ws, b.grown = nil, false
 	switch s := b.spec; {
 	case s.depth > 1:
 		b.replay(make([]kid, len(w.kids)), nil, nil)

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestNestRows runs rows of nested results scattered by index-array keys
+// (MMM, TTM) through the loop-nest IR at 1 and 3 threads against the
+// interpreter: the leaf segments as one scatter call each, the loop above
+// them vectorized over its positions, and, where a window is off or a
+// factor's read leaves its array, the statements per entry that find the
+// interpreter's error.
+func TestNestRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	// The optimizer's MMM: A's value a let, k guarded against B's rows.
+	const optMMM = `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    if 0 <= k && k < B_len1 then
+      let t1 = A_val(p2) in
+      sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+        { @dense j -> B_val(p1) * t1 } }`
+	// The nested form: the scale a product of two reads.
+	const scaledMMM = `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+      { @dense j -> (A_val(p2) * x_val(k)) * B_val(p1) } }`
+	for _, tc := range []struct {
+		name, plan string
+		n, m, k    int // A n x k, B k x m
+		mutate     func(st storage.Store)
+		want       []string
+	}{
+		{"MMM", planMMM, 60, 40, 50, nil, []string{"rows scatter"}},
+		{"MMM, the optimizer's plan", optMMM, 60, 40, 50, nil, []string{"rows scatter"}},
+		{"MMM, a scaled row", scaledMMM, 60, 40, 50, nil, []string{"rows scatter"}},
+		// Wide rows (more keys than the scatter marks): keys listed.
+		{"MMM, wide rows", optMMM, 30, 3000, 40, nil, []string{"rows scatter"}},
+		// A's columns past B's rows: the guard fails in some lanes.
+		{"MMM, A wider than B", optMMM, 60, 40, 50, func(st storage.Store) {
+			st["B_len1"] = storage.IntScalar(30)
+		}, []string{"rows scatter"}},
+		// An int factor (a pattern or integer matrix).
+		{"MMM, int values of A", planMMM, 60, 40, 50, func(st storage.Store) {
+			v := st["A_val"].(*storage.Array)
+			ints := make([]int64, v.Len())
+			for p := range ints {
+				ints[p] = int64(p%5) - 2
+			}
+			st["A_val"] = storage.IntArray(ints)
+		}, []string{"rows scatter"}},
+		// x shorter than A's columns: the batch's read fails, the
+		// statements find the error.
+		{"MMM, a factor's read fails", scaledMMM, 60, 40, 50, func(st storage.Store) {
+			vecStore(st, "x", 10, rng)
+		}, nil},
+		// B's positions past its index array: a window is off.
+		{"MMM, a window past B", planMMM, 60, 40, 50, func(st storage.Store) {
+			pos := append([]int64(nil), st["B_pos2"].(*storage.Array).I...)
+			pos[len(pos)-1] += 5
+			st["B_pos2"] = storage.IntArray(pos)
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			randCSR(tc.n, tc.k, 6*tc.n, rng).store(st, "A")
+			randCSR(tc.k, tc.m, 5*tc.k, rng).store(st, "B")
+			vecStore(st, "x", tc.k, rng)
+			if tc.mutate != nil {
+				tc.mutate(st)
+			}
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			for _, ev := range tc.want {
+				if seen[ev] == 0 {
+					t.Errorf("no %q event; saw %v", ev, seen)
+				}
+			}
+		})
+	}
+	t.Run("TTM", func(t *testing.T) {
+		st := storage.Store{}
+		randCSF(12, 10, 30, 400, rng).store(st, "A")
+		randCSR(30, 20, 150, rng).store(st, "B")
+		e := parse(t, planTTM, st)
+		if seen := events(func() { agree(t, e, st) }); seen["rows scatter"] == 0 {
+			t.Errorf("TTM: %v; want its rows scattered", seen)
+		}
+	})
+}
+
+// TestNestRowsExplain: MMM and TTM are lowered, not left to older paths.
+func TestNestRowsExplain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	st := storage.Store{}
+	randCSR(20, 20, 80, rng).store(st, "A")
+	randCSR(20, 20, 80, rng).store(st, "B")
+	k, err := Compile(parse(t, planMMM, st), SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := k.String(); strings.Contains(x, "older path") || !strings.Contains(x, "scattered into the row") {
+		t.Errorf("MMM's explain:\n%s", x)
+	}
+}
+
+// TestAppendKid builds the transposed copy of a CSC matrix (MMM with B
+// by columns, the optimizer's plan): row c takes key j from column j,
+// column after column, and is appended to where it is, never reopened
+// in the workspace (which moves its whole list back: quadratic in the
+// row's length). Zeros at new keys add no entry.
+func TestAppendKid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 7))
+	st := storage.Store{}
+	randCSR(40, 300, 400, rng).store(st, "A")
+	// B by columns: 300 rows (k), 60 columns; its rows a few keys each,
+	// kept as lists (a row at least half full gets a dense slice).
+	randCSR(60, 300, 1500, rng).store(st, "B")
+	// moved counts the entries reopened rows move back, in one run on
+	// one thread (the merge of workers' private results reopens each
+	// row once per worker, which is linear).
+	moved := func(plan string) int {
+		e := parse(t, plan, st)
+		agree(t, e, st)
+		n := 0
+		defer func() { reopened = nil }()
+		reopened = func(entries int) { n += entries }
+		if _, err := runEngine(e, st, 1); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := moved(planMMMcsc); n != 0 {
+		t.Errorf("closed rows reopened, moving %d entries back into the workspace", n)
+	}
+	// A copy with zeros: {c -> {j -> v}} where v is 0 for some entries.
+	const copyZeros = `sum(<j1, _> in 0:B_len1)
+  sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1)))
+    { @dense c1 -> { @dense j1 -> (p3 % 3) * 1.5 } }`
+	if n := moved(copyZeros); n != 0 {
+		t.Errorf("closed rows reopened, moving %d entries", n)
+	}
+}
