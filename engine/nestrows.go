@@ -60,6 +60,7 @@ func (sc *segScatter) rowScatter(fr *frame, l *nloop, lo, hi int64, b *builder) 
 type rowsScatter struct {
 	v    *vloop // key: w, val: t, over o's positions
 	leaf *nloop
+	pos  *cell // P
 }
 
 // rowsScatterOf returns o's rowsScatter, or nil when o's body does not
@@ -81,12 +82,17 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 	if leaf == nil || leaf.wsRow == nil || leaf.wsRow.x == nil || len(leaf.vec.guards) > 0 {
 		return nil
 	}
-	sb := leaf.seg
-	if sb == nil || sb.lo != sb.hi || sb.loSlot != sb.hiSlot || sb.hiOff != sb.loOff+1 {
+	// The window: I(P(w):P(w + 1)), P an int array, w any int
+	// expression (a CSR row's key, a hash level's slot of a key).
+	src := leaf.e.Args[0]
+	win, end := src.Args[1], src.Args[2]
+	if win.Op != ir.OpLookup || end.Op != ir.OpLookup || len(win.Args) != 2 || len(end.Args) != 2 ||
+		win.Args[0].Op != ir.OpGlobal || ir.Format(win.Args[0]) != ir.Format(end.Args[0]) ||
+		ir.Format(end.Args[1]) != ir.Format(ir.Binary(ir.OpAdd, win.Args[1], ir.IntConst(1))) {
 		return nil
 	}
-	win := leaf.e.Args[0].Args[1] // P(w) of A(P(w):P(w+1))
-	if win.Op != ir.OpLookup || len(win.Args) != 2 {
+	pos := c.cell(win.Args[0])
+	if pos.info.Kind != ir.ObjArray || pos.info.Elem != ir.Int {
 		return nil
 	}
 	t := scatterFactor(leaf)
@@ -104,7 +110,7 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 	if v == nil || v.key == nil || v.key2 != nil {
 		return nil
 	}
-	return &rowsScatter{v: v, leaf: leaf}
+	return &rowsScatter{v: v, leaf: leaf, pos: pos}
 }
 
 // scatterFactor is the factor t of the leaf scatter's value x(p) * t (or
@@ -203,9 +209,9 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *
 	ts := s.reals(v.val, tv, n)
 	sc := r.leaf.wsRow
 	if sc.xInt {
-		scatterRows(fr, o, r.leaf, b, p0, ws, ts, sc.x.ints)
+		scatterRows(fr, o, r.leaf, r.pos, b, p0, ws, ts, sc.x.ints)
 	} else {
-		scatterRows(fr, o, r.leaf, b, p0, ws, ts, sc.x.reals)
+		scatterRows(fr, o, r.leaf, r.pos, b, p0, ws, ts, sc.x.reals)
 	}
 	return true
 }
@@ -216,9 +222,8 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *
 // statements, which find the exact error. The keys written are marked in
 // the workspace's bitmap, or the row is swept whole (sweep.go), as
 // scatterAdd decides for a call of the batch's entries.
-func scatterRows[V number](fr *frame, o, l *nloop, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
-	sb := l.seg
-	pa, idx := sb.lo.ints, l.arr.ints
+func scatterRows[V number](fr *frame, o, l *nloop, pos *cell, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
+	pa, idx := pos.ints, l.arr.ints
 	lim := min(int64(len(idx)), int64(len(x)), l.arr.n)
 	idx, x = idx[:lim], x[:lim]
 	ts = ts[:len(ws)]
