@@ -49,13 +49,14 @@
 //	                       values as arrays): its walks
 //	                       rewritten into segment loops over them, its
 //	                       rows otherwise iterated and probed in the nest
+//	nestrows.go            rows of a nested result scattered by
+//	                       index-array keys (MMM, TTM: Gustavson): each
+//	                       segment one scatter into the row's workspace,
+//	                       the loop above over batches of its positions
 //	compile.go, fused.go   closures per node, for any plan the IR
 //	                       declines; loops whose body is a product of
 //	                       array reads, into a scalar or a dense row, are
-//	                       fused, and sparse products' pairs of row loops
-//	                       (MMM, TTM: nestedRun) run as one, which the IR
-//	                       matches only once short inner rows cost it no
-//	                       more than there
+//	                       fused
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
 //	                       when the index array's range fits
 //	builder.go, workspace.go, seqrows.go, seqouter.go, appendrow.go

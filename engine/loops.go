@@ -208,9 +208,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				steps, lets := c.compileSteps(pre)
 				inner := c.compileLoop(core, lb)
 				c.unbind(lets + 2)
-				if run := nestedRun(cl, ks, vs, inner, lb, steps); run != nil {
-					return &loop{open: open, count: windowCount, run: run}
-				}
 				innerAll := inner.all
 				if inner.direct != nil {
 					innerAll = inner.direct
@@ -278,9 +275,9 @@ func segmentLoop(open func(*frame) (srcState, bool), seg *segBounds, run func(*f
 // (guards and lets, maybe none). A prelude that only tests the key
 // against constants and reads lets at the loop's position (a
 // windowPrelude) is not run for a window whose keys all pass: the lets
-// are read in place and the guards skipped, as nestedRun does (MTTKRP's
+// are read in place and the guards skipped, as the fused loops do (MTTKRP's
 // if 0 <= k && k < C_len1 for every fiber of B, when the inner loop is
-// not one nestedRun fuses).
+// not one fused loop).
 func preludeRun(cl *cell, ks, vs int, steps []step, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
 	if steps == nil {
 		return arrayRun(cl, ks, vs, body)

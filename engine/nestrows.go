@@ -220,23 +220,18 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *
 // positions p of segment P(ws[q]):P(ws[q]+1) of every lane q (o's
 // position p0+q); a lane whose segment is off runs through o's
 // statements, which find the exact error. The keys written are marked in
-// the workspace's bitmap, or the row is swept whole (sweep.go), as
-// scatterAdd decides for a call of the batch's entries.
+// the workspace's bitmap, or the row is swept whole (sweep.go).
 func scatterRows[V number](fr *frame, o, l *nloop, pos *cell, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
 	pa, idx := pos.ints, l.arr.ints
 	lim := min(int64(len(idx)), int64(len(x)), l.arr.n)
 	idx, x = idx[:lim], x[:lim]
 	ts = ts[:len(ws)]
-	// The batch's entries, for the choice scatterAdd makes per call.
-	total := int64(0)
-	for _, w := range ws {
-		if uint64(w) < uint64(len(pa)-1) {
-			total += max(pa[w+1]-pa[w], 0)
-		}
-	}
 	b.settle()
 	wk := b.ws
-	general := wk != nil && !wk.marking && !wk.sweep && int64(len(b.reals)) > bitmapFactor*total
+	// As scatterAdd decides for a call: keys marked in a bitmap of the
+	// slice, or the slice swept whole, when it is at most bitmapFactor
+	// times the batch's rows; else listed.
+	general := wk != nil && !wk.marking && !wk.sweep && len(b.reals) > bitmapFactor*len(ws)
 	var bm []uint64
 	if !general && wk != nil && !wk.sweeps(len(b.reals)) {
 		growBits(&wk.bits, (len(b.reals)+63)>>6)
@@ -245,7 +240,7 @@ func scatterRows[V number](fr *frame, o, l *nloop, pos *cell, b *builder, p0 int
 	out := b.reals
 	for q, w := range ws {
 		var lo, hi int64 = -1, 0
-		if uint64(w) < uint64(len(pa)-1) {
+		if uint64(w)+1 < uint64(len(pa)) {
 			lo, hi = pa[w], pa[w+1]
 		}
 		if lo < 0 || lo > hi || hi > lim {
@@ -296,4 +291,40 @@ func laneFree(n *vnode) bool {
 		return false
 	}
 	return laneFree(n.a) && laneFree(n.b) && laneFree(n.c)
+}
+
+// markSeg adds a*vals[i] at key seg[i] of out and marks the key in bm,
+// stopping at the first key outside out, whose position it returns
+// (len(seg) when done). A function of its own, so that its loop keeps
+// everything in registers: inlined in the loop over a batch's rows, Go
+// spilled the loop counter and four other values to the stack. The gain is small:
+// what bounds the loop is the read-modify-write
+// of out[j] and of the bitmap's word, the same few words again and
+// again.
+//
+//go:noinline
+func markSeg[V number](out []float64, bm []uint64, seg []int64, vals []V, a float64) int64 {
+	vals = vals[:len(seg)]
+	for i, j := range seg {
+		if uint64(j) >= uint64(len(out)) {
+			return int64(i)
+		}
+		out[j] += a * float64(vals[i])
+		bm[j>>6] |= 1 << (j & 63)
+	}
+	return int64(len(seg))
+}
+
+// addSeg is markSeg without marks, for rows in sweep mode.
+//
+//go:noinline
+func addSeg[V number](out []float64, seg []int64, vals []V, a float64) int64 {
+	vals = vals[:len(seg)]
+	for i, j := range seg {
+		if uint64(j) >= uint64(len(out)) {
+			return int64(i)
+		}
+		out[j] += a * float64(vals[i])
+	}
+	return int64(len(seg))
 }

@@ -255,7 +255,7 @@ func (c *compiler) intOperand(e *ir.Expr) (operand, bool) {
 	return operand{}, false
 }
 
-// windowPrelude is a prelude of nestedRun's outer loop that can run
+// windowPrelude is a prelude of an outer loop that can run
 // without its steps: guards comparing the key k (slot vs) with constants
 // and physical scalars, and lets of physical arrays read at the position
 // p (slot ks). For a window of positions whose keys all pass the guards
