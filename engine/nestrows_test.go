@@ -9,8 +9,8 @@ import (
 )
 
 // TestNestRows runs rows of nested results scattered by index-array keys
-// (MMM, TTM) through the loop-nest IR at 1 and 3 threads against the
-// interpreter: the leaf segments as one scatter call each, the loop above
+// (MMM, TTM) through the loop-nest IR (explain shows no older path) at 1
+// and 3 threads against the interpreter: the leaf segments as one scatter call each, the loop above
 // them vectorized over its positions, and, where a window is off or a
 // factor's read leaves its array, the statements per entry that find the
 // interpreter's error.
@@ -73,6 +73,13 @@ func TestNestRows(t *testing.T) {
 				tc.mutate(st)
 			}
 			e := parse(t, tc.plan, st)
+			k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := k.String(); strings.Contains(x, "older path") || !strings.Contains(x, "scattered into the row") {
+				t.Errorf("explain:\n%s", x)
+			}
 			seen := events(func() { agree(t, e, st) })
 			for _, ev := range tc.want {
 				if seen[ev] == 0 {
@@ -90,21 +97,6 @@ func TestNestRows(t *testing.T) {
 			t.Errorf("TTM: %v; want its rows scattered", seen)
 		}
 	})
-}
-
-// TestNestRowsExplain: MMM and TTM are lowered, not left to older paths.
-func TestNestRowsExplain(t *testing.T) {
-	rng := rand.New(rand.NewPCG(28, 6))
-	st := storage.Store{}
-	randCSR(20, 20, 80, rng).store(st, "A")
-	randCSR(20, 20, 80, rng).store(st, "B")
-	k, err := Compile(parse(t, planMMM, st), SchemaOf(st), Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x := k.String(); strings.Contains(x, "older path") || !strings.Contains(x, "scattered into the row") {
-		t.Errorf("MMM's explain:\n%s", x)
-	}
 }
 
 // TestAppendKid builds the transposed copy of a CSC matrix (MMM with B
