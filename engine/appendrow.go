@@ -266,6 +266,9 @@ func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V,
 // row's own with room to grow (builder.grown); later ones append in
 // place.
 
+// appendMin is the least room, in entries, of a row's own storage.
+const appendMin = 16
+
 // appendKid adds vals at keys (aligned) to the child at key k of b, a
 // dense level of rows, when that child is a closed list row of a
 // workspace level, not spilled, and keys increase past its last key, and
@@ -297,9 +300,12 @@ func appendKid[V int64 | float64](b *builder, k int64, keys []int64, vals []V) b
 		own = any(&c.ints).(*[]V)
 	}
 	if !c.grown {
-		n := len(c.nkeys) + len(keys)
-		c.nkeys = append(make([]int32, 0, 2*n), c.nkeys...)
-		*own = append(make([]V, 0, 2*n), *own...)
+		// Room for twice the entries, and at least appendMin: most rows
+		// of a sparse matrix's copy are short, and each growth is an
+		// allocation.
+		n := max(2*(len(c.nkeys)+len(keys)), appendMin)
+		c.nkeys = append(make([]int32, 0, n), c.nkeys...)
+		*own = append(make([]V, 0, n), *own...)
 		c.grown = true
 	}
 	vals = vals[:len(keys)]

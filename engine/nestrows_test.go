@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -134,5 +135,32 @@ func TestAppendKid(t *testing.T) {
     { @dense c1 -> { @dense j1 -> (p3 % 3) * 1.5 } }`
 	if n := moved(copyZeros); n != 0 {
 		t.Errorf("closed rows reopened, moving %d entries", n)
+	}
+}
+
+// BenchmarkTransposedCopy builds the copy MMM makes of a CSC matrix
+// (row c takes key j from column j, column after column): short rows (a
+// copter2-sized factor of 250 columns, 8 entries a row) and long ones
+// (100 entries a row).
+func BenchmarkTransposedCopy(b *testing.B) {
+	const copyPlan = `sum(<j1, _> in 0:B_len1)
+  sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1)))
+    { @dense c1 -> { @dense j1 -> p3 + 1 } }`
+	for _, sh := range []struct{ cols, rows, nnz int }{{250, 55476, 440000}, {4000, 2000, 200000}} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		st := storage.Store{}
+		randCSR(sh.cols, sh.rows, sh.nnz, rng).store(st, "B")
+		e := parse(b, copyPlan, st)
+		k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dx%d", sh.rows, sh.cols), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := k.Run(st); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
