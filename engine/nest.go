@@ -337,7 +337,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 				}
 			}
 			if nl.rowsc = c.rowsScatterOf(nl, body, lb); nl.rowsc != nil {
-				nl.info.exec = "the windows and factors of a batch of positions at once, each window's segment scattered into the row by its keys (the row's dense workspace); per iteration where a batch fails"
+				nl.info.exec = fmt.Sprintf("the windows and factors of a batch of positions at once (a call of at most %d positions lane by lane), each window's segment scattered into the row by its keys (the row's dense workspace); per iteration where a batch fails", shortRun)
 			} else if nl.up = c.parentFlat(nl); nl.up != nil {
 				nl.info.exec = "per entry, the inner loop's rows of every iteration as one run in position space"
 				if nl.upSingle != nil {

@@ -166,6 +166,10 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		return true
 	}
 	b.holdKeysOf(l.arr)
+	if hi-lo <= shortRun {
+		r.lanes(fr, s, o, lo, hi, b)
+		return true
+	}
 	for p0 := lo; p0 < hi; p0 += vbatch {
 		n := int(min(hi-p0, vbatch))
 		if !r.batch(fr, s, o, p0, n, b) {
@@ -177,6 +181,82 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	}
 	nestSaw("rows scatter")
 	return true
+}
+
+// lanes runs positions lo..hi-1 of o one at a time, each position's
+// window and factor evaluated lane by lane (lane.go): a short call (the
+// fibers of a sparse tensor, TTM's) spends more on a batch's set-up than
+// on its work. A position whose guard fails, whose read leaves its array
+// or whose window is off runs through o's statements.
+func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *builder) {
+	v, l := r.v, r.leaf
+	for _, nd := range v.invs {
+		if nd.real {
+			s.lf[nd.id] = nd.ff(fr)
+		} else {
+			s.li[nd.id] = nd.fi(fr)
+		}
+	}
+	s.fetchDicts(fr, v)
+	nestSaw("rows lanes")
+	sc, pa, idx := l.wsRow, r.pos.ints, l.arr.ints
+	lim := min(int64(len(idx)), l.arr.n, sc.x.n)
+	for p := lo; p < hi; p++ {
+		w, t, ok := r.lane(s, p)
+		var wl, wh int64 = -1, 0
+		if ok && uint64(w)+1 < uint64(len(pa)) {
+			wl, wh = pa[w], pa[w+1]
+		}
+		if wl < 0 || wl > wh || wh > lim {
+			o.iterate(fr, p, p+1, b)
+			if fr.err != nil {
+				return
+			}
+			continue
+		}
+		if sc.xInt {
+			scatterAdd(b, idx[wl:wh], sc.x.ints[wl:wh], t, 1, 1, true)
+		} else {
+			scatterAdd(b, idx[wl:wh], sc.x.reals[wl:wh], t, 1, 1, true)
+		}
+	}
+}
+
+// lane evaluates the lets, guards, window and factor of position p;
+// false when a guard fails or a read leaves its array.
+func (r *rowsScatter) lane(s *vstate, p int64) (int64, float64, bool) {
+	v := r.v
+	for _, l := range v.lets {
+		if l.real {
+			x, ok := s.laneF(l, p)
+			if !ok {
+				return 0, 0, false
+			}
+			s.lf[l.id] = x
+		} else {
+			x, ok := s.laneI(l, p)
+			if !ok {
+				return 0, 0, false
+			}
+			s.li[l.id] = x
+		}
+	}
+	for i, g := range v.guards {
+		if s.skip[i] {
+			continue
+		}
+		a, ok1 := s.laneI(g.a, p)
+		c, ok2 := s.laneI(g.b, p)
+		if !ok1 || !ok2 || !cmpInt(g.op, a, c) {
+			return 0, 0, false
+		}
+	}
+	w, ok := s.laneI(v.key, p)
+	if !ok {
+		return 0, 0, false
+	}
+	t, ok := s.laneF(v.val, p)
+	return w, t, ok
 }
 
 // iterate runs positions lo..hi-1 of o through its statements.

@@ -89,15 +89,24 @@ func TestNestRows(t *testing.T) {
 			}
 		})
 	}
-	t.Run("TTM", func(t *testing.T) {
-		st := storage.Store{}
-		randCSF(12, 10, 30, 400, rng).store(st, "A")
-		randCSR(30, 20, 150, rng).store(st, "B")
-		e := parse(t, planTTM, st)
-		if seen := events(func() { agree(t, e, st) }); seen["rows scatter"] == 0 {
-			t.Errorf("TTM: %v; want its rows scattered", seen)
-		}
-	})
+	// TTM's fibers hold a few entries each: lane by lane, or in
+	// batches where longer; a window off runs through the statements.
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("TTM, a window off %v", off), func(t *testing.T) {
+			st := storage.Store{}
+			randCSF(12, 10, 30, 500, rng).store(st, "A")
+			randCSR(30, 20, 150, rng).store(st, "B")
+			if off {
+				pos := append([]int64(nil), st["B_pos2"].(*storage.Array).I...)
+				pos[len(pos)-1] += 5
+				st["B_pos2"] = storage.IntArray(pos)
+			}
+			e := parse(t, planTTM, st)
+			if seen := events(func() { agree(t, e, st) }); seen["rows lanes"] == 0 || !off && seen["rows scatter"] == 0 {
+				t.Errorf("TTM: %v; want its rows scattered lane by lane and in batches", seen)
+			}
+		})
+	}
 }
 
 // TestAppendKid builds the transposed copy of a CSC matrix (MMM with B
