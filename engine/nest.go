@@ -158,9 +158,12 @@ type nstmt struct {
 	key   intFn
 	keyE  *ir.Expr
 	child *bspec // the value is a dictionary added into the child at key
-	accF  int    // scalar value summed by loop into this real slot
-	accI  int
-	val   cx // scalar value computed directly
+	// scattered: the child is a row the loops below scatter into
+	// (nestrows.go), which sequential mode does not serve.
+	scattered bool
+	accF      int // scalar value summed by loop into this real slot
+	accI      int
+	val       cx // scalar value computed directly
 	// valVec: a real val over a block's rows as lanes (it may read the
 	// body's lets per row), or nil.
 	valVec *vloop
@@ -501,6 +504,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			c.inRow++
 			s.next = c.lowerChild(nl, e.Args[1], lb.spec.kid)
 			c.inRow--
+			s.scattered = s.child.depth == 1 && scatters(s.next)
 			return s
 		case lb.spec.depth == 1 && vt.Depth == 0 && productSum(e.Args[1]) != nil && c.lowerProductSum(nl, s, e.Args[1]):
 			if s.accF >= 0 && lb.spec.real && !nl.keyIsRow(e.Args[0]) {
@@ -652,6 +656,9 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 			}
 			switch {
 			case s.child != nil:
+				if s.scattered {
+					b.leaveRowsInOrder()
+				}
 				ch := b.child(k)
 				nl.exec(fr, s.next, ch)
 			case s.loop != nil && s.accF >= 0:

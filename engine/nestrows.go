@@ -259,6 +259,32 @@ func (r *rowsScatter) lane(s *vstate, p int64) (int64, float64, bool) {
 	return w, t, ok
 }
 
+// scatters reports whether statements s, guards and lets, end in a loop
+// that scatters into the row (rowScatter or rowsScatter).
+func scatters(s *nstmt) bool {
+	for ; s != nil; s = s.next {
+		if s.kind == stLoop {
+			return s.next == nil && (s.loop.wsRow != nil || s.loop.rowsc != nil)
+		}
+		if s.kind != stGuard && s.kind != stLet {
+			return false
+		}
+	}
+	return false
+}
+
+// leaveRowsInOrder takes b, a dictionary of rows, out of sequential mode
+// (seqrows.go) unless it is the level of a deeper one's: a row scattered
+// into is settled into the workspace at its first scatter, so the mode's
+// appending saves nothing, while its rows lose the streak of dense rows
+// (workspace.go) that rows of a narrow product (MMM's 250 columns) take.
+func (b *builder) leaveRowsInOrder() {
+	if x := b.x; x != nil && (x.sequential || x.seq != nil) && (x.seq == nil || x.seq.outer == nil) {
+		b.leaveSequential()
+		nestSaw("rows out of sequence")
+	}
+}
+
 // iterate runs positions lo..hi-1 of o through its statements.
 func (o *nloop) iterate(fr *frame, lo, hi int64, b *builder) {
 	for p := lo; p < hi; p++ {
