@@ -248,12 +248,10 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	claims := workers < len(parts)
 	p0 := parts[0]
 	n := parts[len(parts)-1][1]
-	probe, share := p0[1], 0.0
-	if claims {
-		share = cw.share(p0, n)
-	} else {
-		probe, share = cw.probeEnd(p0, n)
-	}
+	// Claimed chunks are small already, but chunk 0 runs before any
+	// worker starts: at 16 threads its 128th of SpMV on cnr-2000 was 0.1
+	// ms of a 1.7 ms run.
+	probe, share := cw.probeEnd(p0, n)
 	t0 := time.Now()
 	start(0, fr)
 	cw.run(0, fr, p0[0], probe)

@@ -79,7 +79,9 @@ func TestRowRangeDot(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				e := parse(t, tc.plan, st)
 				seen := events(func() { agree(t, e, st) })
-				if (seen["dot"] > 0) != tc.dot || seen["fallback"] > 0 {
+				// Without lined-up windows the rows run in batches; a run of
+				// one row (the split's probe) lines up trivially.
+				if (tc.dot && seen["dot"] == 0) || (!tc.dot && seen["dot"] > 1) || seen["fallback"] > 0 {
 					t.Errorf("width %d: events %v, want dot %v and no fallback", w, seen, tc.dot)
 				}
 			})
