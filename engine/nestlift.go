@@ -111,7 +111,9 @@ type lsum struct {
 	// run works them out once for all its calls of the loop (id: its
 	// liftState.setups).
 	fixed bool
-	id    int
+	// global: fixed, reading no slot either: one set-up for the run.
+	global bool
+	id     int
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -519,7 +521,7 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 				s.vary[i] = fv[e.Vars[0]] || fv[e.Vars[1]]
 			}
 		}
-		s.at, s.fixed = true, true
+		s.at, s.fixed, s.global = true, true, true
 		for i, f := range b.val.fs {
 			s.ats[i].t = -1
 			if s.vary[i] {
@@ -529,10 +531,13 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 				if ix.t >= 0 {
 					own := f.base.terms[ix.t]
 					own.atoms = slices.Delete(slices.Clone(own.atoms), ix.atom, ix.atom+1)
-					s.fixed = s.fixed && x.fixed(f.stride.terms) && x.fixed(ix.rest.terms) && x.fixed([]linTerm{own})
+					terms := append(slices.Concat(f.stride.terms, ix.rest.terms), own)
+					s.fixed = s.fixed && x.fixed(terms, x.outer)
+					s.global = s.global && x.fixed(terms, 0)
 				}
 			}
 		}
+		s.global = s.global && s.fixed
 		s.id = x.l.sums
 		x.l.sums++
 	}
@@ -545,12 +550,13 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 	return s
 }
 
-// fixed reports whether terms read only global scalars and slots bound
-// outside the lifted loop (slots are numbered in the order bound).
-func (x *liftCtx) fixed(terms []linTerm) bool {
+// fixed reports whether terms read only global scalars and slots below
+// outer (slots are numbered in the order bound: x.outer, those bound
+// outside the lifted loop).
+func (x *liftCtx) fixed(terms []linTerm, outer int) bool {
 	for _, t := range terms {
 		for _, a := range t.atoms {
-			if a.f != nil || a.slot >= x.outer {
+			if a.f != nil || a.slot >= outer {
 				return false
 			}
 		}
@@ -1003,7 +1009,8 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 		ps = &s.setups[l.id]
 	}
 	strides, rest, coef, majors := &ps.strides, &ps.rest, &ps.coef, &ps.majors
-	kept := l.fixed && ps.gen == s.gen
+	// (A liftState is one run's: the globals stay as they are.)
+	kept := l.fixed && (ps.gen == s.gen || l.global && ps.gen != 0)
 	if kept {
 		nestSaw("lifted set-up kept")
 	}
@@ -1017,7 +1024,9 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 			}
 		case ix.t >= 0 && kept:
 			if majors[i] == nil { // still counting toward its copy
-				majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
+				if majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo)); majors[i] != nil {
+					ps.walked = false
+				}
 			}
 		case ix.t >= 0:
 			strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
@@ -1035,12 +1044,16 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				}
 			}
 			majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
+			ps.walked = false
 		}
 	}
 	ps.gen = s.gen
 	nestSaw("lifted product")
 	if l.at {
 		nestSaw("lifted at")
+	}
+	if l.at {
+		lo = s.runAt(l, lo, hi, &pr, acc, ps)
 	}
 	for p := lo; p < hi; p++ {
 		if !l.at {
@@ -1069,12 +1082,106 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 	return true
 }
 
+// atWalk is a varying factor of runProd's loop over positions: at
+// position p (key x = p, or the array's key at p) its view's lanes start
+// at u = rest + coef*x + sh, the window's first index (in its lane-major
+// copy, u*mul + add), inside the array where 0 <= u < lim; the view
+// reads src at stride.
+type atWalk struct {
+	f                             int // the factor
+	keys                          []int64
+	src                           []float64
+	stride                        int64
+	rest, coef, sh, lim, mul, add int64
+}
+
+// walks sets ps's walks for lanes j0..j0+n-1; false where a factor's
+// lanes are not one set of bounds away from its index (a stride below 0
+// or large).
+func (s *liftState) walks(l *lsum, ps *prodSetup) bool {
+	ps.walked, ps.wj0, ps.wn, ps.nw = true, s.j0, s.n, -1
+	n, nw := int64(s.n), 0
+	for i, f := range l.prod.fs {
+		if f == nil || !l.vary[i] {
+			continue
+		}
+		st := ps.strides[i]
+		if st < 0 || !small(st) || !small(st*s.j0) {
+			return false
+		}
+		w := atWalk{f: i, rest: ps.rest[i], coef: ps.coef[i], mul: 1, src: f.cl.reals, stride: st}
+		if l.ats[i].key {
+			w.keys = l.arr.ints
+		}
+		if m := ps.majors[i]; m != nil {
+			// Lanes j0.. of row base (0 <= base < st): base*rows + j0.
+			w.src, w.stride, w.mul, w.add = m.c.vals, 1, m.c.rows, s.j0
+			w.lim = min(st, int64(len(f.cl.reals))-st*(s.j0+n-1))
+		} else {
+			// base + st*j0 >= 0, base + st*(j0+n-1) < len, small(base).
+			w.sh = st * s.j0
+			w.lim = min(int64(len(w.src))-st*(n-1), 1<<30+w.sh)
+		}
+		w.lim = max(w.lim, 0)
+		ps.ws[nw] = w
+		nw++
+	}
+	ps.nw = nw
+	return true
+}
+
+// runAt runs runProd's positions lo.. with each varying factor's view
+// set by a multiply and a compare, no call per position, and returns
+// the first position it did not run: one whose window falls outside
+// the bounds it checks, which the general loop takes (and fails or reads
+// as window does). The bounds are window's: the lanes' first and last
+// index inside the array, the base small.
+func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *prodSetup) int64 {
+	if !ps.walked || ps.wj0 != s.j0 || ps.wn != s.n {
+		s.walks(l, ps)
+	}
+	if ps.nw < 0 {
+		return lo
+	}
+	nestSaw("lifted at walk")
+	q := *pr // local: the views' offsets change per position
+	at := [3]*lview{&q.a, &q.b, &q.c}
+	ws := ps.ws[:ps.nw]
+	for i := range ws {
+		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
+	}
+	var k [3]int64
+	k[0], k[1], k[2] = q.a.k, q.b.k, q.c.k
+	for p := lo; p < hi; p++ {
+		for i := range ws {
+			w := &ws[i]
+			x := p
+			if w.keys != nil {
+				x = w.keys[p]
+			}
+			u := w.rest + w.coef*x + w.sh
+			if uint64(u) >= uint64(w.lim) {
+				return p
+			}
+			k[w.f] = u*w.mul + w.add
+		}
+		q.a.k, q.b.k, q.c.k = k[0], k[1], k[2]
+		q.addTo(acc)
+	}
+	return hi
+}
+
 // prodSetup is runProd's work on the ats of an lsum whose indices are
 // fixed, kept for the rest of run gen.
 type prodSetup struct {
 	gen                 uint64
 	strides, rest, coef [3]int64
 	majors              [3]*laneMajor
+	// walked: ws[:nw] (nw < 0: none) are the walks of lanes wj0.., wn.
+	walked bool
+	wj0    int64
+	wn, nw int
+	ws     [3]atWalk
 }
 
 // runSteps runs one iteration's statements into acc.
