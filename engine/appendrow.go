@@ -148,6 +148,18 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 		free := room(w, *block)
 		ak, av = ak[:len(ak)+free], av[:len(av)+free]
 		n := w.appended
+		if k0 := lo + int64(q); keys == nil && k0 > last && lo+int64(len(vals))-1 <= limit && len(vals)-q <= len(ak)-n {
+			// A run of keys that all follow and fit: no test per key.
+			for _, v := range vals[q:] {
+				if v != 0 { // a zero at a new key is no entry
+					ak[n], av[n] = int32(k0), v
+					n++
+				}
+				k0++
+			}
+			w.appended = n
+			return len(vals)
+		}
 		for ; q < len(vals); q++ {
 			k, v := lo+int64(q), vals[q]
 			if keys != nil {

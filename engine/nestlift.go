@@ -800,7 +800,11 @@ func (s *liftState) strided(fr *frame, n *lnode) (src []float64, first, stride i
 	if fr.err != nil {
 		return nil, 0, 0, false
 	}
-	return s.window(n, base, stride, s.major(n, stride, int64(s.n)))
+	var m *laneMajor
+	if copiesAcross(n.cl.reals, stride) { // (inlined: most reads are not across)
+		m = s.major(n, stride, int64(s.n))
+	}
+	return s.window(n, base, stride, m)
 }
 
 // window is strided for read n at index base + stride*j, m its
@@ -1003,11 +1007,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 	var pr lprod
 	fs := &l.prod.fs
 	at := [3]*lview{&pr.a, &pr.b, &pr.c}
-	var local prodSetup
-	ps := &local
-	if l.fixed {
-		ps = &s.setups[l.id]
-	}
+	ps := &s.setups[l.id] // (kept only where l.fixed)
 	strides, rest, coef, majors := &ps.strides, &ps.rest, &ps.coef, &ps.majors
 	// (A liftState is one run's: the globals stay as they are.)
 	kept := l.fixed && (ps.gen == s.gen || l.global && ps.gen != 0)
@@ -1023,7 +1023,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				return false
 			}
 		case ix.t >= 0 && kept:
-			if majors[i] == nil { // still counting toward its copy
+			if majors[i] == nil && copiesAcross(f.cl.reals, strides[i]) { // still counting toward its copy
 				if majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo)); majors[i] != nil {
 					ps.walked = false
 				}

@@ -295,3 +295,56 @@ func TestLaneMajorCountedPerRun(t *testing.T) {
 		t.Fatal("the first worker does not share the copy")
 	}
 }
+
+// TestLiftedWalkOneFiberPerRow: rows of one fiber each (WordNet's
+// shape), every index part a global: the product's set-up is made once
+// for the run, not per row, and its positions walk without a window per
+// position; where the walk's bounds fail (D's rows from the second on
+// read to the array's very end, or one past it), the general loop
+// agrees with the interpreter, or reports its error.
+func TestLiftedWalkOneFiberPerRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 14))
+	b := &sparseCSF{dims: [3]int64{40, 25, 40}, pos1: []int64{0, 40}, pos2: []int64{0}, pos3: []int64{0}}
+	for i := range int64(40) { // row i: one fiber, key (i*7)%25, of 1-3 entries
+		b.idx1 = append(b.idx1, i)
+		b.idx2 = append(b.idx2, i*7%25)
+		for l := rng.Int64N(10); l < 40; l += 10 + rng.Int64N(20) {
+			b.idx3 = append(b.idx3, l)
+			b.val = append(b.val, float64(rng.IntN(5)+1))
+		}
+		b.pos2 = append(b.pos2, int64(len(b.idx2)))
+		b.pos3 = append(b.pos3, int64(len(b.idx3)))
+	}
+	for _, tc := range []struct {
+		name, plan string
+		d          [2]int
+		want       []string
+		fails      bool
+	}{
+		{"MTTKRP", liftMTTKRP, [2]int{16, 40}, []string{"lifted at walk", "lifted set-up kept"}, false},
+		{"reads across to the end", liftAcross, [2]int{17, 40}, []string{"lifted at walk", "lifted set-up kept"}, false},
+		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", tc.d[0], tc.d[1], rng)
+			e := parse(t, tc.plan, st)
+			if tc.fails {
+				sameError(t, e, st, "D_val")
+				return
+			}
+			seen := events(func() { agree(t, e, st) })
+			for _, ev := range tc.want {
+				if seen[ev] == 0 {
+					t.Errorf("no %q event; saw %v", ev, seen)
+				}
+			}
+			if seen["lifted set-up kept"] < seen["lifted product"]/2 {
+				t.Errorf("set-up made per row: %v", seen)
+			}
+			sameBitsPerJ(t, e, st, nil)
+		})
+	}
+}
