@@ -114,6 +114,28 @@ type lsum struct {
 	// global: fixed, reading no slot either: one set-up for the run.
 	global bool
 	id     int
+	fib    *lfib
+}
+
+// lfib: an lsum whose body is let t = (a read at an index linear in the
+// loop, its other parts globals) in an inner loop (in) whose body is a
+// product of t (factor fi) and factors all walked (in.at, in.global).
+// Each iteration's t is then a view, not lanes computed, and the inner
+// loop's positions are walked with no call per iteration (runFibers).
+type lfib struct {
+	let *lstep
+	ix  lindex
+	in  *lsum
+	fi  int
+	id  int // its fibWalk in the liftState
+}
+
+// fibWalk is a liftState's walk of an lfib's read of t, for lanes j0, n.
+type fibWalk struct {
+	walked, ok bool
+	j0         int64
+	n          int
+	w          atWalk
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -147,6 +169,7 @@ type liftLoop struct {
 	nodes int
 	lets  int
 	sums  int
+	fibs  int
 }
 
 // liftState is a frame's memory for a lifted loop.
@@ -159,7 +182,8 @@ type liftState struct {
 	prods  []lprod     // a product node's operands
 	majors []laneMajor // a read's lane-major copy
 	copies *runCopies  // the copies the run's workers share
-	setups []prodSetup // an lsum's fixed index parts, by its id
+	setups []prodSetup // an lsum's index parts, by its id
+	fibs   []fibWalk   // an lfib's walk, by its id
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int
@@ -541,6 +565,7 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 		s.id = x.l.sums
 		x.l.sums++
 	}
+	s.fib = x.fib(s)
 	c.unbind(2)
 	for v, was := range saved {
 		if was {
@@ -548,6 +573,40 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 		}
 	}
 	return s
+}
+
+// fib returns the lfib of lsum l, or nil.
+func (x *liftCtx) fib(l *lsum) *lfib {
+	b := l.body
+	if l.prod != nil || l.arr == nil || !b.isLet || b.val.op != lRead || b.next == nil || b.next.sum == nil || b.next.next != nil {
+		return nil
+	}
+	in := b.next.sum
+	if in.prod == nil || !in.at || !in.global {
+		return nil
+	}
+	fi := -1
+	for i, f := range in.prod.fs {
+		switch {
+		case f == nil || in.vary[i]:
+		case f.op == lLet && f.let == b.let && fi < 0:
+			fi = i
+		default:
+			return nil
+		}
+	}
+	ix := l.indexAt(b.val)
+	if fi < 0 || ix.t < 0 {
+		return nil
+	}
+	own := b.val.base.terms[ix.t]
+	own.atoms = slices.Delete(slices.Clone(own.atoms), ix.atom, ix.atom+1)
+	if !x.fixed(append(slices.Concat(b.val.stride.terms, ix.rest.terms), own), 0) {
+		return nil
+	}
+	f := &lfib{let: b, ix: ix, in: in, fi: fi, id: x.l.fibs}
+	x.l.fibs++
+	return f
 }
 
 // fixed reports whether terms read only global scalars and slots below
@@ -592,7 +651,7 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 	s := fr.lst[nl.liftID]
 	l := nl.lift
 	if s == nil {
-		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), setups: make([]prodSetup, l.sums), copies: fr.copies}
+		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), setups: make([]prodSetup, l.sums), fibs: make([]fibWalk, l.fibs), copies: fr.copies}
 		fr.lst[nl.liftID] = s
 	}
 	return s
@@ -961,6 +1020,11 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	if l.prod != nil && lo < hi {
 		return s.runProd(fr, l, lo, hi, acc)
 	}
+	if l.fib != nil && lo < hi {
+		if lo, ok = s.runFibers(fr, l, lo, hi, acc); !ok {
+			return false
+		}
+	}
 	for p := lo; p < hi; p++ {
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		if !s.runSteps(fr, l.body, acc) {
@@ -1029,20 +1093,7 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				}
 			}
 		case ix.t >= 0:
-			strides[i], rest[i], coef[i] = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
-			if len(f.stride.terms) > 0 {
-				strides[i] = f.stride.at(fr)
-			}
-			if len(ix.rest.terms) > 0 {
-				rest[i] = ix.rest.terms1(fr)
-			}
-			if atoms := f.base.terms[ix.t].atoms; len(atoms) > 1 {
-				for ai := range atoms {
-					if ai != ix.atom {
-						coef[i] *= atoms[ai].value(fr)
-					}
-				}
-			}
+			strides[i], rest[i], coef[i] = indexParts(fr, f, ix)
 			majors[i] = s.major(f, strides[i], int64(s.n)*(hi-lo))
 			ps.walked = false
 		}
@@ -1100,34 +1151,45 @@ type atWalk struct {
 // or large).
 func (s *liftState) walks(l *lsum, ps *prodSetup) bool {
 	ps.walked, ps.wj0, ps.wn, ps.nw = true, s.j0, s.n, -1
-	n, nw := int64(s.n), 0
+	nw := 0
 	for i, f := range l.prod.fs {
 		if f == nil || !l.vary[i] {
 			continue
 		}
-		st := ps.strides[i]
-		if st < 0 || !small(st) || !small(st*s.j0) {
+		w, ok := s.walk(l, f, i, l.ats[i].key, ps.strides[i], ps.rest[i], ps.coef[i], ps.majors[i])
+		if !ok {
 			return false
 		}
-		w := atWalk{f: i, rest: ps.rest[i], coef: ps.coef[i], mul: 1, src: f.cl.reals, stride: st}
-		if l.ats[i].key {
-			w.keys = l.arr.ints
-		}
-		if m := ps.majors[i]; m != nil {
-			// Lanes j0.. of row base (0 <= base < st): base*rows + j0.
-			w.src, w.stride, w.mul, w.add = m.c.vals, 1, m.c.rows, s.j0
-			w.lim = min(st, int64(len(f.cl.reals))-st*(s.j0+n-1))
-		} else {
-			// base + st*j0 >= 0, base + st*(j0+n-1) < len, small(base).
-			w.sh = st * s.j0
-			w.lim = min(int64(len(w.src))-st*(n-1), 1<<30+w.sh)
-		}
-		w.lim = max(w.lim, 0)
 		ps.ws[nw] = w
 		nw++
 	}
 	ps.nw = nw
 	return true
+}
+
+// walk is the walk of factor i, read f at index rest + coef*x + st*j in
+// loop l (m: its lane-major copy, or nil), for lanes s.j0..; false
+// where the stride is below 0 or large.
+func (s *liftState) walk(l *lsum, f *lnode, i int, key bool, st, rest, coef int64, m *laneMajor) (atWalk, bool) {
+	n := int64(s.n)
+	if st < 0 || !small(st) || !small(st*s.j0) {
+		return atWalk{}, false
+	}
+	w := atWalk{f: i, rest: rest, coef: coef, mul: 1, src: f.cl.reals, stride: st}
+	if key {
+		w.keys = l.arr.ints
+	}
+	if m != nil {
+		// Lanes j0.. of row base (0 <= base < st): base*rows + j0.
+		w.src, w.stride, w.mul, w.add = m.c.vals, 1, m.c.rows, s.j0
+		w.lim = min(st, int64(len(f.cl.reals))-st*(s.j0+n-1))
+	} else {
+		// base + st*j0 >= 0, base + st*(j0+n-1) < len, small(base).
+		w.sh = st * s.j0
+		w.lim = min(int64(len(w.src))-st*(n-1), 1<<30+w.sh)
+	}
+	w.lim = max(w.lim, 0)
+	return w, true
 }
 
 // runAt runs runProd's positions lo.. with each varying factor's view
@@ -1150,8 +1212,84 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 	for i := range ws {
 		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
 	}
+	return walkAt(ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
+}
+
+// runFibers runs iterations lo.. of l, an lfib, and returns the first
+// it did not run (the general loop takes it: a window outside the
+// walk's bounds, the product's set-up not made yet), or false when a run
+// fails. Iteration p's t is the read's view at p, the inner loop's
+// positions walk as runAt's; positions the walks cannot take, or all of
+// an iteration's once a lane-major copy changes the walks, go to
+// runProd, after t is set as the general loop sets it.
+func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (int64, bool) {
+	fb, in := l.fib, l.fib.in
+	ps := &s.setups[in.id]
+	if ps.gen == 0 || !ps.walked || ps.wj0 != s.j0 || ps.wn != s.n || ps.nw < 0 {
+		return lo, true // runProd makes the set-up and the walks
+	}
+	fw := &s.fibs[fb.id]
+	if !fw.walked || fw.j0 != s.j0 || fw.n != s.n {
+		r := fb.let.val
+		st, rest, coef := indexParts(fr, r, &fb.ix)
+		fw.walked, fw.j0, fw.n = true, s.j0, s.n
+		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.key, st, rest, coef, nil)
+		fw.ok = fw.ok && st <= 1 // no lane-major copy of t's array
+	}
+	if !fw.ok {
+		return lo, true
+	}
+	nestSaw("lifted fibers")
+	var q lprod
+	at := [3]*lview{&q.a, &q.b, &q.c}
+	ws := ps.ws[:ps.nw]
+	for i := range ws {
+		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
+	}
+	t := &fw.w
+	at[fb.fi].src, at[fb.fi].stride = t.src, t.stride
 	var k [3]int64
-	k[0], k[1], k[2] = q.a.k, q.b.k, q.c.k
+	for p := lo; p < hi; p++ {
+		x := p
+		if t.keys != nil {
+			x = t.keys[p]
+		}
+		u := t.rest + t.coef*x + t.sh
+		if uint64(u) >= uint64(t.lim) {
+			return p, true
+		}
+		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+		lo3, hi3, ok := in.open(fr)
+		if !ok || fr.err != nil {
+			return p, false
+		}
+		if lo3 >= hi3 {
+			continue
+		}
+		for i, f := range in.prod.fs {
+			if f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+				if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
+					ps.walked = false // the walks change: runProd's, from here
+					if !s.setLet(fr, fb.let) || !s.runProd(fr, in, lo3, hi3, acc) {
+						return p, false
+					}
+					return p + 1, true
+				}
+			}
+		}
+		k[fb.fi] = u*t.mul + t.add
+		p3 := walkAt(ws, &q, k, lo3, hi3, acc)
+		if p3 < hi3 && (!s.setLet(fr, fb.let) || !s.runProd(fr, in, p3, hi3, acc)) {
+			return p, false
+		}
+	}
+	return hi, true
+}
+
+// walkAt adds positions lo.. of walks ws into acc through q, the other
+// views' offsets k, and returns the first position a walk's bounds do
+// not hold at.
+func walkAt(ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc []float64) int64 {
 	for p := lo; p < hi; p++ {
 		for i := range ws {
 			w := &ws[i]
@@ -1169,6 +1307,26 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 		q.addTo(acc)
 	}
 	return hi
+}
+
+// indexParts returns the stride, the rest and the coefficient of the
+// loop's atom in read f's index ix.
+func indexParts(fr *frame, f *lnode, ix *lindex) (stride, rest, coef int64) {
+	stride, rest, coef = f.stride.c, ix.rest.c, f.base.terms[ix.t].k
+	if len(f.stride.terms) > 0 {
+		stride = f.stride.at(fr)
+	}
+	if len(ix.rest.terms) > 0 {
+		rest = ix.rest.terms1(fr)
+	}
+	if atoms := f.base.terms[ix.t].atoms; len(atoms) > 1 {
+		for ai := range atoms {
+			if ai != ix.atom {
+				coef *= atoms[ai].value(fr)
+			}
+		}
+	}
+	return stride, rest, coef
 }
 
 // prodSetup is runProd's work on the ats of an lsum whose indices are
