@@ -297,18 +297,25 @@ func TestLaneMajorCountedPerRun(t *testing.T) {
 }
 
 // TestLiftedWalkOneFiberPerRow: rows of one fiber each (WordNet's
-// shape), every index part a global: the product's set-up is made once
-// for the run, not per row, its positions walk without a window per
-// position, and MTTKRP's fibers (C's row a let) walk too; where the walk's bounds fail (D's rows from the second on
-// read to the array's very end, or one past it), the general loop
-// agrees with the interpreter, or reports its error.
+// shape; some rows also hold an empty fiber), every index part a
+// global: the product's set-up is made once for the run, not per row,
+// its positions walk without a window per position, and MTTKRP's fibers
+// (C's row a let) walk too. Where a walk's bounds fail (D's rows from
+// the second on read to the array's very end or one past it, C or D
+// shorter than their lengths claim, from row 7 on: C's row 24, D's
+// columns from 25), the general loop agrees with the interpreter, or
+// reports its error.
 func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 14))
 	b := &sparseCSF{dims: [3]int64{40, 25, 40}, pos1: []int64{0, 40}, pos2: []int64{0}, pos3: []int64{0}}
-	for i := range int64(40) { // row i: one fiber, key (i*7)%25, of 1-3 entries
+	for i := range int64(40) { // row i: one fiber, key (i*7)%25, of 1-3 entries (l < 25 in rows 0-7)
 		b.idx1 = append(b.idx1, i)
+		if k := i * 7 % 25; k > 0 && i%4 == 1 {
+			b.idx2 = append(b.idx2, k-1) // an empty fiber first
+			b.pos3 = append(b.pos3, int64(len(b.idx3)))
+		}
 		b.idx2 = append(b.idx2, i*7%25)
-		for l := rng.Int64N(10); l < 40; l += 10 + rng.Int64N(20) {
+		for l := rng.Int64N(10); l < 40 && (i >= 8 || l < 25); l += 10 + rng.Int64N(20) {
 			b.idx3 = append(b.idx3, l)
 			b.val = append(b.val, float64(rng.IntN(5)+1))
 		}
@@ -319,20 +326,31 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 		name, plan string
 		d          [2]int
 		want       []string
-		fails      bool
+		claim      string // a length claimed one more than it is
+		fails      string // the array the error names
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{16, 40}, []string{"lifted at walk", "lifted set-up kept", "lifted fibers"}, false},
-		{"reads across to the end", liftAcross, [2]int{17, 40}, []string{"lifted at walk", "lifted set-up kept"}, false},
-		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, true},
+		{"MTTKRP", liftMTTKRP, [2]int{16, 40}, []string{"lifted at walk", "lifted set-up kept", "lifted fibers"}, "", ""},
+		{"reads across to the end", liftAcross, [2]int{17, 40}, []string{"lifted at walk", "lifted set-up kept"}, "", ""},
+		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, "", "D_val"},
+		{"MTTKRP, C short", liftMTTKRP, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val"},
+		{"MTTKRP, D short", liftMTTKRP, [2]int{16, 40}, []string{"lifted fibers"}, "D_len2", "D_val"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
 			b.store(st, "B")
 			denseStore(st, "C", 25, 16, rng)
 			denseStore(st, "D", tc.d[0], tc.d[1], rng)
+			if tc.claim != "" {
+				st[tc.claim] = storage.IntScalar(st[tc.claim].(*storage.Scalar).I + 1)
+			}
 			e := parse(t, tc.plan, st)
-			if tc.fails {
-				sameError(t, e, st, "D_val")
+			if tc.fails != "" {
+				seen := sameError(t, e, st, tc.fails)[1]
+				for _, ev := range tc.want {
+					if seen[ev] == 0 {
+						t.Errorf("no %q event; saw %v", ev, seen)
+					}
+				}
 				return
 			}
 			seen := events(func() { agree(t, e, st) })
