@@ -262,8 +262,6 @@ type cx struct {
 	aff     bool
 	affSlot int
 	affOff  int64
-	// fused: a real sum over a segment whose loop can run in place.
-	fused *fusedLoop
 }
 
 func intCx(f intFn) cx   { return cx{t: ir.IntType, i: f, slot: -1} }

@@ -54,9 +54,9 @@
 //	                       segment one scatter into the row's workspace,
 //	                       the loop above over batches of its positions
 //	compile.go, fused.go   closures per node, for any plan the IR
-//	                       declines; loops whose body is a product of
-//	                       array reads, into a scalar or a dense row, are
-//	                       fused
+//	                       declines; loops over an index array whose
+//	                       body is a product of array reads into a dense
+//	                       row are fused
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
 //	                       when the index array's range fits
 //	builder.go, workspace.go, seqrows.go, seqouter.go, appendrow.go

@@ -5,13 +5,14 @@ import (
 )
 
 // Fused loops. The general loop calls a closure per iteration for the
-// body, and the body calls closures for its operands. For the shapes that
-// dominate physical plans the body is instead evaluated inside the loop:
+// body, and the body calls closures for its operands. For the inner
+// loops of the plans the loop-nest IR declines (workspace rows, rows of
+// merges, and the merges' bodies) the body is instead evaluated inside
+// the loop:
 //
-//	sum(<p, j> in I(lo:hi)) A(p) * x(j)            (scalar: s += ...)
 //	sum(<q, j> in I(lo:hi)) { @dense j -> c * A(q) } (out[j] += ...)
 //
-// over a range, a physical int array or a segment of one. The body is a
+// over a physical int array or a segment of one. The body is a
 // product of at most two factors that depend on the loop (reads of real
 // arrays at the loop's key or value, or any other expression, evaluated
 // by its closure) and factors that do not (evaluated once per loop run,
@@ -27,7 +28,6 @@ const (
 	at1            // a real array read at the first loop index (key p; merge: k1)
 	at2            // a real array read at the second (value j; merge: k2)
 	atFn           // any expression, through its closure (loop slots written)
-	atSeg          // a fused scalar sum over a segment, run in place
 	atMerge        // a scalar merge of two segments, its body fused, run in place
 )
 
@@ -38,14 +38,8 @@ type variant struct {
 	ints  bool // at1, at2: arr holds ints
 	fn    realFn
 	e     *ir.Expr
-	inner *fusedLoop  // atSeg
 	steps []step      // atMerge: a guard in front of the merge (else 0)
 	merge *mergeParts // atMerge
-}
-
-// segValue evaluates an atSeg variant.
-func (v *variant) segValue(fr *frame) (float64, bool) {
-	return v.inner.sumAll(fr)
 }
 
 // prod is a fused product ((A * V1) * B) * V2) * C.
@@ -180,11 +174,9 @@ type fusedBody struct {
 }
 
 // loopVars names the loop's variables for the analysis: idx1 is the
-// key (merge: k1), idx2 the value (merge: k2); same marks a range, where
-// both are the same number.
+// key (merge: k1), idx2 the value (merge: k2).
 type loopVars struct {
 	idx1, idx2 string
-	same       bool
 	other      string   // merge: the shared value
 	lets       []string // variables bound in the body's prelude
 }
@@ -196,9 +188,6 @@ func (lv loopVars) index(e *ir.Expr) int {
 	}
 	// The value is bound after the key, so it wins if both have the name.
 	if e.Name == lv.idx2 {
-		if lv.same {
-			return at1
-		}
 		return at2
 	}
 	if e.Name == lv.idx1 {
@@ -285,9 +274,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 		if f.Op == ir.OpSum && c.typeOf(f) == ir.RealType {
 			acc := c.newSlot(ir.RealType)
 			l := c.compileLoop(f, scalarBody(ir.RealType, acc))
-			if l.fused != nil && l.fused.seg != nil {
-				return variant{at: atSeg, inner: l.fused, e: f}
-			}
 			return variant{at: atFn, fn: sumOfLoop(l, acc), e: f}
 		}
 		if f.Op == ir.OpMerge && c.typeOf(f) == ir.RealType {
@@ -396,7 +382,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb.pure = p.a == nil && p.b == nil && p.c == nil
 	fb.onlyA = p.b == nil && p.c == nil
 	needSlots := func(v *variant) bool {
-		return v.at == atFn || v.at == atSeg || v.at == atMerge
+		return v.at == atFn || v.at == atMerge
 	}
 	fb.writeSlots = fb.writeSlots || len(fb.steps) > 0 || needSlots(&p.v1) || needSlots(&p.v2)
 	return fb
@@ -417,54 +403,19 @@ func (p *prod) invariants(fr *frame) (a, b, c float64) {
 	return
 }
 
-// fusedLoop is a loop with a fused body over a range (cl nil) or a window
-// of the physical int array cl; seg is set when the window is a segment
-// with bounds read in place.
+// fusedLoop is a loop with a fused body over a window of the physical
+// int array cl; seg is set when the window is a segment with bounds read
+// in place.
 type fusedLoop struct {
 	fb     *fusedBody
 	cl     *cell
 	ks, vs int
 	seg    *segBounds
-	acc    int // scalar sums: the accumulator slot
-}
-
-// sumAll runs a fused scalar sum over its segment and returns it.
-func (fl *fusedLoop) sumAll(fr *frame) (float64, bool) {
-	sb := fl.seg
-	// segBounds.bounds, inlined by hand: this runs once per row.
-	kl, kh := fr.i[sb.loSlot]+sb.loOff, fr.i[sb.hiSlot]+sb.hiOff
-	pa, pb := sb.lo.ints, sb.hi.ints
-	var l, h int64
-	if uint64(kl) < uint64(len(pa)) && uint64(kh) < uint64(len(pb)) {
-		l, h = pa[kl], pb[kh]
-		if l < 0 || h > int64(len(fl.cl.ints)) || l > h {
-			l = -1
-		}
-	} else {
-		l = -1
-	}
-	if l < 0 {
-		var ok bool
-		if l, h, ok = sb.win(fr); !ok {
-			return 0, false
-		}
-	}
-	if l >= h {
-		return 0, true
-	}
-	s := fl.fb.sum(fr, l, h, fl.cl, fl.ks, fl.vs, 0)
-	return s, fr.err == nil
 }
 
 // sumOfLoop returns the closure of a scalar sum compiled as loop l adding
 // into slot acc.
 func sumOfLoop(l *loop, acc int) realFn {
-	if fl := l.fused; fl != nil && fl.seg != nil {
-		return func(fr *frame) float64 {
-			s, _ := fl.sumAll(fr)
-			return s
-		}
-	}
 	return func(fr *frame) float64 {
 		fr.f[acc] = 0
 		l.all(fr, nil)
@@ -472,47 +423,33 @@ func sumOfLoop(l *loop, acc int) realFn {
 	}
 }
 
-// fuse returns a fused loop for sum e over a range (cl == nil) or a window
-// of the physical array cl (seg: its direct bounds, if any), or nil.
+// fuse returns a fused loop for sum e over a window of the physical
+// int array cl (seg: its direct bounds, if any) adding into a dense
+// dictionary, or nil. The inner loops of rows of merges (mergeRowsRun)
+// are made of it.
 func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds, ks, vs int) *loop {
-	if cl != nil && cl.info.Elem != ir.Int || lb.spec != nil && !lb.spec.dense {
-		// Sums into hash maps, which the plans the loop-nest IR
-		// declines do not build, take the closure path.
+	if cl.info.Elem != ir.Int || lb.spec == nil || !lb.spec.dense {
+		// Scalar sums and sums into hash maps take the closure path.
 		return nil
 	}
-	lv := loopVars{idx1: e.Vars[0], idx2: e.Vars[1], same: cl == nil}
-	fb := c.analyse(e.Args[1], lb, lv)
+	fb := c.analyse(e.Args[1], lb, loopVars{idx1: e.Vars[0], idx2: e.Vars[1]})
 	if fb == nil {
 		return nil
 	}
-	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg, acc: lb.accF}
+	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg}
 	fb.window = windowPreludeOf(fb.steps, ks, vs)
-	if lb.spec != nil && lb.spec.dense && cl != nil {
-		fb.mergeRow = mergeRowOf(fb, ks, vs)
-		if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
-			r.index = c.seekIndexOf(r.merge.seg2)
-		}
+	fb.mergeRow = mergeRowOf(fb, ks, vs)
+	if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
+		r.index = c.seekIndexOf(r.merge.seg2)
 	}
-	var run func(fr *frame, st srcState, from, to int64, b *builder)
-	switch {
-	case lb.accF >= 0:
-		acc := lb.accF
-		run = func(fr *frame, st srcState, from, to int64, _ *builder) {
-			if from >= to {
-				return
-			}
-			fr.f[acc] = fb.sum(fr, st.lo+from, st.lo+to, cl, ks, vs, fr.f[acc])
+	run := func(fr *frame, st srcState, from, to int64, b *builder) {
+		if from >= to {
+			return
 		}
-	default:
-		run = func(fr *frame, st srcState, from, to int64, b *builder) {
-			if from >= to {
-				return
-			}
-			fb.addDense(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
-		}
+		fb.addDense(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
 	}
 	l := &loop{open: open, count: windowCount, run: run, fused: fl}
-	if seg != nil && lb.spec != nil {
+	if seg != nil {
 		// Accumulating over a segment: skip the open/count/run calls.
 		l.direct = func(fr *frame, b *builder) {
 			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
@@ -526,57 +463,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 // readFail records a read of a physical array outside its positions.
 func readFail(fr *frame, v *variant, k int64, n int) {
 	fr.fail(boundsError(v.e, v.arr.name, k, int64(n)))
-}
-
-// sum runs positions lo..hi-1 of a scalar sum and returns s plus the
-// terms, added in order.
-func (fb *fusedBody) sum(fr *frame, lo, hi int64, cl *cell, ks, vs int, s float64) float64 {
-	p := &fb.p
-	a, b, cc := 1.0, 1.0, 1.0
-	if !fb.pure && fb.steps == nil {
-		if a, b, cc = p.invariants(fr); fr.err != nil {
-			return s
-		}
-	}
-	var idx []int64
-	if cl != nil {
-		idx = cl.ints
-	}
-	ready := fb.pure || fb.steps == nil
-	win := fb.windowOf(cl, lo, hi)
-	for q := lo; q < hi; q++ {
-		j := q
-		if cl != nil {
-			j = idx[q]
-		}
-		if fb.writeSlots {
-			if ks >= 0 {
-				fr.i[ks] = q
-			}
-			if vs >= 0 {
-				fr.i[vs] = j
-			}
-			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
-				if fr.err != nil {
-					return s
-				}
-				continue
-			}
-		}
-		x1, ok := p.v1.read(fr, q, j)
-		if !ok {
-			return s
-		}
-		x2, ok := p.v2.read(fr, q, j)
-		if !ok {
-			return s
-		}
-		s += (((a * x1) * b) * x2) * cc
-		if fr.err != nil {
-			return s
-		}
-	}
-	return s
 }
 
 // read evaluates a variant factor at indices (q, j); false after a
@@ -595,8 +481,6 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 			return 0, false
 		}
 		return v.get(k), true
-	case atSeg:
-		return v.segValue(fr)
 	case atMerge:
 		if v.steps != nil && !runSteps(fr, v.steps) {
 			return 0, fr.err == nil
@@ -671,14 +555,8 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 			return
 		}
 	}
-	var idx []int64
-	if cl != nil {
-		idx = cl.ints
-	} else if fb.keyAt == at1 && hi > int64(len(bd.reals)) && hi-1 >= 0 {
-		// A range keyed by its own variable: make room for it at once.
-		bd.reserve(hi)
-	}
-	if !fb.writeSlots && cl != nil && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
+	idx := cl.ints
+	if !fb.writeSlots && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
 		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
 		if x1 := p.v1.arr.reals; !p.v1.ints && hi <= int64(len(x1)) && lo >= 0 {
 			scatterAdd(bd, idx[lo:hi], x1[lo:hi], a, b, cc, fb.onlyA)
@@ -697,10 +575,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {
-		j := q
-		if cl != nil {
-			j = idx[q]
-		}
+		j := idx[q]
 		if fb.writeSlots {
 			if ks >= 0 {
 				fr.i[ks] = q

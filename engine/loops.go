@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/storel/storel/ir"
-	"github.com/storel/storel/storage"
 )
 
 // bodyFn runs the body of a loop once, adding into b (nil for scalar
@@ -10,11 +9,10 @@ import (
 type bodyFn func(fr *frame, b *builder)
 
 // srcState is an evaluated loop source: a window lo..hi of keys (ranges,
-// arrays, subarrays), a trie node, or a dictionary.
+// arrays, subarrays) or a dictionary.
 type srcState struct {
 	lo, hi int64
 	d      dict
-	node   *storage.TrieNode
 }
 
 // loop is a compiled sum: open evaluates the source; run executes the
@@ -65,8 +63,6 @@ func windowCount(st srcState) int64 {
 }
 
 func dictCount(st srcState) int64 { return int64(st.d.size()) }
-
-func nodeCount(st srcState) int64 { return int64(len(st.node.Keys)) }
 
 // varSlots binds the key and value variables of a sum for its body and
 // reports their slots, -1 for a variable the body does not use.
@@ -132,9 +128,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 	if l := c.nestLoop(e, lb); l != nil {
 		return l
 	}
-	if o := filteredKey(e); o != nil && c.typeOf(o) == ir.IntType {
-		return c.keyFilterLoop(e, o, vt, mkBody)
-	}
 	switch src.Op {
 	case ir.OpRange:
 		lo, hi := c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
@@ -142,10 +135,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		open := func(fr *frame) (srcState, bool) {
 			l, h := lo(fr), hi(fr)
 			return srcState{lo: l, hi: h}, true
-		}
-		if l := c.fuse(e, lb, open, nil, nil, ks, vs); l != nil {
-			c.unbind(2)
-			return l
 		}
 		body := mkBody()
 		c.unbind(2)
@@ -230,15 +219,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 			body := mkBody()
 			c.unbind(2)
 			return segmentLoop(open, seg, arrayRun(cl, ks, vs, body))
-		case cl.info.Kind == ir.ObjTrie && src.Op == ir.OpGlobal:
-			ks, vs := c.varSlots(e, bodyExpr, vt)
-			body := mkBody()
-			c.unbind(2)
-			return &loop{
-				open:  func(*frame) (srcState, bool) { return srcState{node: cl.trie.Root}, true },
-				count: nodeCount,
-				run:   trieRun(cl, cl.info.Arity, ks, vs, vt, body),
-			}
 		}
 	}
 	d, _ := c.dictExpr(src)
@@ -347,32 +327,6 @@ func arrayRun(cl *cell, ks, vs int, body bodyFn) func(*frame, srcState, int64, i
 	}
 }
 
-func trieRun(cl *cell, levels, ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
-	real := cl.info.Elem == ir.Real
-	return func(fr *frame, st srcState, from, to int64, b *builder) {
-		n := st.node
-		for p := from; p < to; p++ {
-			if ks >= 0 {
-				fr.i[ks] = n.Keys[p]
-			}
-			if vs >= 0 {
-				switch {
-				case vt.Depth > 0:
-					fr.d[vs] = &trieView{node: n.Children[p], levels: levels - 1, real: real}
-				case vt.Base == ir.Real:
-					fr.f[vs] = n.F[p]
-				default:
-					fr.i[vs] = n.I[p]
-				}
-			}
-			body(fr, b)
-			if fr.err != nil {
-				return
-			}
-		}
-	}
-}
-
 func dictRun(ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
 	return func(fr *frame, st srcState, from, to int64, b *builder) {
 		d := st.d
@@ -398,83 +352,6 @@ func dictRun(ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, 
 	}
 }
 
-// filteredKey recognizes the body "if k == o && ... then t" (no else) of
-// sum(<k, v> in src), with o free of k and v: only the entry at key o can
-// contribute, so the sum looks o up instead of scanning (the interpreter
-// does the same; naive plans of joins need it).
-func filteredKey(e *ir.Expr) *ir.Expr {
-	k, v := e.Vars[0], e.Vars[1]
-	body := e.Args[1]
-	if k == v || body.Op != ir.OpIf || len(body.Args) != 2 {
-		return nil
-	}
-	cond := body.Args[0]
-	for cond.Op == ir.OpAnd {
-		cond = cond.Args[0]
-	}
-	if cond.Op != ir.OpEq {
-		return nil
-	}
-	for i, side := range cond.Args {
-		if side.Op != ir.OpVar || side.Name != k {
-			continue
-		}
-		o := cond.Args[1-i]
-		fv := ir.FreeVars(o)
-		if !fv[k] && !fv[v] {
-			return o
-		}
-	}
-	return nil
-}
-
-// keyFilterLoop compiles a sum of filteredKey's shape as a lookup: when
-// the source has entries, o is evaluated once and the body runs for the
-// entry at key o, if there is one.
-func (c *compiler) keyFilterLoop(e, o *ir.Expr, vt ir.Type, mkBody func() bodyFn) *loop {
-	d, _ := c.dictExpr(e.Args[0])
-	key := c.intExpr(o, "key")
-	ks, vs := c.varSlots(e, e.Args[1], vt)
-	body := mkBody()
-	c.unbind(2)
-	return &loop{
-		open: func(fr *frame) (srcState, bool) {
-			m := d(fr)
-			return srcState{d: m}, fr.err == nil
-		},
-		count: func(st srcState) int64 {
-			if st.d.size() == 0 {
-				return 0
-			}
-			return 1
-		},
-		run: func(fr *frame, st srcState, from, to int64, b *builder) {
-			if from >= to {
-				return
-			}
-			m := st.d
-			k := key(fr)
-			if fr.err != nil || !m.has(k) {
-				return
-			}
-			if ks >= 0 {
-				fr.i[ks] = k
-			}
-			if vs >= 0 {
-				switch {
-				case vt.Depth > 0:
-					fr.d[vs] = m.getDict(k)
-				case vt.Base == ir.Real:
-					fr.f[vs], _ = m.getReal(k)
-				default:
-					fr.i[vs], _ = m.getInt(k)
-				}
-			}
-			body(fr, b)
-		},
-	}
-}
-
 // sumScalar compiles a sum whose value is a scalar.
 func (c *compiler) sumScalar(e *ir.Expr) cx {
 	t := c.typeOf(e)
@@ -484,11 +361,7 @@ func (c *compiler) sumScalar(e *ir.Expr) cx {
 	acc := c.newSlot(ir.Type{Base: t.Base})
 	l := c.compileLoop(e, scalarBody(t, acc))
 	if t.Base == ir.Real {
-		x := realCx(sumOfLoop(l, acc))
-		if l.fused != nil && l.fused.seg != nil {
-			x.fused = l.fused
-		}
-		return x
+		return realCx(sumOfLoop(l, acc))
 	}
 	return intCx(func(fr *frame) int64 {
 		fr.i[acc] = 0

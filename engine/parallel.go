@@ -411,8 +411,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		c.splitByWork(l, e)
 		reach := c.splitReach(e)
 		pool := &rowPool{}
-		shared := (l.fused != nil && l.fused.cl == nil && l.fused.fb.keyAt == at1 && spec.depth == 1 && spec.dense) ||
-			(l.nest != nil && l.nest.rows && reach != nil)
+		shared := l.nest != nil && l.nest.rows && reach != nil
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {
@@ -421,7 +420,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			fr.win = 0
 			n := l.count(st)
 			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
-			if shared && reach != nil {
+			if shared {
 				end, ok = reach(st)
 			}
 			reserve := shared && ok && end <= maxReserve

@@ -424,9 +424,6 @@ func (c *compiler) letValue(e *ir.Expr) func(*frame) {
 	case v.t.Depth > 0:
 		f := v.d
 		return func(fr *frame) { fr.d[s] = f(fr) }
-	case v.fused != nil:
-		fl := v.fused
-		return func(fr *frame) { fr.f[s], _ = fl.sumAll(fr) }
 	case v.t.Base == ir.Real:
 		f := v.f
 		return func(fr *frame) { fr.f[s] = f(fr) }
