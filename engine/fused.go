@@ -151,9 +151,8 @@ func (c *compiler) invariant(e *ir.Expr) *inv {
 // fusedBody is the analysed body of a loop.
 type fusedBody struct {
 	p prod
-	// Accumulate mode: the key of the singleton.
+	// Accumulate mode: the key of the singleton, a loop index (at1, at2).
 	keyAt int
-	keyFn intFn
 	// writeSlots: a closure reads the loop variables, so they are stored
 	// in their slots every iteration.
 	writeSlots bool
@@ -162,8 +161,7 @@ type fusedBody struct {
 	steps []step
 	// pure (set by analyse): no invariant factors, so the product needs
 	// no multiplication by them.
-	pure  bool
-	onlyA bool // only A: the product is A * V1 (* V2)
+	pure bool
 	// window: the steps as a windowPrelude of the loop's slots, when
 	// they can be one (set by fuse; the loops skip them per window,
 	// windowOf).
@@ -271,11 +269,6 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 				return variant{at: at, arr: cl, e: f, ints: cl.info.Elem == ir.Int}
 			}
 		}
-		if f.Op == ir.OpSum && c.typeOf(f) == ir.RealType {
-			acc := c.newSlot(ir.RealType)
-			l := c.compileLoop(f, scalarBody(ir.RealType, acc))
-			return variant{at: atFn, fn: sumOfLoop(l, acc), e: f}
-		}
 		if f.Op == ir.OpMerge && c.typeOf(f) == ir.RealType {
 			m, fn := c.realMerge(f)
 			if m.inPlace() {
@@ -326,7 +319,6 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	pre, core := stripPrelude(body)
 	decl := c.declarePrelude(pre)
 	lv.lets = letNames(pre)
-	var key *ir.Expr
 	switch {
 	case lb.accF >= 0:
 		if c.typeOf(core) != ir.RealType {
@@ -338,11 +330,11 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 			c.unbind(decl)
 			return nil
 		}
-		key = core.Args[0]
-		fb.keyAt = lv.index(key)
-		if fb.keyAt == atNone {
-			fb.keyAt = atFn
-			fb.writeSlots = true
+		// A key that is not a loop index (a closure per entry) runs on
+		// the closure loop.
+		if fb.keyAt = lv.index(core.Args[0]); fb.keyAt == atNone {
+			c.unbind(decl)
+			return nil
 		}
 		core = core.Args[1]
 		// { k -> if g then x } adds nothing where g fails, as
@@ -351,7 +343,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		// it cannot fail), the guard joins the prelude, where a window
 		// whose keys all pass skips it (MTTKRP: if 0 <= j &&
 		// j < D_len1 for every entry j of C's row).
-		for fb.keyAt != atFn && core.Op == ir.OpIf && len(core.Args) == 2 {
+		for core.Op == ir.OpIf && len(core.Args) == 2 {
 			pre = append(pre, core)
 			core = core.Args[1]
 		}
@@ -360,13 +352,7 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 		return nil
 	}
 	lets := 0
-	p, ok := c.product(core, lv, func() {
-		fb.steps, lets = c.compileSteps(pre)
-		if fb.keyAt == atFn {
-			// Compiled first: the interpreter evaluates the key first.
-			fb.keyFn = c.keyFn(key).i
-		}
-	})
+	p, ok := c.product(core, lv, func() { fb.steps, lets = c.compileSteps(pre) })
 	c.unbind(lets + decl)
 	if !ok {
 		return nil
@@ -380,7 +366,6 @@ func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	}
 	fb.p = *p
 	fb.pure = p.a == nil && p.b == nil && p.c == nil
-	fb.onlyA = p.b == nil && p.c == nil
 	needSlots := func(v *variant) bool {
 		return v.at == atFn || v.at == atMerge
 	}
@@ -492,14 +477,11 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 }
 
 // key returns the key of the singleton at indices (q, j).
-func (fb *fusedBody) key(fr *frame, q, j int64) int64 {
-	switch fb.keyAt {
-	case at1:
+func (fb *fusedBody) key(q, j int64) int64 {
+	if fb.keyAt == at1 {
 		return q
-	case at2:
-		return j
 	}
-	return fb.keyFn(fr)
+	return j
 }
 
 // windowOf returns the body's steps as a windowPrelude when they hold for
@@ -556,17 +538,6 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		}
 	}
 	idx := cl.ints
-	if !fb.writeSlots && fb.keyAt == at2 && p.v1.at == at1 && p.v2.at == atNone {
-		// out[j] += c * A(q): the inner loop of MMM, TTM, BATAX.
-		if x1 := p.v1.arr.reals; !p.v1.ints && hi <= int64(len(x1)) && lo >= 0 {
-			scatterAdd(bd, idx[lo:hi], x1[lo:hi], a, b, cc, fb.onlyA)
-			return
-		}
-		if hi <= p.v1.length() && lo >= 0 {
-			p.v1.scatter(bd, idx, lo, hi, a, b, cc, fb.onlyA)
-			return
-		}
-	}
 	if fb.mergeRow != nil && lo >= 0 && !mergeRowOff {
 		if lo = fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
 			return
@@ -590,7 +561,7 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 				continue
 			}
 		}
-		k := fb.key(fr, q, j)
+		k := fb.key(q, j)
 		x1, ok := p.v1.read(fr, q, j)
 		if !ok {
 			return

@@ -24,16 +24,6 @@ func (v *variant) get(k int64) float64 {
 	return v.arr.reals[k]
 }
 
-// scatter adds v's array over positions lo..hi-1 (in bounds) at keys
-// idx[lo:hi] of bd, as scatterAdd says.
-func (v *variant) scatter(bd *builder, idx []int64, lo, hi int64, a, b, c float64, only bool) {
-	if v.ints {
-		scatterAdd(bd, idx[lo:hi], v.arr.ints[lo:hi], a, b, c, only)
-		return
-	}
-	scatterAdd(bd, idx[lo:hi], v.arr.reals[lo:hi], a, b, c, only)
-}
-
 // scatterAdd adds a*vals[q], times b then c unless only is set, at key
 // idx[q] of the dense builder bd for every q: the inner loop of sparse
 // products. In workspace mode it records the keys it writes: in a bitmap
