@@ -433,3 +433,34 @@ func TestNestFilteredRangeDot(t *testing.T) {
 		}
 	})
 }
+
+// TestUpRunGuardOnRowKey: a loop whose inner loop's rows of every
+// iteration run as one entry (the "up" run) decides the inner loop's
+// guards once per entry; a guard reading the outer loop's key or
+// position (k6 < k1, p4 < k1) must keep the iterations apart, or every
+// row would pass or fail with the first iteration's key. A guard on
+// variables bound outside both still takes the one run.
+func TestUpRunGuardOnRowKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(80, 158356))
+	st := storage.Store{}
+	randCSF(8, 6, 5, 120, rng).store(st, "A")
+	inner := func(cond string) string {
+		return `sum(<k1, _> in 0:9) { @dense k1 -> sum(<p4, k6> in A_idx1(A_pos1(0):A_pos1(1)))
+			sum(<p5, _> in A_idx2(A_pos2(p4):A_pos2(p4 + 1))) if ` + cond + ` then
+				sum(<p6, i8> in A_idx3(A_pos3(p5):A_pos3(p5 + 1))) A_val(p6) }`
+	}
+	for _, tc := range []struct {
+		cond string
+		up   bool
+	}{
+		{"k6 < k1", false},
+		{"p4 < k1", false},
+		{"k1 > 2", true},
+	} {
+		e := parse(t, inner(tc.cond), st)
+		seen := events(func() { agree(t, e, st) })
+		if (seen["up"] > 0) != tc.up {
+			t.Errorf("%s: events %v, want one run over the rows %v", tc.cond, seen, tc.up)
+		}
+	}
+}

@@ -1758,6 +1758,16 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 	}
 	names := map[string]bool{p.e.Vars[0]: true, p.e.Vars[1]: true}
 	for _, s := range o.flat.steps {
+		if s.kind == stGuard {
+			// o's guards are decided once per entry into o, and one run
+			// enters o once for all of p's iterations: a guard reading
+			// p's variables would see the first iteration's values only.
+			for _, g := range s.proof.guards {
+				if rowDependent(g.a, names) || rowDependent(g.b, names) {
+					return nil
+				}
+			}
+		}
 		l := s.loop
 		if l == nil {
 			continue

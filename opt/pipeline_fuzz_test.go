@@ -36,7 +36,11 @@ import (
 // unguarded read in: see TestRefusedRewriteLeavesSafeClassesSafe);
 // 612bac9c84f2e5c3, a plan that read B_val past its end (see
 // TestGuardedPlanSafeOnItsOwn); 3248fbcecbcf5685, a search that ran out of
-// time judging branches under their tests (guardedSafe without its memo).
+// time judging branches under their tests (guardedSafe without its memo);
+// 86475e5eaf628dd8, a kernel that ran the rows of every iteration of a
+// loop as one entry into its inner loop and decided that loop's guard
+// (k6 < k1, k6 the outer loop's key) once for all of them (see the
+// engine's TestUpRunGuardOnRowKey).
 func FuzzPipeline(f *testing.F) {
 	for i := uint64(1); i <= 24; i++ {
 		f.Add(i, i*7919)
