@@ -173,23 +173,36 @@ func (c Cost) String() string {
 // operations of such subterms (the plan's pure nodes, wherever they sit
 // below lookups, singletons and branches), grouped by the variables each
 // reads; a sum or merge charges the parts that read none of its binders
-// once per run (hoisted). pure: the whole plan is such a subterm.
+// once per run (hoisted). pure: the whole plan is such a subterm. A read
+// of a physical array at such an index joins them too: the engine reads
+// an array at an index invariant in its loop once per batch of steps.
+//
+// lin is the set of variables a pure int plan reads only through +, -
+// and multiplication by a factor that reads no variable: an index affine
+// in them. The engine carries such an index across its loop's steps as a
+// base and a stride (nestvec.go's affine values), so a read at an index
+// that steps by a constant in the loop costs the read per step and its
+// index arithmetic once per run: a part is hoisted by a loop over a
+// range or an array whose lane (the key) it reads only linearly.
 type planCost struct {
 	v     float64
 	temp  bool
 	once  float64
 	runs  float64
 	pure  bool
+	lin   varSet
 	parts []costPart
 	// built: the plan is a loop that builds a dictionary where it runs
 	// (not a closed build, which runs once at the top).
 	built bool
 }
 
-// costPart is the cost of pure operations that read exactly fv.
+// costPart is the cost of pure operations that read exactly fv, of
+// which lin only linearly (see planCost.lin).
 type costPart struct {
-	fv varSet
-	c  float64
+	fv  varSet
+	lin varSet
+	c   float64
 }
 
 // addParts appends w times the parts of src to dst, merging parts that
@@ -201,29 +214,81 @@ func addParts(dst, src []costPart, w float64) []costPart {
 next:
 	for _, p := range src {
 		for i := range dst {
-			if dst[i].fv.equal(p.fv) {
+			if dst[i].fv.equal(p.fv) && dst[i].lin.equal(p.lin) {
 				dst[i].c += w * p.c
 				continue next
 			}
 		}
-		dst = append(dst, costPart{fv: p.fv, c: w * p.c})
+		dst = append(dst, costPart{fv: p.fv, lin: p.lin, c: w * p.c})
 	}
 	return dst
 }
 
-// hoisted is the cost of the parts of p that read none of binders: what a
-// loop binding them computes once per run.
-func (s *session) hoisted(p planCost, binders []uint32) float64 {
+// hoisted is the cost of the parts of p that read none of binders, or
+// only lane among them and it linearly: what a loop binding them
+// computes once per run. lane is the loop's key where the loop steps
+// over a range or an array's positions (the engine's vectorized loops
+// carry an index affine in it), else noLane.
+func (s *session) hoisted(p planCost, binders []uint32, lane uint32) float64 {
 	if s.noHoist {
 		return 0
 	}
 	h := 0.0
 	for _, x := range p.parts {
-		if !x.fv.hasAny(binders...) {
+		reads := x.fv.intersect(binders)
+		if len(reads) == 0 || len(reads) == 1 && reads[0] == lane && x.lin.has(lane) {
 			h += x.c
 		}
 	}
 	return min(h, p.v)
+}
+
+// noLane: a loop with no lane (see hoisted).
+const noLane = ^uint32(0)
+
+// lane is the key of sum n when n steps over a range or a physical
+// array, whose position the engine carries as the loop's lane.
+func (s *session) lane(g *graph, n egraph.Node) uint32 {
+	if g.Data(n.Children[2]).Card.Layout() != LayoutArray {
+		return noLane
+	}
+	if sym, ok := bindSym(g, n.Children[0]); ok {
+		return uint32(sym)
+	}
+	return noLane
+}
+
+// linOf is the lin of a pure int node n of a class reading fv (see
+// planCost.lin): + and - keep the variables linear in each side that
+// reads them, a product those of the side that reads some variable when
+// the other reads none.
+func linOf(g *graph, n egraph.Node, kids []planCost, fv varSet) varSet {
+	lin := func(i int) varSet {
+		// The variables of fv linear in kid i: those it reads linearly
+		// and those it does not read.
+		out := varSet(nil)
+		kfv := g.Data(n.Children[i]).FV
+		for _, v := range fv {
+			if !kfv.has(v) || kids[i].lin.has(v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	switch n.Op {
+	case opAdd, opSub:
+		return lin(0).intersect(lin(1))
+	case opNeg:
+		return kids[0].lin
+	case opMul:
+		switch {
+		case len(g.Data(n.Children[0]).FV) == 0:
+			return kids[1].lin
+		case len(g.Data(n.Children[1]).FV) == 0:
+			return kids[0].lin
+		}
+	}
+	return nil
 }
 
 // total is what the plan costs: its loop-scaled part and its closed
@@ -282,7 +347,13 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	}
 	pure := false
 	switch n.Op {
-	case opVar, opGlobal, opInt, opReal, opBool:
+	case opVar:
+		pc := planCost{v: 0, temp: dict, pure: !dict}
+		if !dict {
+			pc.lin = singletonSet(uint32(n.Payload))
+		}
+		return pc, true
+	case opGlobal, opInt, opReal, opBool:
 		return planCost{v: 0, temp: dict, pure: !dict}, true
 	case opEmpty:
 		return planCost{v: 0, temp: dict}, true
@@ -310,6 +381,10 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	case opLookup:
 		c = sum + lookupCoef(d(0).Card.Layout())
 		kidParts(1, allKids...)
+		if !dict && kids[1].pure && d(0).Type.Depth == 1 && d(0).Card.Layout() == LayoutArray && s.hasOp(n.Children[0], opGlobal) {
+			pure = true
+			parts = addParts(parts, []costPart{{fv: g.Data(class).FV, c: lookupArray}}, 1)
+		}
 	case opRange, opSubArray:
 		c = sum
 		kidParts(1, allKids...)
@@ -341,12 +416,12 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
 		// under an array's. The body's invariants run once per run.
-		h := s.hoisted(kids[3], s.binderSyms(g, n))
+		h := s.hoisted(kids[3], s.binderSyms(g, n), s.lane(g, n))
 		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3))
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
-		h := s.hoisted(kids[5], s.binderSyms(g, n))
+		h := s.hoisted(kids[5], s.binderSyms(g, n), noLane)
 		c = k(3) + k(4) + loopRun + h + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)-h+accumulate(5))
 		temp = kids[5].temp
 	default:
@@ -364,7 +439,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 					pure = pure && x.pure
 				}
 				if pure {
-					parts = addParts(parts, []costPart{{fv: g.Data(class).FV, c: costScalarOp}}, 1)
+					lin := linOf(g, n, kids, g.Data(class).FV)
+					parts = addParts(parts, []costPart{{fv: g.Data(class).FV, lin: lin, c: costScalarOp}}, 1)
 				}
 			}
 		} else {
@@ -372,6 +448,9 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 	}
 	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts}
+	if pure && g.Data(class).Type.Base == ir.Int {
+		pc.lin = linOf(g, n, kids, g.Data(class).FV)
+	}
 	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.

@@ -41,10 +41,10 @@ sum(<i, _> in 0:A_len1)
 // charges it once per run, not per step. A factor over the row i alone
 // (i * i + i % 7) costs its three operations once per row; the same
 // factor over the column j (which the loop binds) costs them per entry;
-// a factor that reads x, a lookup (which may fail, so stays in the
-// loop), costs the lookup and the addition per entry and only i * i and
-// i % 7 once per row; and a division by a variable (it may fail) costs the division and
-// the addition per entry.
+// a factor that reads x at an index over i costs its read once per row
+// too (the engine reads an array at an index invariant in its loop once
+// per batch of steps); and a division by a variable (it may fail) costs
+// the division and the addition per entry.
 // Each plan computes what the interpreter computes for it.
 func TestInvariantPricedOncePerRun(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
@@ -77,7 +77,7 @@ func TestInvariantPricedOncePerRun(t *testing.T) {
 		}
 	}
 	approx("the factor over i", cost(" * (i * i + i % 7)")-base, entries+3*rows)
-	approx("the factor over i that reads x", cost(" * (i * i + x(i % 7))")-base, 3*entries+2*rows)
+	approx("the factor over i that reads x", cost(" * (i * i + x(i % 7))")-base, entries+4*rows)
 	approx("the factor over i with a division by i + 1", cost(" * (i * i + 7 / (i + 1))")-base, 3*entries+2*rows)
 }
 
@@ -160,4 +160,46 @@ func TestLetBuiltPerRunCostsBuilder(t *testing.T) {
 	if d := cost(closed) - scalar; d >= tempDict {
 		t.Errorf("a closed build bound by a let adds %g, want less than one builder (%g)", d, tempDict)
 	}
+}
+
+// TestStridedReadIndexPricedOncePerRun: a read at an index that steps by
+// a constant in its loop (affine in the loop's lane: a range's key or an
+// array's position) costs the read per step and its index arithmetic
+// once per run, as the engine's vectorized loops carry such an index as
+// a base and a stride. Row i read backwards, A_val(A_pos2(i + 1) - 1 -
+// (p - A_pos2(i))), costs a read and the product per entry and its six
+// operations and reads once per row, x(2 * (p - A_pos2(i))) a read and
+// the product per entry; an index affine in the column j, a value read
+// from A_idx2 (not the lane), and one over p * p (not linear) cost their
+// arithmetic per entry. Each plan computes what the interpreter computes.
+func TestStridedReadIndexPricedOncePerRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	src, _ := examples.Source("spmv")
+	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "csr", randomSparseCOO(r, []int64{300, 200}, 3000)}})
+	env := globalsEnv(naive)
+	cost := func(factor string) float64 {
+		text := spmvScaled[:len(spmvScaled)-len("F }")] + factor + " }"
+		e, err := sdql.CompileExpr("plan", []byte(text), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eval.Eval(e, st); err != nil {
+			t.Fatalf("%s: %v", factor, err)
+		}
+		return textCost(t, st, env, text)
+	}
+	base := cost("")
+	rows := 300.0
+	perStep := cost(" * (j * j + j % 7)") - base
+	entries := perStep / 4
+	approx := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.1 {
+			t.Errorf("%s adds %g, want %g (%g entries, %g rows)", what, got, want, entries, rows)
+		}
+	}
+	approx("a read stepping by -1 in p", cost(" * A_val(A_pos2(i + 1) - 1 - (p - A_pos2(i)))")-base, 2*entries+6*rows)
+	approx("a read stepping by 2 in p", cost(" * x(2 * (p - A_pos2(i)))")-base, 2*entries+3*rows)
+	approx("an index affine in j", cost(" * x(199 - j)")-base, 3*entries)
+	approx("an index over p * p", cost(" * x(p * p % 200)")-base, 4*entries)
 }
