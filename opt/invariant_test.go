@@ -47,7 +47,18 @@ sum(<i, _> in 0:A_len1)
 // the division and the addition per entry.
 // Each plan computes what the interpreter computes for it.
 func TestInvariantPricedOncePerRun(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
+	check := factorCosts(t, rand.New(rand.NewPCG(7, 8)))
+	check("the factor over i", " * (i * i + i % 7)", 1, 3)
+	check("the factor over i that reads x", " * (i * i + x(i % 7))", 1, 4)
+	check("the factor over i with a division by i + 1", " * (i * i + 7 / (i + 1))", 3, 2)
+}
+
+// factorCosts returns check(what, factor, perEntry, perRow), which wants
+// the cost factor adds to spmvScaled, over a random 300 x 200 CSR matrix
+// of about 3000 entries, to be perEntry per entry and perRow per row;
+// each plan computes what the interpreter computes for it.
+func factorCosts(t *testing.T, r *rand.Rand) func(what, factor string, perEntry, perRow float64) {
+	t.Helper()
 	src, _ := examples.Source("spmv")
 	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "csr", randomSparseCOO(r, []int64{300, 200}, 3000)}})
 	env := globalsEnv(naive)
@@ -63,22 +74,20 @@ func TestInvariantPricedOncePerRun(t *testing.T) {
 		return textCost(t, st, env, text)
 	}
 	base := cost("")
-	rows := 300.0
+	const rows = 300.0
 	// Per entry: the factor's three operations and the product by it.
 	perStep := cost(" * (j * j + j % 7)") - base
 	entries := perStep / 4
 	if entries < 1000 {
 		t.Fatalf("the factor over j adds %g: want about 4 operations for each of the 3000 entries", perStep)
 	}
-	approx := func(what string, got, want float64) {
+	return func(what, factor string, perEntry, perRow float64) {
 		t.Helper()
+		got, want := cost(factor)-base, perEntry*entries+perRow*rows
 		if math.Abs(got-want) > 0.1 {
 			t.Errorf("%s adds %g, want %g (%g entries, %g rows)", what, got, want, entries, rows)
 		}
 	}
-	approx("the factor over i", cost(" * (i * i + i % 7)")-base, entries+3*rows)
-	approx("the factor over i that reads x", cost(" * (i * i + x(i % 7))")-base, entries+4*rows)
-	approx("the factor over i with a division by i + 1", cost(" * (i * i + 7 / (i + 1))")-base, 3*entries+2*rows)
 }
 
 // TestInvariantPricingKeepsSell: SpMV over a matrix in SELL, whose
@@ -173,33 +182,9 @@ func TestLetBuiltPerRunCostsBuilder(t *testing.T) {
 // from A_idx2 (not the lane), and one over p * p (not linear) cost their
 // arithmetic per entry. Each plan computes what the interpreter computes.
 func TestStridedReadIndexPricedOncePerRun(t *testing.T) {
-	r := rand.New(rand.NewPCG(15, 16))
-	src, _ := examples.Source("spmv")
-	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "csr", randomSparseCOO(r, []int64{300, 200}, 3000)}})
-	env := globalsEnv(naive)
-	cost := func(factor string) float64 {
-		text := spmvScaled[:len(spmvScaled)-len("F }")] + factor + " }"
-		e, err := sdql.CompileExpr("plan", []byte(text), env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eval.Eval(e, st); err != nil {
-			t.Fatalf("%s: %v", factor, err)
-		}
-		return textCost(t, st, env, text)
-	}
-	base := cost("")
-	rows := 300.0
-	perStep := cost(" * (j * j + j % 7)") - base
-	entries := perStep / 4
-	approx := func(what string, got, want float64) {
-		t.Helper()
-		if math.Abs(got-want) > 0.1 {
-			t.Errorf("%s adds %g, want %g (%g entries, %g rows)", what, got, want, entries, rows)
-		}
-	}
-	approx("a read stepping by -1 in p", cost(" * A_val(A_pos2(i + 1) - 1 - (p - A_pos2(i)))")-base, 2*entries+6*rows)
-	approx("a read stepping by 2 in p", cost(" * x(2 * (p - A_pos2(i)))")-base, 2*entries+3*rows)
-	approx("an index affine in j", cost(" * x(199 - j)")-base, 3*entries)
-	approx("an index over p * p", cost(" * x(p * p % 200)")-base, 4*entries)
+	check := factorCosts(t, rand.New(rand.NewPCG(15, 16)))
+	check("a read stepping by -1 in p", " * A_val(A_pos2(i + 1) - 1 - (p - A_pos2(i)))", 2, 6)
+	check("a read stepping by 2 in p", " * x(2 * (p - A_pos2(i)))", 2, 3)
+	check("an index affine in j", " * x(199 - j)", 3, 0)
+	check("an index over p * p", " * x(p * p % 200)", 4, 0)
 }
