@@ -2,6 +2,7 @@ package opt
 
 import (
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/storel/storel/egraph"
@@ -659,12 +660,21 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 	}
 	s.g.Rebuild()
 	inf := planCost{v: math.Inf(1)}
+	// laned: the reads the engine makes for eight interleaved rows at
+	// once (lanePriced), and their halves' extraction: an eighth each per
+	// entry. A whole loop nest decides it, so the extraction's node costs
+	// do not see it; the plans compared across storage mappings and forms
+	// are each costed here.
+	laned := map[*ir.Expr]bool{}
 	var walk func(e *ir.Expr, c egraph.ClassID) planCost
 	walk = func(e *ir.Expr, c egraph.ClassID) planCost {
 		c = s.g.Find(c)
 		n, ok := s.nodeOfTerm(e, c)
 		if !ok {
 			return inf
+		}
+		if e.Op == ir.OpSum {
+			maps.Copy(laned, s.lanePriced(e))
 		}
 		kids := make([]planCost, len(n.Children))
 		ai := 0
@@ -681,6 +691,13 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 		v, ok := s.costFormula(s.g, c, n, kids)
 		if !ok {
 			return inf
+		}
+		if laned[e] {
+			own := costScalarOp
+			if e.Op == ir.OpLookup {
+				own = lookupArray
+			}
+			v.v -= own * (1 - 1.0/interH)
 		}
 		return v
 	}
