@@ -104,18 +104,10 @@ func (a *laneForms) form(e *ir.Expr) (lform, bool) {
 		f, ok := a.form(e.Args[0])
 		return f.scaled(-1), ok
 	case ir.OpIf:
-		if len(e.Args) != 3 {
-			return nil, false
+		if b, ok := a.pick(e); ok && b != e {
+			return a.form(b)
 		}
-		cf, ok := a.form(e.Args[0])
-		cv, isConst := cf.constant()
-		if !ok || !isConst {
-			return nil, false
-		}
-		if cv != 0 {
-			return a.form(e.Args[1])
-		}
-		return a.form(e.Args[2])
+		return nil, false
 	case ir.OpLookup:
 		if e.Args[0].Op != ir.OpGlobal {
 			return nil, false
@@ -162,13 +154,37 @@ func (a *laneForms) form(e *ir.Expr) (lform, bool) {
 			return lform{"1": r % gc}.scaled(1), true
 		}
 		return lform{"c": m / gc, "1": r / gc}.scaled(1), true
-	case ir.OpEq, ir.OpNe, ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe:
-		if !fConst || !gConst {
-			return nil, false
-		}
-		return lform{"1": b2int(compareInts(e.Op, fc, gc))}.scaled(1), true
+	}
+	if holds, ok := signTests[e.Op]; ok && fConst && gConst {
+		return lform{"1": b2int(holds(fc - gc))}.scaled(1), true
 	}
 	return nil, false
+}
+
+// signTests: each comparison a op b as a test of the sign of a - b
+// (the lanes' forms are small constants, so a - b does not wrap).
+var signTests = map[ir.Op]func(int64) bool{
+	ir.OpEq: func(d int64) bool { return d == 0 },
+	ir.OpNe: func(d int64) bool { return d != 0 },
+	ir.OpLt: func(d int64) bool { return d < 0 },
+	ir.OpLe: func(d int64) bool { return d <= 0 },
+	ir.OpGt: func(d int64) bool { return d > 0 },
+	ir.OpGe: func(d int64) bool { return d >= 0 },
+}
+
+// pick follows the ifs of e whose conditions are constant in the lane to
+// the branch they choose (e itself when it is no if); false when a
+// condition is not constant.
+func (a *laneForms) pick(e *ir.Expr) (*ir.Expr, bool) {
+	for e.Op == ir.OpIf && len(e.Args) == 3 {
+		cf, ok := a.form(e.Args[0])
+		cv, isConst := cf.constant()
+		if !ok || !isConst {
+			return nil, false
+		}
+		e = e.Args[2-b2int(cv != 0)]
+	}
+	return e, true
 }
 
 func b2int(b bool) int64 {
@@ -176,22 +192,6 @@ func b2int(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-func compareInts(op ir.Op, a, b int64) bool {
-	switch op {
-	case ir.OpEq:
-		return a == b
-	case ir.OpNe:
-		return a != b
-	case ir.OpLt:
-		return a < b
-	case ir.OpLe:
-		return a <= b
-	case ir.OpGt:
-		return a > b
-	}
-	return a >= b
 }
 
 // lanePriced returns the reads and half extractions of the inner loop of
@@ -273,16 +273,8 @@ func (s *session) lanePriced(e *ir.Expr) map[*ir.Expr]bool {
 		}
 		key0, len0 = kr, lr
 		// The column: the half of C(w) the lane's if picks.
-		ce := colE
-		for ce.Op == ir.OpIf && len(ce.Args) == 3 {
-			cf, ok := a.form(ce.Args[0])
-			cv, isConst := cf.constant()
-			if !ok || !isConst {
-				return nil
-			}
-			ce = ce.Args[2-b2int(cv != 0)]
-		}
-		if ce.Op != ir.OpMod && ce.Op != ir.OpDiv || ce.Args[1].Op != ir.OpConst || ce.Args[1].I != storage.PackedHalf {
+		ce, ok := a.pick(colE)
+		if !ok || ce.Op != ir.OpMod && ce.Op != ir.OpDiv || ce.Args[1].Op != ir.OpConst || ce.Args[1].I != storage.PackedHalf {
 			return nil
 		}
 		cr := ce.Args[0]

@@ -91,12 +91,10 @@ func factorCosts(t *testing.T, r *rand.Rand) func(what, factor string, perEntry,
 	}
 }
 
-// TestInvariantPricingKeepsSell: SpMV over a matrix in SELL, whose
-// mapping computes each entry's slot from its row q (q / 8, q % 8, the
-// chunk's start) and its step k, costs less than it did when the row's
-// arithmetic was charged per entry, and its plan computes y.
-func TestInvariantPricingKeepsSell(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
+// sellSpMV optimizes SpMV over a random 400 x 300 matrix in SELL of about
+// 6000 entries, and checks that its plan computes y.
+func sellSpMV(t *testing.T, r *rand.Rand) (*ir.Expr, storage.Store, *Result) {
+	t.Helper()
 	src, _ := examples.Source("spmv")
 	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "sell", randomSparseCOO(r, []int64{400, 300}, 6000)}})
 	res, err := Optimize(naive, st, Options{})
@@ -104,6 +102,15 @@ func TestInvariantPricingKeepsSell(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSameValue(t, naive, res.Plan, st)
+	return naive, st, res
+}
+
+// TestInvariantPricingKeepsSell: SpMV over a matrix in SELL, whose
+// mapping computes each entry's slot from its row q (q / 8, q % 8, the
+// chunk's start) and its step k, costs less than it did when the row's
+// arithmetic was charged per entry, and its plan computes y.
+func TestInvariantPricingKeepsSell(t *testing.T) {
+	_, st, res := sellSpMV(t, rand.New(rand.NewPCG(9, 10)))
 	// Without hoisting, the same plan costs each entry's row arithmetic
 	// per entry.
 	s := newSession(st, GatherStats(st))
@@ -199,14 +206,7 @@ func TestStridedReadIndexPricedOncePerRun(t *testing.T) {
 // by lane: it pays each read and extraction in full, 3 * 7/8 more per
 // entry. Both plans run in the interpreter; the first computes y.
 func TestInterleavedRowsPriced(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 18))
-	src, _ := examples.Source("spmv")
-	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "sell", randomSparseCOO(r, []int64{400, 300}, 6000)}})
-	res, err := Optimize(naive, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSameValue(t, naive, res.Plan, st)
+	naive, st, res := sellSpMV(t, rand.New(rand.NewPCG(17, 18)))
 	text := ir.Format(res.Plan)
 	swapped := strings.NewReplacer("% 4294967296", "/ 4294967296", "/ 4294967296", "% 4294967296").Replace(text)
 	if swapped == text {
