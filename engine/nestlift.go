@@ -1519,15 +1519,9 @@ func (p *lprod) addTo(acc []float64) {
 		bs := b.src[b.k:][:n]
 		switch {
 		case a.stride == 0 && c.src == nil:
-			x := a.src[a.k]
-			for q := range acc {
-				acc[q] += float64(x * bs[q])
-			}
+			mulAddScalar(acc, a.src[a.k], bs, nil)
 		case a.stride == 0:
-			x, cs := a.src[a.k], c.src[c.k:][:n]
-			for q := range acc {
-				acc[q] += float64(float64(x*bs[q]) * cs[q])
-			}
+			mulAddScalar(acc, a.src[a.k], bs, c.src[c.k:][:n])
 		case c.src == nil:
 			as := a.src[a.k:][:n]
 			for q := range acc {
@@ -1557,5 +1551,21 @@ func (p *lprod) addTo(acc []float64) {
 		ak += astep
 		bk += bstep
 		ck += cstep
+	}
+}
+
+// mulAddScalarGo adds (x*bs[q])*cs[q] (cs nil: x*bs[q]) into acc, the
+// slices as long as acc.
+func mulAddScalarGo(acc []float64, x float64, bs, cs []float64) {
+	bs = bs[:len(acc)]
+	if cs == nil {
+		for q := range acc {
+			acc[q] += float64(x * bs[q])
+		}
+		return
+	}
+	cs = cs[:len(acc)]
+	for q := range acc {
+		acc[q] += float64(float64(x*bs[q]) * cs[q])
 	}
 }
