@@ -1290,21 +1290,68 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 // views' offsets k, and returns the first position a walk's bounds do
 // not hold at.
 func walkAt(ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc []float64) int64 {
+	if x, b, ok := q.oneValue(); ok {
+		return walkOne(ws, q, k, x, b, lo, hi, acc)
+	}
 	for p := lo; p < hi; p++ {
-		for i := range ws {
-			w := &ws[i]
-			x := p
-			if w.keys != nil {
-				x = w.keys[p]
-			}
-			u := w.rest + w.coef*x + w.sh
-			if uint64(u) >= uint64(w.lim) {
-				return p
-			}
-			k[w.f] = u*w.mul + w.add
+		if !walkTo(ws, &k, p) {
+			return p
 		}
 		q.a.k, q.b.k, q.c.k = k[0], k[1], k[2]
 		q.addTo(acc)
+	}
+	return hi
+}
+
+// walkTo sets the offsets k of walks ws at position p, or reports false
+// where a walk's bounds do not hold.
+func walkTo(ws []atWalk, k *[3]int64, p int64) bool {
+	for i := range ws {
+		w := &ws[i]
+		x := p
+		if w.keys != nil {
+			x = w.keys[p]
+		}
+		u := w.rest + w.coef*x + w.sh
+		if uint64(u) >= uint64(w.lim) {
+			return false
+		}
+		k[w.f] = u*w.mul + w.add
+	}
+	return true
+}
+
+// oneValue reports whether q's lanes are (x*b)*c as addTo computes them,
+// x one value (view x of q: stride 0) and b and c (or no c) slices of
+// the lanes (stride 1), and which of a and b are x and b.
+func (q *lprod) oneValue() (x, b int, ok bool) {
+	if q.c.src != nil && q.c.stride != 1 {
+		return 0, 0, false
+	}
+	switch {
+	case q.a.stride == 0 && q.b.stride == 1:
+		return 0, 1, true
+	case q.b.stride == 0 && q.a.stride == 1:
+		return 1, 0, true
+	}
+	return 0, 0, false
+}
+
+// walkOne is walkAt for a product of one value and slices (oneValue
+// says x, b): the strides known once, each position one call of the
+// vector loop.
+func walkOne(ws []atWalk, q *lprod, k [3]int64, x, b int, lo, hi int64, acc []float64) int64 {
+	n := int64(len(acc))
+	vs := [3][]float64{q.a.src, q.b.src, q.c.src}
+	for p := lo; p < hi; p++ {
+		if !walkTo(ws, &k, p) {
+			return p
+		}
+		var cs []float64
+		if vs[2] != nil {
+			cs = vs[2][k[2]:][:n]
+		}
+		mulAddScalar(acc, vs[x][k[x]], vs[b][k[b]:][:n], cs)
 	}
 	return hi
 }
