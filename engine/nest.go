@@ -84,8 +84,9 @@ type nloop struct {
 	vec    *vloop
 	// rows: the body is a singleton keyed by the loop's own range key
 	// (or a hash map's first-level key), so iterations write disjoint
-	// entries of a depth-1 dense result and a parallel split needs no
-	// private copies.
+	// entries of a dense result and a parallel split needs no private
+	// copies: scalars of a depth-1 result, or rows scattered into (in
+	// the row's workspace) of a nested one (see sharedRows).
 	rows bool
 	// rowRange: a range loop in position space whose bounds read the
 	// enclosing loop's variables, laid out row by row (nestflat.go).
@@ -372,13 +373,22 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 	}
 	nl.info.sink = sinkName(lb)
-	if lb.spec != nil && lb.spec.depth == 1 && lb.spec.dense && (nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child == nil &&
+	// Keyed by a range's own key, or by the keys of a hash map's first
+	// level (distinct, increasing): disjoint entries.
+	ownKey := nl.stmt != nil && nl.stmt.kind == stSingle &&
 		(nl.kind == itRange && isVarSlot(nl.stmt.keyExpr(), e.Vars[0]) ||
-			nl.kind == itArray && isFirstLevelKeys(nl.arr.name) && isVarSlot(nl.stmt.keyExpr(), e.Vars[1])) ||
-		nl.kind == itRange && nl.vec != nil && nl.vec.key2 == nil && nl.vec.key != nil && nl.vec.key.op == vLane) {
-		// Keyed by a range's own key, or by the keys of a hash map's
-		// first level (distinct, increasing): disjoint entries.
-		nl.rows = true
+			nl.kind == itArray && isFirstLevelKeys(nl.arr.name) && isVarSlot(nl.stmt.keyExpr(), e.Vars[1]))
+	if lb.spec != nil && lb.spec.dense {
+		switch lb.spec.depth {
+		case 1:
+			nl.rows = ownKey && nl.stmt.child == nil ||
+				nl.kind == itRange && nl.vec != nil && nl.vec.key2 == nil && nl.vec.key != nil && nl.vec.key.op == vLane
+		default:
+			// Rows scattered into leave sequential mode (see
+			// leaveRowsInOrder), so private results would keep
+			// nothing that one shared result loses.
+			nl.rows = ownKey && nl.stmt.child != nil && nl.stmt.scattered
+		}
 	}
 	return nl
 }

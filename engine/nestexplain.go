@@ -121,6 +121,8 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	}
 	claimed := fmt.Sprintf("%d workers taking %d %s in turn", threads, threads*claimsPerWorker, ranges)
 	switch {
+	case nl.rows && nl.sink.spec != nil && nl.sink.spec.depth > 1:
+		return claimed + ", writing disjoint rows of one shared result, a row workspace per worker (no private copies)"
 	case nl.rows:
 		return claimed + ", writing disjoint entries of one shared result (no private copies)"
 	case nl.sink.spec != nil && nl.sink.spec.depth == 1 && nl.sink.spec.dense:

@@ -439,6 +439,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				runChecked(c.mon, l, fr, st, 0, n, b)
 				return b.freeze()
 			}
+			if reserve && spec.depth > 1 {
+				return sharedRows(c.mon, l, fr, st, parts, threads, spec, end)
+			}
 			if reserve {
 				// out[i] += ... over a range keyed by its own variable:
 				// workers write disjoint positions of one result.
@@ -550,6 +553,57 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		return realCx(func(fr *frame) float64 { _, f := run(fr); return f })
 	}
 	return intCx(func(fr *frame) int64 { i, _ := run(fr); return i })
+}
+
+// sharedRows runs split loop l, whose iterations write disjoint rows
+// (keyed by its own key, below end) of a nested dense result, into one
+// shared result: its level of rows, sized once, is written by every
+// worker through a root builder of the worker's own over the same slice,
+// whose tree holds the worker's row workspaces and storage. No rows are
+// copied or merged; the workers' trees are adopted by the result.
+func sharedRows(mon *monitor, l *loop, fr *frame, st srcState, parts [][2]int64, threads int, spec *bspec, end int64) dict {
+	root := newBuilder(spec)
+	root.leaveSequential() // rows scattered into leave it (leaveRowsInOrder)
+	root.reserve(end)
+	var mu sync.Mutex
+	mine := map[*frame]*builder{fr: root}
+	bs := []*builder{root}
+	of := make([]*builder, len(parts)) // by chunk
+	err := parallelRun(fr, parts, threads, chunkWork{
+		start: func(c int, wfr *frame) {
+			mu.Lock()
+			defer mu.Unlock()
+			b := mine[wfr]
+			if b == nil {
+				b = newBuilder(spec)
+				b.leaveSequential()
+				b.x.kids = root.x.kids
+				mine[wfr] = b
+				bs = append(bs, b)
+			}
+			of[c] = b
+		},
+		run: func(c int, wfr *frame, from, to int64) {
+			runChecked(mon, l, wfr, st, from, to, of[c])
+		},
+		work: l.work, lo: st.lo,
+	})
+	if err != nil {
+		fr.fail(err)
+		return empty
+	}
+	for _, b := range bs[1:] {
+		x := b.x
+		if len(x.mkids) > 0 || len(x.kids) != len(root.x.kids) || len(x.kids) > 0 && &x.kids[0] != &root.x.kids[0] {
+			// A key past end: the loop's bounds did not hold.
+			fr.fail(&Error{Msg: "internal error in the engine (a shared result's row outside its level)"})
+			return empty
+		}
+		x.tree.closeAll()
+		root.x.tree.adopted = append(root.x.tree.adopted, x.tree)
+		x.kids = nil
+	}
+	return root.freeze()
 }
 
 // f0 zeroes accumulator slot s; acc reads it.
