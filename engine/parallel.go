@@ -603,6 +603,7 @@ func sharedRows(mon *monitor, l *loop, fr *frame, st srcState, parts [][2]int64,
 		root.x.tree.adopted = append(root.x.tree.adopted, x.tree)
 		x.kids = nil
 	}
+	nestSaw("shared rows")
 	return root.freeze()
 }
 
