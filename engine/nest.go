@@ -88,6 +88,9 @@ type nloop struct {
 	// copies: scalars of a depth-1 result, or rows scattered into (in
 	// the row's workspace) of a nested one (see sharedRows).
 	rows bool
+	// rowsIfIncreasing: rows holds only for a run whose keys, read from
+	// the index array the loop walks, increase (checked per run).
+	rowsIfIncreasing bool
 	// rowRange: a range loop in position space whose bounds read the
 	// enclosing loop's variables, laid out row by row (nestflat.go).
 	rowRange bool
@@ -387,7 +390,13 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			// Rows scattered into leave sequential mode (see
 			// leaveRowsInOrder), so private results would keep
 			// nothing that one shared result loses.
-			nl.rows = ownKey && nl.stmt.child != nil && nl.stmt.scattered
+			scattered := nl.stmt != nil && nl.stmt.kind == stSingle && nl.stmt.child != nil && nl.stmt.scattered
+			nl.rows = ownKey && scattered
+			if !nl.rows && scattered && (nl.kind == itArray || nl.kind == itSegment) && nl.arr.info.Elem == ir.Int &&
+				isVarSlot(nl.stmt.keyExpr(), e.Vars[1]) {
+				// The keys of a compressed level (dcsr's rows).
+				nl.rows, nl.rowsIfIncreasing = true, true
+			}
 		}
 	}
 	return nl

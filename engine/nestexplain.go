@@ -121,6 +121,8 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	}
 	claimed := fmt.Sprintf("%d workers taking %d %s in turn", threads, threads*claimsPerWorker, ranges)
 	switch {
+	case nl.rowsIfIncreasing:
+		return claimed + ", writing disjoint rows of one shared result, a row workspace per worker (no private copies), where the keys read increase (checked per run); otherwise private results merged in worker order"
 	case nl.rows && nl.sink.spec != nil && nl.sink.spec.depth > 1:
 		return claimed + ", writing disjoint rows of one shared result, a row workspace per worker (no private copies)"
 	case nl.rows:

@@ -182,8 +182,8 @@ func BenchmarkTransposedCopy(b *testing.B) {
 // scattered into (MMM over A's rows as a range: csr, B by hash, the
 // nested and scaled-row plans) writes every row into one shared result,
 // a workspace per worker, and agrees with the interpreter at 1 and 3
-// threads. A dcsr A's rows are keys read from an index array, which
-// nothing proves distinct: private results, merged.
+// threads. A dcsr A's rows are keys read from an index array: shared
+// where they increase, private results merged where a key repeats.
 func TestSharedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 4))
 	const scaledMMM = `sum(<i, _> in 0:A_len1)
@@ -208,7 +208,7 @@ func TestSharedRows(t *testing.T) {
 		shared bool
 	}{
 		{"csr", "csr", true},
-		{"dcsr", "csr", false},
+		{"dcsr", "csr", true},
 		{"csr", "hash", true},
 	} {
 		t.Run(fmt.Sprintf("optimized A %s, B %s", f.a, f.b), func(t *testing.T) {
@@ -218,6 +218,39 @@ func TestSharedRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, res.Plan, st, f.shared)
+		})
+	}
+	// A's rows by the keys of a compressed level, each key twice.
+	const keyedMMM = `sum(<p1, i> in A_idx1(A_pos1(0):A_pos1(1)))
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(p1):A_pos2(p1 + 1)))
+    let t1 = A_val(p2) in
+    sum(<p3, j> in B_idx2(B_pos2(k):B_pos2(k + 1)))
+      { @dense j -> B_val(p3) * t1 } }`
+	for _, repeat := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keys of a level, repeated %v", repeat), func(t *testing.T) {
+			st := storage.Store{}
+			randCSR(90, 60, 900, rng).store(st, "A")
+			randCSR(60, 40, 500, rng).store(st, "B")
+			keys := make([]int64, 90)
+			for p := range keys {
+				keys[p] = 3 * int64(p)
+				if repeat {
+					keys[p] = int64(p / 2)
+				}
+			}
+			st["A_pos1"] = storage.IntArray([]int64{0, 90})
+			st["A_idx1"] = storage.IntArray(keys)
+			e := parse(t, keyedMMM, st)
+			k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x := k.String(); !strings.Contains(x, "where the keys read increase") {
+				t.Errorf("explain at 3 threads:\n%s", x)
+			}
+			if seen := events(func() { agree(t, e, st) }); (seen["shared rows"] > 0) == repeat {
+				t.Errorf("keys repeated %v: saw %v", repeat, seen)
+			}
 		})
 	}
 	for name, plan := range map[string]string{"nested": planMMM, "scaled row": scaledMMM} {

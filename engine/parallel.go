@@ -420,6 +420,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			fr.win = 0
 			n := l.count(st)
 			end, ok := st.hi, st.lo >= 0 && st.hi > st.lo
+			shared := shared && (!l.nest.rowsIfIncreasing || increasing(l.nest.arr.ints, st.lo, st.hi))
 			if shared {
 				end, ok = reach(st)
 			}
@@ -553,6 +554,20 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		return realCx(func(fr *frame) float64 { _, f := run(fr); return f })
 	}
 	return intCx(func(fr *frame) int64 { i, _ := run(fr); return i })
+}
+
+// increasing reports whether ints[lo:hi] is strictly increasing: keys
+// that no two iterations share.
+func increasing(ints []int64, lo, hi int64) bool {
+	if lo < 0 || hi > int64(len(ints)) {
+		return false
+	}
+	for p := lo + 1; p < hi; p++ {
+		if ints[p] <= ints[p-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedRows runs split loop l, whose iterations write disjoint rows
