@@ -146,6 +146,7 @@ func BenchmarkMMM(b *testing.B) {
 	d.mmmA.store(st, "A")
 	d.mmmB.store(st, "B")
 	b.Run("storel", func(b *testing.B) { runKernel(b, planMMM, st, 1, 0) })
+	b.Run("storel-2-threads", func(b *testing.B) { runKernel(b, planMMM, st, 2, 0) })
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
