@@ -186,14 +186,7 @@ func TestClaimedChunks(t *testing.T) {
 			}
 			runs[c]++
 			mu.Unlock()
-			switch c {
-			case late:
-				<-earlyFailed
-				wfr.fail(&Error{Msg: "late"})
-			case early:
-				wfr.fail(&Error{Msg: "early"})
-				close(earlyFailed)
-			}
+			failLateAfterEarly(c, late, early, wfr, earlyFailed)
 		},
 	})
 	if err == nil || err.Msg != "late" {
@@ -254,14 +247,7 @@ func TestCyclicChunks(t *testing.T) {
 			if to != cs[c][1] {
 				return // the probe: the first part of chunk 0
 			}
-			switch c {
-			case late:
-				<-earlyFailed
-				wfr.fail(&Error{Msg: "late"})
-			case early:
-				wfr.fail(&Error{Msg: "early"})
-				close(earlyFailed)
-			}
+			failLateAfterEarly(c, late, early, wfr, earlyFailed)
 		},
 	})
 	if err == nil || err.Msg != "late" {
@@ -279,5 +265,18 @@ func TestCyclicChunks(t *testing.T) {
 		if covered[p] > 1 {
 			t.Fatalf("position %d ran %d times", p, covered[p])
 		}
+	}
+}
+
+// failLateAfterEarly fails chunk early, and chunk late only once early
+// has failed: the later chunk in time is the first in chunk order.
+func failLateAfterEarly(c, late, early int, wfr *frame, earlyFailed chan struct{}) {
+	switch c {
+	case late:
+		<-earlyFailed
+		wfr.fail(&Error{Msg: "late"})
+	case early:
+		wfr.fail(&Error{Msg: "early"})
+		close(earlyFailed)
 	}
 }
