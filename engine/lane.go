@@ -40,9 +40,9 @@ func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *build
 	}
 }
 
-// lane evaluates and sinks position p, or reports false (nothing added)
-// when a guard fails or a read leaves its array.
-func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool {
+// laneLets sets v's lets at position p and tests its guards there;
+// false when a guard fails or a read leaves its array.
+func (v *vloop) laneLets(s *vstate, p int64) bool {
 	for _, l := range v.lets {
 		if l.real {
 			x, ok := s.laneF(l, p)
@@ -67,6 +67,15 @@ func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool 
 		if !ok1 || !ok2 || !cmpInt(g.op, a, c) {
 			return false
 		}
+	}
+	return true
+}
+
+// lane evaluates and sinks position p, or reports false (nothing added)
+// when a guard fails or a read leaves its array.
+func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool {
+	if !v.laneLets(s, p) {
+		return false
 	}
 	if v.key == nil {
 		if nl.sink.accF >= 0 {

@@ -226,30 +226,8 @@ func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *bui
 // false when a guard fails or a read leaves its array.
 func (r *rowsScatter) lane(s *vstate, p int64) (int64, float64, bool) {
 	v := r.v
-	for _, l := range v.lets {
-		if l.real {
-			x, ok := s.laneF(l, p)
-			if !ok {
-				return 0, 0, false
-			}
-			s.lf[l.id] = x
-		} else {
-			x, ok := s.laneI(l, p)
-			if !ok {
-				return 0, 0, false
-			}
-			s.li[l.id] = x
-		}
-	}
-	for i, g := range v.guards {
-		if s.skip[i] {
-			continue
-		}
-		a, ok1 := s.laneI(g.a, p)
-		c, ok2 := s.laneI(g.b, p)
-		if !ok1 || !ok2 || !cmpInt(g.op, a, c) {
-			return 0, 0, false
-		}
+	if !v.laneLets(s, p) {
+		return 0, 0, false
 	}
 	w, ok := s.laneI(v.key, p)
 	if !ok {
