@@ -247,15 +247,8 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	}
 	claims := workers < len(parts)
 	p0 := parts[0]
-	n := parts[len(parts)-1][1]
-	// Claimed chunks are small already, but chunk 0 runs before any
-	// worker starts: at 16 threads its 128th of SpMV on cnr-2000 was 0.1
-	// ms of a 1.7 ms run.
-	probe, share := cw.probeEnd(p0, n)
-	t0 := time.Now()
-	start(0, fr)
-	cw.run(0, fr, p0[0], probe)
-	if fr.err != nil || share <= 0 || time.Duration(float64(time.Since(t0))/share) < parallelMin {
+	probe, long := probeRun(fr, parts, cw)
+	if !long {
 		cw.run(0, fr, probe, p0[1])
 		for w, p := range parts[1:] {
 			if fr.err != nil {
@@ -275,7 +268,7 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	runChunk := func(c int, wfr *frame) {
 		defer func() {
 			if r := recover(); r != nil {
-				wfr.fail(&Error{Msg: "internal error in the engine (parallel worker)"})
+				wfr.fail(&Error{Msg: workerPanic})
 			}
 			fails[c] = wfr.err
 		}()
@@ -312,6 +305,30 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 		claim(fr)
 	}
 	wg.Wait()
+	return firstError(fails)
+}
+
+// workerPanic is the error of a worker that panicked.
+const workerPanic = "internal error in the engine (parallel worker)"
+
+// probeRun starts chunk 0 on fr and runs its first part (probeEnd), timed:
+// chunk 0 runs before any worker starts (at 16 threads the whole of it,
+// a 128th of SpMV on cnr-2000, was 0.1 ms of a 1.7 ms run). probe is
+// where chunk 0's rest begins; long reports whether the whole run the
+// part predicts is worth workers (parallelMin).
+func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool) {
+	p0, n := parts[0], parts[len(parts)-1][1]
+	probe, share := cw.probeEnd(p0, n)
+	t0 := time.Now()
+	if cw.start != nil {
+		cw.start(0, fr)
+	}
+	cw.run(0, fr, p0[0], probe)
+	return probe, fr.err == nil && share > 0 && time.Duration(float64(time.Since(t0))/share) >= parallelMin
+}
+
+// firstError returns the first error in chunk order.
+func firstError(fails []*Error) *Error {
 	for _, e := range fails {
 		if e != nil {
 			return e
@@ -324,18 +341,8 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	workers = min(workers, len(parts))
 	p0 := parts[0]
-	n := parts[len(parts)-1][1]
-	// The probe is a part of chunk 0: the whole chunk, run before any
-	// worker starts, held back BATAX on cnr-2000 at 2 threads by a 16th
-	// of its work.
-	probe, share := cw.probeEnd(p0, n)
-	t0 := time.Now()
-	if cw.start != nil {
-		cw.start(0, fr)
-	}
-	cw.run(0, fr, p0[0], probe)
-	short := fr.err != nil || workers < 2 || share <= 0 || time.Duration(float64(time.Since(t0))/share) < parallelMin
-	if short {
+	probe, long := probeRun(fr, parts, cw)
+	if !long || workers < 2 {
 		// Short: the chunks in turn on fr, each into its worker's result,
 		// so the answer is the workers' bit for bit.
 		if fr.err == nil {
@@ -358,7 +365,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 		c := first
 		defer func() {
 			if r := recover(); r != nil {
-				wfr.fail(&Error{Msg: "internal error in the engine (parallel worker)"})
+				wfr.fail(&Error{Msg: workerPanic})
 				fails[c] = wfr.err
 			}
 		}()
@@ -390,12 +397,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 		deal(0, workers, fr)
 	}
 	wg.Wait()
-	for _, e := range fails {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return firstError(fails)
 }
 
 // parallelSum compiles a top-level sum whose iterations are split across
