@@ -427,12 +427,16 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				end, ok = reach(st)
 			}
 			reserve := shared && ok && end <= maxReserve
-			// Private results stay one per worker; a shared one takes
-			// chunks claimed in turn.
-			parts := l.chunks(st, n, threads)
-			if reserve {
-				parts = l.chunks(st, n, threads*claimsPerWorker)
+			// A shared result takes chunks claimed in turn; one dense row
+			// per worker merges by addition whatever chunks fed it, so it
+			// is dealt chunks in rotation (see parallelRun); other private
+			// results stay one chunk per worker.
+			cyclic := !reserve && spec.depth == 1 && spec.dense
+			perWorker := 1
+			if reserve || cyclic {
+				perWorker = claimsPerWorker
 			}
+			parts := l.chunks(st, n, threads*perWorker)
 			if len(parts) < 2 {
 				b := newBuilder(spec)
 				if c.mon != nil && reserve {
@@ -459,15 +463,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				}
 				return b.freeze()
 			}
-			// One dense row per worker merges by addition whatever chunks
-			// fed it: deal it chunks round (see parallelRun).
-			cyclic := spec.depth == 1 && spec.dense
+			bs := make([]*builder, len(parts))
 			if cyclic {
-				parts = l.chunks(st, n, threads*claimsPerWorker)
-			}
-			bs := make([]*builder, min(len(parts), threads))
-			if !cyclic {
-				bs = make([]*builder, len(parts))
+				bs = bs[:min(len(parts), threads)]
 			}
 			err := parallelRun(fr, parts, threads, chunkWork{
 				start: func(w int, _ *frame) {
