@@ -64,6 +64,24 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"loop":      classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
 	"unbuilt":   classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
 	"sum":       classCond(func(s *session, c egraph.ClassID) bool { return s.hasOp(c, opSum) }),
+	// denserows(x, y, c): the rows of coordinates x in the segments of y
+	// each hold every coordinate 0 .. max(x), and the analysis bounds c
+	// to exactly those (keys(c) is then the row's coordinates, no more).
+	"denserows": func(s *session, m match, args []string) bool {
+		x, ok1 := metaClass(m, args[0])
+		y, ok2 := metaClass(m, args[1])
+		c, ok3 := metaClass(m, args[2])
+		if !ok1 || !ok2 || !ok3 {
+			return false
+		}
+		xn, ok1 := s.globalName(s.g, x)
+		yn, ok2 := s.globalName(s.g, y)
+		if !ok1 || !ok2 || !s.conds.denseRows(xn, yn) {
+			return false
+		}
+		_, hi := s.store[xn].(*storage.Array).IntRange()
+		return s.g.Data(c).Range == interval{0, hi, true}
+	},
 }
 
 // built reports whether the class c is a dictionary the plan already
@@ -219,6 +237,7 @@ type condCache struct {
 	strictM, linearM map[classVar]bool
 	onPath           map[classVar]bool
 	sorted           map[[2]string]bool // (index array, segment array) -> sorted within segments
+	dense            map[[2]string]bool // (index array, segment array) -> every row full (denseRows)
 }
 
 type classVar struct {
@@ -228,7 +247,7 @@ type classVar struct {
 }
 
 func newCondCache(s *session) *condCache {
-	c := &condCache{s: s, sorted: map[[2]string]bool{}}
+	c := &condCache{s: s, sorted: map[[2]string]bool{}, dense: map[[2]string]bool{}}
 	c.reset()
 	return c
 }
@@ -382,6 +401,49 @@ func (c *condCache) sortedVec(v egraph.ClassID) bool {
 		}
 	}
 	return false
+}
+
+// denseRows reports whether the compressed level of coordinates x in the
+// segments of p stores every coordinate of every row: each row holds
+// 0 .. w-1 in order, w = max(x) + 1, so row j's entry for coordinate c
+// is at position j*w + c (M5).
+func (c *condCache) denseRows(x, p string) bool {
+	key := [2]string{x, p}
+	if v, ok := c.dense[key]; ok {
+		return v
+	}
+	ok := rowsDense(c.s.store, x, p)
+	c.dense[key] = ok
+	return ok
+}
+
+// rowsDense is denseRows on the data: p is 0, w, 2w, ..., len(x) and
+// x(q) is q mod w.
+func rowsDense(st storage.Store, x, p string) bool {
+	xa, ok1 := st[x].(*storage.Array)
+	pa, ok2 := st[p].(*storage.Array)
+	if !ok1 || !ok2 || xa.Elem != ir.Int || pa.Elem != ir.Int || len(xa.I) == 0 || len(pa.I) < 2 {
+		return false
+	}
+	lo, hi := xa.IntRange()
+	w := hi + 1
+	if lo != 0 || hi >= maxDenseKey {
+		return false
+	}
+	for i, q := range pa.I {
+		if q != int64(i)*w {
+			return false
+		}
+	}
+	if pa.I[len(pa.I)-1] != int64(len(xa.I)) {
+		return false
+	}
+	for q, v := range xa.I {
+		if v != int64(q)%w {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *condCache) sortedWithin(x, p string) bool {

@@ -394,3 +394,43 @@ func TestRangeBoundedByArrayRead(t *testing.T) {
 		}
 	}
 }
+
+// TestFullRowsAsDense: a factor matrix whose rows hold every coordinate,
+// stored csr, gets the plan of the same matrix stored dense (M5: its rows
+// walked as the range of the coordinates, read at row * width +
+// coordinate), not a merge or a search per row, which cost more; without
+// M5 the csr plan costs more. The dense form itself is unchanged: M5
+// needs a compressed level.
+func TestFullRowsAsDense(t *testing.T) {
+	noM5 := Options{Rules: func(name string) bool { return name != "M5" }}
+	for _, c := range []struct {
+		kernel  string
+		factors []tensorSpec // density 1: every row full
+		other   tensorSpec
+	}{
+		{"mttkrp", []tensorSpec{{"C", "", []int64{30, 8}, 1}, {"D", "", []int64{8, 40}, 1}}, tensorSpec{"B", "csf", []int64{20, 30, 40}, 0.02}},
+		{"ttm", []tensorSpec{{"B", "", []int64{10, 40}, 1}}, tensorSpec{"A", "csf", []int64{20, 30, 40}, 0.02}},
+	} {
+		src, _ := examples.Source(c.kernel)
+		with := func(format string, o Options) *Result {
+			ts := []tensorSpec{c.other}
+			for _, f := range c.factors {
+				f.format = format
+				ts = append(ts, f)
+			}
+			return optimizeForm(t, c.kernel, string(src), ts, o)
+		}
+		dense, csr, csrNoM5 := with("dense", Options{}), with("csr", Options{}), with("csr", noM5)
+		if csr.Cost.Value > dense.Cost.Value*1.0001 || csrNoM5.Cost.Value <= csr.Cost.Value*1.5 {
+			t.Errorf("%s: factors csr cost %s (%s without M5), dense %s; the csr plan:\n%s",
+				c.kernel, csr.Cost, csrNoM5.Cost, dense.Cost, ir.Format(csr.Plan))
+		}
+		ir.Walk(csr.Plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpMerge {
+				t.Errorf("%s: factors csr: the plan merges with a full row:\n%s", c.kernel, ir.Format(csr.Plan))
+				return false
+			}
+			return true
+		})
+	}
+}

@@ -25,6 +25,7 @@ const (
 	pConst                // a specific constant (other ints, true, false)
 	pSubst                // kids[0][name := kids[1]], or kids[0][kids[2] := kids[1]]
 	pKeys                 // keys(x): the range lo:hi+1 of the int x's values (right-hand sides)
+	pWidth                // width(x): max+1 of the values of the int array x in the data (right-hand sides)
 )
 
 // annAny marks a singleton pattern written without annotation: it matches
@@ -78,8 +79,8 @@ func (p *pat) format(sb *strings.Builder) {
 	case pConst:
 		sb.WriteString(constText(p.op, p.payload))
 		return
-	case pKeys:
-		sb.WriteString("keys(")
+	case pKeys, pWidth:
+		sb.WriteString(map[patKind]string{pKeys: "keys(", pWidth: "width("}[p.kind])
 		p.kids[0].format(sb)
 		sb.WriteString(")")
 		return
@@ -374,10 +375,14 @@ func (p *patParser) postfix() *pat {
 		switch {
 		case p.is("("):
 			t := p.next()
-			if e.kind == pMeta && e.name == "keys" {
+			if e.kind == pMeta && (e.name == "keys" || e.name == "width") {
 				x := p.ident()
 				p.expect(")")
-				e = &pat{kind: pKeys, kids: []*pat{x}, col: e.col}
+				kind := pKeys
+				if e.name == "width" {
+					kind = pWidth
+				}
+				e = &pat{kind: kind, kids: []*pat{x}, col: e.col}
 				continue
 			}
 			if e.kind == pMeta && builtins[e.name] {

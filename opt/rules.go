@@ -7,6 +7,7 @@ import (
 
 	"github.com/storel/storel/egraph"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
 )
 
 // compiledRule is one direction of a rule of the rule file, for one choice
@@ -100,8 +101,8 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 			}
 		case pSubst:
 			return fmt.Errorf("a left-hand side cannot substitute")
-		case pKeys:
-			return fmt.Errorf("keys(x) may only appear on a right-hand side")
+		case pKeys, pWidth:
+			return fmt.Errorf("keys(x) and width(x) may only appear on a right-hand side")
 		case pNode:
 			if p.op == opSingle && p.ann < 0 && side == "lhs" {
 				slots[p.ann] = true
@@ -147,9 +148,9 @@ func compileDirection(d *ruleDef, name string, lhs, rhs *pat) ([]*compiledRule, 
 					rhsBinders[p.kids[i].name] = true
 				}
 			}
-		case pKeys:
+		case pKeys, pWidth:
 			if !metas[p.kids[0].name] {
-				return fmt.Errorf("keys(%s): %s is not bound by the left-hand side", p.kids[0].name, p.kids[0].name)
+				return fmt.Errorf("%s: %s is not bound by the left-hand side", p, p.kids[0].name)
 			}
 			return nil
 		case pSubst:
@@ -426,6 +427,8 @@ func (s *session) rhsType(env *rhsEnv, p *pat) (ir.Type, bool) {
 		return ir.IntType, true
 	case pKeys:
 		return ir.Type{Depth: 1, Base: ir.Int}, true
+	case pWidth:
+		return ir.IntType, true
 	case pSubst:
 		if _, ok := s.rhsType(env, p.kids[1]); !ok {
 			return ir.Type{}, false
@@ -519,6 +522,26 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		lo := s.add(egraph.Node{Op: opInt, Payload: uint64(r.lo)})
 		hi := s.add(egraph.Node{Op: opInt, Payload: uint64(r.hi + 1)})
 		return s.add(egraph.Node{Op: opRange, Children: []egraph.ClassID{lo, hi}}), true
+	case pWidth:
+		// A position row * width + coordinate (M5) needs the coordinates
+		// of the data: non-negative and within maxDenseKey.
+		c, ok := metaClass(env.m, p.kids[0].name)
+		if !ok {
+			return 0, false
+		}
+		name, ok := s.globalName(s.g, c)
+		if !ok {
+			return 0, false
+		}
+		xa, ok := s.store[name].(*storage.Array)
+		if !ok || xa.Elem != ir.Int || xa.Len() == 0 {
+			return 0, false
+		}
+		lo, hi := xa.IntRange()
+		if lo < 0 || hi >= maxDenseKey {
+			return 0, false
+		}
+		return s.add(egraph.Node{Op: opInt, Payload: uint64(hi + 1)}), true
 	case pSubst:
 		body, ok := s.instantiate(env, p.kids[0])
 		if !ok {

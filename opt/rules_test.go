@@ -17,7 +17,8 @@ import (
 
 // ruleStore is the data the rule tests read: arrays V and W (V holds an
 // explicit zero), sorted int arrays I and J, K sorted within the segments
-// of P, C padded with -1 (a user's ELL columns), a hash map H and a trie T
+// of P, Q the coordinates of a matrix whose rows (the segments of R) hold
+// every coordinate, C padded with -1 (a user's ELL columns), a hash map H and a trie T
 // (each with an explicit zero), and scalars n, x and y.
 func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	h := storage.NewHashMap(ir.Real, []int64{3, 3})
@@ -40,6 +41,8 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 		"I": storage.IntArray([]int64{0, 2, 3, 4}),
 		"J": storage.IntArray([]int64{1, 2, 4}),
 		"K": storage.IntArray([]int64{1, 3, 1, 2}),
+		"Q": storage.IntArray([]int64{0, 1, 0, 1}),
+		"R": storage.IntArray([]int64{0, 2, 4}),
 		"P": storage.IntArray([]int64{0, 2, 4}),
 		"C": storage.IntArray([]int64{1, -1, 3, -1}),
 		"H": h,
@@ -51,6 +54,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	env := map[string]ir.Type{
 		"V": {Depth: 1, Base: ir.Real}, "W": {Depth: 1, Base: ir.Real},
 		"I": {Depth: 1, Base: ir.Int}, "J": {Depth: 1, Base: ir.Int}, "K": {Depth: 1, Base: ir.Int}, "P": {Depth: 1, Base: ir.Int},
+		"Q": {Depth: 1, Base: ir.Int}, "R": {Depth: 1, Base: ir.Int},
 		"C": {Depth: 1, Base: ir.Int},
 		"H": {Depth: 2, Base: ir.Real}, "T": {Depth: 2, Base: ir.Real},
 		"n": ir.IntType, "x": ir.RealType, "y": ir.RealType,
@@ -217,10 +221,37 @@ func TestRuleFileRejects(t *testing.T) {
 		{"{ k -> a } * b  =>  { @unphysical k -> a * b }", "@unphysical"},
 		{"sum(<k, v> in s) b  =>  sum(<k, v> in s) b[s(v + 1) := v]", "a replaced term must be a lookup"},
 		{"sum(<k, v> in s) b  =>  sum(<k, v> in keys(q)) b", "not bound by the left-hand side"},
+		{"sum(<k, v> in s) b  =>  sum(<k, v> in s) b * width(q)", "not bound by the left-hand side"},
+		{"sum(<k, v> in s) b * width(s)  =>  b", "only appear on a right-hand side"},
 	} {
 		_, err := compileRuleFile("test.txt", "rule X \"reason\"\n  "+c.rule+"\n")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "rule X") {
 			t.Errorf("%s: error %v, want one saying %q", c.rule, err, c.want)
 		}
+	}
+}
+
+// TestRowsDense: M5's condition holds for a compressed level whose rows
+// each hold every coordinate 0 .. max in order, and for no other.
+func TestRowsDense(t *testing.T) {
+	for _, c := range []struct {
+		x, p []int64
+		want bool
+	}{
+		{[]int64{0, 1, 2, 0, 1, 2}, []int64{0, 3, 6}, true},
+		{[]int64{0, 1, 2, 0, 1}, []int64{0, 3, 5}, false},    // a short row
+		{[]int64{0, 2, 1, 0, 1, 2}, []int64{0, 3, 6}, false}, // out of order
+		{[]int64{1, 2, 1, 2}, []int64{0, 2, 4}, false},       // coordinate 0 missing
+		{[]int64{0, 1, 0, 1}, []int64{1, 3, 4}, false},       // not from position 0
+		{[]int64{0, 1, 0, 1}, []int64{0, 2}, false},          // entries past the last row
+		{[]int64{0, 1}, []int64{0}, false},                   // no row
+	} {
+		st := storage.Store{"x": storage.IntArray(c.x), "p": storage.IntArray(c.p)}
+		if got := rowsDense(st, "x", "p"); got != c.want {
+			t.Errorf("rowsDense(%v, %v) = %v, want %v", c.x, c.p, got, c.want)
+		}
+	}
+	if rowsDense(storage.Store{"x": storage.RealArray([]float64{0, 1})}, "x", "p") {
+		t.Errorf("rowsDense of a real array without segments holds")
 	}
 }
