@@ -408,12 +408,18 @@ func (c *condCache) sortedVec(v egraph.ClassID) bool {
 // 0 .. w-1 in order, w = max(x) + 1, so row j's entry for coordinate c
 // is at position j*w + c (M5).
 func (c *condCache) denseRows(x, p string) bool {
+	return c.onArrays(c.dense, x, p, rowsDense)
+}
+
+// onArrays is f(store, x, p), remembered in m for the session: the
+// answers scan the data's arrays.
+func (c *condCache) onArrays(m map[[2]string]bool, x, p string, f func(storage.Store, string, string) bool) bool {
 	key := [2]string{x, p}
-	if v, ok := c.dense[key]; ok {
+	if v, ok := m[key]; ok {
 		return v
 	}
-	ok := rowsDense(c.s.store, x, p)
-	c.dense[key] = ok
+	ok := f(c.s.store, x, p)
+	m[key] = ok
 	return ok
 }
 
@@ -447,13 +453,7 @@ func rowsDense(st storage.Store, x, p string) bool {
 }
 
 func (c *condCache) sortedWithin(x, p string) bool {
-	key := [2]string{x, p}
-	if v, ok := c.sorted[key]; ok {
-		return v
-	}
-	ok := segmentsIncrease(c.s.store, x, p)
-	c.sorted[key] = ok
-	return ok
+	return c.onArrays(c.sorted, x, p, segmentsIncrease)
 }
 
 // segmentsIncrease checks that int array x increases strictly within each
