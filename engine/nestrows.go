@@ -204,7 +204,7 @@ func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *bui
 	for p := lo; p < hi; p++ {
 		w, t, ok := r.lane(s, p)
 		var wl, wh int64 = -1, 0
-		if ok && uint64(w)+1 < uint64(len(pa)) {
+		if ok && inWindows(w, pa) {
 			wl, wh = pa[w], pa[w+1]
 		}
 		if wl < 0 || wl > wh || wh > lim {
@@ -321,45 +321,99 @@ func scatterRows[V number](fr *frame, o, l *nloop, pos *cell, b *builder, p0 int
 		growBits(&wk.bits, (len(b.reals)+63)>>6)
 		wk.marking, bm = true, wk.bits
 	}
-	out := b.reals
-	for q, w := range ws {
+	for q := 0; q < len(ws); q++ {
+		if !general {
+			// Every lane in one loop, up to the first that leaves it.
+			if q += addRows(b.reals, bm, pa, idx, x, ws[q:], ts[q:]); q == len(ws) {
+				return
+			}
+		}
+		w := ws[q]
 		var lo, hi int64 = -1, 0
-		if uint64(w)+1 < uint64(len(pa)) {
+		if inWindows(w, pa) {
 			lo, hi = pa[w], pa[w+1]
 		}
 		if lo < 0 || lo > hi || hi > lim {
-			b.reals = out
 			o.iterate(fr, p0+int64(q), p0+int64(q)+1, b)
 			if fr.err != nil {
 				return
 			}
-			out = b.reals
 			continue
 		}
-		t := ts[q]
-		if general {
-			b.reals = out
-			scatterAdd(b, idx[lo:hi], x[lo:hi], t, 1, 1, true)
-			out = b.reals
-			continue
+		// The lane whole (general), or from its first key outside the
+		// slice (addRows added the keys before it): scatterAdd grows
+		// the slice.
+		i := lo
+		if !general {
+			i = lo + keysInside(idx[lo:hi], len(b.reals))
 		}
-		var i int64
+		scatterAdd(b, idx[i:hi], x[i:hi], ts[q], 1, 1, true)
 		if bm != nil {
-			i = markSeg(out, bm, idx[lo:hi], x[lo:hi], t)
-		} else {
-			i = addSeg(out, idx[lo:hi], x[lo:hi], t)
-		}
-		if i < hi-lo {
-			// A key outside the slice: scatterAdd grows it.
-			b.reals = out
-			scatterAdd(b, idx[lo+i:hi], x[lo+i:hi], t, 1, 1, true)
-			out = b.reals
-			if bm != nil {
-				bm = wk.bits
-			}
+			bm = wk.bits
 		}
 	}
-	b.reals = out
+}
+
+// addRows adds ts[q] * x(p) at key idx[p] of out for the positions p of
+// window pa[w]:pa[w+1] of each lane q (w = ws[q]), marking the keys in
+// bm, a bitmap of out, unless bm is nil, and returns the lanes done: it
+// stops at the first lane whose window leaves pa or idx, or one of whose
+// keys falls outside out, having added that lane's keys before the first
+// such key. One function for the whole batch, as a hand-written loop nest
+// has it: a call per lane costs more than a short segment's work.
+//
+//go:noinline
+func addRows[V number](out []float64, bm []uint64, pa, idx []int64, x []V, ws []int64, ts []float64) int {
+	x = x[:len(idx)]
+	ts = ts[:len(ws)]
+	if bm != nil {
+		bm = bm[:(len(out)+63)>>6]
+	}
+	for q, w := range ws {
+		if !inWindows(w, pa) {
+			return q
+		}
+		lo, hi := pa[w], pa[w+1]
+		if lo < 0 || lo > hi || hi > int64(len(idx)) {
+			return q
+		}
+		t, seg, vals := ts[q], idx[lo:hi], x[lo:hi]
+		vals = vals[:len(seg)]
+		if bm == nil {
+			for i, j := range seg {
+				if uint64(j) >= uint64(len(out)) {
+					return q
+				}
+				out[j] += t * float64(vals[i])
+			}
+			continue
+		}
+		for i, j := range seg {
+			if uint64(j) >= uint64(len(out)) {
+				return q
+			}
+			out[j] += t * float64(vals[i])
+			bm[j>>6] |= 1 << (j & 63)
+		}
+	}
+	return len(ws)
+}
+
+// inWindows reports whether w is a window of the position array pa:
+// pa(w) and pa(w+1) are in it.
+func inWindows(w int64, pa []int64) bool {
+	return uint64(w) < uint64(len(pa)) && uint64(w+1) < uint64(len(pa))
+}
+
+// keysInside is the number of leading keys of seg inside a slice of
+// length n.
+func keysInside(seg []int64, n int) int64 {
+	for i, j := range seg {
+		if uint64(j) >= uint64(n) {
+			return int64(i)
+		}
+	}
+	return int64(len(seg))
 }
 
 // laneFree reports whether node n has one value for every lane of its
@@ -375,40 +429,4 @@ func laneFree(n *vnode) bool {
 		return false
 	}
 	return laneFree(n.a) && laneFree(n.b) && laneFree(n.c)
-}
-
-// markSeg adds a*vals[i] at key seg[i] of out and marks the key in bm,
-// stopping at the first key outside out, whose position it returns
-// (len(seg) when done). A function of its own, so that its loop keeps
-// everything in registers: inlined in the loop over a batch's rows, Go
-// spilled the loop counter and four other values to the stack. The gain is small:
-// what bounds the loop is the read-modify-write
-// of out[j] and of the bitmap's word, the same few words again and
-// again.
-//
-//go:noinline
-func markSeg[V number](out []float64, bm []uint64, seg []int64, vals []V, a float64) int64 {
-	vals = vals[:len(seg)]
-	for i, j := range seg {
-		if uint64(j) >= uint64(len(out)) {
-			return int64(i)
-		}
-		out[j] += a * float64(vals[i])
-		bm[j>>6] |= 1 << (j & 63)
-	}
-	return int64(len(seg))
-}
-
-// addSeg is markSeg without marks, for rows in sweep mode.
-//
-//go:noinline
-func addSeg[V number](out []float64, seg []int64, vals []V, a float64) int64 {
-	vals = vals[:len(seg)]
-	for i, j := range seg {
-		if uint64(j) >= uint64(len(out)) {
-			return int64(i)
-		}
-		out[j] += a * float64(vals[i])
-	}
-	return int64(len(seg))
 }

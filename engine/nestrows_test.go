@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,6 +261,135 @@ func TestSharedRows(t *testing.T) {
 			randCSR(60, 40, 500, rng).store(st, "B")
 			vecStore(st, "x", 60, rng)
 			check(t, parse(t, plan, st), st, true)
+		})
+	}
+}
+
+// TestAddRows pins the fused loop of a batch of scattered rows: every
+// lane's window added at its keys, and, at the first lane whose window
+// is off or one of whose keys falls outside the row, a stop that reports
+// the lanes done, that lane's keys before the outside one added.
+func TestAddRows(t *testing.T) {
+	// Windows: 0 is keys 0, 3; 1 is 1, 2, 3; 2 is empty; 3 is 1, 9;
+	// 4 is past pa. Lane 1's factor is 3, the others' 1.
+	pa := []int64{0, 2, 5, 5, 7}
+	idx := []int64{0, 3, 1, 2, 3, 1, 9}
+	x := []float64{1, 2, 3, 4, 5, 6, 7}
+	for _, tc := range []struct {
+		name string
+		ws   []int64
+		done int
+		want []float64 // the row after the call, 4 keys
+	}{
+		{"all lanes", []int64{0, 2, 1}, 3, []float64{1, 3, 4, 2 + 5}},
+		{"an empty window", []int64{2, 0}, 2, []float64{3, 0, 0, 6}},
+		{"a window past pa", []int64{0, 4, 1}, 1, []float64{1, 0, 0, 2}},
+		{"a negative window", []int64{0, -1}, 1, []float64{1, 0, 0, 2}},
+		// Lane 1's key 1 is added, its key 9 is outside the row.
+		{"a key outside the row", []int64{0, 3, 1}, 1, []float64{1, 3 * 6, 0, 2}},
+	} {
+		ts := make([]float64, len(tc.ws))
+		for q := range ts {
+			ts[q] = 1
+			if q == 1 {
+				ts[q] = 3
+			}
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(what string, done int, out []float64) {
+				t.Helper()
+				if done != tc.done || !slices.Equal(out, tc.want) {
+					t.Errorf("%s: %d lanes done, row %v; want %d, %v", what, done, out, tc.done, tc.want)
+				}
+			}
+			out := make([]float64, 4)
+			check("addRows", addRows(out, nil, pa, idx, x, tc.ws, ts), out)
+			out, bm := make([]float64, 4), make([]uint64, 1)
+			done := addRows(out, bm, pa, idx, x, tc.ws, ts)
+			check("addRows marking", done, out)
+			var marks uint64
+			for j, v := range out {
+				if v != 0 {
+					marks |= 1 << j
+				}
+			}
+			if bm[0] != marks {
+				t.Errorf("addRows marked %b; want %b", bm[0], marks)
+			}
+			ints := []int64{1, 2, 3, 4, 5, 6, 7}
+			out = make([]float64, 4)
+			check("addRows of ints", addRows(out, nil, pa, idx, ints, tc.ws, ts), out)
+		})
+	}
+	// A window past idx: hi beyond the index array.
+	if n := addRows(make([]float64, 4), nil, []int64{0, 9}, idx, x, []int64{0}, []float64{1}); n != 0 {
+		t.Errorf("a window past idx: %d lanes done; want 0", n)
+	}
+}
+
+// TestNestRowsNegativeKey runs MMM with a key of A below zero: its
+// window is off the position array B_pos2 (no guard tests it), in
+// batches and lane by lane, and the run fails as the interpreter's does.
+func TestNestRowsNegativeKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 11))
+	for _, tc := range []struct {
+		perRow int
+		want   string
+	}{{1, "rows lanes"}, {40, "rows scatter"}} {
+		t.Run(fmt.Sprintf("%d entries a row", tc.perRow), func(t *testing.T) {
+			st := storage.Store{}
+			a := randCSR(60, 50, 60*tc.perRow, rng)
+			a.idx[len(a.idx)/2] = -1
+			a.store(st, "A")
+			randCSR(50, 40, 250, rng).store(st, "B")
+			e := parse(t, planMMM, st)
+			if seen := events(func() { agree(t, e, st) }); seen[tc.want] == 0 {
+				t.Errorf("no %q event; saw %v", tc.want, seen)
+			}
+		})
+	}
+}
+
+// TestNestRowsWidening runs MMM whose rows reach ever greater keys: a
+// row carved at the width of the rows before it (a streak of dense rows)
+// or a workspace row meets keys past its end in the middle of a batch;
+// the lanes before are added by the batch's loop, the row grows, and the
+// batch goes on. At 1 and 3 threads against the interpreter.
+func TestNestRowsWidening(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 9))
+	for _, dense := range []bool{true, false} {
+		t.Run(fmt.Sprintf("dense rows %v", dense), func(t *testing.T) {
+			const n = 80
+			// B's row k holds keys below 4+3k: every key when dense,
+			// one in five otherwise.
+			b := &sparseCSR{n: n, m: 4 + 3*n, pos: []int64{0}}
+			for k := 0; k < n; k++ {
+				for j := 0; j < 4+3*k; j++ {
+					if dense || rng.IntN(5) == 0 {
+						b.idx = append(b.idx, int64(j))
+						b.val = append(b.val, float64(rng.IntN(5)+1))
+					}
+				}
+				b.pos = append(b.pos, int64(len(b.idx)))
+			}
+			// A's row i reads B's rows i-40..i: each row of the
+			// product reaches past the one before it, from lanes
+			// (the rows' entries) deep in a batch.
+			a := &sparseCSR{n: n, m: n, pos: []int64{0}}
+			for i := 0; i < n; i++ {
+				for k := max(0, i-40); k <= i; k++ {
+					a.idx = append(a.idx, int64(k))
+					a.val = append(a.val, float64(rng.IntN(3)+1))
+				}
+				a.pos = append(a.pos, int64(len(a.idx)))
+			}
+			st := storage.Store{}
+			a.store(st, "A")
+			b.store(st, "B")
+			e := parse(t, planMMM, st)
+			if seen := events(func() { agree(t, e, st) }); seen["rows scatter"] == 0 {
+				t.Errorf("no rows scatter; saw %v", seen)
+			}
 		})
 	}
 }

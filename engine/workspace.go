@@ -736,7 +736,8 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	}
 	if l := w.last; l != nil {
 		n := len(l.reals) + len(l.ints)
-		if denseLeafFactor*(nonZeros(l.reals)+nonZeroInts(l.ints)) < n {
+		need := (n + denseLeafFactor - 1) / denseLeafFactor
+		if !hasNonZeros(l.reals, l.ints, need) {
 			w.streak, w.last, w.denseRows = false, nil, 0
 			return nil
 		}
@@ -758,6 +759,26 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	}
 	w.last = nb
 	return nb
+}
+
+// hasNonZeros reports whether the row, reals or ints, has at least need
+// non-zero elements. It counts a block at a time, without branches in
+// the block, and stops at the first block that reaches need: a full row
+// is read about halfway.
+func hasNonZeros(reals []float64, ints []int64, need int) bool {
+	const block = 32
+	n := 0
+	for len(reals) > 0 && n < need {
+		m := min(len(reals), block)
+		n += nonZeros(reals[:m])
+		reals = reals[m:]
+	}
+	for len(ints) > 0 && n < need {
+		m := min(len(ints), block)
+		n += nonZeroInts(ints[:m])
+		ints = ints[m:]
+	}
+	return n >= need
 }
 
 // nonZeros and nonZeroInts count the non-zero elements of s, without

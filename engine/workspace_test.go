@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -184,4 +185,39 @@ func TestDenseStreakEnds(t *testing.T) {
 	small["A_len1"] = storage.IntScalar(dense + 40)
 	agree(t, parse(t, `sum(<i, _> in 0:A_len1) { @dense i ->
 		sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i+1))) { @dense j -> A_val(p) } }`, small), small)
+}
+
+// TestHasNonZeros checks the streak's test of a row against a count of
+// its non-zeros, for every threshold, on rows of reals (-0 is zero) and
+// ints of lengths around the counting block.
+func TestHasNonZeros(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 250} {
+		reals, ints := make([]float64, n), make([]int64, n)
+		for i := range reals {
+			switch rng.IntN(3) {
+			case 0:
+				reals[i], ints[i] = float64(rng.IntN(5)+1), int64(rng.IntN(5)+1)
+			case 1:
+				reals[i] = math.Copysign(0, -1)
+			}
+		}
+		nzr, nzi := 0, 0
+		for i := range reals {
+			if reals[i] != 0 {
+				nzr++
+			}
+			if ints[i] != 0 {
+				nzi++
+			}
+		}
+		for need := 0; need <= n+1; need++ {
+			if got := hasNonZeros(reals, nil, need); got != (nzr >= need) {
+				t.Errorf("reals of length %d with %d non-zeros: hasNonZeros(%d) = %v", n, nzr, need, got)
+			}
+			if got := hasNonZeros(nil, ints, need); got != (nzi >= need) {
+				t.Errorf("ints of length %d with %d non-zeros: hasNonZeros(%d) = %v", n, nzi, need, got)
+			}
+		}
+	}
 }
