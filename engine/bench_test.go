@@ -29,9 +29,12 @@ import (
 type benchData struct {
 	spmvA, mmmA, mmmB, sumA, sumB, bataxA *sparseCSR
 	mmmBc                                 *sparseCSR // MMM's B by columns
-	x                                     []float64
-	ttmA, mttB                            *sparseCSF
-	ttmB, mttC, mttD                      *sparseCSR
+	// MMM of bcsstk16's shape (4884 rows of about 60 entries, B of
+	// 250 columns): rows of the product nearly full, so dense.
+	narrowA, narrowB *sparseCSR
+	x                []float64
+	ttmA, mttB       *sparseCSF
+	ttmB, mttC, mttD *sparseCSR
 }
 
 var (
@@ -48,6 +51,8 @@ func benchInputs() *benchData {
 		bench.mmmA = randCSR(n, n, 1_000_000, rng)
 		bench.mmmB = randCSR(n, 250, n*250/32, rng)
 		bench.mmmBc = randCSR(250, n, n*250/32, rng)
+		bench.narrowA = randCSR(4884, 4884, 290_000, rng)
+		bench.narrowB = randCSR(4884, 250, 4884*250/32, rng)
 		bench.sumA = bench.mmmA
 		bench.sumB = bench.mmmB
 		bench.bataxA = bench.spmvA
@@ -217,6 +222,9 @@ func TestKernelRatios(t *testing.T) {
 	stMMM := storage.Store{}
 	d.mmmA.store(stMMM, "A")
 	d.mmmB.store(stMMM, "B")
+	stNarrow := storage.Store{}
+	d.narrowA.store(stNarrow, "A")
+	d.narrowB.store(stNarrow, "B")
 	stSum := storage.Store{}
 	d.sumA.storeCSC(stSum, "A")
 	d.sumB.store(stSum, "B")
@@ -235,6 +243,7 @@ func TestKernelRatios(t *testing.T) {
 		// The same product against a hand loop that also keeps rows less
 		// than half full as sorted lists, as the engine does.
 		{"MMM/sparse-rows", planMMM, stMMM, func() { refMMMSparse(d.mmmA, d.mmmB) }, "mmm", map[string]string{"A": "csr", "B": "csr"}},
+		{"MMM/narrow", planMMM, stNarrow, func() { refMMM(d.narrowA, d.narrowB) }, "mmm", map[string]string{"A": "csr", "B": "csr"}},
 		{"TTM", planTTM, stTTM, func() { refTTM(d.ttmA, d.ttmB) }, "ttm", map[string]string{"A": "csf", "B": "csc"}},
 		{"MTTKRP", planMTTKRP, stMTT, func() { refMTTKRP(d.mttB, d.mttC, d.mttD) }, "mttkrp", map[string]string{"B": "csf", "C": "csr", "D": "csr"}},
 	}
