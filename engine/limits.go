@@ -16,7 +16,10 @@ import (
 // finer than one position of that sum: a plan whose top is not a sum is
 // not checked, nor is a single position that runs long by itself (a top
 // sum over 0:1 around a loop of 10^12). Between two checks a run can grow
-// by what one window allocates plus one doubling of a dictionary.
+// by what one window allocates plus one doubling of a dictionary, or
+// than heapEvery's allocation: a check reads the heap (a few
+// microseconds, as much as a short kernel's windows together) at most
+// that often.
 type Limits struct {
 	// Memory is the most bytes of heap objects the process may hold
 	// while the run goes on (its inputs included); 0: no bound. Past it
@@ -49,6 +52,19 @@ type monitor struct {
 	start   time.Time
 	stopped atomic.Pointer[Error] // the first limit passed: every worker stops
 	lastGC  atomic.Int64          // when collect last collected, in ns since start
+	// lastHeap: when a check last read the heap, in ns since start.
+	lastHeap atomic.Int64
+}
+
+// heapEvery bounds how often the checks read the heap.
+const heapEvery = time.Millisecond
+
+// heapDue reports whether a check is to read the heap now: heapEvery
+// after the run's start or the last read (one worker reads, the others
+// go on).
+func (m *monitor) heapDue() bool {
+	now, last := int64(time.Since(m.start)), m.lastHeap.Load()
+	return now-last >= int64(heapEvery) && m.lastHeap.CompareAndSwap(last, now)
 }
 
 // collect collects garbage, which is not held, before the heap is judged
@@ -71,6 +87,7 @@ func (m *monitor) reset() {
 	m.start = time.Now()
 	m.stopped.Store(nil)
 	m.lastGC.Store(0)
+	m.lastHeap.Store(0)
 }
 
 // check reports the limit the run has passed, if any.
@@ -84,7 +101,7 @@ func (m *monitor) check() *Error {
 			e = &Error{Limit: "time", Msg: fmt.Sprintf("the run stopped at its time limit, %v", m.lim.Time)}
 		}
 	}
-	if e == nil && m.lim.Memory > 0 && HeapBytes() > m.lim.Memory && m.collect() {
+	if e == nil && m.lim.Memory > 0 && m.heapDue() && HeapBytes() > m.lim.Memory && m.collect() {
 		if h := HeapBytes(); h > m.lim.Memory {
 			e = &Error{Limit: "memory", Msg: fmt.Sprintf("the run stopped at its memory limit: it holds %s, the limit is %s", Bytes(h), Bytes(m.lim.Memory))}
 		}

@@ -107,3 +107,23 @@ func TestCheckedRunsAgree(t *testing.T) {
 		t.Fatalf("only %d of %d programs ran", compared, checked)
 	}
 }
+
+// The checks read the heap at most every heapEvery: a short kernel's
+// windows (a few microseconds each) would otherwise spend as much on
+// the reads as on their work.
+func TestHeapReadsSpaced(t *testing.T) {
+	m := &monitor{lim: Limits{Memory: 1 << 50}}
+	m.reset()
+	reads := 0
+	start := time.Now()
+	for time.Since(start) < 5*heapEvery {
+		if m.heapDue() {
+			reads++
+		}
+	}
+	// Each read heapEvery after the one before (or the start): at most
+	// one per heapEvery of the loop's time, and at least one.
+	if max := int(time.Since(m.start) / heapEvery); reads < 1 || reads > max {
+		t.Errorf("%d heap reads in %v; want 1 to %d", reads, time.Since(start), max)
+	}
+}
