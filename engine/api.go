@@ -49,6 +49,8 @@ type Kernel struct {
 	// alt, when set, is the same plan with every row looked up by key
 	// found by a probe: it runs on maps k's tables do not cover (covers).
 	alt *Kernel
+	// copyBufs: the lane-major copies' buffers, kept between runs.
+	copyBufs copyBufs
 }
 
 // Compile compiles plan, a typed expression closed except for physical
@@ -335,6 +337,8 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		ix.build()
 	}
 	fr := newFrame(k.ni, k.nf, k.nd)
+	fr.copies.bufs = &k.copyBufs
+	defer fr.copies.release() // after every worker of the run has stopped
 	res := &Result{Type: k.typ}
 	err := runGuarded(func() {
 		switch {

@@ -934,10 +934,68 @@ func copiesAcross(src []float64, stride int64) bool {
 
 // runCopies holds the lane-major copies of one run, made once for all
 // its workers (each would otherwise copy the array again: MTTKRP's D on
-// WordNet is 15 MB).
+// WordNet is 15 MB), in buffers from bufs (the kernel's, or nil).
 type runCopies struct {
 	mu     sync.Mutex
 	copies map[copyKey]*sharedCopy
+	bufs   *copyBufs
+}
+
+// release gives the run's copies' buffers back to bufs; the run is over.
+func (rc *runCopies) release() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, c := range rc.copies {
+		rc.bufs.put(c.vals)
+	}
+	rc.copies = nil
+}
+
+// copyBufs keeps the buffers of a kernel's lane-major copies from one
+// run to the next, written again by each run: a fresh buffer costs a
+// page fault per 4 KiB and the collector's work every run (15 MB a run
+// for MTTKRP's D on WordNet, about a tenth of the run).
+type copyBufs struct {
+	mu   sync.Mutex
+	free [][]float64
+}
+
+// maxCopyBufs is the most buffers a kernel keeps.
+const maxCopyBufs = 8
+
+// get returns a buffer of n values (not zeroed where reused): the
+// smallest kept that holds them, or a new one.
+func (p *copyBufs) get(n int64) []float64 {
+	if p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		best := -1
+		for i, b := range p.free {
+			if int64(cap(b)) >= n && (best < 0 || cap(b) < cap(p.free[best])) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			b := p.free[best]
+			p.free = slices.Delete(p.free, best, best+1)
+			return b[:n]
+		}
+	}
+	return make([]float64, n)
+}
+
+// put keeps buffer b for a later run (the oldest kept goes past
+// maxCopyBufs).
+func (p *copyBufs) put(b []float64) {
+	if p == nil || cap(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == maxCopyBufs {
+		p.free = slices.Delete(p.free, 0, 1)
+	}
+	p.free = append(p.free, b)
 }
 
 type copyKey struct {
@@ -957,6 +1015,7 @@ type sharedCopy struct {
 	read, next          atomic.Int64 // next: the next tile to claim
 	setup               sync.Once
 	left                sync.WaitGroup
+	bufs                *copyBufs // where vals comes from
 }
 
 // laneMajorTile, set by tests, runs after each tile a worker copies.
@@ -976,7 +1035,7 @@ func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
 	k := copyKey{&src[0], len(src), stride}
 	c := rc.copies[k]
 	if c == nil {
-		c = &sharedCopy{src: src, stride: stride, rows: rows}
+		c = &sharedCopy{src: src, stride: stride, rows: rows, bufs: rc.bufs}
 		rc.copies[k] = c
 	}
 	return c
@@ -986,7 +1045,13 @@ func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
 func (c *sharedCopy) lanes() {
 	nb := (c.stride + 63) / 64
 	c.setup.Do(func() {
-		c.vals = make([]float64, c.rows*c.stride)
+		c.vals = c.bufs.get(c.rows * c.stride)
+		// The last row's values past src's end are not copied: zero (a
+		// reused buffer holds an earlier run's there).
+		last := c.rows - 1
+		for b := int64(len(c.src)) - last*c.stride; b < c.stride; b++ {
+			c.vals[b*c.rows+last] = 0
+		}
 		c.tiles = (c.rows + 63) / 64 * nb
 		c.left.Add(int(c.tiles))
 		nestSaw("lane-major")

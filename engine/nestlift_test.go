@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -364,5 +365,46 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 			}
 			sameBitsPerJ(t, e, st, nil)
 		})
+	}
+}
+
+// TestLaneMajorBufferReused: a kernel's runs reuse the buffer of the
+// lane-major copy the run before made, writing it again (the values of
+// D changed in place between runs are the next run's), at 1 and 3
+// threads: a run allocates far less than the copy.
+func TestLaneMajorBufferReused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 15))
+	st := storage.Store{}
+	randCSF(300, 25, 4000, 20000, rng).store(st, "B")
+	denseStore(st, "C", 25, 16, rng)
+	denseStore(st, "D", 16, 4000, rng)
+	e := parse(t, liftMTTKRP, st)
+	d := st["D_val"].(*storage.Array).F
+	copyBytes := uint64(len(d)) * 8
+	for _, threads := range []int{1, 3} {
+		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 3 {
+			for i := range d {
+				d[i] = float64(rng.IntN(9) - 4)
+			}
+			var res *Result
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			seen := events(func() { res, err = k.Exec(st) })
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreeValue(t, e, st, res.Value())
+			if seen["lane-major"] != 1 {
+				t.Errorf("%d threads, run %d: %d lane-major copies, want 1", threads, run, seen["lane-major"])
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; run > 0 && got >= copyBytes/2 {
+				t.Errorf("%d threads, run %d: %d bytes allocated, the copy %d: its buffer made again", threads, run, got, copyBytes)
+			}
+		}
 	}
 }
