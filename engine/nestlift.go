@@ -911,14 +911,17 @@ func (s *liftState) major(n *lnode, stride, reads int64) *laneMajor {
 		*m = laneMajor{c: s.copies.entry(src, stride)}
 	}
 	if !m.copied {
-		// Added to the shared count in steps of len(src)/64 lanes: an
-		// atomic add per inner loop would cost as much as its reads.
-		if m.read += reads; m.read < int64(len(src))/64 {
-			return nil
-		}
-		if m.c.read.Add(m.read) < int64(len(src)) {
-			m.read = 0
-			return nil
+		if !m.c.eager {
+			// Added to the shared count in steps of len(src)/64 lanes:
+			// an atomic add per inner loop would cost as much as its
+			// reads.
+			if m.read += reads; m.read < int64(len(src))/64 {
+				return nil
+			}
+			if m.c.read.Add(m.read) < int64(len(src)) {
+				m.read = 0
+				return nil
+			}
 		}
 		m.c.lanes()
 		m.copied = true
@@ -941,23 +944,59 @@ type runCopies struct {
 	bufs   *copyBufs
 }
 
-// release gives the run's copies' buffers back to bufs; the run is over.
+// release gives the run's copies' buffers back to bufs, and tells it
+// which arrays the run copied; the run is over.
 func (rc *runCopies) release() {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	for _, c := range rc.copies {
-		rc.bufs.put(c.vals)
+	if rc.bufs == nil {
+		return
 	}
+	made := map[copyShape]bool{}
+	for _, c := range rc.copies {
+		if c.vals != nil {
+			made[copyShape{len(c.src), c.stride}] = true
+			rc.bufs.put(c.vals)
+		}
+	}
+	rc.bufs.mu.Lock()
+	rc.bufs.made = made
+	rc.bufs.mu.Unlock()
 	rc.copies = nil
+}
+
+// copyShape is an array's length and the stride of its copy.
+type copyShape struct {
+	n      int
+	stride int64
 }
 
 // copyBufs keeps the buffers of a kernel's lane-major copies from one
 // run to the next, written again by each run: a fresh buffer costs a
 // page fault per 4 KiB and the collector's work every run (15 MB a run
 // for MTTKRP's D on WordNet, about a tenth of the run).
+//
+// made: the shapes of the arrays the last run copied. A run reads as
+// its inputs say, and runs of a kernel mostly read alike (the steps of a
+// CP decomposition, a repeated measurement): such an array is copied at
+// this run's first read across, not after as many lanes read across as
+// it holds (a third of MTTKRP's reads of D on WordNet). Where this run
+// reads less, the copy is lost work, at most one copy a run.
 type copyBufs struct {
 	mu   sync.Mutex
 	free [][]float64
+	made map[copyShape]bool
+}
+
+// copied reports whether the last run copied an array of n values at
+// stride.
+func (p *copyBufs) copied(n int, stride int64) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.made[copyShape{n, stride}]
 }
 
 // maxCopyBufs is the most buffers a kernel keeps.
@@ -1016,6 +1055,7 @@ type sharedCopy struct {
 	setup               sync.Once
 	left                sync.WaitGroup
 	bufs                *copyBufs // where vals comes from
+	eager               bool      // copied at the first read across (copyBufs.made)
 }
 
 // laneMajorTile, set by tests, runs after each tile a worker copies.
@@ -1035,7 +1075,7 @@ func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
 	k := copyKey{&src[0], len(src), stride}
 	c := rc.copies[k]
 	if c == nil {
-		c = &sharedCopy{src: src, stride: stride, rows: rows, bufs: rc.bufs}
+		c = &sharedCopy{src: src, stride: stride, rows: rows, bufs: rc.bufs, eager: rc.bufs.copied(len(src), stride)}
 		rc.copies[k] = c
 	}
 	return c
@@ -1055,6 +1095,9 @@ func (c *sharedCopy) lanes() {
 		c.tiles = (c.rows + 63) / 64 * nb
 		c.left.Add(int(c.tiles))
 		nestSaw("lane-major")
+		if c.eager {
+			nestSaw("lane-major from the first read")
+		}
 	})
 	end := int64(len(c.src))
 	for t := c.next.Add(1) - 1; t < c.tiles; t = c.next.Add(1) - 1 {

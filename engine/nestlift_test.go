@@ -408,3 +408,33 @@ func TestLaneMajorBufferReused(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneMajorFromFirstRead: a kernel whose run before copied an array
+// lane-major copies it at its first read across, rather than after
+// reading as many lanes across as the array holds, at 1 and 3 threads;
+// a kernel's first run counts.
+func TestLaneMajorFromFirstRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 16))
+	st := storage.Store{}
+	randCSF(300, 25, 400, 9000, rng).store(st, "B")
+	denseStore(st, "C", 25, 16, rng)
+	denseStore(st, "D", 16, 400, rng)
+	e := parse(t, liftMTTKRP, st)
+	for _, threads := range []int{1, 3} {
+		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 3 {
+			var res *Result
+			seen := events(func() { res, err = k.Exec(st) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreeValue(t, e, st, res.Value())
+			if first := seen["lane-major from the first read"]; seen["lane-major"] != 1 || (first == 1) != (run > 0) {
+				t.Errorf("%d threads, run %d: %v", threads, run, seen)
+			}
+		}
+	}
+}
