@@ -337,7 +337,7 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		ix.build()
 	}
 	fr := newFrame(k.ni, k.nf, k.nd)
-	fr.copies.bufs = &k.copyBufs
+	fr.copies.bufs, fr.copies.helpers = &k.copyBufs, k.threads-1
 	defer fr.copies.release() // after every worker of the run has stopped
 	res := &Result{Type: k.typ}
 	err := runGuarded(func() {

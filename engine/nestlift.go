@@ -942,6 +942,9 @@ type runCopies struct {
 	mu     sync.Mutex
 	copies map[copyKey]*sharedCopy
 	bufs   *copyBufs
+	// helpers: how many goroutines help the worker that starts a copy
+	// (the run's threads but one).
+	helpers int
 }
 
 // release gives the run's copies' buffers back to bufs, and tells it
@@ -1056,6 +1059,7 @@ type sharedCopy struct {
 	left                sync.WaitGroup
 	bufs                *copyBufs // where vals comes from
 	eager               bool      // copied at the first read across (copyBufs.made)
+	helpers             int       // runCopies.helpers
 }
 
 // laneMajorTile, set by tests, runs after each tile a worker copies.
@@ -1075,16 +1079,18 @@ func (rc *runCopies) entry(src []float64, stride int64) *sharedCopy {
 	k := copyKey{&src[0], len(src), stride}
 	c := rc.copies[k]
 	if c == nil {
-		c = &sharedCopy{src: src, stride: stride, rows: rows, bufs: rc.bufs, eager: rc.bufs.copied(len(src), stride)}
+		c = &sharedCopy{src: src, stride: stride, rows: rows, bufs: rc.bufs, eager: rc.bufs.copied(len(src), stride), helpers: rc.helpers}
 		rc.copies[k] = c
 	}
 	return c
 }
 
-// lanes makes the copy with the other workers that ask for it.
+// lanes makes the copy with the other workers that ask for it and the
+// helpers the first starts: a split run's first worker reaches it alone
+// when the copy is made from the first read, the others not started.
 func (c *sharedCopy) lanes() {
-	nb := (c.stride + 63) / 64
 	c.setup.Do(func() {
+		nb := (c.stride + 63) / 64
 		c.vals = c.bufs.get(c.rows * c.stride)
 		// The last row's values past src's end are not copied: zero (a
 		// reused buffer holds an earlier run's there).
@@ -1098,7 +1104,17 @@ func (c *sharedCopy) lanes() {
 		if c.eager {
 			nestSaw("lane-major from the first read")
 		}
+		for range min(int64(c.helpers), c.tiles-1) {
+			go c.copyTiles()
+		}
 	})
+	c.copyTiles()
+	c.left.Wait()
+}
+
+// copyTiles copies the tiles of c no one has claimed.
+func (c *sharedCopy) copyTiles() {
+	nb := (c.stride + 63) / 64
 	end := int64(len(c.src))
 	for t := c.next.Add(1) - 1; t < c.tiles; t = c.next.Add(1) - 1 {
 		r0, b0 := t/nb*64, t%nb*64
@@ -1113,7 +1129,6 @@ func (c *sharedCopy) lanes() {
 			laneMajorTile()
 		}
 	}
-	c.left.Wait()
 }
 
 // runSum runs inner loop l, adding into acc.

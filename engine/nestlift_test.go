@@ -438,3 +438,34 @@ func TestLaneMajorFromFirstRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneMajorCopyHelped: the copy of a run with more than one thread
+// is made by helpers too, not by the worker that needs it first alone
+// (at a split run's start the other workers have not started): every
+// tile is copied while that worker stops after its first.
+func TestLaneMajorCopyHelped(t *testing.T) {
+	const stride, rows, tiles = 200, 130, 4 * 3
+	src := make([]float64, stride*rows)
+	for i := range src {
+		src[i] = float64(i)
+	}
+	rc := &runCopies{helpers: 1}
+	release, done := make(chan struct{}), make(chan struct{})
+	var copied atomic.Int64
+	laneMajorTile = func() {
+		switch copied.Add(1) {
+		case 1: // the first to copy a tile stops
+			<-release
+		case tiles:
+			close(done)
+		}
+	}
+	defer func() { laneMajorTile = nil }()
+	defer close(release)
+	go rc.entry(src, stride).lanes()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%d of %d tiles copied: the copy stopped with the worker that needed it", copied.Load(), tiles)
+	}
+}
