@@ -117,17 +117,20 @@ type lsum struct {
 	fib    *lfib
 }
 
-// lfib: an lsum whose body is let t = (a read at an index linear in the
-// loop, its other parts globals) in an inner loop (in) whose body is a
-// product of t (factor fi) and factors all walked (in.at, in.global).
-// Each iteration's t is then a view, not lanes computed, and the inner
-// loop's positions are walked with no call per iteration (runFibers).
+// lfib: an lsum whose body is an inner loop (in) whose body is a
+// product of t (factor fi), a read at an index linear in the loop, its
+// other parts globals, and factors all walked (in.at, in.global): t is
+// the product's factor itself, or a let around the inner loop (let t =
+// read in in). Each iteration's t is then a view, not lanes computed,
+// and the inner loop's positions are walked with no call per iteration
+// (runFibers).
 type lfib struct {
-	let *lstep
-	ix  lindex
-	in  *lsum
-	fi  int
-	id  int // its fibWalk in the liftState
+	let  *lstep // the let of t, or nil
+	read *lnode // t's read
+	ix   lindex
+	in   *lsum
+	fi   int
+	id   int // its fibWalk in the liftState
 }
 
 // fibWalk is a liftState's walk of an lfib's read of t, for lanes j0, n.
@@ -578,33 +581,48 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 // fib returns the lfib of lsum l, or nil.
 func (x *liftCtx) fib(l *lsum) *lfib {
 	b := l.body
-	if l.prod != nil || l.arr == nil || !b.isLet || b.val.op != lRead || b.next == nil || b.next.sum == nil || b.next.next != nil {
+	if l.prod != nil || l.arr == nil {
 		return nil
 	}
-	in := b.next.sum
+	var let *lstep
+	if b.isLet && b.val.op == lRead {
+		let, b = b, b.next
+	}
+	if b == nil || b.sum == nil || b.next != nil {
+		return nil
+	}
+	in := b.sum
 	if in.prod == nil || !in.at || !in.global {
 		return nil
 	}
 	fi := -1
+	var read *lnode
 	for i, f := range in.prod.fs {
 		switch {
 		case f == nil || in.vary[i]:
-		case f.op == lLet && f.let == b.let && fi < 0:
-			fi = i
+		case fi >= 0:
+			return nil
+		case let != nil && f.op == lLet && f.let == let.let:
+			fi, read = i, let.val
+		case let == nil && f.op == lRead:
+			fi, read = i, f
 		default:
 			return nil
 		}
 	}
-	ix := l.indexAt(b.val)
-	if fi < 0 || ix.t < 0 {
+	if fi < 0 {
 		return nil
 	}
-	own := b.val.base.terms[ix.t]
+	ix := l.indexAt(read)
+	if ix.t < 0 {
+		return nil
+	}
+	own := read.base.terms[ix.t]
 	own.atoms = slices.Delete(slices.Clone(own.atoms), ix.atom, ix.atom+1)
-	if !x.fixed(append(slices.Concat(b.val.stride.terms, ix.rest.terms), own), 0) {
+	if !x.fixed(append(slices.Concat(read.stride.terms, ix.rest.terms), own), 0) {
 		return nil
 	}
-	f := &lfib{let: b, ix: ix, in: in, fi: fi, id: x.l.fibs}
+	f := &lfib{let: let, read: read, ix: ix, in: in, fi: fi, id: x.l.fibs}
 	x.l.fibs++
 	return f
 }
@@ -1344,7 +1362,7 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 // fails. Iteration p's t is the read's view at p, the inner loop's
 // positions walk as runAt's; positions the walks cannot take, or all of
 // an iteration's once a lane-major copy changes the walks, go to
-// runProd, after t is set as the general loop sets it.
+// runProd, after t's let, if any, is set as the general loop sets it.
 func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (int64, bool) {
 	fb, in := l.fib, l.fib.in
 	ps := &s.setups[in.id]
@@ -1353,7 +1371,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	}
 	fw := &s.fibs[fb.id]
 	if !fw.walked || fw.j0 != s.j0 || fw.n != s.n {
-		r := fb.let.val
+		r := fb.read
 		st, rest, coef := indexParts(fr, r, &fb.ix)
 		fw.walked, fw.j0, fw.n = true, s.j0, s.n
 		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.key, st, rest, coef, nil)
@@ -1393,7 +1411,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 			if f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
 				if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
 					ps.walked = false // the walks change: runProd's, from here
-					if !s.setLet(fr, fb.let) || !s.runProd(fr, in, lo3, hi3, acc) {
+					if !s.setFibLet(fr, fb) || !s.runProd(fr, in, lo3, hi3, acc) {
 						return p, false
 					}
 					return p + 1, true
@@ -1402,11 +1420,17 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		}
 		k[fb.fi] = u*t.mul + t.add
 		p3 := walkAt(ws, &q, k, lo3, hi3, acc)
-		if p3 < hi3 && (!s.setLet(fr, fb.let) || !s.runProd(fr, in, p3, hi3, acc)) {
+		if p3 < hi3 && (!s.setFibLet(fr, fb) || !s.runProd(fr, in, p3, hi3, acc)) {
 			return p, false
 		}
 	}
 	return hi, true
+}
+
+// setFibLet sets fb's let of t, if it has one, as the general loop
+// would before the inner loop.
+func (s *liftState) setFibLet(fr *frame, fb *lfib) bool {
+	return fb.let == nil || s.setLet(fr, fb.let)
 }
 
 // walkAt adds positions lo.. of walks ws into acc through q, the other

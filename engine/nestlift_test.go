@@ -53,6 +53,13 @@ const (
 	      let t3 = C_val(C_len2 * k + j) in
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
 	        B_val(p3) * D_val(j * D_len2 + l) * t3 } }`
+	// MTTKRP as the optimizer writes it on orghs: C's row read inside the
+	// product, not a let.
+	liftMTTKRPInline = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`
 	// TTM with a dense factor: the range innermost, a row per fiber.
 	liftTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
@@ -138,6 +145,7 @@ func TestLiftedRanges(t *testing.T) {
 		not        string   // an event the lanes must not show
 	}{
 		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major", "lifted set-up kept", "lifted fibers"}, []string{"flat"}, ""},
+		{"MTTKRP, C's row inside the product", liftMTTKRPInline, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major", "lifted set-up kept", "lifted fibers"}, nil, ""},
 		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major"}, []string{"flat"}, ""},
 		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, nil, ""},
 		{"an index read outside the lifted loop", liftOuterIndex, [2]int{25, 16}, [2]int{46, 40}, 16, []string{"lifted", "lifted at", "lifted set-up kept"}, nil, ""},
@@ -335,6 +343,8 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, "", "D_val"},
 		{"MTTKRP, C short", liftMTTKRP, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val"},
 		{"MTTKRP, D short", liftMTTKRP, [2]int{16, 40}, []string{"lifted fibers"}, "D_len2", "D_val"},
+		{"MTTKRP, C's row inside the product", liftMTTKRPInline, [2]int{16, 40}, []string{"lifted at walk", "lifted fibers"}, "", ""},
+		{"MTTKRP, C's row inside the product, C short", liftMTTKRPInline, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
