@@ -213,26 +213,50 @@ func TestLiftedRangeErrors(t *testing.T) {
 // lane-major copy of an array read across, made by the first that needs
 // it, and agree with the interpreter.
 func TestLaneMajorSharedByWorkers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(28, 12))
+	st, _ := liftStore(12, 40, 9000)
+	liftRuns(t, st, 3, 2, nil, func(run int, seen map[string]int, _ uint64) {
+		if seen["lane-major"] != 1 {
+			t.Errorf("run %d: %d lane-major copies of D, want one for all workers", run, seen["lane-major"])
+		}
+	})
+}
+
+// liftStore is MTTKRP's B (300 x 25 x l, nnz entries), C (25 x 16)
+// and D (16 x l), random from seed.
+func liftStore(seed uint64, l, nnz int) (storage.Store, *rand.Rand) {
+	rng := rand.New(rand.NewPCG(28, seed))
 	st := storage.Store{}
-	randCSF(300, 25, 40, 9000, rng).store(st, "B")
+	randCSF(300, 25, l, nnz, rng).store(st, "B")
 	denseStore(st, "C", 25, 16, rng)
-	denseStore(st, "D", 16, 40, rng)
+	denseStore(st, "D", 16, l, rng)
+	return st, rng
+}
+
+// liftRuns compiles liftMTTKRP for st at threads and runs the kernel
+// runs times, each run's result against the interpreter's: before (if
+// set) goes first, check gets the run's events and the bytes it
+// allocated.
+func liftRuns(t *testing.T, st storage.Store, threads, runs int, before func(run int), check func(run int, seen map[string]int, alloc uint64)) {
+	t.Helper()
 	e := parse(t, liftMTTKRP, st)
-	k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for run := range 2 {
+	for run := range runs {
+		if before != nil {
+			before(run)
+		}
 		var res *Result
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		seen := events(func() { res, err = k.Exec(st) })
+		runtime.ReadMemStats(&m1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		agreeValue(t, e, st, res.Value())
-		if seen["lane-major"] != 1 {
-			t.Errorf("run %d: %d lane-major copies of D, want one for all workers", run, seen["lane-major"])
-		}
+		check(run, seen, m1.TotalAlloc-m0.TotalAlloc)
 	}
 }
 
@@ -383,39 +407,22 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 // D changed in place between runs are the next run's), at 1 and 3
 // threads: a run allocates far less than the copy.
 func TestLaneMajorBufferReused(t *testing.T) {
-	rng := rand.New(rand.NewPCG(28, 15))
-	st := storage.Store{}
-	randCSF(300, 25, 4000, 20000, rng).store(st, "B")
-	denseStore(st, "C", 25, 16, rng)
-	denseStore(st, "D", 16, 4000, rng)
-	e := parse(t, liftMTTKRP, st)
+	st, rng := liftStore(15, 4000, 20000)
 	d := st["D_val"].(*storage.Array).F
 	copyBytes := uint64(len(d)) * 8
 	for _, threads := range []int{1, 3} {
-		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for run := range 3 {
+		liftRuns(t, st, threads, 3, func(int) {
 			for i := range d {
 				d[i] = float64(rng.IntN(9) - 4)
 			}
-			var res *Result
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			seen := events(func() { res, err = k.Exec(st) })
-			runtime.ReadMemStats(&after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			agreeValue(t, e, st, res.Value())
+		}, func(run int, seen map[string]int, alloc uint64) {
 			if seen["lane-major"] != 1 {
 				t.Errorf("%d threads, run %d: %d lane-major copies, want 1", threads, run, seen["lane-major"])
 			}
-			if got := after.TotalAlloc - before.TotalAlloc; run > 0 && got >= copyBytes/2 {
-				t.Errorf("%d threads, run %d: %d bytes allocated, the copy %d: its buffer made again", threads, run, got, copyBytes)
+			if run > 0 && alloc >= copyBytes/2 {
+				t.Errorf("%d threads, run %d: %d bytes allocated, the copy %d: its buffer made again", threads, run, alloc, copyBytes)
 			}
-		}
+		})
 	}
 }
 
@@ -424,28 +431,13 @@ func TestLaneMajorBufferReused(t *testing.T) {
 // reading as many lanes across as the array holds, at 1 and 3 threads;
 // a kernel's first run counts.
 func TestLaneMajorFromFirstRead(t *testing.T) {
-	rng := rand.New(rand.NewPCG(28, 16))
-	st := storage.Store{}
-	randCSF(300, 25, 400, 9000, rng).store(st, "B")
-	denseStore(st, "C", 25, 16, rng)
-	denseStore(st, "D", 16, 400, rng)
-	e := parse(t, liftMTTKRP, st)
+	st, _ := liftStore(16, 400, 9000)
 	for _, threads := range []int{1, 3} {
-		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for run := range 3 {
-			var res *Result
-			seen := events(func() { res, err = k.Exec(st) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			agreeValue(t, e, st, res.Value())
+		liftRuns(t, st, threads, 3, nil, func(run int, seen map[string]int, _ uint64) {
 			if first := seen["lane-major from the first read"]; seen["lane-major"] != 1 || (first == 1) != (run > 0) {
 				t.Errorf("%d threads, run %d: %v", threads, run, seen)
 			}
-		}
+		})
 	}
 }
 
