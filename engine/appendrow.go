@@ -82,8 +82,9 @@ func room[V int64 | float64](w *workspace, block []V) int {
 	return min(cap(w.keyBlock)-len(w.keyBlock), cap(block)-len(block)) - w.appended
 }
 
-// growAppend moves the appending row of w to new blocks with room for
-// need entries in all (those it has included), and reports whether it
+// growAppend moves the appending row of w to a new value block (and key
+// block, where the key block's room is short) with room for need
+// entries in all (those it has included), and reports whether it
 // could: a row of more than maxBlock/4 entries gets none (it settles, as
 // compaction would give it storage of its own).
 func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
@@ -93,10 +94,17 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 	}
 	keys, vals := appendedRow(w, *block)
 	size := blockSize(need, w.carved)
-	kb, vb := make([]int32, 0, size), make([]V, 0, size)
-	copy(kb[:n], keys)
+	if cap(w.keyBlock)-len(w.keyBlock) < need {
+		// Else it stays: rows closed dense take no key from it (MTTKRP's
+		// rows of rank R would make and zero half as many bytes of keys
+		// again as of values).
+		kb := make([]int32, 0, size)
+		copy(kb[:n], keys)
+		w.keyBlock = kb
+	}
+	vb := make([]V, 0, size)
 	copy(vb[:n], vals)
-	w.keyBlock, *block = kb, vb
+	*block = vb
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/storel/storel/storage"
 )
@@ -289,5 +290,40 @@ func TestRowsSizedFromTheWalk(t *testing.T) {
 	few, many := allocs(200, 3500), allocs(20000, 350_000)
 	if many > few+4 {
 		t.Errorf("%v allocations for 3500 fibers, %v for 350000", few, many)
+	}
+}
+
+// TestDenseRowsKeepKeyBlock: rows appended whole and closed dense (the
+// rank of MTTKRP's rows) take no key from the level's key block, so the
+// value blocks they fill are replaced without a new key block each time;
+// the rows are what was added.
+func TestDenseRowsKeepKeyBlock(t *testing.T) {
+	const rows, width = 20000, 16 // about five value blocks
+	b := newBuilder(rowsShape)
+	vals := make([]float64, width)
+	var keys *int32
+	for i := range int64(rows) {
+		for j := range vals {
+			vals[j] = float64(i*width) + float64(j) + 1
+		}
+		b.child(i).addRow(0, vals)
+		if i == 0 {
+			keys = unsafe.SliceData(b.x.seq.w.keyBlock)
+		}
+	}
+	if got := unsafe.SliceData(b.x.seq.w.keyBlock); got != keys {
+		t.Errorf("a new key block for dense rows")
+	}
+	d := b.freeze()
+	if d.size() != rows {
+		t.Fatalf("%d rows, want %d", d.size(), rows)
+	}
+	for p := range rows {
+		r := d.dictAt(p)
+		for j := range width {
+			if v, _ := r.getReal(int64(j)); d.keyAt(p) != int64(p) || v != float64(p*width+j+1) {
+				t.Fatalf("row %d (key %d) at %d: %v", p, d.keyAt(p), j, v)
+			}
+		}
 	}
 }
