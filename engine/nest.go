@@ -107,6 +107,7 @@ type nloop struct {
 	wsRow    *segScatter
 	rowsc    *rowsScatter // a loop over such leaves, run in batches of its positions
 	merge    *nmerge      // itMerge: the intersection and its body
+	mrow     *rowMerge    // the body is one merge into a row (nestmerge.go)
 	liftID   int
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
@@ -171,6 +172,9 @@ type nstmt struct {
 	// valVec: a real val over a block's rows as lanes (it may read the
 	// body's lets per row), or nil.
 	valVec *vloop
+	// into: the value is a merge whose terms add into the entry at key
+	// (lowerMergeInto); into itself adds them by the closure path.
+	into func(*frame, *builder)
 	// stScalar
 	add cx
 }
@@ -354,17 +358,16 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 	}
 	if merges > 0 {
+		if nl.mrow = c.rowMergeOf(nl, lb); nl.mrow != nil {
+			nl.info.exec = "per iteration, the merge's sum added into the row in place"
+			if nl.mrow.fixed >= 0 {
+				nl.info.exec += "; " + ir.Format(e.Args[1].Args[nl.mrow.fixed]) + ", which does not move with the loop, opened once per run"
+			}
+		}
 		if c.nmerge-merged != merges {
 			// A merge the IR did not lower would run on the closures
 			// inside the nest; the older paths run the whole nest.
 			c.noNest("a merge (two-way intersection) other than a real sum of two segments' pairs in a product")
-		}
-		if nl.kind != itRange && nl.vs >= 0 && nl.mergeRowKeyed() {
-			// A row of merges whose moving operand is the row of each
-			// index-array key: mergerow.go's loop runs it 1.3-1.7x
-			// faster than statements per entry (SDDMM, MTTKRP with csr
-			// factors on bcsstk16 and orghs).
-			c.noNest("a row of merges over an index array's keys (mergerow.go)")
 		}
 	} else if nl.lift = c.liftRange(nl, body, lb); nl.lift != nil {
 		nl.liftID = c.nlift
@@ -484,10 +487,10 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		}
 		return &nstmt{kind: stLoop, loop: inner.nest}
 	case ir.OpMerge:
-		// (A merge adding into a dictionary, MTTKRP's row of merges in
-		// the e2e plan, stays on the older paths: mergerow.go's loop
-		// ran it 2-3x faster than the nest's statements per entry.)
 		if c.typeOf(e).Depth > 0 {
+			if s := c.lowerMergeInto(e, lb); s != nil {
+				return s
+			}
 			break
 		}
 		inner := c.nestLoop(e, lb)
@@ -607,6 +610,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if nl.rowsc != nil && nl.rowsc.run(fr, nl, lo, hi, b) {
 		return
 	}
+	if nl.mrow != nil && nl.mrow.run(fr, nl, lo, hi, b) {
+		return
+	}
 	for p := lo; p < hi; p++ {
 		nl.setVars(fr, p)
 		nl.exec(fr, nl.stmt, b)
@@ -680,6 +686,8 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 				}
 				ch := b.child(k)
 				nl.exec(fr, s.next, ch)
+			case s.into != nil:
+				s.mergeInto(fr, b, k)
 			case s.loop != nil && s.accF >= 0:
 				fr.f[s.accF] = 0
 				if m := s.loop.merge; m != nil {

@@ -38,6 +38,7 @@ const (
 	mAdd
 	mSub
 	mMul
+	mIf // if cond then a, cond not reading the merge's variables
 )
 
 // mnode is a node of a merge body; its operands come before it.
@@ -46,6 +47,7 @@ type mnode struct {
 	at   int // mRead: 0 k1, 1 k2, 2 the key
 	cl   *cell
 	inv  realFn
+	cond boolFn
 	a, b int
 }
 
@@ -162,6 +164,9 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 		}
 		n = mnode{op: mRead, at: at(b.Args[1].Name), cl: cl}
 		m.reads[n.at] = append(m.reads[n.at], cl)
+	case b.Op == ir.OpIf && len(b.Args) == 2 && !mergeVarIn(ir.FreeVars(b.Args[0]), e) && !containsLoop(b.Args[0]):
+		// A test of the loop around: decided once per batch.
+		n = mnode{op: mIf, cond: c.boolExpr(b.Args[0]), a: m.body(c, e, b.Args[1])}
 	case b.Op == ir.OpNeg:
 		n = mnode{op: mNeg, a: m.body(c, e, b.Args[0])}
 	case b.Op == ir.OpAdd || b.Op == ir.OpSub || b.Op == ir.OpMul:
@@ -184,11 +189,22 @@ func (m *nmerge) run(fr *frame) bool {
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
 		return false
-	case !ok1 || !ok2 || !s0.arr.sortedSegment(l1, h1) || !s1.arr.sortedSegment(l2, h2) ||
-		!fits(m.reads[0], h1) || !fits(m.reads[1], h2):
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2):
 		m.general(fr, nil)
 		return true // perhaps
 	}
+	return m.pairs(fr, l1, h1, l2, h2)
+}
+
+// fit reports whether operand i's segment l:h, in order inside its
+// array, is sorted and every array read at its positions holds it.
+func (m *nmerge) fit(i int, l, h int64) bool {
+	return m.seg[i].arr.sortedSegment(l, h) && fits(m.reads[i], h)
+}
+
+// pairs is run on two nonempty segments that fit.
+func (m *nmerge) pairs(fr *frame, l1, h1, l2, h2 int64) bool {
+	s0, s1 := m.seg[0], m.seg[1]
 	acc0 := fr.f[m.acc]
 	a, b := s0.arr.ints[l1:h1], s1.arr.ints[l2:h2]
 	if m.dot {
@@ -255,6 +271,16 @@ func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
 			for l := range r {
 				r[l] = v
 			}
+		case mIf:
+			ok := nd.cond(fr)
+			if fr.err != nil {
+				return false
+			}
+			if !ok {
+				clear(r)
+				break
+			}
+			copy(r, st.regs[nd.a][:n])
 		case mNeg:
 			for l, x := range st.regs[nd.a][:n] {
 				r[l] = -x
@@ -281,17 +307,167 @@ func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
 	return true
 }
 
-// mergeRowKeyed reports whether a merge of nl's body has an operand
-// whose bounds are read at nl's value (a row picked by each key).
-func (nl *nloop) mergeRowKeyed() bool {
-	for s := nl.stmt; s != nil; s = s.next {
-		if l := s.loop; l != nil && l.merge != nil {
-			for _, sb := range l.merge.seg {
-				if sb.loSlot == nl.vs || sb.hiSlot == nl.vs {
+// mergeVarIn reports whether a variable of merge e is among fv.
+func mergeVarIn(fv map[string]bool, e *ir.Expr) bool {
+	return fv[e.Vars[0]] || fv[e.Vars[1]] || fv[e.Vars[2]]
+}
+
+// lowerMergeInto lowers merge(...) { k -> v }, a merge adding a real
+// term per pair at a key k it does not bind into a dense real row, as a
+// singleton statement whose sum is the merge of v: its accumulator
+// starts at the row's entry at k and the terms are added to it one by
+// one, the interpreter's additions into the entry. Nil for another
+// merge.
+func (c *compiler) lowerMergeInto(e *ir.Expr, lb loopBody) *nstmt {
+	sg := e.Args[2]
+	if lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real || sg.Op != ir.OpSingleton {
+		return nil
+	}
+	key, vt := sg.Args[0], c.typeOf(e).Elem()
+	if key.Op != ir.OpVar || mergeVarIn(map[string]bool{key.Name: true}, e) || vt.Depth != 0 || vt.Base != ir.Real {
+		return nil
+	}
+	k := c.keyFn(key) // a variable: it cannot fail
+	general := c.mergeOf(e, lb).general
+	acc := c.newSlot(vt)
+	sum := &ir.Expr{Op: ir.OpMerge, Vars: e.Vars, Args: []*ir.Expr{e.Args[0], e.Args[1], sg.Args[1]}, Type: vt, Pos: e.Pos}
+	inner := c.nestLoop(sum, scalarBody(vt, acc))
+	if inner == nil {
+		c.noNest("inner loop: " + c.lastWhy)
+	}
+	inner.nest.info.sink = "the dense row's entry at " + key.Name + ", the terms added to it in the pairs' order"
+	return &nstmt{kind: stSingle, key: k.i, keyE: key, loop: inner.nest, accF: acc, accI: -1, into: general}
+}
+
+// mergeInto runs a singleton statement of lowerMergeInto at key k of b.
+func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
+	if out := b.reals; uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0) {
+		fr.f[s.accF] = out[k]
+		if s.loop.merge.run(fr); fr.err == nil {
+			out[k] = fr.f[s.accF]
+		}
+		return
+	}
+	// A key past the row, or one a workspace has yet to list: the
+	// closure path adds the terms.
+	s.into(fr, b)
+}
+
+// rowMerge runs a loop whose body is one singleton whose value is a
+// merge (SDDMM and MTTKRP with CSR factors, a row of merges over an
+// index array's keys): the merge's operand whose bounds do not move with
+// the loop is read and checked once per run, and per iteration only the
+// other one; the key, the loop's own variable, is read from its slot;
+// the sum goes into a dense row in place.
+type rowMerge struct {
+	s       *nstmt
+	m       *nmerge
+	fixed   int // the operand that does not move with the loop, or -1
+	keySlot int // the frame slot of the key, or -1 (computed)
+}
+
+// rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
+func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
+	s := nl.stmt
+	if nl.flat != nil || nl.up != nil || nl.kind == itDict || s == nil || s.kind != stSingle || s.child != nil ||
+		s.loop == nil || s.loop.merge == nil || s.accF < 0 || lb.spec == nil || !lb.spec.real || lb.spec.depth != 1 {
+		return nil
+	}
+	r := &rowMerge{s: s, m: s.loop.merge, fixed: -1, keySlot: -1}
+	on := func(slot int) bool { return slot >= 0 && (slot == nl.ks || slot == nl.vs) }
+	for i := 1; i >= 0; i-- {
+		if sb := r.m.seg[i]; !on(sb.loSlot) && !on(sb.hiSlot) {
+			r.fixed = i
+		}
+	}
+	if k := s.keyE; k.Op == ir.OpVar {
+		switch e := nl.e; {
+		case k.Name == e.Vars[1] && nl.vs >= 0 && !nl.vreal:
+			r.keySlot = nl.vs
+		case k.Name == e.Vars[0] && k.Name != e.Vars[1] && nl.ks >= 0:
+			r.keySlot = nl.ks
+		}
+	}
+	return r
+}
+
+// run runs iterations lo..hi-1 of nl into b; false, with nothing run,
+// when the fixed operand does not fit (the statements then find what is
+// wrong).
+func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
+	m, s := r.m, r.s
+	var seg [2][2]int64
+	if f := r.fixed; f >= 0 {
+		l, h, ok := m.seg[f].inPlace(fr)
+		if !ok || !m.fit(f, l, h) {
+			return false
+		}
+		if l == h && s.post == nil && r.keySlot >= 0 {
+			return true // no pairs: nothing is added
+		}
+		seg[f] = [2]int64{l, h}
+	}
+	arr := nl.arr
+	if nl.kind == itRange {
+		arr = nil
+	}
+	for p := lo; p < hi; p++ {
+		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+		var k int64
+		if r.keySlot >= 0 {
+			k = fr.i[r.keySlot]
+		} else if k = s.key(fr); fr.err != nil {
+			return true
+		}
+		ok := true
+		for i := range seg {
+			if i != r.fixed {
+				l, h, in := m.seg[i].inPlace(fr)
+				ok = ok && in && m.fit(i, l, h)
+				seg[i] = [2]int64{l, h}
+			}
+		}
+		out := b.reals
+		dense := uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0)
+		if !ok || s.into != nil && !dense {
+			if nl.exec(fr, s, b); fr.err != nil {
+				return true
+			}
+			continue
+		}
+		acc := 0.0
+		if s.into != nil {
+			acc = out[k]
+		}
+		had := false
+		if l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]; l1 < h1 && l2 < h2 {
+			fr.f[m.acc] = acc
+			had = m.pairs(fr, l1, h1, l2, h2)
+			if fr.err != nil {
+				return true
+			}
+			acc = fr.f[m.acc]
+		}
+		switch {
+		case s.into != nil:
+			out[k] = acc
+		case !had && s.post == nil:
+			// A merge without pairs adds a zero (no entry) unless
+			// factors apply to it (0 times an infinity is NaN).
+		default:
+			v := acc
+			if s.post != nil {
+				fr.f[s.accF] = acc
+				if v = s.post(fr); fr.err != nil {
 					return true
 				}
 			}
+			if dense {
+				out[k] += v
+			} else {
+				b.addReal(k, v)
+			}
 		}
 	}
-	return false
+	return true
 }
