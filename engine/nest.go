@@ -291,7 +291,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			c.noNest("a window of a hash map or trie")
 		}
 		nl.kind, nl.arr = itSegment, cl
-		nl.open, nl.seg = c.segment(src, cl)
+		if nl.open, nl.seg = c.segment(src, cl); nl.seg != nil {
+			nl.open = nl.seg.bounds // in place, without the bounds' closures
+		}
 		nl.info.iter = "segment " + ir.Format(src) + levelNote(cl.name)
 	default:
 		c.dictIter(nl, src)
@@ -361,7 +363,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		if nl.mrow = c.rowMergeOf(nl, lb); nl.mrow != nil {
 			nl.info.exec = "per iteration, the merge's sum added into the row in place"
 			if nl.mrow.fixed >= 0 {
-				nl.info.exec += "; " + ir.Format(e.Args[1].Args[nl.mrow.fixed]) + ", which does not move with the loop, opened once per run"
+				nl.info.exec += "; " + ir.Format(nl.mrow.s.loop.e.Args[nl.mrow.fixed]) + ", which does not move with the loop, opened once per run"
 			}
 		}
 		if c.nmerge-merged != merges {
@@ -611,6 +613,10 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.mrow != nil && nl.mrow.run(fr, nl, lo, hi, b) {
+		return
+	}
+	if s := nl.stmt; s.kind == stLoop && s.loop.mrow != nil && s.loop.seg != nil && len(nl.proofs) == 0 && nl.kind != itDict {
+		nl.runRows(fr, lo, hi, b)
 		return
 	}
 	for p := lo; p < hi; p++ {

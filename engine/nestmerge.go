@@ -248,6 +248,21 @@ func fits(cls []*cell, h int64) bool {
 // into the accumulator in order; false (nothing added) when a read at
 // the key falls outside its array or an invariant fails.
 func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
+	if !m.eval(fr, st, n) {
+		return false
+	}
+	acc := fr.f[m.acc]
+	for _, x := range st.regs[len(m.prog)-1][:n] {
+		acc += x
+	}
+	fr.f[m.acc] = acc
+	return true
+}
+
+// eval evaluates the body over a batch of n pairs, its terms into the
+// last register; false when a read at the key falls outside its array or
+// an invariant fails.
+func (m *nmerge) eval(fr *frame, st *mergeState, n int) bool {
 	keys := st.pos[2][:n]
 	for _, cl := range m.reads[2] {
 		if keys[0] < 0 || keys[n-1] >= int64(len(cl.reals)) { // keys ascend
@@ -299,12 +314,40 @@ func (m *nmerge) flush(fr *frame, st *mergeState, n int) bool {
 			}
 		}
 	}
-	acc := fr.f[m.acc]
-	for _, x := range st.regs[len(m.prog)-1][:n] {
-		acc += x
-	}
-	fr.f[m.acc] = acc
 	return true
+}
+
+// each adds the terms of the merge of two nonempty segments that fit one
+// by one at key k of b, the interpreter's additions into a dictionary;
+// false, with nothing added, when a batch cannot be evaluated (the
+// closure path then finds the interpreter's result or error).
+func (m *nmerge) each(fr *frame, l1, h1, l2, h2 int64, b *builder, k int64) bool {
+	a, bb := m.seg[0].arr.ints[l1:h1], m.seg[1].arr.ints[l2:h2]
+	if lo, hi := max(a[0], bb[0]), min(a[len(a)-1], bb[len(bb)-1]); lo <= hi && !fits(m.reads[2], hi+1) || lo < 0 && len(m.reads[2]) > 0 {
+		// A pair's key past an array read at it. (Checked for all the
+		// pairs at once: the invariants, evaluated alike for every
+		// batch, fail on the first or not at all, so no batch fails
+		// once one has added its terms.)
+		return false
+	}
+	if len(m.prog) <= len(scalarRegs{}) {
+		return m.eachPair(fr, a, bb, l1, l2, b, k)
+	}
+	st := fr.mstate(m)
+	var ps pairs
+	for first := true; ; first = false {
+		n := ps.fill(a, bb, l1, l2, st.pos[0], st.pos[1], st.pos[2])
+		if n == 0 {
+			return true
+		}
+		if !m.eval(fr, st, n) {
+			fr.err = nil
+			return !first
+		}
+		for _, x := range st.regs[len(m.prog)-1][:n] {
+			b.addReal(k, x)
+		}
+	}
 }
 
 // mergeVarIn reports whether a variable of merge e is among fv.
@@ -348,9 +391,17 @@ func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
 		}
 		return
 	}
-	// A key past the row, or one a workspace has yet to list: the
-	// closure path adds the terms.
-	s.into(fr, b)
+	// A key past the row, or one a workspace has yet to list: the terms
+	// are added one by one.
+	m := s.loop.merge
+	s0, s1 := m.seg[0], m.seg[1]
+	l1, h1, ok1 := s0.inPlace(fr)
+	l2, h2, ok2 := s1.inPlace(fr)
+	switch {
+	case ok1 && ok2 && (l1 == h1 || l2 == h2):
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, l1, h1, l2, h2, b, k):
+		s.into(fr, b)
+	}
 }
 
 // rowMerge runs a loop whose body is one singleton whose value is a
@@ -397,13 +448,11 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	m, s := r.m, r.s
 	var seg [2][2]int64
-	if f := r.fixed; f >= 0 {
+	f := r.fixed
+	if f >= 0 {
 		l, h, ok := m.seg[f].inPlace(fr)
 		if !ok || !m.fit(f, l, h) {
 			return false
-		}
-		if l == h && s.post == nil && r.keySlot >= 0 {
-			return true // no pairs: nothing is added
 		}
 		seg[f] = [2]int64{l, h}
 	}
@@ -421,53 +470,147 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		}
 		ok := true
 		for i := range seg {
-			if i != r.fixed {
+			if i != f {
 				l, h, in := m.seg[i].inPlace(fr)
-				ok = ok && in && m.fit(i, l, h)
+				ok = ok && in
 				seg[i] = [2]int64{l, h}
 			}
 		}
-		out := b.reals
-		dense := uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0)
-		if !ok || s.into != nil && !dense {
+		l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]
+		pairs := ok && l1 < h1 && l2 < h2
+		if !ok || pairs && (f != 0 && !m.fit(0, l1, h1) || f != 1 && !m.fit(1, l2, h2)) {
+			// The statements find what is wrong, or run the closure
+			// path's merge.
 			if nl.exec(fr, s, b); fr.err != nil {
 				return true
 			}
 			continue
 		}
-		acc := 0.0
-		if s.into != nil {
-			acc = out[k]
+		if !pairs && (s.into != nil || s.post == nil) {
+			// A merge without pairs adds a zero (no entry) unless
+			// factors apply to it (0 times an infinity is NaN).
+			continue
 		}
-		had := false
-		if l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]; l1 < h1 && l2 < h2 {
-			fr.f[m.acc] = acc
-			had = m.pairs(fr, l1, h1, l2, h2)
+		out := b.reals
+		dense := uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0)
+		if s.into != nil {
+			if dense {
+				fr.f[m.acc] = out[k]
+				m.pairs(fr, l1, h1, l2, h2)
+				out[k] = fr.f[m.acc]
+			} else if !m.each(fr, l1, h1, l2, h2, b, k) {
+				s.into(fr, b)
+			}
 			if fr.err != nil {
 				return true
 			}
-			acc = fr.f[m.acc]
+			continue
 		}
-		switch {
-		case s.into != nil:
-			out[k] = acc
-		case !had && s.post == nil:
-			// A merge without pairs adds a zero (no entry) unless
-			// factors apply to it (0 times an infinity is NaN).
-		default:
-			v := acc
-			if s.post != nil {
-				fr.f[s.accF] = acc
-				if v = s.post(fr); fr.err != nil {
-					return true
-				}
+		fr.f[m.acc] = 0
+		had := pairs && m.pairs(fr, l1, h1, l2, h2)
+		if fr.err != nil {
+			return true
+		}
+		if !had && s.post == nil {
+			continue
+		}
+		v := fr.f[m.acc]
+		if s.post != nil {
+			if v = s.post(fr); fr.err != nil {
+				return true
 			}
-			if dense {
-				out[k] += v
-			} else {
-				b.addReal(k, v)
-			}
+		}
+		if dense {
+			out[k] += v
+		} else {
+			b.addReal(k, v)
 		}
 	}
 	return true
+}
+
+// runRows runs iterations lo..hi-1 of nl, whose body is one loop over a
+// segment read in place whose body is one merge into a row (rowMerge):
+// MTTKRP's loop over B's fibers (i,k,:) around the loop over C's row k.
+// Each iteration opens the inner loop's segment in place and runs the
+// rows of merges directly.
+func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
+	in := nl.stmt.loop
+	arr := nl.arr
+	if nl.kind == itRange {
+		arr = nil
+	}
+	for p := lo; p < hi; p++ {
+		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+		l, h, ok := in.seg.inPlace(fr)
+		if !ok {
+			// The bounds' closures report what is wrong.
+			if l, h, ok = in.open(fr); !ok {
+				if fr.err != nil {
+					return
+				}
+				continue
+			}
+		}
+		if l < h && !in.mrow.run(fr, in, l, h, b) {
+			in.run(fr, l, h, b)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// scalarRegs are the registers of a body evaluated one pair at a time.
+type scalarRegs [16]float64
+
+// eachPair is each with the body evaluated pair by pair, which costs
+// less than a batch when the merges hold a pair or two (MTTKRP's fibers
+// against a sparse factor's rows); the invariants and tests of the loop
+// around are evaluated once, at the first pair.
+func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k int64) bool {
+	var regs scalarRegs
+	var holds [len(scalarRegs{})]bool
+	var ps pairs
+	for first := true; ; first = false {
+		i, j, ok := ps.next(a, bb)
+		if !ok {
+			return true
+		}
+		at := [3]int64{l1 + int64(i), l2 + int64(j), a[i]}
+		for x := range m.prog {
+			nd := &m.prog[x]
+			switch nd.op {
+			case mRead:
+				regs[x] = nd.cl.reals[at[nd.at]]
+			case mInv:
+				if first {
+					if regs[x] = nd.inv(fr); fr.err != nil {
+						fr.err = nil
+						return false
+					}
+				}
+			case mIf:
+				if first {
+					if holds[x] = nd.cond(fr); fr.err != nil {
+						fr.err = nil
+						return false
+					}
+				}
+				regs[x] = 0
+				if holds[x] {
+					regs[x] = regs[nd.a]
+				}
+			case mNeg:
+				regs[x] = -regs[nd.a]
+			case mAdd:
+				regs[x] = regs[nd.a] + regs[nd.b]
+			case mSub:
+				regs[x] = regs[nd.a] - regs[nd.b]
+			case mMul:
+				regs[x] = regs[nd.a] * regs[nd.b]
+			}
+		}
+		b.addReal(k, regs[len(m.prog)-1])
+	}
 }
