@@ -361,6 +361,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	}
 	if merges > 0 {
 		if nl.mrow = c.rowMergeOf(nl, lb); nl.mrow != nil {
+			nl.mrow.m.row = nl.seg
 			nl.info.exec = "per iteration, the merge's sum added into the row in place"
 			if nl.mrow.fixed >= 0 {
 				nl.info.exec += "; " + ir.Format(nl.mrow.s.loop.e.Args[nl.mrow.fixed]) + ", which does not move with the loop, opened once per run"
@@ -612,10 +613,12 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if nl.rowsc != nil && nl.rowsc.run(fr, nl, lo, hi, b) {
 		return
 	}
-	if nl.mrow != nil && nl.mrow.run(fr, nl, lo, hi, b) {
-		return
+	if nl.mrow != nil {
+		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr)) {
+			return
+		}
 	}
-	if s := nl.stmt; s.kind == stLoop && s.loop.mrow != nil && s.loop.seg != nil && len(nl.proofs) == 0 && nl.kind != itDict {
+	if s := nl.stmt; s.kind == stLoop && s.loop.mrow != nil && s.loop.mrow.m.row != nil && len(nl.proofs) == 0 && nl.kind != itDict {
 		nl.runRows(fr, lo, hi, b)
 		return
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/storel/storel/ir"
 )
@@ -63,12 +64,20 @@ type nmerge struct {
 	// primitive (dotMerge) as the pairs are found, without batches.
 	dot    bool
 	x1, x2 *cell
+	// row: the segment of the loop whose body the merge is, when it is
+	// one of rows of merges run by runRows
+	row *segBounds
 }
 
 // mergeState is one frame's working memory for an itMerge loop.
 type mergeState struct {
 	pos  [3][]int64 // per pair of a batch: k1, k2 and the key
 	regs [][]float64
+	// rs: the operands' readers, made at the first run of the frame
+	// (the arrays stay bound for the frame's life)
+	rs   [2]segReader
+	rsOK bool
+	row  segReader // runRows: the segment of the loop around the merge
 }
 
 func (fr *frame) mstate(m *nmerge) *mergeState {
@@ -323,7 +332,8 @@ func (m *nmerge) eval(fr *frame, st *mergeState, n int) bool {
 // closure path then finds the interpreter's result or error).
 func (m *nmerge) each(fr *frame, l1, h1, l2, h2 int64, b *builder, k int64) bool {
 	a, bb := m.seg[0].arr.ints[l1:h1], m.seg[1].arr.ints[l2:h2]
-	if lo, hi := max(a[0], bb[0]), min(a[len(a)-1], bb[len(bb)-1]); lo <= hi && !fits(m.reads[2], hi+1) || lo < 0 && len(m.reads[2]) > 0 {
+	if len(m.reads[2]) == 0 {
+	} else if lo, hi := max(a[0], bb[0]), min(a[len(a)-1], bb[len(bb)-1]); lo <= hi && !fits(m.reads[2], hi+1) || lo < 0 {
 		// A pair's key past an array read at it. (Checked for all the
 		// pairs at once: the invariants, evaluated alike for every
 		// batch, fail on the first or not at all, so no batch fails
@@ -415,6 +425,11 @@ type rowMerge struct {
 	m       *nmerge
 	fixed   int // the operand that does not move with the loop, or -1
 	keySlot int // the frame slot of the key, or -1 (computed)
+	// keyed: the other operand is the row of the loop's value (an index
+	// array's key), read without the frame, and an iteration whose merge
+	// has no pairs and adds nothing is passed over before the frame's
+	// slots are set.
+	keyed bool
 }
 
 // rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
@@ -431,6 +446,10 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 			r.fixed = i
 		}
 	}
+	if f := r.fixed; f >= 0 && nl.kind != itRange && !nl.vreal && nl.vs >= 0 && (s.into != nil || s.post == nil) {
+		sb := r.m.seg[1-f]
+		r.keyed = sb.loSlot == nl.vs && sb.hiSlot == nl.vs
+	}
 	if k := s.keyE; k.Op == ir.OpVar {
 		switch e := nl.e; {
 		case k.Name == e.Vars[1] && nl.vs >= 0 && !nl.vreal:
@@ -445,13 +464,16 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 // run runs iterations lo..hi-1 of nl into b; false, with nothing run,
 // when the fixed operand does not fit (the statements then find what is
 // wrong).
-func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
-	m, s := r.m, r.s
+func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader) bool {
+	m, s, f := r.m, r.s, r.fixed
+	mv := 1 - f // the operand read per iteration (with f < 0, both)
+	if f < 0 {
+		mv = 0
+	}
 	var seg [2][2]int64
-	f := r.fixed
 	if f >= 0 {
-		l, h, ok := m.seg[f].inPlace(fr)
-		if !ok || !m.fit(f, l, h) {
+		l, h, ok := rs[f].read(fr)
+		if !ok || !rs[f].fit(l, h) {
 			return false
 		}
 		seg[f] = [2]int64{l, h}
@@ -460,7 +482,22 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	if nl.kind == itRange {
 		arr = nil
 	}
+	keyed := r.keyed
+	var keys []int64
+	rm := &rs[mv]
+	none := false // the fixed operand is empty
+	if keyed {
+		keys, none = arr.ints, seg[f][0] == seg[f][1]
+	}
 	for p := lo; p < hi; p++ {
+		var l, h int64
+		var ok bool
+		if keyed {
+			j := keys[p]
+			if l, h, ok = rm.at(j, j); ok && (none || l == h) {
+				continue
+			}
+		}
 		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
 		var k int64
 		if r.keySlot >= 0 {
@@ -468,17 +505,18 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		} else if k = s.key(fr); fr.err != nil {
 			return true
 		}
-		ok := true
-		for i := range seg {
-			if i != f {
-				l, h, in := m.seg[i].inPlace(fr)
-				ok = ok && in
-				seg[i] = [2]int64{l, h}
-			}
+		if !keyed {
+			l, h, ok = rs[mv].read(fr)
+		}
+		seg[mv] = [2]int64{l, h}
+		if f < 0 {
+			l, h, in := rs[1].read(fr)
+			ok = ok && in
+			seg[1] = [2]int64{l, h}
 		}
 		l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]
 		pairs := ok && l1 < h1 && l2 < h2
-		if !ok || pairs && (f != 0 && !m.fit(0, l1, h1) || f != 1 && !m.fit(1, l2, h2)) {
+		if !ok || pairs && (f != 0 && !rs[0].fit(l1, h1) || f != 1 && !rs[1].fit(l2, h2)) {
 			// The statements find what is wrong, or run the closure
 			// path's merge.
 			if nl.exec(fr, s, b); fr.err != nil {
@@ -540,9 +578,29 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 	if nl.kind == itRange {
 		arr = nil
 	}
+	m := in.mrow.m
+	rs := m.readersOf(fr)
+	sr := fr.mst[m.id].row
+	keyed := arr != nil && !nl.vreal && nl.vs >= 0 && sr.loSlot == nl.vs && sr.hiSlot == nl.vs
+	var keys []int64
+	if keyed {
+		keys = arr.ints
+	}
 	for p := lo; p < hi; p++ {
-		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
-		l, h, ok := in.seg.inPlace(fr)
+		var l, h int64
+		var ok bool
+		if keyed {
+			// An empty row is passed over before the frame's slots are
+			// set.
+			k := keys[p]
+			if l, h, ok = sr.at(k, k); ok && l == h {
+				continue
+			}
+			setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+		} else {
+			setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+			l, h, ok = sr.read(fr)
+		}
 		if !ok {
 			// The bounds' closures report what is wrong.
 			if l, h, ok = in.open(fr); !ok {
@@ -552,7 +610,7 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 				continue
 			}
 		}
-		if l < h && !in.mrow.run(fr, in, l, h, b) {
+		if l < h && !in.mrow.run(fr, in, l, h, b, rs) {
 			in.run(fr, l, h, b)
 		}
 		if fr.err != nil {
@@ -569,14 +627,14 @@ type scalarRegs [16]float64
 // against a sparse factor's rows); the invariants and tests of the loop
 // around are evaluated once, at the first pair.
 func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k int64) bool {
+	var ps pairs
+	i, j, ok := ps.next(a, bb)
+	if !ok {
+		return true // (most merges of short rows meet nothing)
+	}
 	var regs scalarRegs
 	var holds [len(scalarRegs{})]bool
-	var ps pairs
-	for first := true; ; first = false {
-		i, j, ok := ps.next(a, bb)
-		if !ok {
-			return true
-		}
+	for first := true; ok; i, j, ok = ps.next(a, bb) {
 		at := [3]int64{l1 + int64(i), l2 + int64(j), a[i]}
 		for x := range m.prog {
 			nd := &m.prog[x]
@@ -612,5 +670,68 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 			}
 		}
 		b.addReal(k, regs[len(m.prog)-1])
+		first = false
 	}
+	return true
+}
+
+// segReader is a segBounds's fields as a loop reads them, for a read of
+// the bounds that inlines.
+type segReader struct {
+	lo, hi         []int64
+	loSlot, hiSlot int
+	loOff, hiOff   int64
+	n              uint64
+	desc           []int32 // the array's descents (cell.sortedSegment)
+	reads          int64   // the shortest array read at the segment's positions
+}
+
+func (s *segBounds) reader() segReader {
+	return segReader{s.lo.ints, s.hi.ints, s.loSlot, s.hiSlot, s.loOff, s.hiOff, uint64(s.arr.n), s.arr.descents, math.MaxInt64}
+}
+
+// fit is nmerge.fit for a segment l:h read by s.
+func (s *segReader) fit(l, h int64) bool {
+	return h <= s.reads && (h-l < 2 || s.desc[h-1] == s.desc[l])
+}
+
+// readersOf returns the operands' segReaders for frame fr.
+func (m *nmerge) readersOf(fr *frame) *[2]segReader {
+	st := fr.mstate(m)
+	if !st.rsOK {
+		st.rs, st.rsOK = m.readers(), true
+		if r := m.row; r != nil {
+			st.row = r.reader()
+		}
+	}
+	return &st.rs
+}
+
+// readers are the operands' segReaders for a run (their arrays are bound
+// per run).
+func (m *nmerge) readers() (rs [2]segReader) {
+	for i, sb := range m.seg {
+		rs[i] = sb.reader()
+		for _, cl := range m.reads[i] {
+			rs[i].reads = min(rs[i].reads, int64(len(cl.reals)))
+		}
+	}
+	return rs
+}
+
+// read is segBounds.inPlace.
+func (s *segReader) read(fr *frame) (int64, int64, bool) {
+	return s.at(fr.i[s.loSlot], fr.i[s.hiSlot])
+}
+
+// at is read with x and y the values of the slots of the lower and
+// upper bound.
+func (s *segReader) at(x, y int64) (int64, int64, bool) {
+	kl, kh := uint64(x+s.loOff), uint64(y+s.hiOff)
+	if kl < uint64(len(s.lo)) && kh < uint64(len(s.hi)) {
+		if l, h := s.lo[kl], s.hi[kh]; uint64(h) <= s.n && uint64(l) <= uint64(h) { // 0 <= l <= h <= n
+			return l, h, true
+		}
+	}
+	return 0, 0, false
 }
