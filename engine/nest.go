@@ -152,6 +152,7 @@ type nstmt struct {
 	postVec *vloop // post over a block of rows in position space, or nil
 	keyVec  *vloop // stSingle: its rows' keys and sums into the sink in batches, or nil
 	postOf  *ir.Expr
+	postE   *ir.Expr // post's expression, the sum a variable sum·accF
 	letOf   *ir.Expr // a let of a scalar computed without a loop: its value
 	sumOf   *ir.Expr
 	name    string
@@ -908,6 +909,7 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		pe := replaceNode(v, sum, &ir.Expr{Op: ir.OpVar, Name: name, Type: sum.Type, Pos: sum.Pos})
 		post := c.expr(pe)
 		s.postVec = c.postRows(nl, pe, name)
+		s.postE = pe
 		c.unbind(1)
 		if st.Base == ir.Real {
 			s.post = asReal(post)

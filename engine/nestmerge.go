@@ -47,6 +47,7 @@ type mnode struct {
 	op   mop
 	at   int // mRead: 0 k1, 1 k2, 2 the key
 	cl   *cell
+	slot int // mInv: a read of cl at this int slot, or -1 (inv)
 	inv  realFn
 	cond boolFn
 	a, b int
@@ -165,7 +166,12 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 		// Evaluated once a batch has pairs; where it fails, the whole
 		// merge runs again on the closure path for the interpreter's
 		// error.
-		n = mnode{op: mInv, inv: asReal(c.expr(b))}
+		n = mnode{op: mInv, slot: -1}
+		if cl, slot := c.arrayAtSlot(b); cl != nil {
+			n.cl, n.slot = cl, slot
+		} else {
+			n.inv = asReal(c.expr(b))
+		}
 	case b.Op == ir.OpLookup && b.Args[0].Op == ir.OpGlobal && b.Args[1].Op == ir.OpVar && at(b.Args[1].Name) >= 0:
 		cl := c.cell(b.Args[0])
 		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Real {
@@ -288,8 +294,8 @@ func (m *nmerge) eval(fr *frame, st *mergeState, n int) bool {
 				r[l] = src[p]
 			}
 		case mInv:
-			v := nd.inv(fr)
-			if fr.err != nil {
+			v, ok := nd.invariant(fr)
+			if !ok {
 				return false
 			}
 			for l := range r {
@@ -426,10 +432,16 @@ type rowMerge struct {
 	fixed   int // the operand that does not move with the loop, or -1
 	keySlot int // the frame slot of the key, or -1 (computed)
 	// keyed: the other operand is the row of the loop's value (an index
-	// array's key), read without the frame, and an iteration whose merge
-	// has no pairs and adds nothing is passed over before the frame's
-	// slots are set.
+	// array's key), read without the frame; an iteration whose merge
+	// has no pairs and adds nothing is then passed over before the
+	// frame's slots are set.
 	keyed bool
+	// post: the statement's factors applied to the merge's sum (s.post)
+	// as a program of reads at the frame's slots, or nil
+	post []pnode
+	// chain: post is a left-deep product of leaves: leaf, leaf, mul,
+	// leaf, mul, ...
+	chain bool
 }
 
 // rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
@@ -446,9 +458,13 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 			r.fixed = i
 		}
 	}
-	if f := r.fixed; f >= 0 && nl.kind != itRange && !nl.vreal && nl.vs >= 0 && (s.into != nil || s.post == nil) {
+	if f := r.fixed; f >= 0 && nl.kind != itRange && !nl.vreal && nl.vs >= 0 {
 		sb := r.m.seg[1-f]
 		r.keyed = sb.loSlot == nl.vs && sb.hiSlot == nl.vs
+	}
+	if s.postE != nil {
+		r.post = c.postProg(s.postE, fmt.Sprintf("sum·%d", s.accF), nil)
+		r.chain = isChain(r.post)
 	}
 	if k := s.keyE; k.Op == ir.OpVar {
 		switch e := nl.e; {
@@ -494,7 +510,7 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 		var ok bool
 		if keyed {
 			j := keys[p]
-			if l, h, ok = rm.at(j, j); ok && (none || l == h) {
+			if l, h, ok = rm.at(j, j); ok && (none || l == h) && (s.into != nil || s.post == nil) {
 				continue
 			}
 		}
@@ -544,18 +560,27 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 			}
 			continue
 		}
-		fr.f[m.acc] = 0
-		had := pairs && m.pairs(fr, l1, h1, l2, h2)
-		if fr.err != nil {
-			return true
+		had, v := false, 0.0
+		switch {
+		case pairs && m.dot:
+			v = dotMerge(rs[0].ints[l1:h1], rs[1].ints[l2:h2], rs[0].vals[l1:], rs[1].vals[l2:], 0, nil, nil)
+			had = v != 0 // (a zero sum is no entry either)
+		case pairs:
+			fr.f[m.acc] = 0
+			if had = m.pairs(fr, l1, h1, l2, h2); fr.err != nil {
+				return true
+			}
+			v = fr.f[m.acc]
 		}
 		if !had && s.post == nil {
 			continue
 		}
-		v := fr.f[m.acc]
 		if s.post != nil {
-			if v = s.post(fr); fr.err != nil {
-				return true
+			var ok bool
+			if v, ok = r.postOf(fr, v); !ok {
+				if v = s.post(fr); fr.err != nil {
+					return true
+				}
 			}
 		}
 		if dense {
@@ -643,8 +668,8 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 				regs[x] = nd.cl.reals[at[nd.at]]
 			case mInv:
 				if first {
-					if regs[x] = nd.inv(fr); fr.err != nil {
-						fr.err = nil
+					var ok bool
+					if regs[x], ok = nd.invariant(fr); !ok {
 						return false
 					}
 				}
@@ -682,12 +707,14 @@ type segReader struct {
 	loSlot, hiSlot int
 	loOff, hiOff   int64
 	n              uint64
-	desc           []int32 // the array's descents (cell.sortedSegment)
-	reads          int64   // the shortest array read at the segment's positions
+	desc           []int32   // the array's descents (cell.sortedSegment)
+	reads          int64     // the shortest array read at the segment's positions
+	ints           []int64   // the array
+	vals           []float64 // a merge-dot's values read at the positions
 }
 
 func (s *segBounds) reader() segReader {
-	return segReader{s.lo.ints, s.hi.ints, s.loSlot, s.hiSlot, s.loOff, s.hiOff, uint64(s.arr.n), s.arr.descents, math.MaxInt64}
+	return segReader{s.lo.ints, s.hi.ints, s.loSlot, s.hiSlot, s.loOff, s.hiOff, uint64(s.arr.n), s.arr.descents, math.MaxInt64, s.arr.ints, nil}
 }
 
 // fit is nmerge.fit for a segment l:h read by s.
@@ -716,6 +743,9 @@ func (m *nmerge) readers() (rs [2]segReader) {
 			rs[i].reads = min(rs[i].reads, int64(len(cl.reals)))
 		}
 	}
+	if m.dot {
+		rs[0].vals, rs[1].vals = m.x1.reals, m.x2.reals
+	}
 	return rs
 }
 
@@ -734,4 +764,168 @@ func (s *segReader) at(x, y int64) (int64, int64, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// pnode is a node of a program of factors applied to a sum: mRead reads
+// cl at the int slot, mInv is the sum (slot -1) or the real slot, and
+// mNeg, mAdd, mSub, mMul as in a merge body.
+type pnode struct {
+	op   mop
+	cl   *cell
+	slot int
+	a, b int
+}
+
+// postProg compiles the real expression e, in which the variable sum is
+// a merge's sum, into a program appended to p, or returns nil when e has
+// another node.
+func (c *compiler) postProg(e *ir.Expr, sum string, p []pnode) []pnode {
+	if e.Type.Base != ir.Real || e.Type.Depth != 0 || len(p) >= len(scalarRegs{}) {
+		return nil
+	}
+	n := pnode{slot: -1}
+	switch e.Op {
+	case ir.OpVar:
+		n.op = mInv
+		if e.Name != sum {
+			b, ok := c.lookupVar(e.Name)
+			if !ok || b.slot < 0 || b.t != ir.RealType {
+				return nil
+			}
+			n.slot = b.slot
+		}
+	case ir.OpLookup:
+		cl, slot := c.arrayAtSlot(e)
+		if cl == nil {
+			return nil
+		}
+		n = pnode{op: mRead, cl: cl, slot: slot}
+	case ir.OpNeg:
+		if p = c.postProg(e.Args[0], sum, p); p == nil {
+			return nil
+		}
+		n = pnode{op: mNeg, a: len(p) - 1}
+	case ir.OpAdd, ir.OpSub, ir.OpMul:
+		if p = c.postProg(e.Args[0], sum, p); p == nil {
+			return nil
+		}
+		a := len(p) - 1
+		if p = c.postProg(e.Args[1], sum, p); p == nil {
+			return nil
+		}
+		n = pnode{op: map[ir.Op]mop{ir.OpAdd: mAdd, ir.OpSub: mSub, ir.OpMul: mMul}[e.Op], a: a, b: len(p) - 1}
+	default:
+		return nil
+	}
+	return append(p, n)
+}
+
+// postOf applies r.post to the sum v; false when there is no program or
+// a read falls outside its array (the closure reports it).
+func (r *rowMerge) postOf(fr *frame, v float64) (float64, bool) {
+	if r.post == nil {
+		return 0, false
+	}
+	if r.chain {
+		// ((f0 * f1) * f2) ..., each factor a leaf: f0 at 0, the others
+		// at the odd places.
+		x, ok := r.post[0].leaf(fr, v)
+		for i := 1; ok && i < len(r.post); i += 2 {
+			var f float64
+			f, ok = r.post[i].leaf(fr, v)
+			x *= f
+		}
+		return x, ok
+	}
+	var regs scalarRegs
+	for x := range r.post {
+		nd := &r.post[x]
+		switch nd.op {
+		case mRead:
+			k := fr.i[nd.slot]
+			if uint64(k) >= uint64(len(nd.cl.reals)) {
+				return 0, false
+			}
+			regs[x] = nd.cl.reals[k]
+		case mInv:
+			regs[x] = v
+			if nd.slot >= 0 {
+				regs[x] = fr.f[nd.slot]
+			}
+		case mNeg:
+			regs[x] = -regs[nd.a]
+		case mAdd:
+			regs[x] = regs[nd.a] + regs[nd.b]
+		case mSub:
+			regs[x] = regs[nd.a] - regs[nd.b]
+		case mMul:
+			regs[x] = regs[nd.a] * regs[nd.b]
+		}
+	}
+	return regs[len(r.post)-1], true
+}
+
+// isChain reports whether program p is leaf, leaf, mul, leaf, mul, ...,
+// each mul of the one before it and the leaf before it.
+func isChain(p []pnode) bool {
+	if len(p) < 3 || len(p)%2 == 0 {
+		return false
+	}
+	leaf := func(n pnode) bool { return n.op == mRead || n.op == mInv }
+	if !leaf(p[0]) {
+		return false
+	}
+	for i := 1; i+1 < len(p); i += 2 {
+		if !leaf(p[i]) || p[i+1].op != mMul || p[i+1].a != i-1 || p[i+1].b != i {
+			return false
+		}
+	}
+	return true
+}
+
+// leaf is the value of a leaf of a post program, v the sum; false when
+// a read falls outside its array.
+func (nd *pnode) leaf(fr *frame, v float64) (float64, bool) {
+	switch {
+	case nd.op == mRead:
+		k := fr.i[nd.slot]
+		if uint64(k) >= uint64(len(nd.cl.reals)) {
+			return 0, false
+		}
+		return nd.cl.reals[k], true
+	case nd.slot >= 0:
+		return fr.f[nd.slot], true
+	}
+	return v, true
+}
+
+// invariant is the value of an mInv node; false when it cannot be had
+// (the closure path then finds the interpreter's error, if any).
+func (nd *mnode) invariant(fr *frame) (float64, bool) {
+	if nd.slot >= 0 {
+		k := fr.i[nd.slot]
+		if uint64(k) >= uint64(len(nd.cl.reals)) {
+			return 0, false
+		}
+		return nd.cl.reals[k], true
+	}
+	v := nd.inv(fr)
+	if fr.err != nil {
+		fr.err = nil
+		return 0, false
+	}
+	return v, true
+}
+
+// arrayAtSlot returns the real array and the int slot of e when e reads a
+// real array at a variable held in a slot, or nil.
+func (c *compiler) arrayAtSlot(e *ir.Expr) (*cell, int) {
+	if e.Op != ir.OpLookup || e.Args[0].Op != ir.OpGlobal || e.Args[1].Op != ir.OpVar {
+		return nil, -1
+	}
+	b, ok := c.lookupVar(e.Args[1].Name)
+	if cl := c.cell(e.Args[0]); ok && b.slot >= 0 && b.t == ir.IntType && cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Real {
+		return cl, b.slot
+	}
+	return nil, -1
 }
