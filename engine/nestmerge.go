@@ -576,8 +576,10 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 			continue
 		}
 		if s.post != nil {
-			var ok bool
-			if v, ok = r.postOf(fr, v); !ok {
+			if pv, ok := r.postOf(fr, v); ok {
+				v = pv
+			} else {
+				fr.f[s.accF] = v
 				if v = s.post(fr); fr.err != nil {
 					return true
 				}
