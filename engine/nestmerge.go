@@ -336,8 +336,8 @@ func (m *nmerge) eval(fr *frame, st *mergeState, n int) bool {
 // by one at key k of b, the interpreter's additions into a dictionary;
 // false, with nothing added, when a batch cannot be evaluated (the
 // closure path then finds the interpreter's result or error).
-func (m *nmerge) each(fr *frame, l1, h1, l2, h2 int64, b *builder, k int64) bool {
-	a, bb := m.seg[0].arr.ints[l1:h1], m.seg[1].arr.ints[l2:h2]
+func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builder, k int64) bool {
+	a, bb := a1[l1:h1], a2[l2:h2]
 	if len(m.reads[2]) == 0 {
 	} else if lo, hi := max(a[0], bb[0]), min(a[len(a)-1], bb[len(bb)-1]); lo <= hi && !fits(m.reads[2], hi+1) || lo < 0 {
 		// A pair's key past an array read at it. (Checked for all the
@@ -415,7 +415,7 @@ func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
 	l2, h2, ok2 := s1.inPlace(fr)
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, l1, h1, l2, h2, b, k):
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, k):
 		s.into(fr, b)
 	}
 }
@@ -436,6 +436,7 @@ type rowMerge struct {
 	// has no pairs and adds nothing is then passed over before the
 	// frame's slots are set.
 	keyed bool
+	mv    int // the operand read per iteration (with fixed < 0, both: 0)
 	// post: the statement's factors applied to the merge's sum (s.post)
 	// as a program of reads at the frame's slots, or nil
 	post []pnode
@@ -452,6 +453,11 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 		return nil
 	}
 	r := &rowMerge{s: s, m: s.loop.merge, fixed: -1, keySlot: -1}
+	defer func() {
+		if r.mv = 1 - r.fixed; r.fixed < 0 {
+			r.mv = 0
+		}
+	}()
 	on := func(slot int) bool { return slot >= 0 && (slot == nl.ks || slot == nl.vs) }
 	for i := 1; i >= 0; i-- {
 		if sb := r.m.seg[i]; !on(sb.loSlot) && !on(sb.hiSlot) {
@@ -481,11 +487,7 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 // when the fixed operand does not fit (the statements then find what is
 // wrong).
 func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader) bool {
-	m, s, f := r.m, r.s, r.fixed
-	mv := 1 - f // the operand read per iteration (with f < 0, both)
-	if f < 0 {
-		mv = 0
-	}
+	m, s, f, mv := r.m, r.s, r.fixed, r.mv
 	var seg [2][2]int64
 	if f >= 0 {
 		l, h, ok := rs[f].read(fr)
@@ -552,7 +554,7 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 				fr.f[m.acc] = out[k]
 				m.pairs(fr, l1, h1, l2, h2)
 				out[k] = fr.f[m.acc]
-			} else if !m.each(fr, l1, h1, l2, h2, b, k) {
+			} else if !m.each(fr, rs[0].ints, rs[1].ints, l1, h1, l2, h2, b, k) {
 				s.into(fr, b)
 			}
 			if fr.err != nil {
@@ -576,8 +578,18 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 			continue
 		}
 		if s.post != nil {
-			if pv, ok := r.postOf(fr, v); ok {
-				v = pv
+			x, ok := 0.0, false
+			if r.chain && len(r.post) == 3 {
+				// f0 * f1, the commonest (a value times the sum), inline
+				var y float64
+				x, ok = r.post[0].leaf(fr, v)
+				y, ok2 := r.post[1].leaf(fr, v)
+				x, ok = x*y, ok && ok2
+			} else {
+				x, ok = r.postOf(fr, v)
+			}
+			if ok {
+				v = x
 			} else {
 				fr.f[s.accF] = v
 				if v = s.post(fr); fr.err != nil {
@@ -930,4 +942,19 @@ func (c *compiler) arrayAtSlot(e *ir.Expr) (*cell, int) {
 		return cl, b.slot
 	}
 	return nil, -1
+}
+
+// mergeRowKeyed reports whether a merge of nl's body has an operand
+// whose bounds are read at nl's value (a row picked by each key).
+func (nl *nloop) mergeRowKeyed() bool {
+	for s := nl.stmt; s != nil; s = s.next {
+		if l := s.loop; l != nil && l.merge != nil {
+			for _, sb := range l.merge.seg {
+				if sb.loSlot == nl.vs || sb.hiSlot == nl.vs {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
