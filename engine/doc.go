@@ -65,9 +65,10 @@
 //	                       in order appended where they stay), @hash in
 //	                       Go maps
 //	nestmerge.go           the IR's merge iterator: two sorted segments'
-//	                       intersection into a real scalar, the body over
-//	                       batches of matched pairs (or the merge-dot
-//	                       primitive)
+//	                       intersection into a real scalar or a dense
+//	                       row's entry, the body over batches of matched
+//	                       pairs (or the merge-dot primitive); rows of
+//	                       merges
 //	merge*.go, seekindex.go  sorted intersections with galloping seeks
 //	                       for the merges the IR declines (into a
 //	                       dictionary; rows of merges over an index

@@ -375,8 +375,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		if nl.kind != itRange && nl.vs >= 0 && nl.mergeRowKeyed() && !nestRowMerges {
 			// A row of merges whose moving operand is the row of each
 			// index-array key: mergerow.go's and mergeloop.go's loops run
-			// it 1.1-2x faster than the nest's rows of merges (SDDMM,
-			// MTTKRP with csr factors; BenchmarkRowsOfMerges).
+			// it faster than the nest's rows of merges (nest/older 1.1-1.2
+			// on SDDMM and MTTKRP with csr factors, 1.7 with MTTKRP's
+			// guards kept; BenchmarkRowsOfMerges).
 			c.noNest("a row of merges over an index array's keys (mergerow.go)")
 		}
 		if c.nmerge-merged != merges {
@@ -626,7 +627,7 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.mrow != nil {
-		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr)) {
+		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr), nil) {
 			return
 		}
 	}

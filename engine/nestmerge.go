@@ -486,11 +486,11 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 // run runs iterations lo..hi-1 of nl into b; false, with nothing run,
 // when the fixed operand does not fit (the statements then find what is
 // wrong).
-func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader) bool {
+func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, up *upVars) bool {
 	m, s, f, mv := r.m, r.s, r.fixed, r.mv
 	var seg [2][2]int64
 	if f >= 0 {
-		l, h, ok := rs[f].read(fr)
+		l, h, ok := rs[f].at(up.slot(fr, rs[f].loSlot), up.slot(fr, rs[f].hiSlot))
 		if !ok || !rs[f].fit(l, h) {
 			return false
 		}
@@ -516,6 +516,7 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 				continue
 			}
 		}
+		up.bind(fr)
 		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
 		var k int64
 		if r.keySlot >= 0 {
@@ -628,20 +629,21 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 	for p := lo; p < hi; p++ {
 		var l, h int64
 		var ok bool
+		up := upVars{nl: nl, p: p}
 		if keyed {
-			// An empty row is passed over before the frame's slots are
-			// set.
+			// An empty row is passed over, and the frame's slots are
+			// set only once a merge has work.
 			k := keys[p]
 			if l, h, ok = sr.at(k, k); ok && l == h {
 				continue
 			}
-			setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
 		} else {
-			setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+			up.bind(fr)
 			l, h, ok = sr.read(fr)
 		}
 		if !ok {
 			// The bounds' closures report what is wrong.
+			up.bind(fr)
 			if l, h, ok = in.open(fr); !ok {
 				if fr.err != nil {
 					return
@@ -649,7 +651,8 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 				continue
 			}
 		}
-		if l < h && !in.mrow.run(fr, in, l, h, b, rs) {
+		if l < h && !in.mrow.run(fr, in, l, h, b, rs, &up) {
+			up.bind(fr)
 			in.run(fr, l, h, b)
 		}
 		if fr.err != nil {
@@ -957,4 +960,34 @@ func (nl *nloop) mergeRowKeyed() bool {
 		}
 	}
 	return false
+}
+
+// upVars are the variables of the loop around a row of merges at its
+// position p, set in the frame only once something reads them there.
+type upVars struct {
+	nl  *nloop
+	p   int64
+	set bool
+}
+
+// bind sets the variables in the frame (u nil: they are set).
+func (u *upVars) bind(fr *frame) {
+	if u != nil && !u.set {
+		u.nl.setVars(fr, u.p)
+		u.set = true
+	}
+}
+
+// slot is the value of int slot i, read from u while it is not set.
+func (u *upVars) slot(fr *frame, i int) int64 {
+	if u != nil && !u.set {
+		// (Only a loop over an int array's positions leaves them unset.)
+		switch {
+		case i == u.nl.ks:
+			return u.p
+		case i == u.nl.vs && !u.nl.vreal:
+			return u.nl.arr.ints[u.p]
+		}
+	}
+	return fr.i[i]
 }
