@@ -63,34 +63,7 @@ func TestMergeLoops(t *testing.T) {
 		var ended, handed atomic.Int64 // agree runs 3 threads
 		for trial := range 120 {
 			st := mergeData(trial, rng)
-			switch trial % 5 {
-			case 1:
-				reverseARow(st, "A", rng)
-				reverseARow(st, "E", rng)
-			case 2:
-				// A row whose bounds pass the end of its index array: an
-				// empty one, or the last one.
-				for _, name := range []string{"C_pos2", "F_pos2"} {
-					pos := st[name].(*storage.Array).I
-					if n := len(pos); trial%10 == 7 && n >= 2 {
-						pos[n-2], pos[n-1] = pos[n-1]+3, pos[n-1]+3
-					} else {
-						pos[n-1] += 2
-					}
-				}
-			case 3:
-				if trial%10 == 3 {
-					st["E_pos2"] = oneShort(st["E_pos2"].(*storage.Array))
-				}
-			case 4:
-				// F's keys may name rows B does not have.
-				m := st["F_idx2"].(*storage.Array).I
-				for p := range m {
-					if rng.IntN(4) == 0 {
-						m[p] += int64(rng.IntN(3))
-					}
-				}
-			}
+			spoilMergeData(st, trial, rng)
 			mergeLoopStopped = func(lo, stop, hi int64) {
 				if stop == hi {
 					ended.Add(1)
@@ -102,6 +75,42 @@ func TestMergeLoops(t *testing.T) {
 		}
 		if nest := strings.Contains(pc.plan, "sum(<p2, k>"); nest == (ended.Load() == 0 || handed.Load() == 0) {
 			t.Errorf("%s: runs to the end %d, handed over %d; want both in a nest, neither elsewhere", pc.name, ended.Load(), handed.Load())
+		}
+	}
+}
+
+// spoilMergeData makes mergeData go wrong in one of the ways the loops
+// of merges must report as the interpreter does, by trial: the fixed
+// segments (A's and E's rows) out of order, E's row bounds one short,
+// C's and F's last rows past the end of their index arrays, F's keys
+// past B's rows.
+func spoilMergeData(st storage.Store, trial int, rng *rand.Rand) {
+	switch trial % 5 {
+	case 1:
+		reverseARow(st, "A", rng)
+		reverseARow(st, "E", rng)
+	case 2:
+		// A row whose bounds pass the end of its index array: an
+		// empty one, or the last one.
+		for _, name := range []string{"C_pos2", "F_pos2"} {
+			pos := st[name].(*storage.Array).I
+			if n := len(pos); trial%10 == 7 && n >= 2 {
+				pos[n-2], pos[n-1] = pos[n-1]+3, pos[n-1]+3
+			} else {
+				pos[n-1] += 2
+			}
+		}
+	case 3:
+		if trial%10 == 3 {
+			st["E_pos2"] = oneShort(st["E_pos2"].(*storage.Array))
+		}
+	case 4:
+		// F's keys may name rows B does not have.
+		m := st["F_idx2"].(*storage.Array).I
+		for p := range m {
+			if rng.IntN(4) == 0 {
+				m[p] += int64(rng.IntN(3))
+			}
 		}
 	}
 }

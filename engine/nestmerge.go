@@ -664,6 +664,21 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 // scalarRegs are the registers of a body evaluated one pair at a time.
 type scalarRegs [16]float64
 
+// arith sets register x to op (mNeg, mAdd, mSub or mMul) of registers a
+// and b.
+func (r *scalarRegs) arith(op mop, x, a, b int) {
+	switch op {
+	case mNeg:
+		r[x] = -r[a]
+	case mAdd:
+		r[x] = r[a] + r[b]
+	case mSub:
+		r[x] = r[a] - r[b]
+	case mMul:
+		r[x] = r[a] * r[b]
+	}
+}
+
 // eachPair is each with the body evaluated pair by pair, which costs
 // less than a batch when the merges hold a pair or two (MTTKRP's fibers
 // against a sparse factor's rows); the invariants and tests of the loop
@@ -701,14 +716,8 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 				if holds[x] {
 					regs[x] = regs[nd.a]
 				}
-			case mNeg:
-				regs[x] = -regs[nd.a]
-			case mAdd:
-				regs[x] = regs[nd.a] + regs[nd.b]
-			case mSub:
-				regs[x] = regs[nd.a] - regs[nd.b]
-			case mMul:
-				regs[x] = regs[nd.a] * regs[nd.b]
+			default:
+				regs.arith(nd.op, x, nd.a, nd.b)
 			}
 		}
 		b.addReal(k, regs[len(m.prog)-1])
@@ -857,27 +866,14 @@ func (r *rowMerge) postOf(fr *frame, v float64) (float64, bool) {
 	var regs scalarRegs
 	for x := range r.post {
 		nd := &r.post[x]
-		switch nd.op {
-		case mRead:
-			k := fr.i[nd.slot]
-			if uint64(k) >= uint64(len(nd.cl.reals)) {
+		if nd.op == mRead || nd.op == mInv {
+			var ok bool
+			if regs[x], ok = nd.leaf(fr, v); !ok {
 				return 0, false
 			}
-			regs[x] = nd.cl.reals[k]
-		case mInv:
-			regs[x] = v
-			if nd.slot >= 0 {
-				regs[x] = fr.f[nd.slot]
-			}
-		case mNeg:
-			regs[x] = -regs[nd.a]
-		case mAdd:
-			regs[x] = regs[nd.a] + regs[nd.b]
-		case mSub:
-			regs[x] = regs[nd.a] - regs[nd.b]
-		case mMul:
-			regs[x] = regs[nd.a] * regs[nd.b]
+			continue
 		}
+		regs.arith(nd.op, x, nd.a, nd.b)
 	}
 	return regs[len(r.post)-1], true
 }

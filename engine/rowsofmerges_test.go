@@ -22,10 +22,9 @@ var rowMergeNames = []string{
 }
 
 // TestRowsOfMergesInNest runs the rows of merges in the nest against the
-// interpreter (bits and errors, 1 and 3 threads) on mergeData with the
-// ways it can go wrong TestMergeLoops and TestMergeRow use (rows out of
-// order, bounds past their arrays, keys past B's rows), and checks that
-// the nest took every loop of them: explain names no older path.
+// interpreter (bits and errors, 1 and 3 threads) on mergeData spoiled as
+// TestMergeLoops spoils it, and checks that the nest took every loop of
+// them: explain names no older path.
 func TestRowsOfMergesInNest(t *testing.T) {
 	defer func() { nestRowMerges = false }()
 	nestRowMerges = true
@@ -41,21 +40,7 @@ func TestRowsOfMergesInNest(t *testing.T) {
 		}
 		for trial := range 80 {
 			st := mergeData(trial, rng)
-			switch trial % 5 {
-			case 1:
-				reverseARow(st, "A", rng)
-				reverseARow(st, "E", rng)
-			case 2:
-				for _, p := range []string{"C_pos2", "F_pos2"} {
-					if pos := st[p].(*storage.Array).I; len(pos) > 0 {
-						pos[len(pos)-1] += 2
-					}
-				}
-			case 3:
-				if trial%10 == 3 {
-					st["E_pos2"] = oneShort(st["E_pos2"].(*storage.Array))
-				}
-			}
+			spoilMergeData(st, trial, rng)
 			e := parse(t, plan, st)
 			k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
 			if err != nil {
