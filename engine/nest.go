@@ -378,7 +378,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			// it faster than the nest's rows of merges (nest/older 1.1-1.2
 			// on SDDMM and MTTKRP with csr factors, 1.7 with MTTKRP's
 			// guards kept; BenchmarkRowsOfMerges).
-			c.noNest("a row of merges over an index array's keys (mergerow.go)")
+			c.noNest("a row of merges over an index array's keys (mergerow.go, mergeloop.go)")
 		}
 		if c.nmerge-merged != merges {
 			// A merge the IR did not lower would run on the closures
