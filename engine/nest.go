@@ -627,12 +627,12 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.mrow != nil {
-		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr), nil) {
+		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr), nil, nil) {
 			return
 		}
 	}
-	if s := nl.stmt; s.kind == stLoop && s.loop.mrow != nil && s.loop.mrow.m.row != nil && len(nl.proofs) == 0 && nl.kind != itDict {
-		nl.runRows(fr, lo, hi, b)
+	if in := nl.rowsLoop(fr); in != nil {
+		nl.runRows(fr, in, lo, hi, b)
 		return
 	}
 	for p := lo; p < hi; p++ {

@@ -443,6 +443,9 @@ type rowMerge struct {
 	// chain: post is a left-deep product of leaves: leaf, leaf, mul,
 	// leaf, mul, ...
 	chain bool
+	// idle: keyed with a fixed operand, and a merge without pairs adds
+	// nothing (no factors apply to its sum)
+	idle bool
 }
 
 // rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
@@ -472,6 +475,7 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 		r.post = c.postProg(s.postE, fmt.Sprintf("sum·%d", s.accF), nil)
 		r.chain = isChain(r.post)
 	}
+	r.idle = r.keyed && (s.into != nil || s.post == nil)
 	if k := s.keyE; k.Op == ir.OpVar {
 		switch e := nl.e; {
 		case k.Name == e.Vars[1] && nl.vs >= 0 && !nl.vreal:
@@ -485,11 +489,15 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 
 // run runs iterations lo..hi-1 of nl into b; false, with nothing run,
 // when the fixed operand does not fit (the statements then find what is
-// wrong).
-func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, up *upVars) bool {
+// wrong). fix, when not nil, is the fixed operand's segment, read and
+// found to fit by the caller.
+func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, up *upVars, fix *[2]int64) bool {
 	m, s, f, mv := r.m, r.s, r.fixed, r.mv
 	var seg [2][2]int64
-	if f >= 0 {
+	switch {
+	case fix != nil:
+		seg[f] = *fix
+	case f >= 0:
 		l, h, ok := rs[f].at(up.slot(fr, rs[f].loSlot), up.slot(fr, rs[f].hiSlot))
 		if !ok || !rs[f].fit(l, h) {
 			return false
@@ -607,13 +615,30 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 	return true
 }
 
-// runRows runs iterations lo..hi-1 of nl, whose body is one loop over a
-// segment read in place whose body is one merge into a row (rowMerge):
-// MTTKRP's loop over B's fibers (i,k,:) around the loop over C's row k.
-// Each iteration opens the inner loop's segment in place and runs the
-// rows of merges directly.
-func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
-	in := nl.stmt.loop
+// rowsLoop returns the inner loop when nl's body, behind guards the
+// facts discharged for this run (decided), is one loop over a segment
+// read in place whose body is one merge into a row (rowMerge); else nil.
+func (nl *nloop) rowsLoop(fr *frame) *nloop {
+	if nl.kind == itDict {
+		return nil
+	}
+	s := nl.stmt
+	for ; s.kind == stGuard; s = s.next {
+		if s.proof == nil || fr.i[s.proof.slot] == 0 {
+			return nil
+		}
+	}
+	if s.kind != stLoop || s.loop.mrow == nil || s.loop.mrow.m.row == nil {
+		return nil
+	}
+	return s.loop
+}
+
+// runRows runs iterations lo..hi-1 of nl, whose body is the loop in of
+// rowsLoop: MTTKRP's loop over B's fibers (i,k,:) around the loop over
+// C's row k. Each iteration opens the inner loop's segment in place and
+// runs the rows of merges directly.
+func (nl *nloop) runRows(fr *frame, in *nloop, lo, hi int64, b *builder) {
 	arr := nl.arr
 	if nl.kind == itRange {
 		arr = nil
@@ -625,6 +650,13 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 	var keys []int64
 	if keyed {
 		keys = arr.ints
+	}
+	r := in.mrow
+	var rf, rm *segReader
+	var ikeys []int64
+	var fseg [2]int64
+	if r.idle {
+		rf, rm, ikeys = &rs[r.fixed], &rs[r.mv], in.arr.ints
 	}
 	for p := lo; p < hi; p++ {
 		var l, h int64
@@ -651,7 +683,29 @@ func (nl *nloop) runRows(fr *frame, lo, hi int64, b *builder) {
 				continue
 			}
 		}
-		if l < h && !in.mrow.run(fr, in, l, h, b, rs, &up) {
+		var fix *[2]int64
+		if l < h && r.idle {
+			// Rows of merges that add nothing are passed over without
+			// a call: the fixed operand fits and is empty, or every
+			// moving operand's row in l..h is empty. (Bounds out of
+			// order make the run find what is wrong.)
+			fl, fh, fok := rf.at(up.slot(fr, rf.loSlot), up.slot(fr, rf.hiSlot))
+			if fok && rf.fit(fl, fh) {
+				q := l
+				for none := fl == fh; q < h; q++ {
+					j := ikeys[q]
+					if ml, mh, mok := rm.at(j, j); !mok || !none && ml < mh {
+						break
+					}
+				}
+				if l = q; l == h {
+					continue
+				}
+				fseg = [2]int64{fl, fh}
+				fix = &fseg
+			}
+		}
+		if l < h && !r.run(fr, in, l, h, b, rs, &up, fix) {
 			up.bind(fr)
 			in.run(fr, l, h, b)
 		}
