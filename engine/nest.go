@@ -627,7 +627,7 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.mrow != nil {
-		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr), nil, nil) {
+		if nl.mrow.run(fr, nl, lo, hi, b, nl.mrow.m.readersOf(fr), nil) {
 			return
 		}
 	}

@@ -333,10 +333,11 @@ func (m *nmerge) eval(fr *frame, st *mergeState, n int) bool {
 }
 
 // each adds the terms of the merge of two nonempty segments that fit one
-// by one at key k of b, the interpreter's additions into a dictionary;
-// false, with nothing added, when a batch cannot be evaluated (the
-// closure path then finds the interpreter's result or error).
-func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builder, k int64) bool {
+// by one at key k of b, the interpreter's additions into a dictionary
+// (dense: into b's dense row in place, k inside it and listed); false,
+// with nothing added, when a batch cannot be evaluated (the closure path
+// then finds the interpreter's result or error).
+func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builder, k int64, dense bool) bool {
 	a, bb := a1[l1:h1], a2[l2:h2]
 	if len(m.reads[2]) == 0 {
 	} else if lo, hi := max(a[0], bb[0]), min(a[len(a)-1], bb[len(bb)-1]); lo <= hi && !fits(m.reads[2], hi+1) || lo < 0 {
@@ -347,7 +348,7 @@ func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builde
 		return false
 	}
 	if len(m.prog) <= len(scalarRegs{}) {
-		return m.eachPair(fr, a, bb, l1, l2, b, k)
+		return m.eachPair(fr, a, bb, l1, l2, b, k, dense)
 	}
 	st := fr.mstate(m)
 	var ps pairs
@@ -361,7 +362,11 @@ func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builde
 			return !first
 		}
 		for _, x := range st.regs[len(m.prog)-1][:n] {
-			b.addReal(k, x)
+			if dense {
+				b.reals[k] += x
+			} else {
+				b.addReal(k, x)
+			}
 		}
 	}
 }
@@ -415,7 +420,7 @@ func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
 	l2, h2, ok2 := s1.inPlace(fr)
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, k):
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, k, false):
 		s.into(fr, b)
 	}
 }
@@ -489,15 +494,11 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 
 // run runs iterations lo..hi-1 of nl into b; false, with nothing run,
 // when the fixed operand does not fit (the statements then find what is
-// wrong). fix, when not nil, is the fixed operand's segment, read and
-// found to fit by the caller.
-func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, up *upVars, fix *[2]int64) bool {
-	m, s, f, mv := r.m, r.s, r.fixed, r.mv
+// wrong).
+func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, up *upVars) bool {
+	s, f, mv := r.s, r.fixed, r.mv
 	var seg [2][2]int64
-	switch {
-	case fix != nil:
-		seg[f] = *fix
-	case f >= 0:
+	if f >= 0 {
 		l, h, ok := rs[f].at(up.slot(fr, rs[f].loSlot), up.slot(fr, rs[f].hiSlot))
 		if !ok || !rs[f].fit(l, h) {
 			return false
@@ -524,95 +525,101 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 				continue
 			}
 		}
-		up.bind(fr)
-		setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
-		var k int64
-		if r.keySlot >= 0 {
-			k = fr.i[r.keySlot]
-		} else if k = s.key(fr); fr.err != nil {
+		if r.iter(fr, nl, p, b, rs, up, seg, l, h, ok) {
 			return true
-		}
-		if !keyed {
-			l, h, ok = rs[mv].read(fr)
-		}
-		seg[mv] = [2]int64{l, h}
-		if f < 0 {
-			l, h, in := rs[1].read(fr)
-			ok = ok && in
-			seg[1] = [2]int64{l, h}
-		}
-		l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]
-		pairs := ok && l1 < h1 && l2 < h2
-		if !ok || pairs && (f != 0 && !rs[0].fit(l1, h1) || f != 1 && !rs[1].fit(l2, h2)) {
-			// The statements find what is wrong, or run the closure
-			// path's merge.
-			if nl.exec(fr, s, b); fr.err != nil {
-				return true
-			}
-			continue
-		}
-		if !pairs && (s.into != nil || s.post == nil) {
-			// A merge without pairs adds a zero (no entry) unless
-			// factors apply to it (0 times an infinity is NaN).
-			continue
-		}
-		out := b.reals
-		dense := uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0)
-		if s.into != nil {
-			if dense {
-				fr.f[m.acc] = out[k]
-				m.pairs(fr, l1, h1, l2, h2)
-				out[k] = fr.f[m.acc]
-			} else if !m.each(fr, rs[0].ints, rs[1].ints, l1, h1, l2, h2, b, k) {
-				s.into(fr, b)
-			}
-			if fr.err != nil {
-				return true
-			}
-			continue
-		}
-		had, v := false, 0.0
-		switch {
-		case pairs && m.dot:
-			v = dotMerge(rs[0].ints[l1:h1], rs[1].ints[l2:h2], rs[0].vals[l1:], rs[1].vals[l2:], 0, nil, nil)
-			had = v != 0 // (a zero sum is no entry either)
-		case pairs:
-			fr.f[m.acc] = 0
-			if had = m.pairs(fr, l1, h1, l2, h2); fr.err != nil {
-				return true
-			}
-			v = fr.f[m.acc]
-		}
-		if !had && s.post == nil {
-			continue
-		}
-		if s.post != nil {
-			x, ok := 0.0, false
-			if r.chain && len(r.post) == 3 {
-				// f0 * f1, the commonest (a value times the sum), inline
-				var y float64
-				x, ok = r.post[0].leaf(fr, v)
-				y, ok2 := r.post[1].leaf(fr, v)
-				x, ok = x*y, ok && ok2
-			} else {
-				x, ok = r.postOf(fr, v)
-			}
-			if ok {
-				v = x
-			} else {
-				fr.f[s.accF] = v
-				if v = s.post(fr); fr.err != nil {
-					return true
-				}
-			}
-		}
-		if dense {
-			out[k] += v
-		} else {
-			b.addReal(k, v)
 		}
 	}
 	return true
+}
+
+// iter runs iteration p of nl into b, seg holding the fixed operand's
+// segment and, keyed, l:h the moving one's (ok: its bounds were in
+// order); true when it stopped at an error.
+func (r *rowMerge) iter(fr *frame, nl *nloop, p int64, b *builder, rs *[2]segReader, up *upVars, seg [2][2]int64, l, h int64, ok bool) bool {
+	m, s, f, mv := r.m, r.s, r.fixed, r.mv
+	arr := nl.arr
+	if nl.kind == itRange {
+		arr = nil
+	}
+	up.bind(fr)
+	setIterVars(fr, nl.ks, nl.vs, arr, nl.vreal, p)
+	var k int64
+	if r.keySlot >= 0 {
+		k = fr.i[r.keySlot]
+	} else if k = s.key(fr); fr.err != nil {
+		return true
+	}
+	if !r.keyed {
+		l, h, ok = rs[mv].read(fr)
+	}
+	seg[mv] = [2]int64{l, h}
+	if f < 0 {
+		l, h, in := rs[1].read(fr)
+		ok = ok && in
+		seg[1] = [2]int64{l, h}
+	}
+	l1, h1, l2, h2 := seg[0][0], seg[0][1], seg[1][0], seg[1][1]
+	pairs := ok && l1 < h1 && l2 < h2
+	if !ok || pairs && (f != 0 && !rs[0].fit(l1, h1) || f != 1 && !rs[1].fit(l2, h2)) {
+		// The statements find what is wrong, or run the closure
+		// path's merge.
+		nl.exec(fr, s, b)
+		return fr.err != nil
+	}
+	if !pairs && (s.into != nil || s.post == nil) {
+		// A merge without pairs adds a zero (no entry) unless
+		// factors apply to it (0 times an infinity is NaN).
+		return false
+	}
+	out := b.reals
+	dense := uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0)
+	if s.into != nil {
+		if !m.each(fr, rs[0].ints, rs[1].ints, l1, h1, l2, h2, b, k, dense) {
+			s.into(fr, b)
+		}
+		return fr.err != nil
+	}
+	had, v := false, 0.0
+	switch {
+	case pairs && m.dot:
+		v = dotMerge(rs[0].ints[l1:h1], rs[1].ints[l2:h2], rs[0].vals[l1:], rs[1].vals[l2:], 0, nil, nil)
+		had = v != 0 // (a zero sum is no entry either)
+	case pairs:
+		fr.f[m.acc] = 0
+		if had = m.pairs(fr, l1, h1, l2, h2); fr.err != nil {
+			return true
+		}
+		v = fr.f[m.acc]
+	}
+	if !had && s.post == nil {
+		return false
+	}
+	if s.post != nil {
+		x, ok := 0.0, false
+		if r.chain && len(r.post) == 3 {
+			// f0 * f1, the commonest (a value times the sum), inline
+			var y float64
+			x, ok = r.post[0].leaf(fr, v)
+			y, ok2 := r.post[1].leaf(fr, v)
+			x, ok = x*y, ok && ok2
+		} else {
+			x, ok = r.postOf(fr, v)
+		}
+		if ok {
+			v = x
+		} else {
+			fr.f[s.accF] = v
+			if v = s.post(fr); fr.err != nil {
+				return true
+			}
+		}
+	}
+	if dense {
+		out[k] += v
+	} else {
+		b.addReal(k, v)
+	}
+	return false
 }
 
 // rowsLoop returns the inner loop when nl's body, behind guards the
@@ -654,7 +661,6 @@ func (nl *nloop) runRows(fr *frame, in *nloop, lo, hi int64, b *builder) {
 	r := in.mrow
 	var rf, rm *segReader
 	var ikeys []int64
-	var fseg [2]int64
 	if r.idle {
 		rf, rm, ikeys = &rs[r.fixed], &rs[r.mv], in.arr.ints
 	}
@@ -683,7 +689,6 @@ func (nl *nloop) runRows(fr *frame, in *nloop, lo, hi int64, b *builder) {
 				continue
 			}
 		}
-		var fix *[2]int64
 		if l < h && r.idle {
 			// Rows of merges that add nothing are passed over without
 			// a call: the fixed operand fits and is empty, or every
@@ -691,21 +696,23 @@ func (nl *nloop) runRows(fr *frame, in *nloop, lo, hi int64, b *builder) {
 			// order make the run find what is wrong.)
 			fl, fh, fok := rf.at(up.slot(fr, rf.loSlot), up.slot(fr, rf.hiSlot))
 			if fok && rf.fit(fl, fh) {
-				q := l
-				for none := fl == fh; q < h; q++ {
+				var seg [2][2]int64
+				seg[r.fixed] = [2]int64{fl, fh}
+				none := fl == fh
+				for q := l; q < h; q++ {
 					j := ikeys[q]
-					if ml, mh, mok := rm.at(j, j); !mok || !none && ml < mh {
-						break
+					ml, mh, mok := rm.at(j, j)
+					if mok && (none || ml == mh) {
+						continue
+					}
+					if r.iter(fr, in, q, b, rs, &up, seg, ml, mh, mok) {
+						return
 					}
 				}
-				if l = q; l == h {
-					continue
-				}
-				fseg = [2]int64{fl, fh}
-				fix = &fseg
+				continue
 			}
 		}
-		if l < h && !r.run(fr, in, l, h, b, rs, &up, fix) {
+		if l < h && !r.run(fr, in, l, h, b, rs, &up) {
 			up.bind(fr)
 			in.run(fr, l, h, b)
 		}
@@ -737,7 +744,7 @@ func (r *scalarRegs) arith(op mop, x, a, b int) {
 // less than a batch when the merges hold a pair or two (MTTKRP's fibers
 // against a sparse factor's rows); the invariants and tests of the loop
 // around are evaluated once, at the first pair.
-func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k int64) bool {
+func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k int64, dense bool) bool {
 	var ps pairs
 	i, j, ok := ps.next(a, bb)
 	if !ok {
@@ -774,7 +781,11 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 				regs.arith(nd.op, x, nd.a, nd.b)
 			}
 		}
-		b.addReal(k, regs[len(m.prog)-1])
+		if dense {
+			b.reals[k] += regs[len(m.prog)-1]
+		} else {
+			b.addReal(k, regs[len(m.prog)-1])
+		}
 		first = false
 	}
 	return true
