@@ -537,6 +537,15 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 // order); true when it stopped at an error.
 func (r *rowMerge) iter(fr *frame, nl *nloop, p int64, b *builder, rs *[2]segReader, up *upVars, seg [2][2]int64, l, h int64, ok bool) bool {
 	m, s, f, mv := r.m, r.s, r.fixed, r.mv
+	if r.idle && ok && l < h && rs[mv].fit(l, h) {
+		// Two sorted segments whose key ranges do not meet have no
+		// pairs: nothing to add, and nothing to set in the frame.
+		a, c := &rs[f], &rs[mv]
+		fl, fh := seg[f][0], seg[f][1]
+		if fl < fh && (a.ints[fh-1] < c.ints[l] || c.ints[h-1] < a.ints[fl]) {
+			return false
+		}
+	}
 	arr := nl.arr
 	if nl.kind == itRange {
 		arr = nil
