@@ -451,6 +451,10 @@ type rowMerge struct {
 	// idle: keyed with a fixed operand, and a merge without pairs adds
 	// nothing (no factors apply to its sum)
 	idle bool
+	// dotKeyed: keyed with a fixed operand, the merge a merge-dot, its
+	// sum added at the loop's key or position times a chain of factors
+	// or alone (dotRows)
+	dotKeyed bool
 }
 
 // rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
@@ -489,6 +493,7 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 			r.keySlot = nl.ks
 		}
 	}
+	r.dotKeyed = r.keyed && r.m.dot && s.into == nil && (s.post == nil || r.chain) && r.keySlot >= 0 && (r.keySlot == nl.ks || r.keySlot == nl.vs)
 	return r
 }
 
@@ -504,6 +509,9 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 			return false
 		}
 		seg[f] = [2]int64{l, h}
+	}
+	if r.dotKeyed && up == nil {
+		return r.dotRows(fr, nl, lo, hi, b, rs, seg)
 	}
 	arr := nl.arr
 	if nl.kind == itRange {
@@ -527,6 +535,65 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 		}
 		if r.iter(fr, nl, p, b, rs, up, seg, l, h, ok) {
 			return true
+		}
+	}
+	return true
+}
+
+// dotRows is run when every merge of the row is a merge-dot whose factors
+// read the loop's position and key or what the frame holds: each
+// iteration reads the moving operand's row, the merge-dot and the factors
+// without the frame (SDDMM with CSR factors). An iteration it cannot run
+// so (bounds out of order, a read past an array) goes to iter.
+func (r *rowMerge) dotRows(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]segReader, seg [2][2]int64) bool {
+	f, keys, post := r.fixed, nl.arr.ints, r.post
+	rf, rm := &rs[f], &rs[r.mv]
+	fl, fh := seg[f][0], seg[f][1]
+	fa, fv := rf.ints[fl:fh], rf.vals[fl:]
+	for p := lo; p < hi; p++ {
+		j := keys[p]
+		l, h, ok := rm.at(j, j)
+		if !ok || !rm.fit(l, h) {
+			if r.iter(fr, nl, p, b, rs, nil, seg, l, h, ok) {
+				return true
+			}
+			continue
+		}
+		v := 0.0
+		switch {
+		case l == h || fl == fh:
+		case f == 0:
+			v = dotMerge(fa, rm.ints[l:h], fv, rm.vals[l:], 0, nil, nil)
+		default:
+			v = dotMerge(rm.ints[l:h], fa, rm.vals[l:], fv, 0, nil, nil)
+		}
+		if post == nil {
+			if v == 0 { // (a zero sum is no entry either)
+				continue
+			}
+		} else {
+			x, ok := post[0].leafAt(fr, v, p, j, nl.ks, nl.vs)
+			for i := 1; ok && i < len(post); i += 2 {
+				var y float64
+				y, ok = post[i].leafAt(fr, v, p, j, nl.ks, nl.vs)
+				x *= y
+			}
+			if !ok {
+				if r.iter(fr, nl, p, b, rs, nil, seg, l, h, true) {
+					return true
+				}
+				continue
+			}
+			v = x
+		}
+		k := j
+		if r.keySlot == nl.ks {
+			k = p
+		}
+		if out := b.reals; uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0) {
+			out[k] += v
+		} else {
+			b.addReal(k, v)
 		}
 	}
 	return true
@@ -968,6 +1035,27 @@ func isChain(p []pnode) bool {
 		}
 	}
 	return true
+}
+
+// leafAt is leaf in a loop whose position p and key j are not in the
+// frame's slots ks and vs.
+func (nd *pnode) leafAt(fr *frame, v float64, p, j int64, ks, vs int) (float64, bool) {
+	if nd.op != mRead {
+		return nd.leaf(fr, v)
+	}
+	var k int64
+	switch nd.slot {
+	case ks:
+		k = p
+	case vs:
+		k = j
+	default:
+		k = fr.i[nd.slot]
+	}
+	if uint64(k) >= uint64(len(nd.cl.reals)) {
+		return 0, false
+	}
+	return nd.cl.reals[k], true
 }
 
 // leaf is the value of a leaf of a post program, v the sum; false when

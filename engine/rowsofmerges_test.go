@@ -19,6 +19,26 @@ var rowMergeNames = []string{
 	"the nest as the optimizer writes it for the e2e factors",
 	"the loop over C's row", "the fixed segment second, no guard",
 	"MTTKRP's nest as the optimizer writes it on orghs", "the nest behind a guard on a scalar",
+	"SDDMM's rows: a factor at the loop's position times a merge-dot",
+	"a merge-dot alone, the fixed operand second",
+	"a merge-dot times factors read at the key and outside the loop",
+}
+
+// rowDotPlans are rows of merge-dots (SDDMM's shape with CSR factors)
+// over mergeData: C's row i against A's row i and B's row j.
+var rowDotPlans = []struct{ name, plan string }{
+	{"SDDMM's rows: a factor at the loop's position times a merge-dot", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> C_val(p2) * (merge(<p1, p3, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+      A_val(p1) * B_val(p3)) } }`},
+	{"a merge-dot alone, the fixed operand second", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> merge(<p3, p1, _> in <B_idx2(B_pos2(j):B_pos2(j + 1)), A_idx2(A_pos2(i):A_pos2(i + 1))>)
+      B_val(p3) * A_val(p1) } }`},
+	{"a merge-dot times factors read at the key and outside the loop", `sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, j> in C_idx2(C_pos2(i):C_pos2(i + 1)))
+    { @dense j -> C_val(j) * A_val(i) * (merge(<p1, p3, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), B_idx2(B_pos2(j):B_pos2(j + 1))>)
+      A_val(p1) * B_val(p3)) } }`},
 }
 
 // TestRowsOfMergesInNest runs the rows of merges in the nest against the
@@ -29,7 +49,7 @@ func TestRowsOfMergesInNest(t *testing.T) {
 	defer func() { nestRowMerges = false }()
 	nestRowMerges = true
 	plans := map[string]string{}
-	for _, pc := range append(append([]struct{ name, plan string }{}, mergeRowPlans...), mergeLoopPlans...) {
+	for _, pc := range slices.Concat(mergeRowPlans, mergeLoopPlans, rowDotPlans) {
 		plans[pc.name] = pc.plan
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
