@@ -455,6 +455,9 @@ type rowMerge struct {
 	// sum added at the loop's key or position times a chain of factors
 	// or alone (dotRows)
 	dotKeyed bool
+	// index: with dotKeyed and the moving operand second, the tables
+	// over its rows that tell a seek where to start (seekIndex), or nil
+	index *seekIndex
 }
 
 // rowMergeOf returns the rowMerge of loop nl over sink lb, or nil.
@@ -494,6 +497,9 @@ func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 		}
 	}
 	r.dotKeyed = r.keyed && r.m.dot && s.into == nil && (s.post == nil || r.chain) && r.keySlot >= 0 && (r.keySlot == nl.ks || r.keySlot == nl.vs)
+	if r.dotKeyed && r.fixed == 0 && !seekIndexOff {
+		r.index = c.seekIndexOf(r.m.seg[1])
+	}
 	return r
 }
 
@@ -563,7 +569,8 @@ func (r *rowMerge) dotRows(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[
 		switch {
 		case l == h || fl == fh:
 		case f == 0:
-			v = dotMerge(fa, rm.ints[l:h], fv, rm.vals[l:], 0, nil, nil)
+			ri, tab := r.index.row(j)
+			v = dotMerge(fa, rm.ints[l:h], fv, rm.vals[l:], 0, ri, tab)
 		default:
 			v = dotMerge(rm.ints[l:h], fa, rm.vals[l:], fv, 0, nil, nil)
 		}
