@@ -166,9 +166,6 @@ type fusedBody struct {
 	// they can be one (set by fuse; the loops skip them per window,
 	// windowOf).
 	window *windowPrelude
-	// mergeRow: addDense's loop when the product is an array read times
-	// a merge (set by fuse, mergeRowOf).
-	mergeRow *mergeRow
 }
 
 // loopVars names the loop's variables for the analysis: idx1 is the
@@ -410,8 +407,7 @@ func sumOfLoop(l *loop, acc int) realFn {
 
 // fuse returns a fused loop for sum e over a window of the physical
 // int array cl (seg: its direct bounds, if any) adding into a dense
-// dictionary, or nil. The inner loops of rows of merges (mergeRowsRun)
-// are made of it.
+// dictionary, or nil.
 func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds, ks, vs int) *loop {
 	if cl.info.Elem != ir.Int || lb.spec == nil || !lb.spec.dense {
 		// Scalar sums and sums into hash maps take the closure path.
@@ -423,10 +419,6 @@ func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bo
 	}
 	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg}
 	fb.window = windowPreludeOf(fb.steps, ks, vs)
-	fb.mergeRow = mergeRowOf(fb, ks, vs)
-	if r := fb.mergeRow; r != nil && r.fixed == 1 && r.vals1 != nil && r.merge.seg2.loSlot == vs && r.merge.seg2.hiSlot == vs && !seekIndexOff {
-		r.index = c.seekIndexOf(r.merge.seg2)
-	}
 	run := func(fr *frame, st srcState, from, to int64, b *builder) {
 		if from >= to {
 			return
@@ -538,11 +530,6 @@ func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd 
 		}
 	}
 	idx := cl.ints
-	if fb.mergeRow != nil && lo >= 0 && !mergeRowOff {
-		if lo = fb.mergeRow.run(fr, cl, lo, hi, ks, vs, bd, a, b, cc); lo >= hi || fr.err != nil {
-			return
-		}
-	}
 	ready := fb.pure || fb.steps == nil
 	win := fb.windowOf(cl, lo, hi)
 	for q := lo; q < hi; q++ {

@@ -26,10 +26,6 @@ type loop struct {
 	fused *fusedLoop
 	// direct, if set, runs the whole loop (open, count, run) in one call.
 	direct func(fr *frame, b *builder)
-	// merges is set when the body is a merge of segments adding into
-	// the builder, which the loop around it may run (mergeloop.go).
-	merges *mergeLoop
-	seg    *segBounds // merges: the loop's segment, if its bounds are read in place
 	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
 	nest *nloop
 	// work, if set, is the cumulative work of the loop's positions
@@ -201,20 +197,12 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				if inner.direct != nil {
 					innerAll = inner.direct
 				}
-				run := preludeRun(cl, ks, vs, steps, innerAll)
-				if rows := mergeRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
-					run = rows
-				} else if rows := mergeLoopRowsRun(cl, ks, vs, inner, lb, steps, c.newSlot(ir.IntType), run); rows != nil {
-					run = rows
-				}
-				return segmentLoop(open, seg, run)
+				return segmentLoop(open, seg, preludeRun(cl, ks, vs, steps, innerAll))
 			}
 			if bodyExpr.Op == ir.OpMerge && lb.spec != nil && cl.info.Elem == ir.Int {
 				m := c.mergeOf(bodyExpr, accumBody(lb.spec, lb.neg))
 				c.unbind(2)
-				l := segmentLoop(open, seg, arrayRun(cl, ks, vs, m.run()))
-				l.merges, l.seg = mergeLoopOf(cl, ks, vs, m), seg
-				return l
+				return segmentLoop(open, seg, arrayRun(cl, ks, vs, m.run()))
 			}
 			body := mkBody()
 			c.unbind(2)

@@ -153,6 +153,9 @@ type nstmt struct {
 	keyVec  *vloop // stSingle: its rows' keys and sums into the sink in batches, or nil
 	postOf  *ir.Expr
 	postE   *ir.Expr // post's expression, the sum a variable sum·accF
+	// pre: the factors the interpreter evaluates before the sum, for
+	// their errors when the sum fails (preErr), or nil
+	pre     []cx
 	letOf   *ir.Expr // a let of a scalar computed without a loop: its value
 	sumOf   *ir.Expr
 	name    string
@@ -179,10 +182,6 @@ type nstmt struct {
 	// stScalar
 	add cx
 }
-
-// nestRowMerges, set by tests and benchmarks, lets the nest take the
-// rows of merges over an index array's keys it leaves to the older paths.
-var nestRowMerges bool
 
 // closuresOnly, set by tests, keeps every sum on the older compilation
 // (the closure paths and the shape-specific loops that remain), so that
@@ -368,17 +367,25 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		if nl.mrow = c.rowMergeOf(nl, lb); nl.mrow != nil {
 			nl.mrow.m.row = nl.seg
 			nl.info.exec = "per iteration, the merge's sum added into the row in place"
-			if nl.mrow.fixed >= 0 {
-				nl.info.exec += "; " + ir.Format(nl.mrow.s.loop.e.Args[nl.mrow.fixed]) + ", which does not move with the loop, opened once per run"
+			if r := nl.mrow; r.fixed >= 0 {
+				nl.info.exec += "; " + ir.Format(r.s.loop.e.Args[r.fixed]) + ", which does not move with the loop, opened once per run"
+				switch {
+				case r.dotKeyed:
+					nl.info.exec += "; the merge-dot and its factors read at the loop's position and key, not through the frame"
+				case r.idle:
+					nl.info.exec += "; rows whose merges meet nothing passed over before the frame is set"
+				}
+				if r.index != nil {
+					nl.info.exec += "; seeks in " + ir.Format(r.s.loop.e.Args[r.mv]) + " start from its rows' tables"
+				}
 			}
 		}
-		if nl.kind != itRange && nl.vs >= 0 && nl.mergeRowKeyed() && !nestRowMerges {
-			// A row of merges whose moving operand is the row of each
-			// index-array key: mergerow.go's and mergeloop.go's loops run
-			// it faster than the nest's rows of merges (nest/older 1.1-1.2
-			// on SDDMM and MTTKRP with csr factors, 1.7 with MTTKRP's
-			// guards kept; BenchmarkRowsOfMerges).
-			c.noNest("a row of merges over an index array's keys (mergerow.go, mergeloop.go)")
+		if s := nl.stmt; s != nil && nl.mrow == nil && nl.kind != itDict && nl.info.exec == "per iteration" {
+			for ; s != nil && s.kind == stGuard; s = s.next {
+			}
+			if s != nil && s.kind == stLoop && s.loop.mrow != nil && s.loop.mrow.m.row != nil {
+				nl.info.exec = "per iteration; where its guards are discharged, the rows of merges below opened in place from the loop's key"
+			}
 		}
 		if c.nmerge-merged != merges {
 			// A merge the IR did not lower would run on the closures
@@ -725,6 +732,7 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 					return
 				}
 				if fr.err != nil {
+					s.preErr(fr)
 					return
 				}
 				v := fr.f[s.accF]
@@ -780,6 +788,27 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 		}
 		s = s.next
 	}
+}
+
+// preErr replaces the error of a statement's sum with that of a factor
+// the interpreter evaluates before the sum, if one fails.
+func (s *nstmt) preErr(fr *frame) {
+	if len(s.pre) == 0 {
+		return
+	}
+	err := fr.err
+	fr.err = nil
+	for _, x := range s.pre {
+		if x.i != nil {
+			x.i(fr)
+		} else if x.f != nil {
+			x.f(fr)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+	fr.err = err
 }
 
 // slot is the frame slot a let statement sets.
@@ -922,6 +951,15 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		post := c.expr(pe)
 		s.postVec = c.postRows(nl, pe, name)
 		s.postE = pe
+		for e := v; e != sum && e.Op == ir.OpMul; {
+			// ((a * b) * sum): a * b comes first; a * (sum * b): a.
+			if x := e.Args[0]; !holds(x, sum) {
+				s.pre = append(s.pre, c.expr(x))
+				e = e.Args[1]
+			} else {
+				e = x
+			}
+		}
 		c.unbind(1)
 		if st.Base == ir.Real {
 			s.post = asReal(post)
@@ -1041,6 +1079,19 @@ func productSum(v *ir.Expr) *ir.Expr {
 		}
 	}
 	return nil
+}
+
+// holds reports whether node n is e or inside it.
+func holds(e, n *ir.Expr) bool {
+	if e == n {
+		return true
+	}
+	for _, a := range e.Args {
+		if holds(a, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceNode copies e with node old replaced by with.

@@ -516,7 +516,8 @@ func (r *rowMerge) run(fr *frame, nl *nloop, lo, hi int64, b *builder, rs *[2]se
 		}
 		seg[f] = [2]int64{l, h}
 	}
-	if r.dotKeyed && up == nil {
+	if r.dotKeyed {
+		up.bind(fr) // (the factors may read the loops around)
 		return r.dotRows(fr, nl, lo, hi, b, rs, seg)
 	}
 	arr := nl.arr
@@ -670,6 +671,7 @@ func (r *rowMerge) iter(fr *frame, nl *nloop, p int64, b *builder, rs *[2]segRea
 	case pairs:
 		fr.f[m.acc] = 0
 		if had = m.pairs(fr, l1, h1, l2, h2); fr.err != nil {
+			s.preErr(fr)
 			return true
 		}
 		v = fr.f[m.acc]
@@ -1110,21 +1112,6 @@ func (c *compiler) arrayAtSlot(e *ir.Expr) (*cell, int) {
 		return cl, b.slot
 	}
 	return nil, -1
-}
-
-// mergeRowKeyed reports whether a merge of nl's body has an operand
-// whose bounds are read at nl's value (a row picked by each key).
-func (nl *nloop) mergeRowKeyed() bool {
-	for s := nl.stmt; s != nil; s = s.next {
-		if l := s.loop; l != nil && l.merge != nil {
-			for _, sb := range l.merge.seg {
-				if sb.loSlot == nl.vs || sb.hiSlot == nl.vs {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // upVars are the variables of the loop around a row of merges at its
