@@ -783,11 +783,16 @@ func (nl *nloop) runRows(fr *frame, in *nloop, lo, hi int64, b *builder) {
 			if fok && rf.fit(fl, fh) {
 				var seg [2][2]int64
 				seg[r.fixed] = [2]int64{fl, fh}
-				none := fl == fh
+				var fk0, fk1 int64 // the fixed operand's first and last keys
+				if fl < fh {
+					fk0, fk1 = rf.ints[fl], rf.ints[fh-1]
+				}
 				for q := l; q < h; q++ {
 					j := ikeys[q]
 					ml, mh, mok := rm.at(j, j)
-					if mok && (none || ml == mh) {
+					if mok && (fl == fh || ml == mh || rm.fit(ml, mh) && (rm.ints[mh-1] < fk0 || fk1 < rm.ints[ml])) {
+						// Empty, or sorted key ranges that do not meet:
+						// no pairs.
 						continue
 					}
 					if r.iter(fr, in, q, b, rs, &up, seg, ml, mh, mok) {
