@@ -68,12 +68,11 @@
 //	                       intersection into a real scalar or a dense
 //	                       row's entry, the body over batches of matched
 //	                       pairs (or the merge-dot primitive); rows of
-//	                       merges
-//	merge*.go, seekindex.go  sorted intersections with galloping seeks
+//	                       merges (SDDMM, MTTKRP with csr factors)
+//	merge.go, seekindex.go sorted intersections with galloping seeks
 //	                       for the merges the IR declines (into a
-//	                       dictionary; rows of merges over an index
-//	                       array's keys: SDDMM, MTTKRP) and its fallback
-//	                       on unsorted or out-of-range input
+//	                       dictionary) and its fallback on unsorted or
+//	                       out-of-range input; seek tables over long rows
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position
