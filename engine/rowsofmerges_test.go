@@ -240,15 +240,21 @@ func mergeData(trial int, rng *rand.Rand) storage.Store {
 			}
 		}
 	}
+	spoilRows(st, trial, "A_val", rng)
+	return st
+}
+
+// spoilRows reverses one of B's rows (trial 2 mod 4), or makes the
+// values vals (trial 3 mod 8) or F's row bounds (7 mod 8) one short.
+func spoilRows(st storage.Store, trial int, vals string, rng *rand.Rand) {
 	switch {
 	case trial%4 == 2:
 		reverseARow(st, "B", rng)
-	case trial%8 == 3 && st["A_val"].(*storage.Array).Len() > 0:
-		st["A_val"] = oneShort(st["A_val"].(*storage.Array))
+	case trial%8 == 3 && st[vals].(*storage.Array).Len() > 0:
+		st[vals] = oneShort(st[vals].(*storage.Array))
 	case trial%8 == 7:
 		st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
 	}
-	return st
 }
 
 // againstGeneral runs plan on st against the interpreter (1 and 3

@@ -168,14 +168,7 @@ func longRowData(trial int, rng *rand.Rand) storage.Store {
 		eRows[i] = fiber()
 	}
 	csrOf(st, "E", w, eRows, rng)
-	switch {
-	case trial%4 == 2:
-		reverseARow(st, "B", rng)
-	case trial%8 == 3 && st["B_val"].(*storage.Array).Len() > 0:
-		st["B_val"] = oneShort(st["B_val"].(*storage.Array))
-	case trial%8 == 7:
-		st["F_pos2"] = oneShort(st["F_pos2"].(*storage.Array))
-	}
+	spoilRows(st, trial, "B_val", rng)
 	return st
 }
 
