@@ -925,6 +925,7 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 	if sum == nil {
 		return false
 	}
+	v0, sum0 := v, sum // (the invariant factors below come from inside the sum)
 	if f, inner := c.invariantFactors(sum); f != nil {
 		v, sum = replaceNode(v, sum, &ir.Expr{Op: ir.OpMul, Args: []*ir.Expr{f, inner}, Type: sum.Type, Pos: sum.Pos}), inner
 	}
@@ -951,9 +952,9 @@ func (c *compiler) lowerProductSum(nl *nloop, s *nstmt, v *ir.Expr) bool {
 		post := c.expr(pe)
 		s.postVec = c.postRows(nl, pe, name)
 		s.postE = pe
-		for e := v; e != sum && e.Op == ir.OpMul; {
+		for e := v0; e != sum0 && e.Op == ir.OpMul; {
 			// ((a * b) * sum): a * b comes first; a * (sum * b): a.
-			if x := e.Args[0]; !holds(x, sum) {
+			if x := e.Args[0]; !holds(x, sum0) {
 				s.pre = append(s.pre, c.expr(x))
 				e = e.Args[1]
 			} else {
