@@ -164,6 +164,10 @@ func BenchmarkMMM(b *testing.B) {
 	d.mmmA.store(sc, "A")
 	d.mmmBc.storeCSC(sc, "B")
 	b.Run("storel-B-csc", func(b *testing.B) { runKernel(b, planMMMcsc, sc, 1, 0) })
+	// The same copy with rows kept as sorted lists (an unannotated
+	// level): the walk per entry of A reads the same entries.
+	listRows := strings.Replace(planMMMcsc, "{ @dense j1 ->", "{ j1 ->", 1)
+	b.Run("storel-B-csc-list-rows", func(b *testing.B) { runKernel(b, listRows, sc, 1, 0) })
 }
 
 func BenchmarkTTM(b *testing.B) {

@@ -199,7 +199,9 @@ var closuresOnly bool
 // list read through its values laid out by key), "appended" (a block's
 // rows of every iteration added to the rows at their keys in sequential
 // mode, no variables set per row), "laid out" (a block's rows of a built
-// dictionary laid out one after another).
+// dictionary laid out one after another), "one by one" (a block's entries
+// of a built dictionary read through its per-entry methods: no slice of
+// its own to hand over).
 var nestEvent func(string)
 
 func nestSaw(ev string) {

@@ -333,8 +333,9 @@ func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
 }
 
 // entryKeys returns the keys of positions q..q+n-1 of m: a slice of m's
-// own where its keys are one (a hash map's row, a dense vector's list,
-// rows laid out), else buf filled.
+// own where its keys are one (a hash map's row, a dense vector's list, a
+// sorted list's keys, rows laid out), else buf filled one entry at a
+// time.
 func entryKeys(m dict, q, n int, buf []int64) []int64 {
 	switch d := m.(type) {
 	case *laidRows:
@@ -343,6 +344,9 @@ func entryKeys(m dict, q, n int, buf []int64) []int64 {
 		return d.keySlice()[q : q+n]
 	case *denseLeaf:
 		return d.list()[q : q+n]
+	case *listLeaf:
+		d.init()
+		return d.keys[q : q+n]
 	case *rowLeaf:
 		if d.nkeys != nil {
 			for l, k := range d.nkeys[q : q+n] {
@@ -351,6 +355,9 @@ func entryKeys(m dict, q, n int, buf []int64) []int64 {
 			return buf[:n]
 		}
 		return d.lkeys[q : q+n]
+	}
+	if n > 0 {
+		nestSaw("one by one")
 	}
 	for l := range buf[:n] {
 		buf[l] = m.keyAt(q + l)
@@ -373,10 +380,17 @@ func entryInts(m dict, q, n int, buf []int64) []int64 {
 			gatherDense(buf[:n], d.ints, d.list()[q:q+n], d.spillI)
 			return buf[:n]
 		}
+	case *listLeaf:
+		if d.init(); !d.real {
+			return d.ints[q : q+n]
+		}
 	case *rowLeaf:
 		if !d.spec.real {
 			return d.ints[q : q+n]
 		}
+	}
+	if n > 0 {
+		nestSaw("one by one")
 	}
 	for l := range buf[:n] {
 		buf[l] = m.intAt(q + l)
@@ -399,10 +413,17 @@ func entryReals(m dict, q, n int, buf []float64) []float64 {
 			gatherDense(buf[:n], d.reals, d.list()[q:q+n], d.spillF)
 			return buf[:n]
 		}
+	case *listLeaf:
+		if d.init(); d.real {
+			return d.reals[q : q+n]
+		}
 	case *rowLeaf:
 		if d.spec.real {
 			return d.reals[q : q+n]
 		}
+	}
+	if n > 0 {
+		nestSaw("one by one")
 	}
 	for l := range buf[:n] {
 		buf[l] = m.realAt(q + l)
