@@ -68,7 +68,7 @@ func TestShortLoops(t *testing.T) {
 		{"MTTKRP", shortMTTKRP, []mat{{"C", 25, 16}, {"D", 16, 40}}, []string{"lifted"}, []string{"flat", "post"}},
 		{"MTTKRP, guards discharged", shortMTTKRPGuarded, []mat{{"C", 25, 16}, {"D", 16, 40}}, []string{"lifted"}, []string{"discharged", "flat", "post"}},
 		{"MTTKRP, guards tested", shortMTTKRPGuarded, []mat{{"C", 20, 16}, {"D", 16, 30}}, []string{"lifted"}, []string{"lanes", "fallback"}},
-		{"SDDMM", shortSDDMM, []mat{{"U", 60, 8}, {"V", 50, 8}}, []string{"range dot"}, nil},
+		{"SDDMM", shortSDDMM, []mat{{"U", 60, 8}, {"V", 50, 8}}, []string{"range dot", "range dot bounds by facts"}, nil},
 		{"TTV", shortTTV, []mat{{"D", 1, 40}}, []string{"flat", "dot", "keys"}, nil},
 		{"keys from an array", shortKeyed, []mat{{"D", 1, 40}}, []string{"flat", "post", "keys"}, nil},
 		{"scalar", shortScalar, []mat{{"C", 25, 16}, {"D", 1, 40}}, []string{"flat", "post"}, nil},

@@ -37,11 +37,14 @@ func TestNestExplain(t *testing.T) {
 	denseStore(st, "C", 8, 16, rng)
 	denseStore(st, "D", 16, 9, rng)
 	st["beta"] = st["x_len1"]
+	randCSR(30, 20, 90, rng).store(st, "S")
+	denseStore(st, "U", 30, 8, rng)
+	denseStore(st, "V", 20, 8, rng)
 	for _, c := range []struct{ name, plan string }{
 		{"SpMV, x a tensor", nestSpMV}, {"BATAX, x a tensor", nestBATAX},
 		{"dense MV", nestDenseMV}, {"MTTKRP, dense factors", nestMTTKRP},
 		{"MTTKRP, the optimizer's plan", shortMTTKRP}, {"MTTKRP, guards kept", shortMTTKRPGuarded},
-		{"a product with a sum into a scalar", shortScalar}, {"TTV", shortTTV},
+		{"a product with a sum into a scalar", shortScalar}, {"TTV", shortTTV}, {"SDDMM, dense factors", shortSDDMM},
 		{"a row's let times the terms of a row", strings.ReplaceAll(planRowSumLet, "B_", "A_")},
 		{"A times its transpose by merges of rows", `sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<j, _> in 0:A_len1)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/storel/storel/ir"
 )
@@ -42,10 +43,31 @@ type vdotTest struct {
 }
 
 // vdotFactor is a real array read at base + stride*k, or (cl nil) val.
+// facts: base's interval facts (factBounded) bound it over a batch, so
+// a batch whose facts keep the reads inside the array skips the scan
+// of its bases.
 type vdotFactor struct {
 	cl           *cell
 	base, stride *vnode
 	val          *vnode
+	facts        bool
+}
+
+// factBounded reports whether interval bounds int node n over any batch
+// of positions: it reads only invariants of the whole loop entry (none
+// that change from row to row in position space), int arrays (whose
+// min and max, known once the data is bound, bound every read) and
+// their sums and products.
+func factBounded(n *vnode) bool {
+	switch n.op {
+	case vInv:
+		return !n.row && !n.real
+	case vVal, vRead:
+		return !n.real
+	case vAdd, vSub, vMul:
+		return factBounded(n.a) && factBounded(n.b)
+	}
+	return false
 }
 
 // onlyRangeSums reports whether every loop of e, the body of nl, is a
@@ -118,7 +140,16 @@ func (x *vctx) rangeDot(e *ir.Expr) *vnode {
 			panic(noVec{})
 		}
 		base, stride := x.affineIn(f.Args[1], reads)
-		d.fs = append(d.fs, vdotFactor{cl: cl, base: x.termNode(base), stride: x.termNode(stride)})
+		bn := x.termNode(base)
+		df := vdotFactor{cl: cl, base: bn, stride: x.termNode(stride)}
+		// A base of invariants alone is one value a batch, checked as
+		// such; facts matter where it reads an array.
+		if src := intervalSource(bn); len(src) > 0 && factBounded(bn) {
+			df.facts = true
+			x.nl.info.guards = append(x.nl.info.guards, fmt.Sprintf("reads of %s inside %s: discharged per batch by interval facts (%s), else checked from the batch's least and greatest base",
+				ir.Format(f), cl.name, strings.Join(slices.Compact(src), ", ")))
+		}
+		d.fs = append(d.fs, df)
 	}
 	return x.node(&vnode{op: vDot, real: true, dot: d, text: ir.Format(e)})
 }
@@ -253,7 +284,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	out := s.fbuf(nd, n)
 	nestSaw("range dot")
 	if uniform && len(d.fs) == 2 {
-		return s.put(nd, vval{fv: out}), s.dot2(d, lo.i, hi.i, s.ints(d.fs[0].base, base[0], n), s.ints(d.fs[1].base, base[1], n), out)
+		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, out)
 	}
 	var los, his []int64 = s.ints(d.lo, lo, n), s.ints(d.hi, hi, n)
 	var bs, sts [3][]int64
@@ -282,18 +313,116 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 }
 
 // dot2 is the batch's dots of two reads over the same k range lo..hi-1,
-// each lane's reads at ba[l] + k and bb[l] + k: the bounds checked once
-// for the batch, then a straight loop per lane.
-func (s *vstate) dot2(d *vdot, lo, hi int64, ba, bb []int64, out []float64) bool {
+// each lane's reads at base[i] + k (a base one value for the batch read
+// as such, not spread over the lanes): the bounds checked once for the
+// batch (by the bases' interval facts where they prove them, else from
+// the bases' least and greatest), then a straight loop per lane.
+func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, out []float64) bool {
 	if lo >= hi {
 		clear(out)
 		return true
 	}
-	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
-	if !dotInside(ba, lo, hi, len(as)) || !dotInside(bb, lo, hi, len(bs)) {
-		return false
+	n := len(out)
+	for i, f := range d.fs[:2] {
+		if !s.dotBaseInside(fr, f, base[i], lo, hi, p0, n) {
+			return false
+		}
 	}
+	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
 	m := hi - lo
+	a, b := base[0], base[1]
+	switch {
+	case a.scalar && b.scalar:
+		x, y := as[a.i+lo:][:m], bs[b.i+lo:][:m]
+		y = y[:len(x)]
+		acc := 0.0
+		for q := range x {
+			acc += float64(x[q] * y[q])
+		}
+		for l := range out {
+			out[l] = acc
+		}
+	case a.scalar && b.iv != nil && !b.aff:
+		dotOne(as[a.i+lo:][:m], bs, b.iv[:n], lo, out)
+	case b.scalar && a.iv != nil && !a.aff:
+		// Products commute bit for bit: the same sums.
+		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], lo, out)
+	default:
+		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, out)
+	}
+	return true
+}
+
+// dotBaseInside reports whether base + k, for each k in lo..hi-1 (lo <
+// hi), is inside an array of n elements for every base of b.
+func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, lo, hi, p0 int64, n int) bool {
+	var b0, b1 int64
+	switch {
+	case b.scalar:
+		b0, b1 = b.i, b.i
+	case f.facts:
+		var ok bool
+		if b0, b1, ok = f.base.interval(fr, p0, p0+int64(n)); ok && inside(b0, b1, lo, hi, len(f.cl.reals)) {
+			nestSaw("range dot bounds by facts")
+			return true
+		}
+		fallthrough
+	default:
+		ib := s.ints(f.base, b, n)
+		if len(ib) == 0 {
+			return true
+		}
+		b0, b1 = minMax(ib)
+	}
+	return inside(b0, b1, lo, hi, len(f.cl.reals))
+}
+
+// inside reports whether b + k is inside an array of n elements for
+// every b in b0..b1 and k in lo..hi-1 (lo < hi).
+func inside(b0, b1, lo, hi int64, n int) bool {
+	return small(b0) && small(b1) && small(lo) && small(hi) && b0+lo >= 0 && b1+hi-1 < int64(n)
+}
+
+// minMax is the least and the greatest of v (not empty), in one pass.
+func minMax(v []int64) (int64, int64) {
+	lo, hi := v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// dotOne is dotTwo with the first reads the same m values x for every
+// lane.
+func dotOne(x, bs []float64, bb []int64, lo int64, out []float64) {
+	m := int64(len(x))
+	l := 0
+	for ; l+4 <= len(out); l += 4 {
+		y0, y1, y2, y3 := bs[bb[l]+lo:][:m], bs[bb[l+1]+lo:][:m], bs[bb[l+2]+lo:][:m], bs[bb[l+3]+lo:][:m]
+		y0, y1, y2, y3 = y0[:len(x)], y1[:len(x)], y2[:len(x)], y3[:len(x)]
+		var a0, a1, a2, a3 float64
+		for q, xq := range x {
+			a0 += float64(xq * y0[q])
+			a1 += float64(xq * y1[q])
+			a2 += float64(xq * y2[q])
+			a3 += float64(xq * y3[q])
+		}
+		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
+	}
+	for ; l < len(out); l++ {
+		y := bs[bb[l]+lo:][:m]
+		y = y[:len(x)]
+		acc := 0.0
+		for q, xq := range x {
+			acc += float64(xq * y[q])
+		}
+		out[l] = acc
+	}
+}
+
+// dotTwo is each lane l's sum over q < m of as[ba[l]+lo+q] *
+// bs[bb[l]+lo+q], in q's order.
+func dotTwo(as, bs []float64, ba, bb []int64, lo, m int64, out []float64) {
 	// Four lanes at a time: each lane's sum is one chain of adds in k's
 	// order, and four independent chains hide the adds' latency.
 	l := 0
@@ -321,17 +450,6 @@ func (s *vstate) dot2(d *vdot, lo, hi int64, ba, bb []int64, out []float64) bool
 		}
 		out[l] = acc
 	}
-	return true
-}
-
-// dotInside reports whether every base + k, for each base and k in
-// lo..hi-1 (lo < hi), is inside an array of n elements.
-func dotInside(base []int64, lo, hi int64, n int) bool {
-	if len(base) == 0 {
-		return true
-	}
-	b0, b1 := slices.Min(base), slices.Max(base)
-	return small(b0) && small(b1) && small(lo) && small(hi) && b0+lo >= 0 && b1+hi-1 < int64(n)
 }
 
 // laneDot is range dot nd at position p.

@@ -15,7 +15,10 @@ import (
 // factors, a column-major factor, a lone factor, a factor that does not
 // read k, bounds read per entry, reads past an array's end) against the
 // interpreter at 1 and 3 threads, as batches and lane by lane: the range
-// dots run, and their bits are the interpreter's.
+// dots run, and their bits are the interpreter's. Where the index
+// array's facts keep a factor's reads inside its array (V's rows cover
+// S's columns), no batch scans its bases ("bounds by facts"); where they
+// do not, the batches' bases decide.
 func TestRangeDots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 11))
 	s := randCSR(60, 50, 700, rng)
@@ -23,23 +26,28 @@ func TestRangeDots(t *testing.T) {
 		name, plan string
 		vRows      int // V's rows: fewer than S's columns sends batches to the closures
 		dot        bool
+		facts      bool // the reads' bounds discharged by facts
 	}{
 		{"SDDMM, a let", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
 		    let t = sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) in
-		    { @dense j -> S_val(p2) * t } }`, 50, true},
-		{"SDDMM, in the value", shortSDDMM, 50, true},
+		    { @dense j -> S_val(p2) * t } }`, 50, true, true},
+		{"SDDMM, in the value", shortSDDMM, 50, true, true},
+		{"SDDMM, V a row more than S's columns", shortSDDMM, 51, true, true},
+		{"the factor of one base per batch second", strings.Replace(shortSDDMM,
+			"U_val(i * U_len2 + k) * V_val(j * V_len2 + k)", "V_val(j * V_len2 + k) * U_val(i * U_len2 + k)", 1), 50, true, true},
+		{"both factors one base per batch", strings.Replace(shortSDDMM, "V_val(j * V_len2 + k)", "U_val(i * U_len2 + k)", 1), 50, true, false},
 		{"three factors, V column-major", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
-		    { @dense j -> sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(k * V_len1 + j) * W_val(k) } }`, 50, true},
+		    { @dense j -> sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(k * V_len1 + j) * W_val(k) } }`, 50, true, false},
 		{"a lone factor, a factor not reading k", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
 		    { @dense j -> (sum(<k, _> in 1:U_len2 - 1) V_val(V_len2 * j + k + 1)) +
-		        sum(<k, _> in 0:3) S_val(p2) * V_val(j * V_len2 - k + 4) } }`, 50, true},
+		        sum(<k, _> in 0:3) S_val(p2) * V_val(j * V_len2 - k + 4) } }`, 50, true, false},
 		{"bounds per entry", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
-		    { @dense j -> sum(<k, _> in j % 5:j % 7) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) } }`, 50, true},
-		{"V short: the interpreter's error", shortSDDMM, 45, false},
+		    { @dense j -> sum(<k, _> in j % 5:j % 7) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) } }`, 50, true, false},
+		{"V short: the interpreter's error", shortSDDMM, 45, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -56,6 +64,9 @@ func TestRangeDots(t *testing.T) {
 				seen := events(func() { agree(t, e, st) })
 				if tc.dot && seen["range dot"] == 0 {
 					t.Errorf("shortRun %d: no range dot; saw %v", short, seen)
+				}
+				if f := seen["range dot bounds by facts"] > 0; f != tc.facts {
+					t.Errorf("shortRun %d: bounds by facts %v, want %v; saw %v", short, f, tc.facts, seen)
 				}
 				got, err := runEngine(e, st, 1)
 				if werr == nil && (err != nil || !value.Equal(got, want, 0)) {
