@@ -9,13 +9,23 @@ import (
 
 // BenchmarkShortLoops measures plans whose inner loops hold a few
 // entries (the optimizer's MTTKRP plan over a tensor of 1-2 entries a
-// fiber, as orghs; SDDMM with rank-8 factors): "nest" as the engine
+// fiber, as orghs; TTV and TTM over the same fibers; SDDMM with rank-8
+// factors): "nest" as the engine
 // runs them, "batches" with the short calls run as batches instead of
 // lane by lane, and "loop" a Go loop doing the plan's work
 // (MTTKRP-guards-tested is the first plan with its guards kept: the
 // fibers run a call each, not in position space).
 //
 //	go test ./engine -run XXX -bench ShortLoops -count 3
+//
+// benchTTM is the optimizer's TTM plan with the factor dense, D(k, l) at
+// k * D_len2 + l.
+const benchTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, j> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+      let t1 = B_val(p3) in
+      sum(<k, _> in 0:D_len1) { @dense k -> D_val(k * D_len2 + l) * t1 } } }`
+
 func BenchmarkShortLoops(b *testing.B) {
 	rng := rand.New(rand.NewPCG(28, 7))
 	st := storage.Store{}
@@ -67,6 +77,30 @@ func BenchmarkShortLoops(b *testing.B) {
 							acc += t.val[p3] * dv[j*l2+t.idx3[p3]] * cr[j]
 						}
 						row[j] += acc
+					}
+				}
+			}
+		}},
+		// TTV and TTM over the same fibers (v D's first row; TTM's
+		// factor D read k-major, the optimizer's plan for a dense B).
+		{"TTV", shortTTV, func() {
+			out := make([]float64, len(t.idx2))
+			for p2 := range t.idx2 {
+				s := 0.0
+				for p3 := t.pos3[p2]; p3 < t.pos3[p2+1]; p3++ {
+					s += t.val[p3] * dv[t.idx3[p3]]
+				}
+				out[p2] = s
+			}
+		}},
+		{"TTM", benchTTM, func() {
+			out := make([]float64, len(t.idx2)*rank)
+			for p2 := range t.idx2 {
+				row := out[p2*rank:][:rank]
+				for p3 := t.pos3[p2]; p3 < t.pos3[p2+1]; p3++ {
+					a, l := t.val[p3], t.idx3[p3]
+					for k := range int64(rank) {
+						row[k] += dv[k*l2+l] * a
 					}
 				}
 			}

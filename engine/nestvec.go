@@ -1292,6 +1292,12 @@ func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
 // realOp sets out to a op b (+ - or *) lane by lane; a nil operand is its
 // scalar in every lane.
 func realOp(op vop, out, a []float64, sa float64, b []float64, sb float64) {
+	vecOp(op, out, a, sa, b, sb)
+}
+
+// vecOp is realOp for reals or ints: the operation chosen once, a
+// straight loop per lane.
+func vecOp[T int64 | float64](op vop, out, a []T, sa T, b []T, sb T) {
 	switch {
 	case a == nil:
 		b = b[:len(out)]
@@ -1379,20 +1385,11 @@ func (s *vstate) intArith(nd *vnode, a, b *vval, n int) vval {
 	case a.scalar && !b.aff:
 		// A row's or an entry's offset plus the keys (j*L + l): no
 		// materialized copy of the scalar.
-		x, bv := a.i, b.iv[:n]
-		for l := range buf {
-			buf[l] = arithOp(nd.op, x, bv[l])
-		}
+		vecOp(nd.op, buf, nil, a.i, b.iv[:n], 0)
 	case b.scalar && !a.aff:
-		av, y := a.iv[:n], b.i
-		for l := range buf {
-			buf[l] = arithOp(nd.op, av[l], y)
-		}
+		vecOp(nd.op, buf, a.iv[:n], 0, nil, b.i)
 	default:
-		av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
-		for l := range buf {
-			buf[l] = arithOp(nd.op, av[l], bv[l])
-		}
+		vecOp(nd.op, buf, s.ints(nd.a, a, n), 0, s.ints(nd.b, b, n), 0)
 	}
 	return vval{iv: buf}
 }

@@ -264,9 +264,19 @@ func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, co
 		}
 		ch.cols = ch.cols[:len(ch.cols)+n]
 	}
-	s.keys = append(s.keys, s.key)
-	s.vEnds = append(s.vEnds, int32(len(*v)))
-	s.cEnds = append(s.cEnds, int32(len(ch.cols)))
+	s.keys = push(s.keys, s.key)
+	s.vEnds = push(s.vEnds, int32(len(*v)))
+	s.cEnds = push(s.cEnds, int32(len(ch.cols)))
+}
+
+// push appends v to s, doubling s when full: append grows a long slice
+// by a quarter, which copies a level of many short rows (TTM's fibers)
+// its records about five times over; doubling, about twice.
+func push[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 16))
+	}
+	return append(s, v)
 }
 
 // nonZeroCount counts the non-zero values of s.
