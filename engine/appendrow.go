@@ -168,6 +168,15 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			w.appended = n
 			return len(vals)
 		}
+		// A row whose keys so far are one run first..last (no key
+		// skipped) adds a key inside the run where its entry is: a row
+		// built from runs over the same keys (TTM's row of a fiber, one
+		// run per entry of the fiber) stays where it is.
+		first, run := int64(0), false
+		if n > 0 {
+			first = int64(ak[0])
+			run = last-first == int64(n-1)
+		}
 		for ; q < len(vals); q++ {
 			k, v := lo+int64(q), vals[q]
 			if keys != nil {
@@ -179,9 +188,19 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 						break // out of room
 					}
 					ak[n], av[n] = int32(k), v
+					if n == 0 {
+						first, run = k, true
+					} else {
+						run = run && k == last+1
+					}
 					n++
 					last = k
 				}
+				continue
+			}
+			if run && k >= first && k <= last {
+				av[k-first] += v
+				w.summed = true
 				continue
 			}
 			if n > 0 && k == last {

@@ -66,6 +66,65 @@ func TestAppendRowsSkipWorkspace(t *testing.T) {
 	}
 }
 
+// TestAppendRowRuns: a row built from runs over the same keys (TTM's row
+// of a fiber, one run of the factor's row per entry of the fiber), a run
+// starting inside the keys so far and going past them, and single keys
+// added inside a run in any order stay where they are appended: the
+// workspace never gets a slice. A row whose keys skip one (a zero at a
+// new key) is no run: a key before its last settles it as before. The
+// entries are a map-based reference's, zeros dropped (runs that cancel).
+func TestAppendRowRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 17))
+	for trial := range 40 {
+		b := newBuilder(rowsShape)
+		want := map[int64]map[int64]float64{}
+		add := func(i, k int64, v float64) {
+			if want[i] == nil {
+				want[i] = map[int64]float64{}
+			}
+			want[i][k] += v
+		}
+		gap := trial%4 == 3
+		for i := int64(0); i < 30; i += 1 + int64(rng.IntN(2)) {
+			c := b.child(i)
+			width := 1 + rng.IntN(20)
+			lo := int64(rng.IntN(3))
+			for r := range 1 + rng.IntN(4) {
+				vals := make([]float64, width)
+				for q := range vals {
+					vals[q] = float64(rng.IntN(7) - 3)
+					if r == 0 && !gap {
+						vals[q] = float64(1 + rng.IntN(3)) // no zero: the first run has no gap
+					}
+					if r == 2 {
+						vals[q] = -want[i][lo+int64(q)] // cancels the run so far
+					}
+					add(i, lo+int64(q), vals[q])
+				}
+				c.addRow(lo, vals)
+				if r == 1 {
+					// Single keys inside the run, out of order, then one past it.
+					for _, q := range rng.Perm(width) {
+						v := float64(rng.IntN(3))
+						c.addReal(lo+int64(q), v)
+						add(i, lo+int64(q), v)
+					}
+				}
+			}
+			c.addReal(lo+int64(width)+1, 1)
+			add(i, lo+int64(width)+1, 1)
+		}
+		w := b.x.tree.workspace(1)
+		if used := len(w.reals)+len(w.ints) > 0; used != gap {
+			t.Fatalf("trial %d: rows through the workspace %v, want %v (%d reals)", trial, used, gap, len(w.reals))
+		}
+		d := b.freeze()
+		checkEntries(t, d, want)
+		checkSorted(t, d)
+		checkNoZeros(t, d)
+	}
+}
+
 // checkNoZeros fails if a list row of d, a dictionary of depth 2, lists
 // a zero: entries that cancel are no entries.
 func checkNoZeros(t *testing.T, d dict) {
