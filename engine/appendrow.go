@@ -168,6 +168,21 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			w.appended = n
 			return len(vals)
 		}
+		if keys != nil && len(vals)-q <= len(ak)-n && follow(keys[q:], last, limit) {
+			// Keys that all follow, fit and increase: no test per key
+			// but the zero's.
+			nestSaw("keys appended in one pass")
+			vs := vals[q:]
+			for l, k := range keys[q:] {
+				v := vs[l]
+				ak[n], av[n] = int32(k), v
+				if v != 0 { // a zero at a new key is no entry
+					n++
+				}
+			}
+			w.appended = n
+			return len(vals)
+		}
 		// A row whose keys so far are one run first..last (no key
 		// skipped) adds a key inside the run where its entry is: a row
 		// built from runs over the same keys (TTM's row of a fiber, one
@@ -220,6 +235,20 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 		}
 	}
 	return q
+}
+
+// follow reports whether keys (not empty) increase, the first past last
+// and the last at most limit.
+func follow(keys []int64, last, limit int64) bool {
+	if keys[0] <= last || keys[len(keys)-1] > limit {
+		return false
+	}
+	for l := 1; l < len(keys); l++ {
+		if keys[l] <= keys[l-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // closeAppended records the appending row of s (its cur) as a closed

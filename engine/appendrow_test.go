@@ -60,10 +60,17 @@ func TestAppendRowsSkipWorkspace(t *testing.T) {
 		if _, ok := d.(*seqNode); !ok {
 			t.Fatalf("trial %d: rows in order left sequential mode: %T", trial, d)
 		}
-		checkEntries(t, d, want)
-		checkSorted(t, d)
-		checkNoZeros(t, d)
+		checkRows(t, d, want)
 	}
+}
+
+// checkRows checks d, a dictionary of rows, against want: its entries,
+// each row's keys sorted, no listed zero.
+func checkRows(t *testing.T, d dict, want map[int64]map[int64]float64) {
+	t.Helper()
+	checkEntries(t, d, want)
+	checkSorted(t, d)
+	checkNoZeros(t, d)
 }
 
 // TestAppendRowRuns: a row built from runs over the same keys (TTM's row
@@ -118,10 +125,50 @@ func TestAppendRowRuns(t *testing.T) {
 		if used := len(w.reals)+len(w.ints) > 0; used != gap {
 			t.Fatalf("trial %d: rows through the workspace %v, want %v (%d reals)", trial, used, gap, len(w.reals))
 		}
-		d := b.freeze()
-		checkEntries(t, d, want)
-		checkSorted(t, d)
-		checkNoZeros(t, d)
+		checkRows(t, b.freeze(), want)
+	}
+}
+
+// TestAppendKeyedBatches: batches of keys into an appending row (the j
+// of SDDMM's and TTV's rows, a batch of a segment at a time) whose keys
+// all increase past the row's last go in one pass ("keys appended in one
+// pass"), zeros dropped; a batch with a key out of order or repeated
+// goes key by key (adding into the run, or settling). The entries are a
+// map-based reference's.
+func TestAppendKeyedBatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 19))
+	for trial := range 30 {
+		b := newBuilder(rowsShape)
+		want := map[int64]map[int64]float64{}
+		seen := events(func() {
+			for i := int64(0); i < 20; i++ {
+				c := b.child(i)
+				next := int64(rng.IntN(3))
+				for range 1 + rng.IntN(4) {
+					var keys []int64
+					var vals []float64
+					for range 1 + rng.IntN(12) {
+						keys = append(keys, next)
+						vals = append(vals, float64(rng.IntN(4)))
+						next += 1 + int64(rng.IntN(3))
+					}
+					if trial%3 == 2 && rng.IntN(2) == 0 {
+						rng.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
+					}
+					if want[i] == nil {
+						want[i] = map[int64]float64{}
+					}
+					for q, k := range keys {
+						want[i][k] += vals[q]
+					}
+					addReals(c, keys, vals)
+				}
+			}
+		})
+		if seen["keys appended in one pass"] == 0 {
+			t.Errorf("trial %d: no batch appended in one pass; saw %v", trial, seen)
+		}
+		checkRows(t, b.freeze(), want)
 	}
 }
 
