@@ -187,7 +187,7 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 		// skipped) adds a key inside the run where its entry is: a row
 		// built from runs over the same keys (TTM's row of a fiber, one
 		// run per entry of the fiber) stays where it is.
-		first, run := int64(0), false
+		first, run, inRun := int64(0), false, false
 		if n > 0 {
 			first = int64(ak[0])
 			run = last-first == int64(n-1)
@@ -215,7 +215,7 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			}
 			if run && k >= first && k <= last {
 				av[k-first] += v
-				w.summed = true
+				w.summed, inRun = true, true
 				continue
 			}
 			if n > 0 && k == last {
@@ -226,6 +226,9 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			break
 		}
 		w.appended = n
+		if inRun {
+			nestSaw("added inside an appended run")
+		}
 		if q == len(vals) {
 			return q
 		}

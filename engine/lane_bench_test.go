@@ -17,15 +17,6 @@ import (
 // fibers run a call each, not in position space).
 //
 //	go test ./engine -run XXX -bench ShortLoops -count 3
-//
-// benchTTM is the optimizer's TTM plan with the factor dense, D(k, l) at
-// k * D_len2 + l.
-const benchTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
-  { @dense i -> sum(<p2, j> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
-    { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
-      let t1 = B_val(p3) in
-      sum(<k, _> in 0:D_len1) { @dense k -> D_val(k * D_len2 + l) * t1 } } }`
-
 func BenchmarkShortLoops(b *testing.B) {
 	rng := rand.New(rand.NewPCG(28, 7))
 	st := storage.Store{}
@@ -93,7 +84,7 @@ func BenchmarkShortLoops(b *testing.B) {
 				out[p2] = s
 			}
 		}},
-		{"TTM", benchTTM, func() {
+		{"TTM", shortTTM, func() {
 			out := make([]float64, len(t.idx2)*rank)
 			for p2 := range t.idx2 {
 				row := out[p2*rank:][:rank]

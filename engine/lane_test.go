@@ -38,6 +38,13 @@ const (
 	shortTTV = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	    { @dense k -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l) } }`
+	// TTM, the optimizer's plan with the factor dense (D(k, l) at
+	// k * D_len2 + l): a fiber's row, one run of D's column per entry.
+	shortTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, j> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	      let t1 = B_val(p3) in
+	      sum(<k, _> in 0:D_len1) { @dense k -> D_val(k * D_len2 + l) * t1 } } }`
 	// The keys read from another array (K_val): a read the batches check.
 	shortKeyed = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
@@ -70,6 +77,9 @@ func TestShortLoops(t *testing.T) {
 		{"MTTKRP, guards tested", shortMTTKRPGuarded, []mat{{"C", 20, 16}, {"D", 16, 30}}, []string{"lifted"}, []string{"lanes", "fallback"}},
 		{"SDDMM", shortSDDMM, []mat{{"U", 60, 8}, {"V", 50, 8}}, []string{"range dot", "range dot bounds by facts"}, nil},
 		{"TTV", shortTTV, []mat{{"D", 1, 40}}, []string{"flat", "dot", "keys"}, nil},
+		// A fiber's row, one run of D's column per entry of the fiber: the
+		// fibers of two or more entries add their runs where the row is.
+		{"TTM, dense factor", shortTTM, []mat{{"D", 16, 40}}, []string{"added inside an appended run"}, nil},
 		{"keys from an array", shortKeyed, []mat{{"D", 1, 40}}, []string{"flat", "post", "keys"}, nil},
 		{"scalar", shortScalar, []mat{{"C", 25, 16}, {"D", 1, 40}}, []string{"flat", "post"}, nil},
 	} {
