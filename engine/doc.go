@@ -34,7 +34,8 @@
 //	rangedot.go            a sum over a range inside a batch (SDDMM's rank
 //	                       dot, a dense matrix's row): a straight loop
 //	                       per lane, reads and guards checked at the
-//	                       range's ends
+//	                       range's ends, or for the batch by interval
+//	                       facts
 //	nestlift.go            a dense range above compressed levels (or a
 //	                       short range leaf) run as lanes: the inner
 //	                       loops once for many keys, values of the key

@@ -13,9 +13,11 @@ import (
 // a value that does not read k (SDDMM's rank dot per entry, U(i,k) and
 // V(j,k) at two different bases). Each lane runs it as one straight
 // loop over k, its reads bounds-checked once per lane at the range's
-// ends, adding the products in k's order from 0 as the loop per entry
-// does: the same bits. A lane whose read leaves its array sends the
-// batch to the closures, which report the interpreter's error.
+// ends (two factors over one range: once per batch, by the interval
+// facts of the index arrays their bases read where those prove it),
+// adding the products in k's order from 0 as the loop per entry does:
+// the same bits. A lane whose read leaves its array sends the batch to
+// the closures, which report the interpreter's error.
 
 // Measured (go test ./engine -run XXX -bench 'ShortLoops/SDDMM-rank8|NestShapes/dense-MV'
 // -benchtime 20x, three rounds alternating builds with the lifted dot per
