@@ -4,15 +4,14 @@ import (
 	"github.com/storel/storel/ir"
 )
 
-// Fused loops. The general loop calls a closure per iteration for the
-// body, and the body calls closures for its operands. For the inner
-// loops of the plans the loop-nest IR declines (workspace rows, rows of
-// merges, and the merges' bodies) the body is instead evaluated inside
-// the loop:
+// Fused merge bodies. The general merge calls a closure per pair for the
+// body, and the body calls closures for its operands. For a scalar merge
+// of two segments of int arrays that the loop-nest IR declines, the body
+// is instead evaluated inside the sorted intersection (mergeSum):
 //
-//	sum(<q, j> in I(lo:hi)) { @dense j -> c * A(q) } (out[j] += ...)
+//	merge(<q1, q2, _> in <I(lo1:hi1), J(lo2:hi2)>) c * A(q1) * B(q2)
 //
-// over a physical int array or a segment of one. The body is a
+// The body is a
 // product of at most two factors that depend on the loop (reads of real
 // arrays at the loop's key or value, or any other expression, evaluated
 // by its closure) and factors that do not (evaluated once per loop run,
@@ -22,7 +21,7 @@ import (
 // invariant factors and a missing factor is 1 (x*1 == 1*x == x in IEEE
 // arithmetic).
 
-// Where a variant factor or a key comes from.
+// Where a variant factor comes from.
 const (
 	atNone  = iota // absent: the factor is 1
 	at1            // a real array read at the first loop index (key p; merge: k1)
@@ -151,8 +150,6 @@ func (c *compiler) invariant(e *ir.Expr) *inv {
 // fusedBody is the analysed body of a loop.
 type fusedBody struct {
 	p prod
-	// Accumulate mode: the key of the singleton, a loop index (at1, at2).
-	keyAt int
 	// writeSlots: a closure reads the loop variables, so they are stored
 	// in their slots every iteration.
 	writeSlots bool
@@ -162,10 +159,6 @@ type fusedBody struct {
 	// pure (set by analyse): no invariant factors, so the product needs
 	// no multiplication by them.
 	pure bool
-	// window: the steps as a windowPrelude of the loop's slots, when
-	// they can be one (set by fuse; the loops skip them per window,
-	// windowOf).
-	window *windowPrelude
 }
 
 // loopVars names the loop's variables for the analysis: idx1 is the
@@ -309,42 +302,14 @@ func (c *compiler) product(body *ir.Expr, lv loopVars, before func()) (*prod, bo
 	return p, i == n
 }
 
-// analyse decides whether the body of a loop with variables lv, adding as
-// lb says, can be fused; it compiles the pieces (in the loop's scope).
+// analyse decides whether the scalar body of a merge with variables lv,
+// adding into the slot lb names, can be fused; it compiles the pieces (in the loop's scope).
 func (c *compiler) analyse(body *ir.Expr, lb loopBody, lv loopVars) *fusedBody {
 	fb := &fusedBody{}
 	pre, core := stripPrelude(body)
 	decl := c.declarePrelude(pre)
 	lv.lets = letNames(pre)
-	switch {
-	case lb.accF >= 0:
-		if c.typeOf(core) != ir.RealType {
-			c.unbind(decl)
-			return nil
-		}
-	case lb.spec != nil && lb.spec.depth == 1 && lb.spec.real && core.Op == ir.OpSingleton:
-		if c.typeOf(core.Args[1]).Depth != 0 {
-			c.unbind(decl)
-			return nil
-		}
-		// A key that is not a loop index (a closure per entry) runs on
-		// the closure loop.
-		if fb.keyAt = lv.index(core.Args[0]); fb.keyAt == atNone {
-			c.unbind(decl)
-			return nil
-		}
-		core = core.Args[1]
-		// { k -> if g then x } adds nothing where g fails, as
-		// if g then { k -> x } does: a zero added into a built
-		// dictionary is dropped. With the key a loop variable (reading
-		// it cannot fail), the guard joins the prelude, where a window
-		// whose keys all pass skips it (MTTKRP: if 0 <= j &&
-		// j < D_len1 for every entry j of C's row).
-		for core.Op == ir.OpIf && len(core.Args) == 2 {
-			pre = append(pre, core)
-			core = core.Args[1]
-		}
-	default:
+	if lb.accF < 0 || c.typeOf(core) != ir.RealType {
 		c.unbind(decl)
 		return nil
 	}
@@ -385,16 +350,6 @@ func (p *prod) invariants(fr *frame) (a, b, c float64) {
 	return
 }
 
-// fusedLoop is a loop with a fused body over a window of the physical
-// int array cl; seg is set when the window is a segment with bounds read
-// in place.
-type fusedLoop struct {
-	fb     *fusedBody
-	cl     *cell
-	ks, vs int
-	seg    *segBounds
-}
-
 // sumOfLoop returns the closure of a scalar sum compiled as loop l adding
 // into slot acc.
 func sumOfLoop(l *loop, acc int) realFn {
@@ -403,38 +358,6 @@ func sumOfLoop(l *loop, acc int) realFn {
 		l.all(fr, nil)
 		return fr.f[acc]
 	}
-}
-
-// fuse returns a fused loop for sum e over a window of the physical
-// int array cl (seg: its direct bounds, if any) adding into a dense
-// dictionary, or nil.
-func (c *compiler) fuse(e *ir.Expr, lb loopBody, open func(*frame) (srcState, bool), cl *cell, seg *segBounds, ks, vs int) *loop {
-	if cl.info.Elem != ir.Int || lb.spec == nil || !lb.spec.dense {
-		// Scalar sums and sums into hash maps take the closure path.
-		return nil
-	}
-	fb := c.analyse(e.Args[1], lb, loopVars{idx1: e.Vars[0], idx2: e.Vars[1]})
-	if fb == nil {
-		return nil
-	}
-	fl := &fusedLoop{fb: fb, cl: cl, ks: ks, vs: vs, seg: seg}
-	fb.window = windowPreludeOf(fb.steps, ks, vs)
-	run := func(fr *frame, st srcState, from, to int64, b *builder) {
-		if from >= to {
-			return
-		}
-		fb.addDense(fr, st.lo+from, st.lo+to, cl, ks, vs, b)
-	}
-	l := &loop{open: open, count: windowCount, run: run, fused: fl}
-	if seg != nil {
-		// Accumulating over a segment: skip the open/count/run calls.
-		l.direct = func(fr *frame, b *builder) {
-			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
-				fb.addDense(fr, lo, hi, cl, ks, vs, b)
-			}
-		}
-	}
-	return l
 }
 
 // readFail records a read of a physical array outside its positions.
@@ -468,25 +391,10 @@ func (v *variant) read(fr *frame, q, j int64) (float64, bool) {
 	return v.fn(fr), true
 }
 
-// key returns the key of the singleton at indices (q, j).
-func (fb *fusedBody) key(q, j int64) int64 {
-	if fb.keyAt == at1 {
-		return q
-	}
-	return j
-}
-
-// windowOf returns the body's steps as a windowPrelude when they hold for
-// positions lo..hi-1 of the index array cl without being run: guards on
-// the key that every key of cl passes (its range, Array.IntRange), lets
-// of array reads that fall inside their arrays (MTTKRP's if 0 <= j && j <
-// D_len1 for every entry of C's row); nil otherwise.
-func (fb *fusedBody) windowOf(cl *cell, lo, hi int64) *windowPrelude {
-	return coveredWindow(fb.window, cl, lo, hi)
-}
-
 // coveredWindow returns w when its steps hold for positions lo..hi-1 of
-// the index array cl (see windowOf), else nil.
+// the index array cl without being run: guards on the key that every key
+// of cl passes (its range, Array.IntRange), lets of array reads that fall
+// inside their arrays; nil otherwise.
 func coveredWindow(w *windowPrelude, cl *cell, lo, hi int64) *windowPrelude {
 	if w == nil || cl == nil {
 		return nil
@@ -499,74 +407,6 @@ func coveredWindow(w *windowPrelude, cl *cell, lo, hi int64) *windowPrelude {
 		return nil
 	}
 	return w
-}
-
-// enter runs the body's steps at position q, whose slots are set (only
-// the loads of win when it is not nil), and evaluates the invariant
-// factors into a, b, c at the first position that passes. False when the
-// guards fail, or when an error stops the loop (fr.err set).
-func (fb *fusedBody) enter(fr *frame, win *windowPrelude, q int64, ready *bool, a, b, c *float64) bool {
-	if win != nil {
-		win.load(fr, q)
-	} else if !runSteps(fr, fb.steps) {
-		return false
-	}
-	if !*ready {
-		if *a, *b, *c = fb.p.invariants(fr); fr.err != nil {
-			return false
-		}
-		*ready = true
-	}
-	return true
-}
-
-// addDense runs positions lo..hi-1 adding into a dense builder.
-func (fb *fusedBody) addDense(fr *frame, lo, hi int64, cl *cell, ks, vs int, bd *builder) {
-	p := &fb.p
-	a, b, cc := 1.0, 1.0, 1.0
-	if !fb.pure && fb.steps == nil {
-		if a, b, cc = p.invariants(fr); fr.err != nil {
-			return
-		}
-	}
-	idx := cl.ints
-	ready := fb.pure || fb.steps == nil
-	win := fb.windowOf(cl, lo, hi)
-	for q := lo; q < hi; q++ {
-		j := idx[q]
-		if fb.writeSlots {
-			if ks >= 0 {
-				fr.i[ks] = q
-			}
-			if vs >= 0 {
-				fr.i[vs] = j
-			}
-			if fb.steps != nil && !fb.enter(fr, win, q, &ready, &a, &b, &cc) {
-				if fr.err != nil {
-					return
-				}
-				continue
-			}
-		}
-		k := fb.key(q, j)
-		x1, ok := p.v1.read(fr, q, j)
-		if !ok {
-			return
-		}
-		x2, ok := p.v2.read(fr, q, j)
-		if !ok {
-			return
-		}
-		v := (((a * x1) * b) * x2) * cc
-		if out := bd.reals; uint64(k) < uint64(len(out)) && bd.ws == nil {
-			out[k] += v
-		} else {
-			bd.addReal(k, v)
-		}
-		if fr.err != nil {
-			return
-		}
-	}
 }
 
 // segBounds are the bounds of a segment A(P(x + c1):Q(y + c2)) of a
@@ -723,7 +563,7 @@ func (fb *fusedBody) mergeSum(fr *frame, a, b []int64, lo1, lo2 int64, s float64
 }
 
 // nestedWindow, when set (by tests), learns for every window that
-// preludeRun or a fused loop runs behind a windowPrelude
+// preludeRun runs behind a windowPrelude
 // whether the prelude can be skipped (coveredWindow), and answers whether
 // it will.
 var nestedWindow func(covered bool) bool

@@ -22,8 +22,6 @@ type loop struct {
 	open  func(fr *frame) (srcState, bool)
 	count func(st srcState) int64
 	run   func(fr *frame, st srcState, from, to int64, b *builder)
-	// fused is set when the body is fused into the loop (see fused.go).
-	fused *fusedLoop
 	// direct, if set, runs the whole loop (open, count, run) in one call.
 	direct func(fr *frame, b *builder)
 	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
@@ -182,10 +180,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				}
 			}
 			ks, vs := c.varSlots(e, bodyExpr, vt)
-			if l := c.fuse(e, lb, open, cl, seg, ks, vs); l != nil {
-				c.unbind(2)
-				return l
-			}
 			if pre, core := stripPrelude(bodyExpr); lb.spec != nil && core.Op == ir.OpSum && cl.info.Elem == ir.Int {
 				// A sum accumulating into the same builder, maybe behind
 				// guards and lets: compile its loop here, to run the
@@ -198,11 +192,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 					innerAll = inner.direct
 				}
 				return segmentLoop(open, seg, preludeRun(cl, ks, vs, steps, innerAll))
-			}
-			if bodyExpr.Op == ir.OpMerge && lb.spec != nil && cl.info.Elem == ir.Int {
-				m := c.mergeOf(bodyExpr, accumBody(lb.spec, lb.neg))
-				c.unbind(2)
-				return segmentLoop(open, seg, arrayRun(cl, ks, vs, m.run()))
 			}
 			body := mkBody()
 			c.unbind(2)
@@ -243,9 +232,8 @@ func segmentLoop(open func(*frame) (srcState, bool), seg *segBounds, run func(*f
 // (guards and lets, maybe none). A prelude that only tests the key
 // against constants and reads lets at the loop's position (a
 // windowPrelude) is not run for a window whose keys all pass: the lets
-// are read in place and the guards skipped, as the fused loops do (MTTKRP's
-// if 0 <= k && k < C_len1 for every fiber of B, when the inner loop is
-// not one fused loop).
+// are read in place and the guards skipped (MTTKRP's
+// if 0 <= k && k < C_len1 for every fiber of B).
 func preludeRun(cl *cell, ks, vs int, steps []step, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
 	if steps == nil {
 		return arrayRun(cl, ks, vs, body)

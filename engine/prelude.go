@@ -12,7 +12,7 @@ import (
 //	      sum(<q, j> in B_idx2(B_pos2(k):B_pos2(k+1))) { @dense j -> B_val(q) * t }
 //
 // A prelude is that sequence of guards (if without else) and lets in
-// front of a body's core; fused loops run it every iteration, guards made
+// front of a body's core; preludeRun and fused bodies run it, guards made
 // of comparisons of int variables tested in place.
 
 // step is one piece of a prelude.
