@@ -23,7 +23,9 @@ import (
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
 // its spread when each round is fitted alone, and each plan's residual.
 // iterRange keeps 0, fitted on an idle machine (0 in every round); iterHash
-// and loopCall come from the variants experiment (their comments). The
+// and loopCall come from the variants experiment, insertScatter and
+// rowLoopRun from the clock of each format of a kernel alone (their
+// comments; bench/results/formatchoice.txt). The
 // other fitted values are not adopted: taken together they turn MTTKRP's
 // merge into a filtered scan and change which TTV plan wins, plans the
 // clock has not confirmed, and several move by 2x or more from round to
@@ -88,6 +90,17 @@ var (
 	// cost 3.1e7 (coo) and 7.3e7 (csf) without it; 330 makes coo's 1.9
 	// times csf's, as by the clock.
 	rowLoopRun = 330.0
+
+	// rowRevisit is what a step of a loop costs per row of its body's
+	// result when the body is a loop that builds a nested dictionary (rows
+	// of rows): each step enters every row again, where a loop that
+	// builds each row once fills it in one go. MTTKRP over orghs with B
+	// in csf, its loop over the 16 columns outermost (16 passes over B
+	// writing {i -> {j -> ...}}), takes 450-1450 ms where the plan that
+	// runs the columns per row takes 97-175 ms: about 1 µs per row
+	// entered again (20,728 rows, 16 passes). One row per step (a body
+	// at a key fixed in the loop) is written in place.
+	rowRevisit = 850.0
 
 	mergeStep = 1.0 // one step of merge's two-pointer walk
 
@@ -214,7 +227,8 @@ type planCost struct {
 	lin   varSet
 	parts []costPart
 	// built: the plan is a loop that builds a dictionary where it runs
-	// (not a closed build, which runs once at the top).
+	// (not a closed build, which runs once at the top), or a let whose
+	// body is one.
 	built bool
 }
 
@@ -367,6 +381,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		allKids[i] = i
 	}
 	pure := false
+	// letBuilt: a let whose body is a loop that builds a dictionary.
+	letBuilt := false
 	switch n.Op {
 	case opVar:
 		pc := planCost{v: 0, temp: dict, pure: !dict}
@@ -432,6 +448,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c += tempDict
 		}
 		temp = kids[2].temp
+		letBuilt = kids[2].built
 	case opSum:
 		src := d(2).Card
 		// The layout's coefficient prices a step of the iteration, not
@@ -441,6 +458,12 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3)+s.scatter(g, n))
 		if dict && s.hasOp(n.Children[2], opRange) {
 			c += rowLoopRun
+		}
+		if kids[3].built && d(3).Type.Depth >= 2 {
+			// A body whose outer key is fixed in the loop (a chain of
+			// singletons at the enclosing loops' keys) writes one row in
+			// place.
+			c += rowRevisit * src.Size() * max(0, d(3).Card.Size()-1)
 		}
 		temp = kids[3].temp
 	case opMerge:
@@ -475,7 +498,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}
-	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
+	pc.built = dict && (n.Op == opSum || n.Op == opMerge || letBuilt)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
 		pc.v, pc.once, pc.built = costEpsilon, pc.total(), false

@@ -399,7 +399,7 @@ func TestRangeBoundedByArrayRead(t *testing.T) {
 // stored csr, gets the plan of the same matrix stored dense (M5: its rows
 // walked as the range of the coordinates, read at row * width +
 // coordinate), not a merge or a search per row, which cost more; without
-// M5 MTTKRP's csr plan costs more (see gain). The dense form itself is unchanged: M5
+// M5 the csr plan costs more. The dense form itself is unchanged: M5
 // needs a compressed level.
 func TestFullRowsAsDense(t *testing.T) {
 	noM5 := Options{Rules: func(name string) bool { return name != "M5" }}
@@ -407,15 +407,9 @@ func TestFullRowsAsDense(t *testing.T) {
 		kernel  string
 		factors []tensorSpec // density 1: every row full
 		other   tensorSpec
-		// gain: the csr plan without M5 costs more than this times the
-		// plan with it. TTM's has none to show: without M5 it walks each
-		// row of B once, copied into a dense row, outside the loops over
-		// A (a run of the loop over B's rows per entry of A costs
-		// rowLoopRun), and merges with no full row.
-		gain float64
 	}{
-		{"mttkrp", []tensorSpec{{"C", "", []int64{30, 8}, 1}, {"D", "", []int64{8, 40}, 1}}, tensorSpec{"B", "csf", []int64{20, 30, 40}, 0.02}, 1.5},
-		{"ttm", []tensorSpec{{"B", "", []int64{10, 40}, 1}}, tensorSpec{"A", "csf", []int64{20, 30, 40}, 0.02}, 0},
+		{"mttkrp", []tensorSpec{{"C", "", []int64{30, 8}, 1}, {"D", "", []int64{8, 40}, 1}}, tensorSpec{"B", "csf", []int64{20, 30, 40}, 0.02}},
+		{"ttm", []tensorSpec{{"B", "", []int64{10, 40}, 1}}, tensorSpec{"A", "csf", []int64{20, 30, 40}, 0.02}},
 	} {
 		src, _ := examples.Source(c.kernel)
 		with := func(format string, o Options) *Result {
@@ -427,7 +421,7 @@ func TestFullRowsAsDense(t *testing.T) {
 			return optimizeForm(t, c.kernel, string(src), ts, o)
 		}
 		dense, csr, csrNoM5 := with("dense", Options{}), with("csr", Options{}), with("csr", noM5)
-		if csr.Cost.Value > dense.Cost.Value*1.0001 || csrNoM5.Cost.Value <= csr.Cost.Value*c.gain {
+		if csr.Cost.Value > dense.Cost.Value*1.0001 || csrNoM5.Cost.Value <= csr.Cost.Value*1.5 {
 			t.Errorf("%s: factors csr cost %s (%s without M5), dense %s; the csr plan:\n%s",
 				c.kernel, csr.Cost, csrNoM5.Cost, dense.Cost, ir.Format(csr.Plan))
 		}
