@@ -23,8 +23,9 @@ import (
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
 // its spread when each round is fitted alone, and each plan's residual.
 // iterRange keeps 0, fitted on an idle machine (0 in every round); iterHash
-// and loopCall come from the variants experiment, insertScatter and
-// rowLoopRun from the clock of each format of a kernel alone (their
+// and loopCall come from the variants experiment, insertScatter,
+// rowLoopRun and rowRevisit from the clock of each format of a kernel
+// alone or of each plan (their
 // comments; bench/results/formatchoice.txt). The
 // other fitted values are not adopted: taken together they turn MTTKRP's
 // merge into a filtered scan and change which TTV plan wins, plans the
