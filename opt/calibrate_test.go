@@ -37,7 +37,7 @@ var modelCoefs = []struct {
 	{"iterRange", &iterRange}, {"iterArray", &iterArray}, {"iterHash", &iterHash},
 	{"loopRun", &loopRun},
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
-	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow}, {"insertScatter", &insertScatter}, {"rowLoopRun", &rowLoopRun}, {"rowRevisit", &rowRevisit},
+	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow},
 	{"mergeStep", &mergeStep}, {"tempDict", &tempDict}, {"loopCall", &loopCall},
 }
 

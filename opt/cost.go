@@ -23,10 +23,7 @@ import (
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
 // its spread when each round is fitted alone, and each plan's residual.
 // iterRange keeps 0, fitted on an idle machine (0 in every round); iterHash
-// and loopCall come from the variants experiment, insertScatter,
-// rowLoopRun and rowRevisit from the clock of each format of a kernel
-// alone or of each plan (their
-// comments; bench/results/formatchoice.txt). The
+// and loopCall come from the variants experiment (their comments). The
 // other fitted values are not adopted: taken together they turn MTTKRP's
 // merge into a filtered scan and change which TTV plan wins, plans the
 // clock has not confirmed, and several move by 2x or more from round to
@@ -71,37 +68,6 @@ var (
 	// insertRow is what a singleton whose value is a dictionary adds to
 	// its insert: the row's own builder, opened, filled and closed.
 	insertRow = 0.0
-
-	// insertScatter is what a write into a dense level adds to
-	// insertDense when its key is read from the data (a sum's value
-	// binder over an index array): a read-modify-write at a random
-	// address, where a range's lane writes in order and a gather at
-	// such a key (x(j)) only reads. SpMV over bcsstk16, one thread:
-	// csr 0.27-0.31 ms, csc 0.46-0.64 ms, coo 0.46-0.55 ms; the plans
-	// cost about 4 per entry without it.
-	insertScatter = 3.0
-
-	// rowLoopRun is the fixed cost of one run of a loop over a range
-	// whose body writes a dense row: the engine runs it as a call of its
-	// vectorized lanes (up to 256 keys as one vector), however few. MTTKRP
-	// over orghs (348,116 entries, 20,728 rows) with B in coo or hash runs
-	// such a loop over the 16 or 32 columns per entry and takes 130-200
-	// ms at rank 16 and 32 alike, where csf's plan runs it per row
-	// (85-103 ms at rank 16): about 300 ns per run. The model's plans
-	// cost 3.1e7 (coo) and 7.3e7 (csf) without it; 330 makes coo's 1.9
-	// times csf's, as by the clock.
-	rowLoopRun = 330.0
-
-	// rowRevisit is what a step of a loop costs per row of its body's
-	// result when the body is a loop that builds a nested dictionary (rows
-	// of rows): each step enters every row again, where a loop that
-	// builds each row once fills it in one go. MTTKRP over orghs with B
-	// in csf, its loop over the 16 columns outermost (16 passes over B
-	// writing {i -> {j -> ...}}), takes 450-1450 ms where the plan that
-	// runs the columns per row takes 97-175 ms: about 1 µs per row
-	// entered again (20,728 rows, 16 passes). One row per step (a body
-	// at a key fixed in the loop) is written in place.
-	rowRevisit = 850.0
 
 	mergeStep = 1.0 // one step of merge's two-pointer walk
 
@@ -228,8 +194,7 @@ type planCost struct {
 	lin   varSet
 	parts []costPart
 	// built: the plan is a loop that builds a dictionary where it runs
-	// (not a closed build, which runs once at the top), or a let whose
-	// body is one.
+	// (not a closed build, which runs once at the top).
 	built bool
 }
 
@@ -382,8 +347,6 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		allKids[i] = i
 	}
 	pure := false
-	// letBuilt: a let whose body is a loop that builds a dictionary.
-	letBuilt := false
 	switch n.Op {
 	case opVar:
 		pc := planCost{v: 0, temp: dict, pure: !dict}
@@ -449,23 +412,13 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c += tempDict
 		}
 		temp = kids[2].temp
-		letBuilt = kids[2].built
 	case opSum:
 		src := d(2).Card
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
 		// under an array's. The body's invariants run once per run.
 		h := s.hoisted(kids[3], s.binderSyms(g, n), s.lane(g, n))
-		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3)+s.scatter(g, n))
-		if dict && s.hasOp(n.Children[2], opRange) {
-			c += rowLoopRun
-		}
-		if kids[3].built && d(3).Type.Depth >= 2 {
-			// A body whose outer key is fixed in the loop (a chain of
-			// singletons at the enclosing loops' keys) writes one row in
-			// place.
-			c += rowRevisit * src.Size() * max(0, d(3).Card.Size()-1)
-		}
+		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3))
 		temp = kids[3].temp
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
@@ -499,32 +452,12 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}
-	pc.built = dict && (n.Op == opSum || n.Op == opMerge || letBuilt)
+	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
 		pc.v, pc.once, pc.built = costEpsilon, pc.total(), false
 	}
 	return pc, true
-}
-
-// scatter is insertScatter when sum n's body writes a dense level at the
-// key the sum reads from the data: its value binder over an index array
-// (a range's value is its key, a lane written in order).
-func (s *session) scatter(g *graph, n egraph.Node) float64 {
-	if g.Data(n.Children[2]).Card.Layout() != LayoutArray || s.hasOp(n.Children[2], opRange) {
-		return 0
-	}
-	if g.Data(n.Children[1]).Type != ir.IntType {
-		return 0
-	}
-	val := g.Find(n.Children[1])
-	for _, nid := range g.Nodes(n.Children[3]) {
-		b := g.Node(nid)
-		if b.Op == opSingle && ir.Ann(b.Payload) == ir.AnnDense && g.Find(b.Children[0]) == val {
-			return insertScatter
-		}
-	}
-	return 0
 }
 
 // binderSyms are the variables a sum or merge node binds.

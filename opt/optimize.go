@@ -168,16 +168,6 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 				return nil, err
 			}
 			rep.add(round)
-			if next != nil && r > 0 {
-				// Each round's e-graph prices the plan it was seeded
-				// with as it holds it (a build the round before
-				// extracted logical comes back annotated, its scatter
-				// charged), so the round's cost and the one before are
-				// not comparable: price both plans alike.
-				if cn, cp, ok := recost(next, plan, st, stats, !physical); ok {
-					cost, best = cn, cp
-				}
-			}
 			if next == nil || cost >= best {
 				break
 			}
@@ -213,24 +203,6 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 	}
 	res.Time = time.Since(start)
 	return res, nil
-}
-
-// recost prices plans a and b alike, each on a fresh e-graph as
-// extraction would (logical singletons as hash maps where asHash).
-func recost(a, b *ir.Expr, st storage.Store, stats *Stats, asHash bool) (float64, float64, bool) {
-	var out [2]float64
-	for i, e := range []*ir.Expr{a, b} {
-		s := newSession(st, stats)
-		s.logicalAsHash = asHash
-		e = uniquify(e)
-		s.reserveNames(e)
-		c, err := s.termCost(e, false)
-		if err != nil {
-			return 0, 0, false
-		}
-		out[i] = c.Value
-	}
-	return out[0], out[1], true
 }
 
 // Candidate is one plan Optimize compared (Result.Candidates).
