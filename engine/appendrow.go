@@ -243,15 +243,7 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 // follow reports whether keys (not empty) increase, the first past last
 // and the last at most limit.
 func follow(keys []int64, last, limit int64) bool {
-	if keys[0] <= last || keys[len(keys)-1] > limit {
-		return false
-	}
-	for l := 1; l < len(keys); l++ {
-		if keys[l] <= keys[l-1] {
-			return false
-		}
-	}
-	return true
+	return keys[0] > last && keys[len(keys)-1] <= limit && increasing(keys, 0, int64(len(keys)))
 }
 
 // closeAppended records the appending row of s (its cur) as a closed
