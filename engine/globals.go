@@ -94,6 +94,10 @@ type cell struct {
 	// imin, imax: the smallest and largest of ints (Array.IntRange);
 	// a loop reading y[ints[p]] checks no index when they fit y.
 	imin, imax int64
+	// nondecr: no value of ints is less than the one before it
+	// (Array.NonDecreasing), so the segments a positions array bounds are
+	// all in order.
+	nondecr bool
 	// halfMax: the largest 32-bit half of ints' values (Array.Halves),
 	// -1 when an int is negative: sell packs two columns per word.
 	halfMax int64
@@ -139,9 +143,10 @@ func (c *cell) bind(obj storage.Object) error {
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
 		c.ints, c.reals, c.n = o.I, o.F, int64(o.Len())
-		c.imin, c.imax, c.halfMax = 0, -1, -1
+		c.imin, c.imax, c.halfMax, c.nondecr = 0, -1, -1, false
 		if o.Elem == ir.Int {
 			c.imin, c.imax = o.IntRange()
+			c.nondecr = o.NonDecreasing()
 			if low, high, ok := o.Halves(); ok {
 				c.halfMax = max(low[1], high[1])
 			}

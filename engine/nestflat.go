@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -547,7 +548,7 @@ func (o *nloop) block(fr *frame, fp *flatPlan, st *flatState, r, hi int64) (int6
 			continue
 		}
 		sb := s.loop.seg
-		hi = min(hi, segRows(sb.lo.ints, r+sb.loOff, hi+sb.loOff, sb.arr.n)-sb.loOff)
+		hi = min(hi, segRows(sb.lo, r+sb.loOff, hi+sb.loOff, sb.arr.n)-sb.loOff)
 	}
 	return hi, hi > r
 }
@@ -590,9 +591,12 @@ func (o *nloop) rowBounds(fr *frame, st *flatState, i int, l *nloop, r, hi int64
 }
 
 // segRows returns the first k in k0..k1 at which the segments p[k]:p[k+1]
-// from k0 on stop being in order, inside 0..n and under flatCap positions
-// in all.
-func segRows(p []int64, k0, k1, n int64) int64 {
+// of the positions array c from k0 on stop being in order, inside 0..n
+// and under flatCap positions in all. Where the facts of c (its values
+// never decrease and lie in 0..n) put every segment in order and inside,
+// only the flatCap bound is searched for, without a pass over the rows.
+func segRows(c *cell, k0, k1, n int64) int64 {
+	p := c.ints
 	if k0 < 0 || k0 >= int64(len(p)) {
 		return k0
 	}
@@ -600,6 +604,11 @@ func segRows(p []int64, k0, k1, n int64) int64 {
 	base := p[k0]
 	if base < 0 {
 		return k0
+	}
+	if c.nondecr && c.imin >= 0 && c.imax <= n {
+		nestSaw("segments in order by facts")
+		// p[k+1]-base grows with k: the first k past flatCap.
+		return k0 + int64(sort.Search(int(k1-k0), func(j int) bool { return p[k0+int64(j)+1]-base > flatCap }))
 	}
 	k := k0
 	for ; k < k1; k++ {

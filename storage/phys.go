@@ -55,12 +55,14 @@ type narrowed struct {
 }
 
 // intRange is the smallest and largest value of the slice at data with
-// length n, and the ranges of its values' 32-bit halves (see Halves).
+// length n, the ranges of its values' 32-bit halves (see Halves), and
+// whether the values never decrease (see NonDecreasing).
 type intRange struct {
 	data      *int64
 	n         int
 	min, max  int64
 	low, high [2]int64
+	nondecr   bool
 }
 
 // IntRange returns the smallest and the largest value in I (0 and -1 when
@@ -85,6 +87,12 @@ func (a *Array) Halves() (low, high [2]int64, ok bool) {
 	return r.low, r.high, len(a.I) > 0 && r.min >= 0
 }
 
+// NonDecreasing reports whether no value of I is less than the one
+// before it (true when I is empty): a positions array whose segments
+// p[k]:p[k+1] are all in order. Remembered with IntRange's answer, under
+// the same rule.
+func (a *Array) NonDecreasing() bool { return a.ranges().nondecr }
+
 // ranges returns the intRange remembered for I, scanning I first when
 // it is a new slice. Only arrays with a value of 2^32 or more are
 // scanned a second time, for the halves: below it the low half is the
@@ -94,12 +102,15 @@ func (a *Array) ranges() *intRange {
 	if r := a.ints.Load(); r != nil && r.data == data && r.n == len(a.I) {
 		return r
 	}
-	r := &intRange{data: data, n: len(a.I), min: 0, max: -1}
+	r := &intRange{data: data, n: len(a.I), min: 0, max: -1, nondecr: true}
 	if len(a.I) > 0 {
 		r.min, r.max = a.I[0], a.I[0]
+		prev := a.I[0]
 		for _, v := range a.I {
 			r.min = min(r.min, v)
 			r.max = max(r.max, v)
+			r.nondecr = r.nondecr && v >= prev
+			prev = v
 		}
 	}
 	r.low, r.high = [2]int64{r.min, r.max}, [2]int64{0, 0}

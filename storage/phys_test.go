@@ -50,6 +50,30 @@ func TestIntRange(t *testing.T) {
 	wg.Wait()
 }
 
+func TestNonDecreasing(t *testing.T) {
+	for _, c := range []struct {
+		in   []int64
+		want bool
+	}{
+		{nil, true},
+		{[]int64{4}, true},
+		{[]int64{0, 0, 3, 3, 9}, true},
+		{[]int64{0, 2, 1}, false},
+		{[]int64{5, -1}, false},
+	} {
+		if got := IntArray(c.in).NonDecreasing(); got != c.want {
+			t.Errorf("NonDecreasing(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	// A new slice is scanned again.
+	a := IntArray([]int64{0, 1})
+	a.NonDecreasing()
+	a.I = []int64{2, 1}
+	if a.NonDecreasing() {
+		t.Error("after a new slice out of order: true")
+	}
+}
+
 func TestNarrow(t *testing.T) {
 	for _, c := range []struct {
 		in   []int64
