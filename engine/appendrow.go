@@ -36,8 +36,12 @@ import "slices"
 // startAppend makes b, the empty open row of a sequential dictionary
 // (workspace mode, not acquired), an appending row.
 func (b *builder) startAppend() {
-	b.app, b.open = true, false
-	b.reals, b.ints, b.lkeys, b.nkeys, b.listed = nil, nil, nil, nil, false
+	b.app, b.open, b.listed = true, false, false
+	// Most rows start with these nil already: a pointer written, even
+	// nil, costs a write barrier per row while the collector marks.
+	if b.reals != nil || b.ints != nil || b.lkeys != nil || b.nkeys != nil {
+		b.reals, b.ints, b.lkeys, b.nkeys = nil, nil, nil, nil
+	}
 	b.ws.appended, b.ws.summed = 0, false
 }
 
@@ -168,20 +172,15 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 			w.appended = n
 			return len(vals)
 		}
-		if keys != nil && len(vals)-q <= len(ak)-n && follow(keys[q:], last, limit) {
-			// Keys that all follow, fit and increase: no test per key
-			// but the zero's.
-			nestSaw("keys appended in one pass")
-			vs := vals[q:]
-			for l, k := range keys[q:] {
-				v := vs[l]
-				ak[n], av[n] = int32(k), v
-				if v != 0 { // a zero at a new key is no entry
-					n++
-				}
+		if keys != nil && len(vals)-q <= len(ak)-n && keys[q] > last && keys[len(keys)-1] <= limit {
+			// Keys that follow and fit: written in one pass that also
+			// tests that they increase, with no branch per key; a zero
+			// (no entry at a new key) is dropped after, rarely.
+			if m, ok := appendIncreasing(ak[n:], av[n:], keys[q:], vals[q:], last); ok {
+				nestSaw("keys appended in one pass")
+				w.appended = n + m
+				return len(vals)
 			}
-			w.appended = n
-			return len(vals)
 		}
 		// A row whose keys so far are one run first..last (no key
 		// skipped) adds a key inside the run where its entry is: a row
@@ -240,10 +239,36 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 	return q
 }
 
-// follow reports whether keys (not empty) increase, the first past last
-// and the last at most limit.
-func follow(keys []int64, last, limit int64) bool {
-	return keys[0] > last && keys[len(keys)-1] <= limit && increasing(keys, 0, int64(len(keys)))
+// appendIncreasing writes keys (as int32s) and vals (aligned) to the
+// start of ak and av, which have room, and reports whether the keys
+// increase from past last on; if so it returns how many entries it kept,
+// the zeros dropped. If not, what it wrote is past the row's end and
+// counts for nothing.
+func appendIncreasing[V int64 | float64](ak []int32, av []V, keys []int64, vals []V, last int64) (int, bool) {
+	vals = vals[:len(keys)]
+	ak, av = ak[:len(keys)], av[:len(keys)]
+	down, zero := false, false
+	for l, k := range keys {
+		v := vals[l]
+		ak[l], av[l] = int32(k), v
+		down = down || k <= last
+		zero = zero || v == 0
+		last = k
+	}
+	if down {
+		return 0, false
+	}
+	if !zero {
+		return len(keys), true
+	}
+	m := 0
+	for l, v := range av {
+		if v != 0 {
+			ak[m], av[m] = ak[l], v
+			m++
+		}
+	}
+	return m, true
 }
 
 // closeAppended records the appending row of s (its cur) as a closed

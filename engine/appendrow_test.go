@@ -461,3 +461,31 @@ func TestSegmentsInOrderByFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendIncreasing: keys that increase past the row's last are
+// written with their values, zeros dropped; keys that do not (one equal
+// to the last, or to the one before) are refused.
+func TestAppendIncreasing(t *testing.T) {
+	for _, c := range []struct {
+		keys  []int64
+		vals  []float64
+		last  int64
+		ok    bool
+		wantK []int32
+		wantV []float64
+	}{
+		{[]int64{0, 2, 5}, []float64{1, 2, 3}, -1, true, []int32{0, 2, 5}, []float64{1, 2, 3}},
+		{[]int64{3, 4, 9}, []float64{0, 2, 0}, 2, true, []int32{4}, []float64{2}},
+		{[]int64{3, 4}, []float64{0, 0}, 1, true, []int32{}, []float64{}},
+		{[]int64{3, 4}, []float64{1, 2}, 3, false, nil, nil},
+		{[]int64{3, 5, 5}, []float64{1, 2, 3}, -1, false, nil, nil},
+		{[]int64{3, 6, 5}, []float64{1, 2, 3}, -1, false, nil, nil},
+	} {
+		ak, av := make([]int32, len(c.keys)+2), make([]float64, len(c.keys)+2)
+		m, ok := appendIncreasing(ak, av, c.keys, c.vals, c.last)
+		if ok != c.ok || ok && (!slices.Equal(ak[:m], c.wantK) || !slices.Equal(av[:m], c.wantV)) {
+			t.Errorf("appendIncreasing(%v, %v, last %d) = %v %v, %v; want %v %v, %v",
+				c.keys, c.vals, c.last, ak[:m], av[:m], ok, c.wantK, c.wantV, c.ok)
+		}
+	}
+}

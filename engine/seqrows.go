@@ -264,19 +264,23 @@ func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, co
 		}
 		ch.cols = ch.cols[:len(ch.cols)+n]
 	}
-	s.keys = push(s.keys, s.key)
-	s.vEnds = push(s.vEnds, int32(len(*v)))
-	s.cEnds = push(s.cEnds, int32(len(ch.cols)))
+	push(&s.keys, s.key)
+	push(&s.vEnds, int32(len(*v)))
+	push(&s.cEnds, int32(len(ch.cols)))
 }
 
-// push appends v to s, doubling s when full: append grows a long slice
+// push appends v to *s, doubling *s when full: append grows a long slice
 // by a quarter, which copies a level of many short rows (TTM's fibers)
-// its records about five times over; doubling, about twice.
-func push[T any](s []T, v T) []T {
-	if len(s) == cap(s) {
-		s = slices.Grow(s, max(len(s), 16))
+// its records about five times over; doubling, about twice. With room,
+// only the length changes: no pointer is written (a write barrier per
+// row while the collector marks).
+func push[T any](s *[]T, v T) {
+	if len(*s) == cap(*s) {
+		*s = slices.Grow(*s, max(len(*s), 16))
 	}
-	return append(s, v)
+	n := len(*s)
+	*s = (*s)[:n+1]
+	(*s)[n] = v
 }
 
 // nonZeroCount counts the non-zero values of s.
