@@ -247,6 +247,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		return nil, false
 	}
 	var base, stride [3]*vval
+	scale := [3]int64{1, 1, 1}
 	var vals [3][]float64
 	uniform := lo.scalar && hi.scalar
 	for i, f := range d.fs {
@@ -259,7 +260,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 				vals[i] = s.reals(f.val, r, n)
 			}
 		} else {
-			base[i], ok1 = s.eval(fr, f.base, p0, n)
+			base[i], scale[i], ok1 = s.scaledBase(fr, f.base, p0, n)
 			stride[i], ok2 = s.eval(fr, f.stride, p0, n)
 			uniform = uniform && ok2 && stride[i].scalar && stride[i].i == 1
 		}
@@ -286,7 +287,12 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	out := s.fbuf(nd, n)
 	nestSaw("range dot")
 	if uniform && len(d.fs) == 2 {
-		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, out)
+		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, &scale, out)
+	}
+	for i, f := range d.fs {
+		if scale[i] != 1 {
+			base[i], scale[i] = s.unscale(f.base, base[i], scale[i], n), 1
+		}
 	}
 	var los, his []int64 = s.ints(d.lo, lo, n), s.ints(d.hi, hi, n)
 	var bs, sts [3][]int64
@@ -319,14 +325,14 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 // as such, not spread over the lanes): the bounds checked once for the
 // batch (by the bases' interval facts where they prove them, else from
 // the bases' least and greatest), then a straight loop per lane.
-func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, out []float64) bool {
+func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scale *[3]int64, out []float64) bool {
 	if lo >= hi {
 		clear(out)
 		return true
 	}
 	n := len(out)
 	for i, f := range d.fs[:2] {
-		if !s.dotBaseInside(fr, f, base[i], lo, hi, p0, n) {
+		if !s.dotBaseInside(fr, f, base[i], scale[i], lo, hi, p0, n) {
 			return false
 		}
 	}
@@ -345,19 +351,21 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, out 
 			out[l] = acc
 		}
 	case a.scalar && b.iv != nil && !b.aff:
-		dotOne(as[a.i+lo:][:m], bs, b.iv[:n], lo, out)
+		dotOne(as[a.i+lo:][:m], bs, b.iv[:n], scale[1], lo, out)
 	case b.scalar && a.iv != nil && !a.aff:
 		// Products commute bit for bit: the same sums.
-		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], lo, out)
+		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], scale[0], lo, out)
 	default:
+		a, b = s.unscale(d.fs[0].base, a, scale[0], n), s.unscale(d.fs[1].base, b, scale[1], n)
 		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, out)
 	}
 	return true
 }
 
 // dotBaseInside reports whether base + k, for each k in lo..hi-1 (lo <
-// hi), is inside an array of n elements for every base of b.
-func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, lo, hi, p0 int64, n int) bool {
+// hi), is inside an array of n elements for every base of b (times
+// scale: see scaledBase).
+func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, scale, lo, hi, p0 int64, n int) bool {
 	var b0, b1 int64
 	switch {
 	case b.scalar:
@@ -375,6 +383,12 @@ func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, lo, hi, p0 int6
 			return true
 		}
 		b0, b1 = minMax(ib)
+		if scale != 1 {
+			if !small(b0) || !small(b1) || !small(scale) {
+				return false
+			}
+			b0, b1 = min(b0*scale, b1*scale), max(b0*scale, b1*scale)
+		}
 	}
 	return inside(b0, b1, lo, hi, len(f.cl.reals))
 }
@@ -394,13 +408,52 @@ func minMax(v []int64) (int64, int64) {
 	return lo, hi
 }
 
+// scaledBase evaluates a range dot's base for a batch. A base that is a
+// vector of the lanes times a scalar (a row's offset j*L in a dense
+// matrix) comes back as the vector and the scalar, so that the dot
+// scales each lane's index where it reads rather than in a pass of its
+// own; any other base as its value and scale 1.
+func (s *vstate) scaledBase(fr *frame, nd *vnode, p0 int64, n int) (*vval, int64, bool) {
+	if nd.op != vMul || nd.real {
+		v, ok := s.eval(fr, nd, p0, n)
+		return v, 1, ok
+	}
+	a, ok1 := s.eval(fr, nd.a, p0, n)
+	b, ok2 := s.eval(fr, nd.b, p0, n)
+	if !ok1 || !ok2 {
+		return nil, 1, false
+	}
+	if b.scalar && !a.scalar && !a.aff {
+		nestSaw("range dot base scaled where read")
+		return a, b.i, true
+	}
+	if a.scalar && !b.scalar && !b.aff {
+		nestSaw("range dot base scaled where read")
+		return b, a.i, true
+	}
+	return s.put(nd, s.intArith(nd, a, b, n)), 1, true
+}
+
+// unscale is base (a vector from scaledBase) times scale as node nd's
+// value, or base itself when scale is 1.
+func (s *vstate) unscale(nd *vnode, base *vval, scale int64, n int) *vval {
+	if scale == 1 {
+		return base
+	}
+	buf := s.ibuf(nd, n)
+	for l, x := range base.iv[:n] {
+		buf[l] = x * scale
+	}
+	return s.put(nd, vval{iv: buf})
+}
+
 // dotOne is dotTwo with the first reads the same m values x for every
-// lane.
-func dotOne(x, bs []float64, bb []int64, lo int64, out []float64) {
+// lane, the second's bases bb times scale.
+func dotOne(x, bs []float64, bb []int64, scale, lo int64, out []float64) {
 	m := int64(len(x))
 	l := 0
 	for ; l+4 <= len(out); l += 4 {
-		y0, y1, y2, y3 := bs[bb[l]+lo:][:m], bs[bb[l+1]+lo:][:m], bs[bb[l+2]+lo:][:m], bs[bb[l+3]+lo:][:m]
+		y0, y1, y2, y3 := bs[bb[l]*scale+lo:][:m], bs[bb[l+1]*scale+lo:][:m], bs[bb[l+2]*scale+lo:][:m], bs[bb[l+3]*scale+lo:][:m]
 		y0, y1, y2, y3 = y0[:len(x)], y1[:len(x)], y2[:len(x)], y3[:len(x)]
 		var a0, a1, a2, a3 float64
 		for q, xq := range x {
@@ -412,7 +465,7 @@ func dotOne(x, bs []float64, bb []int64, lo int64, out []float64) {
 		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
 	}
 	for ; l < len(out); l++ {
-		y := bs[bb[l]+lo:][:m]
+		y := bs[bb[l]*scale+lo:][:m]
 		y = y[:len(x)]
 		acc := 0.0
 		for q, xq := range x {

@@ -131,3 +131,24 @@ func TestNestedRowSink(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeDotBaseScaled: SDDMM's dot reads V's row j at j*V_len2, a
+// vector of the lanes times a scalar: the dot scales each lane's index
+// where it reads (no pass computing the offsets), with V's rows all
+// there, or some missing (the interpreter's error), or the facts unable
+// to bound the offsets (S's columns past V's rows for a few entries:
+// checked per batch), at 1 and 3 threads.
+func TestRangeDotBaseScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 12))
+	for _, vrows := range []int{60, 45} {
+		s := randCSR(50, 60, 600, rng)
+		st := storage.Store{}
+		s.store(st, "S")
+		denseStore(st, "U", 50, 8, rng)
+		denseStore(st, "V", vrows, 8, rng)
+		seen := events(func() { agree(t, parse(t, planSDDMMNested, st), st) })
+		if seen["range dot base scaled where read"] == 0 {
+			t.Errorf("V with %d rows: the dot's base was not scaled where read: %v", vrows, seen)
+		}
+	}
+}
