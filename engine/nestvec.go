@@ -1267,15 +1267,28 @@ func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	return s.put(nd, s.intArith(nd, a, b, n)), true
 }
 
-// put stores node nd's value for the batch. Field by field: a copy of
-// the whole struct goes through the runtime's bulk write barrier while
-// the collector marks (a large share of a short batch's time), each
-// slice field through the compiler's inline one.
+// put stores node nd's value for the batch. Field by field, and a slice
+// only where its array changes: a copy of the whole struct goes through
+// the runtime's bulk write barrier while the collector marks (a large
+// share of a short batch's time), and each pointer written (even nil
+// over nil) through the compiler's inline one; a node's value is most
+// often its own buffer again, or no slice again.
 func (s *vstate) put(nd *vnode, v vval) *vval {
 	p := &s.vals[nd.id]
 	p.scalar, p.aff, p.i, p.f, p.base, p.stride = v.scalar, v.aff, v.i, v.f, v.base, v.stride
-	p.iv, p.fv = v.iv, v.fv
+	setSlice(&p.iv, v.iv)
+	setSlice(&p.fv, v.fv)
 	return p
+}
+
+// setSlice sets *dst to src, writing no pointer when src is a slice of
+// the same array that *dst's capacity covers.
+func setSlice[T any](dst *[]T, src []T) {
+	if unsafe.SliceData(*dst) == unsafe.SliceData(src) && cap(src) <= cap(*dst) {
+		*dst = (*dst)[:len(src):cap(src)]
+		return
+	}
+	*dst = src
 }
 
 func (s *vstate) realArith(nd *vnode, a, b *vval, n int) vval {
