@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -112,5 +113,30 @@ func vectorized(t *testing.T, e *ir.Expr, st storage.Store) {
 	t.Helper()
 	if ex := explainOf(t, e, st); !strings.Contains(ex, "vectorized batches") {
 		t.Fatalf("%s: not vectorized:\n%s", ir.Format(e), ex)
+	}
+}
+
+// TestSetSlice: a batch value's slice set in place (same array) or
+// anew reads back as the slice given: its length, capacity and array.
+func TestSetSlice(t *testing.T) {
+	buf := make([]int64, 8, 16)
+	other := make([]int64, 3)
+	for _, c := range []struct {
+		from, to []int64
+	}{
+		{nil, buf[:5]},   // anew
+		{buf[:5], buf},   // same array, longer
+		{buf, buf[:2:4]}, // same array, shorter capacity
+		{buf[:2:4], buf}, // same array, capacity past the held one's
+		{buf, other},     // another array
+		{buf, nil},       // no slice
+		{nil, nil},
+	} {
+		dst := c.from
+		setSlice(&dst, c.to)
+		if len(dst) != len(c.to) || cap(dst) != cap(c.to) || unsafe.SliceData(dst) != unsafe.SliceData(c.to) {
+			t.Errorf("setSlice from len %d cap %d to len %d cap %d: got len %d cap %d (same array %v)",
+				len(c.from), cap(c.from), len(c.to), cap(c.to), len(dst), cap(dst), unsafe.SliceData(dst) == unsafe.SliceData(c.to))
+		}
 	}
 }
