@@ -213,7 +213,9 @@ func (t *trieView) getDict(k int64) dict {
 
 // denseLeaf is a built dictionary of scalars stored by key in a slice
 // (keys 0..len-1) plus a map for the keys outside it. The list of its
-// non-zero keys, which iteration needs, is made on first use.
+// non-zero keys, which iteration needs, is made on first use, with their
+// values alongside (vals: a walk of a mostly-zero row, a dense copy of a
+// sparse matrix's row, then reads only its entries, as slices).
 type denseLeaf struct {
 	ints   []int64
 	reals  []float64
@@ -222,6 +224,8 @@ type denseLeaf struct {
 	spillF map[int64]float64
 	once   sync.Once
 	keys   []int64
+	valsI  []int64
+	valsF  []float64
 }
 
 func (d *denseLeaf) list() []int64 {
@@ -269,6 +273,13 @@ func (d *denseLeaf) list() []int64 {
 			}
 		}
 		d.keys = append(keys, hi...)
+		if d.real {
+			d.valsF = make([]float64, len(d.keys))
+			gatherDense(d.valsF, d.reals, d.keys, d.spillF)
+		} else {
+			d.valsI = make([]int64, len(d.keys))
+			gatherDense(d.valsI, d.ints, d.keys, d.spillI)
+		}
 	})
 	return d.keys
 }
@@ -375,6 +386,9 @@ type denseNode struct {
 	kids  []dict // nil: absent
 	spill map[int64]dict
 	keys  []int64
+	// csr: the rows compressed, for scatters of them (dictrows.go).
+	csrOnce sync.Once
+	csr     *builtCSR
 }
 
 func (d *denseNode) init() {

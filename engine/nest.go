@@ -336,7 +336,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 		}
 		nl.stmt = c.lowerStmt(nl, body, lb)
 		nl.info.exec = "per iteration"
-		if nl.flat = c.planFlat(nl); nl.flat != nil {
+		if nl.rowsc = c.dictRowsFirst(nl, body, lb); nl.rowsc != nil {
+			nl.info.exec = "the rows and factors of a batch of positions at once, each row of the built dictionary scattered into the row by its keys (the row's dense workspace); per iteration where a batch fails"
+		} else if nl.flat = c.planFlat(nl); nl.flat != nil {
 			nl.flatID = c.nflat
 			c.nflat++
 			nl.info.exec = "blocks of iterations, inner loops in position space"

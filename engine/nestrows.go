@@ -61,6 +61,9 @@ type rowsScatter struct {
 	v    *vloop // key: w, val: t, over o's positions
 	leaf *nloop
 	pos  *cell // P
+	// rows: the leaf walks row w of a built dictionary (dictrows.go)
+	// instead of a segment of an index array.
+	rows dictFn
 }
 
 // rowsScatterOf returns o's rowsScatter, or nil when o's body does not
@@ -78,6 +81,9 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 		default:
 			return nil
 		}
+	}
+	if leaf != nil && leaf.kind == itDict {
+		return c.dictRowsScatterOf(o, body, lb, leaf)
 	}
 	if leaf == nil || leaf.wsRow == nil || leaf.wsRow.x == nil || len(leaf.vec.guards) > 0 {
 		return nil
@@ -163,6 +169,10 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	s := fr.vstate(v)
 	v.decide(fr, s, lo, hi)
 	if fr.err != nil {
+		return true
+	}
+	if r.rows != nil {
+		r.runRows(fr, s, o, lo, hi, b)
 		return true
 	}
 	b.holdKeysOf(l.arr)
@@ -291,23 +301,22 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *
 		return false
 	}
 	ts := s.reals(v.val, tv, n)
-	sc := r.leaf.wsRow
+	sc, l := r.leaf.wsRow, r.leaf
 	if sc.xInt {
-		scatterRows(fr, o, r.leaf, r.pos, b, p0, ws, ts, sc.x.ints)
+		scatterRows(fr, o, r.pos.ints, l.arr.ints, l.arr.n, b, p0, ws, ts, sc.x.ints)
 	} else {
-		scatterRows(fr, o, r.leaf, r.pos, b, p0, ws, ts, sc.x.reals)
+		scatterRows(fr, o, r.pos.ints, l.arr.ints, l.arr.n, b, p0, ws, ts, sc.x.reals)
 	}
 	return true
 }
 
-// scatterRows adds ts[q] * x(p) at key I(p) of the row b for the
-// positions p of segment P(ws[q]):P(ws[q]+1) of every lane q (o's
-// position p0+q); a lane whose segment is off runs through o's
+// scatterRows adds ts[q] * x(p) at key idx(p) of the row b for the
+// positions p (below n) of segment pa(ws[q]):pa(ws[q]+1) of every lane q
+// (o's position p0+q); a lane whose segment is off runs through o's
 // statements, which find the exact error. The keys written are marked in
 // the workspace's bitmap, or the row is swept whole (sweep.go).
-func scatterRows[V number](fr *frame, o, l *nloop, pos *cell, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
-	pa, idx := pos.ints, l.arr.ints
-	lim := min(int64(len(idx)), int64(len(x)), l.arr.n)
+func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
+	lim := min(int64(len(idx)), int64(len(x)), n)
 	idx, x = idx[:lim], x[:lim]
 	ts = ts[:len(ws)]
 	b.settle()

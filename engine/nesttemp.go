@@ -376,9 +376,8 @@ func entryInts(m dict, q, n int, buf []int64) []int64 {
 			return d.intSlice()[q : q+n]
 		}
 	case *denseLeaf:
-		if !d.real {
-			gatherDense(buf[:n], d.ints, d.list()[q:q+n], d.spillI)
-			return buf[:n]
+		if d.list(); !d.real {
+			return d.valsI[q : q+n]
 		}
 	case *listLeaf:
 		if d.init(); !d.real {
@@ -409,9 +408,8 @@ func entryReals(m dict, q, n int, buf []float64) []float64 {
 			return d.realSlice()[q : q+n]
 		}
 	case *denseLeaf:
-		if d.real {
-			gatherDense(buf[:n], d.reals, d.list()[q:q+n], d.spillF)
-			return buf[:n]
+		if d.list(); d.real {
+			return d.valsF[q : q+n]
 		}
 	case *listLeaf:
 		if d.init(); d.real {

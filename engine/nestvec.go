@@ -140,6 +140,9 @@ type vstate struct {
 	// One lane's node values (lane.go), by node id.
 	lf []float64
 	li []int64
+	// A built row's keys and values copied for a scatter (dictrows.go).
+	rowKeys []int64
+	rowVals []float64
 	// one holds a range dot's factors that are one value for every k.
 	one []float64
 }
