@@ -301,7 +301,7 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		}
 		return a.meet(b)
 	case opSingle:
-		l := Level{Size: 1, Layout: annLayout(ir.Ann(n.Payload)), Keys: g.Data(n.Children[0]).Range}
+		l := Level{Size: s.nonZero(g, n.Children[1], 3), Layout: annLayout(ir.Ann(n.Payload)), Keys: g.Data(n.Children[0]).Range}
 		return append(Card{l}, kid(1)...)
 	case opLookup:
 		return kid(0).Elem()
@@ -496,6 +496,33 @@ func (s *session) globalName(g *graph, c egraph.ClassID) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// nonZero is the chance that the scalar class c is not zero, from the
+// zeros of the arrays it reads (Stats.Zeros): a singleton whose value is
+// a read of a mostly-zero array (a dense factor of density 1/32) adds an
+// entry that often only, since a built dictionary stores no zeros. A
+// product is non-zero when both factors are; any other value counts as
+// non-zero (depth bounds the products looked into).
+func (s *session) nonZero(g *graph, c egraph.ClassID, depth int) float64 {
+	if depth == 0 || g.Data(c).Type.Depth != 0 {
+		return 1
+	}
+	p := 1.0
+	for _, nid := range g.Nodes(c) {
+		n := g.Node(nid)
+		switch n.Op {
+		case opLookup:
+			if name, ok := s.globalName(g, n.Children[0]); ok {
+				if as, ok := s.stats.Arrays[name]; ok && as.Zeros > 0 && as.Zeros < 1 {
+					p = min(p, 1-as.Zeros)
+				}
+			}
+		case opMul:
+			p = min(p, s.nonZero(g, n.Children[0], depth-1)*s.nonZero(g, n.Children[1], depth-1))
+		}
+	}
+	return p
 }
 
 // globalCard is the cardinality of a physical object.

@@ -50,6 +50,10 @@ type ArrayStats struct {
 	// lengths, where Max, a power-law graph's longest row, is tens of
 	// times the mean).
 	Mean float64
+	// Zeros is the fraction of the array's values that are zero (a dense
+	// factor stored in full): a dictionary built from its values stores
+	// the others only. 0 when none are, or not known.
+	Zeros float64
 	// Sorted: an int array that never decreases (segment bounds), so
 	// that P(x) <= P(x+1).
 	Sorted bool
@@ -90,6 +94,7 @@ func GatherStats(st storage.Store) *Stats {
 				}
 				as.Mean = sum / float64(len(x.I))
 			}
+			as.Zeros = zeroFraction(x)
 			s.Arrays[name] = as
 		case *storage.HashMap:
 			s.Maps[name], s.MapKeys[name] = hashStats(x)
@@ -383,4 +388,28 @@ func (s *Stats) Format(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// zeroFraction is the fraction of a's values that are zero.
+func zeroFraction(a *storage.Array) float64 {
+	n, z := 0, 0
+	if a.Elem == ir.Int {
+		n = len(a.I)
+		for _, v := range a.I {
+			if v == 0 {
+				z++
+			}
+		}
+	} else {
+		n = len(a.F)
+		for _, v := range a.F {
+			if v == 0 {
+				z++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(z) / float64(n)
 }
