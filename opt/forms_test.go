@@ -434,3 +434,57 @@ func TestFullRowsAsDense(t *testing.T) {
 		})
 	}
 }
+
+// TestCompressedCopyOfDenseFactor: MMM with B stored dense walks, for
+// each entry (i, k) of A, all of row k of B. Where B is mostly zero
+// (density 1/32, Stats.Zeros) the plan builds B's rows once, their
+// non-zeros only, and walks row k of the copy (M6), on two draws of the
+// data alike; where every entry of B is stored non-zero, the copy would
+// hold the rows whole and the plan walks B itself; without M6 the sparse
+// plan costs more.
+func TestCompressedCopyOfDenseFactor(t *testing.T) {
+	src, _ := examples.Source("mmm")
+	noM6 := Options{Rules: func(name string) bool { return name != "M6" }}
+	walksCopy := func(plan *ir.Expr) bool {
+		found := false
+		ir.Walk(plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpSum && e.Args[0].Op == ir.OpLookup && e.Args[0].Args[0].Op == ir.OpVar {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	var plans []string
+	for _, seed := range []uint64{7, 8} {
+		ts := []tensorSpec{{"A", "csr", []int64{40, 60}, 0.2}, {"B", "dense", []int64{60, 200}, 1.0 / 32}}
+		naive, st := setupProgram(t, "mmm", src, seed, ts)
+		res, err := Optimize(naive, st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err1 := eval.Eval(naive, st)
+		got, err2 := eval.Eval(res.Plan, st)
+		if err1 != nil || err2 != nil || !value.Equal(want, got, 1e-9) {
+			t.Fatalf("seed %d: the plan computes %v (%v), the naive plan %v (%v):\n%s", seed, got, err2, want, err1, ir.Format(res.Plan))
+		}
+		if !walksCopy(res.Plan) {
+			t.Errorf("seed %d: B 1/32 non-zero, the plan walks B itself:\n%s", seed, ir.Format(res.Plan))
+		}
+		without, err := Optimize(naive, st, noM6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if without.Cost.Value <= res.Cost.Value {
+			t.Errorf("seed %d: the plan costs %s, %s without M6: want the copy cheaper", seed, res.Cost, without.Cost)
+		}
+		plans = append(plans, ir.Format(res.Plan))
+	}
+	if plans[0] != plans[1] {
+		t.Errorf("two draws of the data, two plans:\n%s\n--\n%s", plans[0], plans[1])
+	}
+	full := optimizeForm(t, "mmm", string(src), []tensorSpec{{"A", "csr", []int64{40, 60}, 0.2}, {"B", "dense", []int64{60, 200}, 1}}, Options{})
+	if walksCopy(full.Plan) {
+		t.Errorf("B full, the plan builds a copy of it:\n%s", ir.Format(full.Plan))
+	}
+}
