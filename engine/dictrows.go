@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/storel/storel/ir"
+import (
+	"sync"
+
+	"github.com/storel/storel/ir"
+)
 
 // Rows of a built dictionary scattered into a dense row of the result:
 // a loop o whose leaf walks row w of a let-bound temporary t (a copy of
@@ -19,7 +23,7 @@ import "github.com/storel/storel/ir"
 // dictRowsScatterOf returns o's rowsScatter over the built rows walked by
 // leaf, or nil when o's body or the leaf does not have that form.
 func (c *compiler) dictRowsScatterOf(o *nloop, body *ir.Expr, lb loopBody, leaf *nloop) *rowsScatter {
-	if leaf.vec == nil || leaf.vdict || !leaf.vreal || len(leaf.vec.guards) > 0 || len(leaf.vec.lets) > 0 {
+	if leaf.vec == nil || leaf.vdict || len(leaf.vec.guards) > 0 || len(leaf.vec.lets) > 0 {
 		return nil
 	}
 	src := leaf.e.Args[0]
@@ -48,7 +52,14 @@ func (c *compiler) dictRowsScatterOf(o *nloop, body *ir.Expr, lb loopBody, leaf 
 	if other == t {
 		other = m.Args[1]
 	}
-	if other.Op != ir.OpVar || other.Name != leaf.e.Vars[1] {
+	var g *rowGather
+	switch {
+	case other.Op == ir.OpVar && other.Name == leaf.e.Vars[1] && leaf.vreal:
+	case !leaf.vreal:
+		if g = c.gatherOf(other, leaf.e.Vars[1]); g == nil {
+			return nil
+		}
+	default:
 		return nil
 	}
 	row := &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{src.Args[1], t}, Type: leaf.e.Type, Pos: leaf.e.Pos}
@@ -63,7 +74,65 @@ func (c *compiler) dictRowsScatterOf(o *nloop, body *ir.Expr, lb loopBody, leaf 
 		return nil
 	}
 	rows, _ := c.dictExpr(root)
-	return &rowsScatter{v: v, leaf: leaf, rows: rows}
+	return &rowsScatter{v: v, leaf: leaf, rows: rows, gather: g}
+}
+
+// rowGather reads the values a scatter adds from a real array x at the
+// rows' int values plus off: a copy that stores each entry's position
+// (M4's transposed copy, c -> j -> p + 1) read at B_val(r - 1).
+type rowGather struct {
+	x   *cell
+	off int64
+	// The values of the last compressed rows gathered (one copy per
+	// run): from names them, ok is false when a value falls outside x.
+	mu   sync.Mutex
+	from *builtCSR
+	vals []float64
+	ok   bool
+}
+
+// gatherOf returns the gather of e, a read x(v), x(v + c) or x(v - c) of
+// a real array x at the leaf's int value v, or nil.
+func (c *compiler) gatherOf(e *ir.Expr, v string) *rowGather {
+	if e.Op != ir.OpLookup || len(e.Args) != 2 || e.Args[0].Op != ir.OpGlobal {
+		return nil
+	}
+	x := c.cell(e.Args[0])
+	if x.info.Kind != ir.ObjArray || x.info.Elem != ir.Real {
+		return nil
+	}
+	ix, off := e.Args[1], int64(0)
+	if (ix.Op == ir.OpAdd || ix.Op == ir.OpSub) && len(ix.Args) == 2 && ix.Args[1].Op == ir.OpConst && ix.Args[1].Type == ir.IntType {
+		off = ix.Args[1].I
+		if ix.Op == ir.OpSub {
+			off = -off
+		}
+		ix = ix.Args[0]
+	}
+	if ix.Op != ir.OpVar || ix.Name != v {
+		return nil
+	}
+	return &rowGather{x: x, off: off}
+}
+
+// of returns the values of the compressed rows r read through x, or
+// false when one is outside x (the per-entry path then reports it).
+func (g *rowGather) of(r *builtCSR) ([]float64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.from != r {
+		g.from, g.vals, g.ok = r, growTo(g.vals[:0], len(r.ints)), true
+		xs := g.x.reals[:min(int64(len(g.x.reals)), g.x.n)]
+		for i, p := range r.ints {
+			q := p + g.off
+			if uint64(q) >= uint64(len(xs)) {
+				g.ok = false
+				break
+			}
+			g.vals[i] = xs[q]
+		}
+	}
+	return g.vals, g.ok
 }
 
 // bindsInChain reports whether o or a let of its body's chain of lets
@@ -121,26 +190,54 @@ func (r *rowsScatter) rowsBatch(fr *frame, s *vstate, o *nloop, t dict, p0 int64
 		return false
 	}
 	ts := s.reals(v.val, tv, n)
-	if c := rowsCSR(t); c != nil {
-		scatterRows(fr, o, c.pos, c.idx, int64(len(c.idx)), b, p0, ws, ts, c.vals)
+	if c := rowsCSR(t, r.gather == nil); c != nil {
+		vals := c.vals
+		if r.gather != nil {
+			if vals, ok = r.gather.of(c); !ok {
+				return false
+			}
+		}
+		scatterRows(fr, o, c.pos, c.idx, int64(len(c.idx)), b, p0, ws, ts, vals)
 		return true
 	}
 	for q, w := range ws {
-		keys, vals := rowSlices(t.getDict(w), s)
+		keys, vals, ok := r.rowSlices(t.getDict(w), s)
+		if !ok {
+			o.iterate(fr, p0+int64(q), p0+int64(q)+1, b)
+			if fr.err != nil {
+				return true
+			}
+			continue
+		}
 		scatterAdd(b, keys, vals, ts[q], 1, 1, true)
 	}
 	return true
 }
 
-// rowSlices returns the keys and real values of row m in increasing key
-// order, zeros left out as every walk of a built dictionary leaves them:
-// the row's own slices where it has them (entryKeys), else s's buffers.
-func rowSlices(m dict, s *vstate) ([]int64, []float64) {
+// rowSlices returns the keys of row m in increasing key order and the
+// values the scatter adds, zeros left out as every walk of a built
+// dictionary leaves them: the row's own slices where it has them
+// (entryKeys), else s's buffers; false when a gathered value falls
+// outside its array.
+func (r *rowsScatter) rowSlices(m dict, s *vstate) ([]int64, []float64, bool) {
 	n := m.size()
 	if cap(s.rowKeys) < n {
-		s.rowKeys, s.rowVals = make([]int64, n), make([]float64, n)
+		s.rowKeys, s.rowVals, s.rowInts = make([]int64, n), make([]float64, n), make([]int64, n)
 	}
-	return entryKeys(m, 0, n, s.rowKeys[:n]), entryReals(m, 0, n, s.rowVals[:n])
+	keys := entryKeys(m, 0, n, s.rowKeys[:n])
+	g := r.gather
+	if g == nil {
+		return keys, entryReals(m, 0, n, s.rowVals[:n]), true
+	}
+	vals, xs := s.rowVals[:n], g.x.reals[:min(int64(len(g.x.reals)), g.x.n)]
+	for i, p := range entryInts(m, 0, n, s.rowInts[:n]) {
+		q := p + g.off
+		if uint64(q) >= uint64(len(xs)) {
+			return nil, nil, false
+		}
+		vals[i] = xs[q]
+	}
+	return keys, vals, true
 }
 
 // dictRowsFirst returns nl's rowsScatter when its leaf walks rows of a
@@ -166,7 +263,7 @@ func (c *compiler) dictRowsFirst(nl *nloop, body *ir.Expr, lb loopBody) *rowsSca
 	return c.dictRowsScatterOf(nl, body, lb, leaf)
 }
 
-// builtCSR is a built dictionary of real rows laid out as compressed rows:
+// builtCSR is a built dictionary of rows laid out as compressed rows:
 // row k's keys idx[pos[k]:pos[k+1]], its values vals alongside, zeros
 // left out. Made once, on the first scatter of its rows, it is read
 // through the segment form's scatter (scatterRows) at the cost of an
@@ -174,39 +271,53 @@ func (c *compiler) dictRowsFirst(nl *nloop, body *ir.Expr, lb loopBody) *rowsSca
 type builtCSR struct {
 	pos, idx []int64
 	vals     []float64
+	ints     []int64 // int rows: their values
 }
 
-// rowsCSR returns t's compressed rows, or nil when t is not a dense
-// level of real rows (its keys outside the slice, in the spill map, are
-// left to the per-lane path: their windows are outside pos).
-func rowsCSR(t dict) *builtCSR {
+// rowsCSR returns t's compressed rows, of reals (real) or of ints, as
+// t's leaves are, or nil when t is not a dense level (its keys outside
+// the slice, in the spill map, are left to the per-lane path: their
+// windows are outside pos).
+func rowsCSR(t dict, real bool) *builtCSR {
 	d, ok := t.(*denseNode)
 	if !ok {
 		return nil
 	}
 	d.init()
 	d.csrOnce.Do(func() {
-		n := 0
-		for _, c := range d.kids {
-			if c != nil {
-				n += c.size()
-			}
-		}
-		r := &builtCSR{pos: make([]int64, len(d.kids)+1), idx: make([]int64, 0, n), vals: make([]float64, 0, n)}
-		var ks []int64
-		var vs []float64
-		for k, c := range d.kids {
-			if c != nil {
-				m := c.size()
-				if cap(ks) < m {
-					ks, vs = make([]int64, m), make([]float64, m)
-				}
-				r.idx = append(r.idx, entryKeys(c, 0, m, ks[:m])...)
-				r.vals = append(r.vals, entryReals(c, 0, m, vs[:m])...)
-			}
-			r.pos[k+1] = int64(len(r.idx))
+		r := &builtCSR{}
+		if real {
+			r.pos, r.idx, r.vals = compressRows(d, entryReals)
+		} else {
+			r.pos, r.idx, r.ints = compressRows(d, entryInts)
 		}
 		d.csr = r
 	})
 	return d.csr
+}
+
+// compressRows lays the rows of d out one after another: row k's keys
+// are idx[pos[k]:pos[k+1]], its values (read by entries) alongside.
+func compressRows[V int64 | float64](d *denseNode, entries func(dict, int, int, []V) []V) (pos, idx []int64, vals []V) {
+	n := 0
+	for _, c := range d.kids {
+		if c != nil {
+			n += c.size()
+		}
+	}
+	pos, idx, vals = make([]int64, len(d.kids)+1), make([]int64, 0, n), make([]V, 0, n)
+	var ks []int64
+	var vs []V
+	for k, c := range d.kids {
+		if c != nil {
+			m := c.size()
+			if cap(ks) < m {
+				ks, vs = make([]int64, m), make([]V, m)
+			}
+			idx = append(idx, entryKeys(c, 0, m, ks[:m])...)
+			vals = append(vals, entries(c, 0, m, vs[:m])...)
+		}
+		pos[k+1] = int64(len(idx))
+	}
+	return pos, idx, vals
 }

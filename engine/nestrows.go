@@ -63,7 +63,8 @@ type rowsScatter struct {
 	pos  *cell // P
 	// rows: the leaf walks row w of a built dictionary (dictrows.go)
 	// instead of a segment of an index array.
-	rows dictFn
+	rows   dictFn
+	gather *rowGather // the rows hold positions: the values are read at them
 }
 
 // rowsScatterOf returns o's rowsScatter, or nil when o's body does not

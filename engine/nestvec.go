@@ -143,6 +143,7 @@ type vstate struct {
 	// A built row's keys and values copied for a scatter (dictrows.go).
 	rowKeys []int64
 	rowVals []float64
+	rowInts []int64
 	// one holds a range dot's factors that are one value for every k.
 	one []float64
 }
