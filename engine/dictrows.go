@@ -62,15 +62,8 @@ func (c *compiler) dictRowsScatterOf(o *nloop, body *ir.Expr, lb loopBody, leaf 
 	default:
 		return nil
 	}
-	row := &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{src.Args[1], t}, Type: leaf.e.Type, Pos: leaf.e.Pos}
-	synth := replaceLeaf(body, leaf.e, row)
-	if synth == nil {
-		return nil
-	}
-	lets, guards := len(o.info.lets), len(o.info.guards)
-	v := c.vectorize(o, synth, lb)
-	o.info.lets, o.info.guards = o.info.lets[:lets], o.info.guards[:guards]
-	if v == nil || v.key == nil || v.key2 != nil {
+	v := c.windowsOf(o, body, lb, leaf, src.Args[1], t)
+	if v == nil {
 		return nil
 	}
 	rows, _ := c.dictExpr(root)
@@ -151,47 +144,14 @@ func bindsInChain(o *nloop, body *ir.Expr, name string) bool {
 	return false
 }
 
-// runRows runs positions lo..hi-1 of o, a batch at a time: each lane's
-// row of the built dictionary is scattered times the lane's factor; a
-// batch whose guards fail or whose reads leave their arrays runs through
-// o's statements.
-func (r *rowsScatter) runRows(fr *frame, s *vstate, o *nloop, lo, hi int64, b *builder) {
-	t := r.rows(fr)
-	if fr.err != nil {
-		return
-	}
-	for p0 := lo; p0 < hi; p0 += vbatch {
-		n := int(min(hi-p0, vbatch))
-		if !r.rowsBatch(fr, s, o, t, p0, n, b) {
-			o.iterate(fr, p0, p0+int64(n), b)
-		}
-		if fr.err != nil {
-			return
-		}
-	}
-	nestSaw("dict rows scatter")
-}
-
-// rowsBatch scatters the rows of positions p0..p0+n-1, or reports false
-// (nothing added) when a guard fails in a lane or a read leaves its
-// array.
-func (r *rowsScatter) rowsBatch(fr *frame, s *vstate, o *nloop, t dict, p0 int64, n int, b *builder) bool {
-	v := r.v
-	if !v.check(fr, s, p0, n) {
-		return false
-	}
-	kv, ok := s.eval(fr, v.key, p0, n)
-	if !ok {
-		return false
-	}
-	ws := s.ints(v.key, kv, n)
-	tv, ok := s.eval(fr, v.val, p0, n)
-	if !ok {
-		return false
-	}
-	ts := s.reals(v.val, tv, n)
+// scatterBuilt adds each lane's row of the built dictionary t (key
+// ws[q]) times its factor ts[q] into the row b, or reports false
+// (nothing added) when a value read at the rows' positions leaves its
+// array: compressed rows made once where t is a dense level, else the
+// rows one lane at a time.
+func (r *rowsScatter) scatterBuilt(fr *frame, s *vstate, o *nloop, t dict, p0 int64, ws []int64, ts []float64, b *builder) bool {
 	if c := rowsCSR(t, r.gather == nil); c != nil {
-		vals := c.vals
+		vals, ok := c.vals, true
 		if r.gather != nil {
 			if vals, ok = r.gather.of(c); !ok {
 				return false

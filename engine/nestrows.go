@@ -106,7 +106,18 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 	if t == nil {
 		return nil
 	}
-	row := &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{win.Args[1], t}, Type: leaf.e.Type, Pos: leaf.e.Pos}
+	v := c.windowsOf(o, body, lb, leaf, win.Args[1], t)
+	if v == nil {
+		return nil
+	}
+	return &rowsScatter{v: v, leaf: leaf, pos: pos}
+}
+
+// windowsOf vectorizes o's body over its positions with the leaf loop
+// replaced by {w -> t}: each position's window w and factor t; nil when
+// the body does not vectorize so.
+func (c *compiler) windowsOf(o *nloop, body *ir.Expr, lb loopBody, leaf *nloop, w, t *ir.Expr) *vloop {
+	row := &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{w, t}, Type: leaf.e.Type, Pos: leaf.e.Pos}
 	synth := replaceLeaf(body, leaf.e, row)
 	if synth == nil {
 		return nil
@@ -117,7 +128,7 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 	if v == nil || v.key == nil || v.key2 != nil {
 		return nil
 	}
-	return &rowsScatter{v: v, leaf: leaf, pos: pos}
+	return v
 }
 
 // scatterFactor is the factor t of the leaf scatter's value x(p) * t (or
@@ -172,25 +183,33 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	if fr.err != nil {
 		return true
 	}
-	if r.rows != nil {
-		r.runRows(fr, s, o, lo, hi, b)
-		return true
-	}
-	b.holdKeysOf(l.arr)
-	if hi-lo <= shortRun {
+	var t dict // the built rows (dictrows.go)
+	switch {
+	case r.rows != nil:
+		if t = r.rows(fr); fr.err != nil {
+			return true
+		}
+	case hi-lo <= shortRun:
+		b.holdKeysOf(l.arr)
 		r.lanes(fr, s, o, lo, hi, b)
 		return true
+	default:
+		b.holdKeysOf(l.arr)
 	}
 	for p0 := lo; p0 < hi; p0 += vbatch {
 		n := int(min(hi-p0, vbatch))
-		if !r.batch(fr, s, o, p0, n, b) {
+		if !r.batch(fr, s, o, t, p0, n, b) {
 			o.iterate(fr, p0, p0+int64(n), b)
 		}
 		if fr.err != nil {
 			return true
 		}
 	}
-	nestSaw("rows scatter")
+	if t != nil {
+		nestSaw("dict rows scatter")
+	} else {
+		nestSaw("rows scatter")
+	}
 	return true
 }
 
@@ -285,9 +304,10 @@ func (o *nloop) iterate(fr *frame, lo, hi int64, b *builder) {
 	}
 }
 
-// batch runs positions p0..p0+n-1, or reports false (nothing added) when
-// a guard fails in a lane or a read leaves its array.
-func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *builder) bool {
+// batch runs positions p0..p0+n-1, the segments of an index array or
+// the rows of t, or reports false (nothing added) when a guard fails in
+// a lane or a read leaves its array.
+func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, t dict, p0 int64, n int, b *builder) bool {
 	v := r.v
 	if !v.check(fr, s, p0, n) {
 		return false
@@ -302,6 +322,9 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, p0 int64, n int, b *
 		return false
 	}
 	ts := s.reals(v.val, tv, n)
+	if t != nil {
+		return r.scatterBuilt(fr, s, o, t, p0, ws, ts, b)
+	}
 	sc, l := r.leaf.wsRow, r.leaf
 	if sc.xInt {
 		scatterRows(fr, o, r.pos.ints, l.arr.ints, l.arr.n, b, p0, ws, ts, sc.x.ints)
