@@ -386,9 +386,6 @@ type denseNode struct {
 	kids  []dict // nil: absent
 	spill map[int64]dict
 	keys  []int64
-	// csr: the rows compressed, for scatters of them (dictrows.go).
-	csrOnce sync.Once
-	csr     *builtCSR
 }
 
 func (d *denseNode) init() {

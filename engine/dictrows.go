@@ -150,7 +150,7 @@ func bindsInChain(o *nloop, body *ir.Expr, name string) bool {
 // array: compressed rows made once where t is a dense level, else the
 // rows one lane at a time.
 func (r *rowsScatter) scatterBuilt(fr *frame, s *vstate, o *nloop, t dict, p0 int64, ws []int64, ts []float64, b *builder) bool {
-	if c := rowsCSR(t, r.gather == nil); c != nil {
+	if c := r.rowsCSR(t, r.gather == nil); c != nil {
 		vals, ok := c.vals, true
 		if r.gather != nil {
 			if vals, ok = r.gather.of(c); !ok {
@@ -224,60 +224,71 @@ func (c *compiler) dictRowsFirst(nl *nloop, body *ir.Expr, lb loopBody) *rowsSca
 }
 
 // builtCSR is a built dictionary of rows laid out as compressed rows:
-// row k's keys idx[pos[k]:pos[k+1]], its values vals alongside, zeros
-// left out. Made once, on the first scatter of its rows, it is read
-// through the segment form's scatter (scatterRows) at the cost of an
-// index array's segment, not a row's per-entry methods.
+// row k's keys idx[pos[k]:pos[k+1]], its values alongside (vals, or ints
+// for rows of ints), zeros left out. Made once per run, on the first
+// scatter of its rows, it is read through the segment form's scatter
+// (scatterRows) at the cost of an index array's segment, not a row's
+// per-entry methods (a row of a dictionary built in sequential mode is
+// a builder made per read).
 type builtCSR struct {
 	pos, idx []int64
 	vals     []float64
-	ints     []int64 // int rows: their values
+	ints     []int64
 }
 
-// rowsCSR returns t's compressed rows, of reals (real) or of ints, as
-// t's leaves are, or nil when t is not a dense level (its keys outside
-// the slice, in the spill map, are left to the per-lane path: their
-// windows are outside pos).
-func rowsCSR(t dict, real bool) *builtCSR {
-	d, ok := t.(*denseNode)
-	if !ok {
-		return nil
-	}
-	d.init()
-	d.csrOnce.Do(func() {
-		r := &builtCSR{}
+// rowsCSR returns t's rows compressed, of reals (real) or of ints, as t's
+// leaves are, made on the first call for t (one per run), or nil when
+// t's keys are negative or spread too far for their number (holdKeysOf's
+// bound): the rows are then read one lane at a time.
+func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.csrOf != t {
+		r.csrOf, r.csr = t, &builtCSR{}
+		var ok bool
 		if real {
-			r.pos, r.idx, r.vals = compressRows(d, entryReals)
+			r.csr.pos, r.csr.idx, r.csr.vals, ok = compressRows(t, entryReals)
 		} else {
-			r.pos, r.idx, r.ints = compressRows(d, entryInts)
+			r.csr.pos, r.csr.idx, r.csr.ints, ok = compressRows(t, entryInts)
 		}
-		d.csr = r
-	})
-	return d.csr
-}
-
-// compressRows lays the rows of d out one after another: row k's keys
-// are idx[pos[k]:pos[k+1]], its values (read by entries) alongside.
-func compressRows[V int64 | float64](d *denseNode, entries func(dict, int, int, []V) []V) (pos, idx []int64, vals []V) {
-	n := 0
-	for _, c := range d.kids {
-		if c != nil {
-			n += c.size()
+		if !ok {
+			r.csr = nil
 		}
 	}
-	pos, idx, vals = make([]int64, len(d.kids)+1), make([]int64, 0, n), make([]V, 0, n)
+	return r.csr
+}
+
+// compressRows lays the rows of t out one after another by key: row k's
+// keys are idx[pos[k]:pos[k+1]], its values (read by entries) alongside;
+// false when t's keys do not index a slice of a size near their number.
+func compressRows[V int64 | float64](t dict, entries func(dict, int, int, []V) []V) (pos, idx []int64, vals []V, ok bool) {
+	n := t.size()
+	if n > 0 && (t.keyAt(0) < 0 || t.keyAt(n-1) >= max(maxDenseJump, denseKeysFactor*int64(n))) {
+		return nil, nil, nil, false
+	}
+	rows, total := make([]dict, n), 0
+	for p := range rows {
+		rows[p] = t.dictAt(p)
+		total += rows[p].size()
+	}
+	width := int64(0)
+	if n > 0 {
+		width = t.keyAt(n-1) + 1
+	}
+	pos, idx, vals = make([]int64, width+1), make([]int64, 0, total), make([]V, 0, total)
 	var ks []int64
 	var vs []V
-	for k, c := range d.kids {
-		if c != nil {
-			m := c.size()
-			if cap(ks) < m {
-				ks, vs = make([]int64, m), make([]V, m)
-			}
-			idx = append(idx, entryKeys(c, 0, m, ks[:m])...)
-			vals = append(vals, entries(c, 0, m, vs[:m])...)
+	for p, row := range rows {
+		m := row.size()
+		if cap(ks) < m {
+			ks, vs = make([]int64, m), make([]V, m)
 		}
-		pos[k+1] = int64(len(idx))
+		idx = append(idx, entryKeys(row, 0, m, ks[:m])...)
+		vals = append(vals, entries(row, 0, m, vs[:m])...)
+		pos[t.keyAt(p)+1] = int64(len(idx))
 	}
-	return pos, idx, vals
+	for k := 1; k < len(pos); k++ {
+		pos[k] = max(pos[k], pos[k-1]) // an absent row is empty
+	}
+	return pos, idx, vals, true
 }

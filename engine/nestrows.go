@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/storel/storel/ir"
+import (
+	"sync"
+
+	"github.com/storel/storel/ir"
+)
 
 // Rows of a nested result scattered by index-array keys (MMM, TTM: the
 // Gustavson form). An outer loop keys a row of the result per iteration;
@@ -65,6 +69,10 @@ type rowsScatter struct {
 	// instead of a segment of an index array.
 	rows   dictFn
 	gather *rowGather // the rows hold positions: the values are read at them
+	// The rows compressed (dictrows.go), for the dictionary csrOf.
+	mu    sync.Mutex
+	csrOf dict
+	csr   *builtCSR
 }
 
 // rowsScatterOf returns o's rowsScatter, or nil when o's body does not
