@@ -143,7 +143,7 @@ sum(<i, _> in 0:A_len1)
   { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
     let a = A_val(p2) in
     sum(<j, r> in t(k)) { @dense j -> B_val(r - 1) * a } }`, "sum(<j, r> in t(k))",
-		"in position space, each row's entries laid out in the block", "laid out"},
+		"each row of the built dictionary scattered into the row by its keys", "dict rows scatter"},
 	{"rows of a built copy summed per row, their key guarded", `let t =
   sum(<j, _> in 0:B_len1)
     sum(<p, c> in B_idx2(B_pos2(j):B_pos2(j + 1))) { @dense c -> { @dense j -> B_val(p) } }

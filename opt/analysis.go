@@ -498,12 +498,19 @@ func (s *session) globalName(g *graph, c egraph.ClassID) (string, bool) {
 	return "", false
 }
 
+// mostlyZero is the fraction of zeros from which nonZero counts them.
+const mostlyZero = 0.5
+
 // nonZero is the chance that the scalar class c is not zero, from the
-// zeros of the arrays it reads (Stats.Zeros): a singleton whose value is
-// a read of a mostly-zero array (a dense factor of density 1/32) adds an
-// entry that often only, since a built dictionary stores no zeros. A
-// product is non-zero when both factors are; any other value counts as
-// non-zero (depth bounds the products looked into).
+// zeros of the mostly-zero arrays it reads (Stats.Zeros, at least
+// mostlyZero): a singleton whose value is a read of such an array (a
+// dense factor of density 1/32) adds an entry that often only, since a
+// built dictionary stores no zeros. A product is non-zero when both
+// factors are; any other value counts as non-zero (depth bounds the
+// products looked into). The few explicit zeros a sparse format may
+// store leave the sizes as they were: they would move the estimates of
+// near-tied plans (MTTKRP's merge against a row built per fiber) by
+// noise, not by what the copy of M6 saves.
 func (s *session) nonZero(g *graph, c egraph.ClassID, depth int) float64 {
 	if depth == 0 || g.Data(c).Type.Depth != 0 {
 		return 1
@@ -514,7 +521,7 @@ func (s *session) nonZero(g *graph, c egraph.ClassID, depth int) float64 {
 		switch n.Op {
 		case opLookup:
 			if name, ok := s.globalName(g, n.Children[0]); ok {
-				if as, ok := s.stats.Arrays[name]; ok && as.Zeros > 0 && as.Zeros < 1 {
+				if as, ok := s.stats.Arrays[name]; ok && as.Zeros >= mostlyZero && as.Zeros < 1 {
 					p = min(p, 1-as.Zeros)
 				}
 			}
