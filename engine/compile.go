@@ -39,6 +39,9 @@ type compiler struct {
 	lastWhy   string
 	nestDepth int
 	splitNext bool
+	// asWritten: nestLoop lowers loops as written, no range swapped
+	// outward (nestswap.go)
+	asWritten bool
 	// mon checks the run's limits between windows of the top sum; nil
 	// without limits.
 	mon *monitor

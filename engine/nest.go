@@ -102,6 +102,9 @@ type nloop struct {
 	flat   *flatPlan // the body runs in position space (nestflat.go)
 	flatID int
 	lift   *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
+	// orig: the loops as written of a range swapped outward (nestswap.go),
+	// run where the range is empty
+	orig *nloop
 	// wsRow: a leaf segment loop scattering into a dense real row, one
 	// call per segment (nestrows.go).
 	wsRow    *segScatter
@@ -218,6 +221,11 @@ func (c *compiler) noNest(why string) { panic(noNest{why}) }
 // nestLoop lowers sum e with sink lb, or returns nil (and leaves the
 // compiler's scope as it found it) when the IR cannot express it.
 func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
+	if !c.asWritten && !c.noNests {
+		if l := c.swappedLoop(e, lb); l != nil {
+			return l
+		}
+	}
 	split := c.splitNext
 	c.splitNext = false
 	if c.noNests {
@@ -609,6 +617,11 @@ func (c *compiler) lowerChild(nl *nloop, e *ir.Expr, s *bspec) *nstmt {
 // accumulator slot).
 func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if hi <= lo {
+		if o := nl.orig; o != nil {
+			if lo, hi, ok := o.open(fr); ok {
+				o.run(fr, lo, hi, b)
+			}
+		}
 		return
 	}
 	if nl.merge != nil {
@@ -616,6 +629,9 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
+		if nl.orig != nil {
+			nestSaw("range swapped outward")
+		}
 		return
 	}
 	if nl.vec != nil {
