@@ -728,6 +728,10 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 			fr.err = nil
 			return false
 		}
+		if v != nil && s.n == n {
+			out = v[:n] // one run: its lanes go to the row as they are
+			break
+		}
 		lanes := out[j0-lo:][:s.n]
 		if v == nil {
 			for q := range lanes {
@@ -1389,6 +1393,13 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	}
 	t := &fw.w
 	at[fb.fi].src, at[fb.fi].stride = t.src, t.stride
+	// A factor still counting toward its lane-major copy is checked per
+	// iteration; once every one has its copy (or needs none), none is.
+	counting := false
+	for i, f := range in.prod.fs {
+		counting = counting || f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i])
+	}
+	xo, bo, one := q.oneValue()
 	var k [3]int64
 	for p := lo; p < hi; p++ {
 		x := p
@@ -1407,19 +1418,26 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		if lo3 >= hi3 {
 			continue
 		}
-		for i, f := range in.prod.fs {
-			if f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
-				if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
-					ps.walked = false // the walks change: runProd's, from here
-					if !s.setFibLet(fr, fb) || !s.runProd(fr, in, lo3, hi3, acc) {
-						return p, false
+		if counting {
+			for i, f := range in.prod.fs {
+				if f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+					if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
+						ps.walked = false // the walks change: runProd's, from here
+						if !s.setFibLet(fr, fb) || !s.runProd(fr, in, lo3, hi3, acc) {
+							return p, false
+						}
+						return p + 1, true
 					}
-					return p + 1, true
 				}
 			}
 		}
 		k[fb.fi] = u*t.mul + t.add
-		p3 := walkAt(ws, &q, k, lo3, hi3, acc)
+		var p3 int64
+		if one {
+			p3 = walkOne(ws, &q, k, xo, bo, lo3, hi3, acc)
+		} else {
+			p3 = walkAt(ws, &q, k, lo3, hi3, acc)
+		}
 		if p3 < hi3 && (!s.setFibLet(fr, fb) || !s.runProd(fr, in, p3, hi3, acc)) {
 			return p, false
 		}
