@@ -40,6 +40,10 @@
 //	                       short range leaf) run as lanes: the inner
 //	                       loops once for many keys, values of the key
 //	                       as vectors
+//	nestswap.go            a dense range inside a sparse loop that adds
+//	                       its runs into one row (TTM's fiber) swapped
+//	                       outward, to lift: the row summed in lanes
+//	                       over the loop and added once
 //	linform.go             the linear normal form of int indices that
 //	                       lanes and interleaved rows prove strides from
 //	nesttemp.go            dictionaries the plan builds (temporaries) read
