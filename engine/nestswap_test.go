@@ -7,7 +7,7 @@ import (
 	"github.com/storel/storel/storage"
 )
 
-// A plan with a dense range inside a sparse loop, each entry adding a run
+// Plans with a dense range inside a sparse loop, each entry adding a run
 // into one row (besides liftTTM, TTM's row of a fiber): the range swaps
 // outward and lifts.
 const (
@@ -20,6 +20,11 @@ const (
 	      if l < D_len2 - 3 then
 	      let t1 = B_val(p3) * 2.0 - k in
 	      sum(<j, _> in 1:D_len1) { @dense j -> D_val(j * D_len2 + l) * t1 } }`
+	// The loop outermost, split across workers: D times the vector of
+	// B's values at their last keys (a segment of all of them).
+	swapTop = `sum(<p3, l> in B_idx3(B_pos3(0):B_pos3(B_pos2(B_pos1(1)))))
+	  let t1 = B_val(p3) in
+	  sum(<j, _> in 0:D_len1) { @dense j -> D_val(j * D_len2 + l) * t1 }`
 )
 
 // TestSwappedRange runs plans whose range swaps outward against the
@@ -37,6 +42,7 @@ func TestSwappedRange(t *testing.T) {
 	}{
 		{"TTM", liftTTM, 12, false, "range swapped outward"},
 		{"rows added to", swapRows, 12, false, "range swapped outward"},
+		{"the loop outermost", swapTop, 12, false, "range swapped outward"},
 		{"TTM, an empty range", liftTTM, 0, false, ""},
 		{"TTM, an empty range, B_val short", liftTTM, 0, true, ""},
 		{"TTM, B_val short", liftTTM, 12, true, ""},
