@@ -78,8 +78,8 @@ func TestShortLoops(t *testing.T) {
 		{"SDDMM", shortSDDMM, []mat{{"U", 60, 8}, {"V", 50, 8}}, []string{"range dot", "range dot bounds by facts"}, nil},
 		{"TTV", shortTTV, []mat{{"D", 1, 40}}, []string{"flat", "dot", "keys"}, nil},
 		// A fiber's row, one run of D's column per entry of the fiber: the
-		// fibers of two or more entries add their runs where the row is.
-		{"TTM, dense factor", shortTTM, []mat{{"D", 16, 40}}, []string{"added inside an appended run"}, nil},
+		// range swapped outward, the row summed in lanes and added once.
+		{"TTM, dense factor", shortTTM, []mat{{"D", 16, 40}}, []string{"range swapped outward", "lifted at"}, nil},
 		{"keys from an array", shortKeyed, []mat{{"D", 1, 40}}, []string{"flat", "post", "keys"}, nil},
 		{"scalar", shortScalar, []mat{{"C", 25, 16}, {"D", 1, 40}}, []string{"flat", "post"}, nil},
 	} {
