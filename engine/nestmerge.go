@@ -68,6 +68,9 @@ type nmerge struct {
 	// row: the segment of the loop whose body the merge is, when it is
 	// one of rows of merges run by runRows
 	row *segBounds
+	// rlo, rhi: the bounds of a range second operand lo:hi (seg[1] is
+	// then nil), met by a seek into the first (seekRange)
+	rlo, rhi intFn
 }
 
 // mergeState is one frame's working memory for an itMerge loop.
@@ -108,6 +111,12 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	m := &nmerge{id: c.nmerge, acc: lb.accF}
 	for i := range m.seg {
 		src := e.Args[i]
+		if i == 1 && src.Op == ir.OpRange {
+			// lo:hi against a sorted segment (the optimizer's l:l+1 for
+			// a lookup into a sorted row): a seek.
+			m.rlo, m.rhi = c.intExpr(src.Args[0], "range bound"), c.intExpr(src.Args[1], "range bound")
+			continue
+		}
 		if src.Op != ir.OpSubArray || src.Args[0].Op != ir.OpGlobal {
 			c.noNest("a merge operand that is not a segment of an index array")
 		}
@@ -128,7 +137,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	c.declare(e.Vars[2], ir.IntType)
 	m.body(c, e, body)
 	c.unbind(3)
-	if p := m.prog; len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
+	if p := m.prog; m.rlo == nil && len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
 		// x(k2) * y(k1) is y(k1) * x(k2): a product of two reals is
 		// the same either way round.
 		m.dot, m.x1, m.x2 = true, p[p[0].at].cl, p[p[1].at].cl
@@ -140,6 +149,10 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	nl.open = func(*frame) (int64, int64, bool) { return 0, 1, true }
 	nl.info.iter = "merge (sorted intersection, galloping seeks) of " + ir.Format(e.Args[0]) + " and " + ir.Format(e.Args[1])
 	nl.info.exec = fmt.Sprintf("matched pairs in batches of %d, the body %s over each batch", mbatch, ir.Format(body))
+	if m.rlo != nil {
+		nl.info.iter = "seek (galloping) of the keys " + ir.Format(e.Args[1]) + " in " + ir.Format(e.Args[0])
+		nl.info.exec = fmt.Sprintf("the keys found in batches of %d, the body %s over each batch", mbatch, ir.Format(body))
+	}
 	if m.dot {
 		nl.info.exec = "the merge-dot primitive " + ir.Format(body) + ", summed as the pairs are found"
 	}
@@ -198,6 +211,9 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 // run adds the merge's terms into its accumulator, and reports whether
 // it had pairs.
 func (m *nmerge) run(fr *frame) bool {
+	if m.rlo != nil {
+		return m.seekRange(fr)
+	}
 	s0, s1 := m.seg[0], m.seg[1]
 	l1, h1, ok1 := s0.inPlace(fr)
 	l2, h2, ok2 := s1.inPlace(fr)
@@ -209,6 +225,47 @@ func (m *nmerge) run(fr *frame) bool {
 		return true // perhaps
 	}
 	return m.pairs(fr, l1, h1, l2, h2)
+}
+
+// seekRange is run for a range second operand lo:hi: the positions of
+// the first operand's segment whose keys lie in lo..hi-1, found by a
+// seek, paired with their keys (k2 and the key alike), in the order of
+// the closure path's seek.
+func (m *nmerge) seekRange(fr *frame) bool {
+	l1, h1, ok := m.seg[0].inPlace(fr)
+	if !ok || !m.fit(0, l1, h1) {
+		m.general(fr, nil)
+		return true // perhaps
+	}
+	lo, hi := m.rlo(fr), m.rhi(fr)
+	if fr.err != nil || l1 == h1 {
+		return fr.err != nil
+	}
+	a := m.seg[0].arr.ints[l1:h1]
+	q := seek(a, 0, lo)
+	if q == len(a) || a[q] >= hi {
+		return false
+	}
+	end := seek(a, q, hi)
+	if a[q] < 0 || !fits(m.reads[1], a[end-1]+1) {
+		// A read at a key outside its array: the closure path reports it.
+		m.general(fr, nil)
+		return true
+	}
+	acc0 := fr.f[m.acc]
+	st := fr.mstate(m)
+	for q < end {
+		n := min(end-q, mbatch)
+		for i, k := range a[q : q+n] {
+			st.pos[0][i], st.pos[1][i], st.pos[2][i] = l1+int64(q+i), k, k
+		}
+		q += n
+		if !m.flush(fr, st, n) {
+			m.retry(fr, acc0)
+			return true
+		}
+	}
+	return true
 }
 
 // fit reports whether operand i's segment l:h, in order inside its
@@ -384,7 +441,7 @@ func mergeVarIn(fv map[string]bool, e *ir.Expr) bool {
 // merge.
 func (c *compiler) lowerMergeInto(e *ir.Expr, lb loopBody) *nstmt {
 	sg := e.Args[2]
-	if lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real || sg.Op != ir.OpSingleton {
+	if lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real || sg.Op != ir.OpSingleton || e.Args[1].Op == ir.OpRange {
 		return nil
 	}
 	key, vt := sg.Args[0], c.typeOf(e).Elem()
@@ -464,7 +521,7 @@ type rowMerge struct {
 func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 	s := nl.stmt
 	if nl.flat != nil || nl.up != nil || nl.kind == itDict || s == nil || s.kind != stSingle || s.child != nil ||
-		s.loop == nil || s.loop.merge == nil || s.accF < 0 || lb.spec == nil || !lb.spec.real || lb.spec.depth != 1 {
+		s.loop == nil || s.loop.merge == nil || s.loop.merge.rlo != nil || s.accF < 0 || lb.spec == nil || !lb.spec.real || lb.spec.depth != 1 {
 		return nil
 	}
 	r := &rowMerge{s: s, m: s.loop.merge, fixed: -1, keySlot: -1}
