@@ -129,12 +129,12 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 		}
 	}
 	body := e.Args[2]
-	if t := c.typeOf(body); t.Depth != 0 || t.Base != ir.Real {
-		c.noNest("a merge whose body is not a real scalar")
-	}
 	c.declare(e.Vars[0], ir.IntType)
 	c.declare(e.Vars[1], ir.IntType)
 	c.declare(e.Vars[2], ir.IntType)
+	if t := c.typeOf(body); t.Depth != 0 || t.Base != ir.Real {
+		c.noNest("a merge whose body is not a real scalar")
+	}
 	m.body(c, e, body)
 	c.unbind(3)
 	if p := m.prog; m.rlo == nil && len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
