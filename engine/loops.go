@@ -180,19 +180,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 				}
 			}
 			ks, vs := c.varSlots(e, bodyExpr, vt)
-			if pre, core := stripPrelude(bodyExpr); lb.spec != nil && core.Op == ir.OpSum && cl.info.Elem == ir.Int {
-				// A sum accumulating into the same builder, maybe behind
-				// guards and lets: compile its loop here, to run the
-				// pair as one when it fits.
-				steps, lets := c.compileSteps(pre)
-				inner := c.compileLoop(core, lb)
-				c.unbind(lets + 2)
-				innerAll := inner.all
-				if inner.direct != nil {
-					innerAll = inner.direct
-				}
-				return segmentLoop(open, seg, preludeRun(cl, ks, vs, steps, innerAll))
-			}
 			body := mkBody()
 			c.unbind(2)
 			return segmentLoop(open, seg, arrayRun(cl, ks, vs, body))
@@ -226,46 +213,6 @@ func segmentLoop(open func(*frame) (srcState, bool), seg *segBounds, run func(*f
 		}
 	}
 	return l
-}
-
-// preludeRun is arrayRun of an int array for a body behind a prelude
-// (guards and lets, maybe none). A prelude that only tests the key
-// against constants and reads lets at the loop's position (a
-// windowPrelude) is not run for a window whose keys all pass: the lets
-// are read in place and the guards skipped (MTTKRP's
-// if 0 <= k && k < C_len1 for every fiber of B).
-func preludeRun(cl *cell, ks, vs int, steps []step, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
-	if steps == nil {
-		return arrayRun(cl, ks, vs, body)
-	}
-	guarded := arrayRun(cl, ks, vs, func(fr *frame, b *builder) {
-		if runSteps(fr, steps) {
-			body(fr, b)
-		}
-	})
-	w := windowPreludeOf(steps, ks, vs)
-	if w == nil {
-		return guarded
-	}
-	return func(fr *frame, st srcState, from, to int64, b *builder) {
-		lo, hi := st.lo+from, st.lo+to
-		if coveredWindow(w, cl, lo, hi) == nil {
-			guarded(fr, st, from, to, b)
-			return
-		}
-		a := cl.ints
-		for p := lo; p < hi; p++ {
-			fr.i[ks] = p
-			if vs >= 0 {
-				fr.i[vs] = a[p]
-			}
-			w.load(fr, p)
-			body(fr, b)
-			if fr.err != nil {
-				return
-			}
-		}
-	}
 }
 
 func arrayRun(cl *cell, ks, vs int, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
@@ -344,6 +291,16 @@ func (c *compiler) sumScalar(e *ir.Expr) cx {
 		l.all(fr, nil)
 		return fr.i[acc]
 	})
+}
+
+// sumOfLoop returns the closure of a scalar sum compiled as loop l adding
+// into slot acc.
+func sumOfLoop(l *loop, acc int) realFn {
+	return func(fr *frame) float64 {
+		fr.f[acc] = 0
+		l.all(fr, nil)
+		return fr.f[acc]
+	}
 }
 
 // sumAccum compiles a dictionary-valued sum accumulating into a builder.

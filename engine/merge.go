@@ -15,9 +15,8 @@ type vecSrc struct {
 	d      dict
 }
 
-// vecOperand compiles an operand of merge; seg is set when it is a
-// segment of an int array whose bounds are read in place.
-func (c *compiler) vecOperand(e *ir.Expr) (op func(fr *frame) (vecSrc, bool), seg *segBounds) {
+// vecOperand compiles an operand of merge.
+func (c *compiler) vecOperand(e *ir.Expr) func(fr *frame) (vecSrc, bool) {
 	g := e
 	if e.Op == ir.OpSubArray {
 		g = e.Args[0]
@@ -27,15 +26,15 @@ func (c *compiler) vecOperand(e *ir.Expr) (op func(fr *frame) (vecSrc, bool), se
 		if cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
 			cl.needSorted = true
 			if e.Op == ir.OpSubArray {
-				win, seg := c.segment(e, cl)
+				win := c.window(e, cl)
 				return func(fr *frame) (vecSrc, bool) {
 					l, h, ok := win(fr)
 					return vecSrc{lo: l, hi: h, ints: cl.ints, cl: cl}, ok
-				}, seg
+				}
 			}
 			return func(*frame) (vecSrc, bool) {
 				return vecSrc{lo: 0, hi: int64(len(cl.ints)), ints: cl.ints, cl: cl}, true
-			}, nil
+			}
 		}
 	}
 	t := c.typeOf(e)
@@ -46,7 +45,7 @@ func (c *compiler) vecOperand(e *ir.Expr) (op func(fr *frame) (vecSrc, bool), se
 	return func(fr *frame) (vecSrc, bool) {
 		m := d(fr)
 		return vecSrc{d: m}, fr.err == nil
-	}, nil
+	}
 }
 
 func (v *vecSrc) asDict() dict {
@@ -61,29 +60,11 @@ func (v *vecSrc) asDict() dict {
 // order with u == v, the body. Sorted int operands (the physical plans'
 // index segments) are intersected with two pointers, which visits the
 // same pairs in the same order as the nested loops; anything else runs the
-// nested loops.
+// nested loops. This is the closure path's merge: the loop-nest IR's
+// merges (nestmerge.go) fall back to it for what they do not take.
 func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) {
-	return c.mergeOf(e, lb).run()
-}
-
-// mergeParts is a compiled merge: the general path, which runs any
-// operands, and, for two segments of int arrays, their bounds (read in
-// place) and what the sorted intersection runs at each pair: a fused
-// scalar body (fb, adding into slot acc) or the body's closure, with the
-// slots of the merge's variables (-1: unused).
-type mergeParts struct {
-	general    func(*frame, *builder)
-	seg1, seg2 *segBounds
-	fb         *fusedBody
-	acc        int
-	body       bodyFn
-	k1, k2, vs int
-}
-
-// mergeOf compiles merge e whose body adds as lb says.
-func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
-	op1, seg1 := c.vecOperand(e.Args[0])
-	op2, seg2 := c.vecOperand(e.Args[1])
+	op1 := c.vecOperand(e.Args[0])
+	op2 := c.vecOperand(e.Args[1])
 	// A range as the second operand (lo:hi, the optimizer's e:e+1 for a
 	// lookup into a sorted row) is met by a seek into the first.
 	var rlo, rhi intFn
@@ -108,29 +89,11 @@ func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 	if !fv[e.Vars[2]] {
 		vs = -1
 	}
-	var fb *fusedBody
-	if lb.accF >= 0 {
-		fb = c.analyse(e.Args[2], lb, loopVars{idx1: e.Vars[0], idx2: e.Vars[1], other: e.Vars[2]})
-		if fb != nil && fb.writeSlots {
-			fb = nil
-		}
-	}
-	// With a fused body, the general paths evaluate it too: compiling the
-	// body a second time would double the work at every nested merge.
-	var body bodyFn
-	if fb == nil {
-		body = c.bodyOf(e.Args[2], lb)
-	}
+	body := c.bodyOf(e.Args[2], lb)
 	c.unbind(3)
 	ints := t1.Base == ir.Int && t2.Base == ir.Int
 	realV := vt.Base == ir.Real
 	emit := func(fr *frame, b *builder, key1, key2 int64, vi int64, vf float64) {
-		if fb != nil {
-			if x, ok := fb.term(fr, key1, key2); ok {
-				fr.f[lb.accF] += x
-			}
-			return
-		}
 		if k1 >= 0 {
 			fr.i[k1] = key1
 		}
@@ -169,10 +132,6 @@ func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 		if s1.d == nil && s2.d == nil {
 			a, bb := s1.ints[s1.lo:s1.hi], s2.ints[s2.lo:s2.hi]
 			if s1.cl.sortedSegment(s1.lo, s1.hi) && s2.cl.sortedSegment(s2.lo, s2.hi) {
-				if fb != nil {
-					fr.f[lb.accF] = fb.mergeSum(fr, a, bb, s1.lo, s2.lo, fr.f[lb.accF])
-					return
-				}
 				mergeSorted(fr, b, a, bb, s1.lo, s2.lo, k1, k2, vs, body)
 				return
 			}
@@ -230,77 +189,7 @@ func (c *compiler) mergeOf(e *ir.Expr, lb loopBody) *mergeParts {
 			}
 		}
 	}
-	return &mergeParts{general: general, seg1: seg1, seg2: seg2, fb: fb, acc: lb.accF, body: body, k1: k1, k2: k2, vs: vs}
-}
-
-// run returns the merge's closure. Two segments (MTTKRP's fiber of B
-// against a row of D, once per entry of C) have their bounds read in
-// place and the sorted intersection runs directly, a scalar body fused
-// (mergeSum), any other through its closure; anything else (bounds out
-// of order or past the arrays, an unsorted segment) takes the general
-// path, which reports the exact error.
-func (m *mergeParts) run() func(*frame, *builder) {
-	if m.seg1 == nil || m.seg2 == nil {
-		return m.general
-	}
-	return func(fr *frame, b *builder) {
-		if a, bb, l1, l2, ok := sortedInPlace(fr, m.seg1, m.seg2); ok {
-			if len(a) > 0 && len(bb) > 0 {
-				m.intersect(fr, b, a, bb, l1, l2)
-			}
-			return
-		}
-		m.general(fr, b)
-	}
-}
-
-// intersect runs the sorted intersection of a (from position l1) and
-// bb (from l2), both non-empty.
-func (m *mergeParts) intersect(fr *frame, b *builder, a, bb []int64, l1, l2 int64) {
-	if m.fb != nil {
-		fr.f[m.acc] = m.fb.mergeSum(fr, a, bb, l1, l2, fr.f[m.acc])
-		return
-	}
-	mergeSorted(fr, b, a, bb, l1, l2, m.k1, m.k2, m.vs, m.body)
-}
-
-// inPlace reports whether the merge is of two segments with a fused
-// scalar body, whose value computes it.
-func (m *mergeParts) inPlace() bool { return m.seg1 != nil && m.seg2 != nil && m.fb != nil }
-
-// value returns the sum of a scalar merge of two segments (inPlace): in
-// place when both are, else by the general path. A fused loop reads it
-// as a factor of its product (atMerge), without the closures of the
-// merge and of the product around it.
-func (m *mergeParts) value(fr *frame) float64 {
-	if a, bb, l1, l2, ok := sortedInPlace(fr, m.seg1, m.seg2); ok {
-		if len(a) == 0 || len(bb) == 0 {
-			return 0
-		}
-		return m.fb.mergeSum(fr, a, bb, l1, l2, 0)
-	}
-	fr.f[m.acc] = 0
-	m.general(fr, nil)
-	return fr.f[m.acc]
-}
-
-// sortedInPlace returns the segments of s1 and s2, and their first
-// positions, when their bounds read in place are in order and inside
-// their arrays and both are sorted. When one is empty there is nothing
-// to intersect: both come back empty, their order unchecked (many of D's
-// rows can be empty in MTTKRP).
-func sortedInPlace(fr *frame, s1, s2 *segBounds) (a, b []int64, l1, l2 int64, ok bool) {
-	l1, h1, ok1 := s1.inPlace(fr)
-	l2, h2, ok2 := s2.inPlace(fr)
-	switch c1, c2 := s1.arr, s2.arr; {
-	case !ok1 || !ok2:
-		return nil, nil, 0, 0, false
-	case l1 == h1 || l2 == h2:
-		return nil, nil, l1, l2, true
-	case c1.sortedSegment(l1, h1) && c2.sortedSegment(l2, h2):
-		return c1.ints[l1:h1], c2.ints[l2:h2], l1, l2, true
-	}
-	return nil, nil, 0, 0, false
+	return general
 }
 
 func sortedDict(d dict) bool {
@@ -488,33 +377,20 @@ func (c *compiler) mergeScalar(e *ir.Expr) cx {
 	if t.Base != ir.Real && t.Base != ir.Int {
 		c.bail(e, "cannot sum %s values", t)
 	}
-	if t.Base == ir.Real {
-		_, fn := c.realMerge(e)
-		return realCx(fn)
-	}
 	acc := c.newSlot(ir.Type{Base: t.Base})
 	run := c.compileMerge(e, scalarBody(t, acc))
+	if t.Base == ir.Real {
+		return realCx(func(fr *frame) float64 {
+			fr.f[acc] = 0
+			run(fr, nil)
+			return fr.f[acc]
+		})
+	}
 	return intCx(func(fr *frame) int64 {
 		fr.i[acc] = 0
 		run(fr, nil)
 		return fr.i[acc]
 	})
-}
-
-// realMerge compiles a merge whose value is a real, and returns its parts
-// and its closure.
-func (c *compiler) realMerge(e *ir.Expr) (*mergeParts, realFn) {
-	acc := c.newSlot(ir.RealType)
-	m := c.mergeOf(e, scalarBody(ir.RealType, acc))
-	if m.inPlace() {
-		return m, m.value
-	}
-	run := m.run()
-	return m, func(fr *frame) float64 {
-		fr.f[acc] = 0
-		run(fr, nil)
-		return fr.f[acc]
-	}
 }
 
 func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {

@@ -143,7 +143,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 		m.dot, m.x1, m.x2 = true, p[p[0].at].cl, p[p[1].at].cl
 	}
 	// The closure path's merge, for what the batches do not take.
-	m.general = c.mergeOf(e, lb).general
+	m.general = c.compileMerge(e, lb)
 	c.nmerge++
 	nl := &nloop{e: e, kind: itMerge, sink: lb, merge: m, ks: -1, vs: -1}
 	nl.open = func(*frame) (int64, int64, bool) { return 0, 1, true }
@@ -449,7 +449,7 @@ func (c *compiler) lowerMergeInto(e *ir.Expr, lb loopBody) *nstmt {
 		return nil
 	}
 	k := c.keyFn(key) // a variable: it cannot fail
-	general := c.mergeOf(e, lb).general
+	general := c.compileMerge(e, lb)
 	acc := c.newSlot(vt)
 	sum := &ir.Expr{Op: ir.OpMerge, Vars: e.Vars, Args: []*ir.Expr{e.Args[0], e.Args[1], sg.Args[1]}, Type: vt, Pos: e.Pos}
 	inner := c.nestLoop(sum, scalarBody(vt, acc))

@@ -1,28 +1,12 @@
 package engine
 
-// The inner loops of fused products, generic in the element type of the
+// Inner loops of sparse products, generic in the element type of the
 // physical arrays they read: real arrays, and int ones (pattern matrices
 // store their values as ints) converted in a register as they are read,
 // exactly as the interpreter converts an int factor of a real product.
 
 // number is the element type of a physical array.
 type number interface{ int64 | float64 }
-
-// length is the length of the array a variant reads.
-func (v *variant) length() int64 {
-	if v.ints {
-		return int64(len(v.arr.ints))
-	}
-	return int64(len(v.arr.reals))
-}
-
-// get reads position k of the variant's array (in bounds).
-func (v *variant) get(k int64) float64 {
-	if v.ints {
-		return float64(v.arr.ints[k])
-	}
-	return v.arr.reals[k]
-}
 
 // scatterAdd adds a*vals[q], times b then c unless only is set, at key
 // idx[q] of the dense builder bd for every q: the inner loop of sparse
