@@ -266,7 +266,7 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 
 // lowerSum builds the nloop of sum e.
 func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
-	if e.Op == ir.OpMerge {
+	if e.Op == ir.OpMerge || e.Op == ir.OpIf {
 		return c.lowerMerge(e, lb)
 	}
 	src, body := e.Args[0], e.Args[1]
@@ -1090,6 +1090,10 @@ func productSum(v *ir.Expr) *ir.Expr {
 	switch v.Op {
 	case ir.OpSum, ir.OpMerge:
 		return v
+	case ir.OpIf:
+		if len(v.Args) == 2 && v.Args[1].Op == ir.OpMerge && !containsLoop(v.Args[0]) {
+			return v // a guarded merge (lowerMerge)
+		}
 	case ir.OpMul:
 		a, b := productSum(v.Args[0]), productSum(v.Args[1])
 		switch {

@@ -71,6 +71,8 @@ type nmerge struct {
 	// rlo, rhi: the bounds of a range second operand lo:hi (seg[1] is
 	// then nil), met by a seek into the first (seekRange)
 	rlo, rhi intFn
+	// guard: the test of if guard then merge(...), or nil
+	guard boolFn
 }
 
 // mergeState is one frame's working memory for an itMerge loop.
@@ -103,12 +105,19 @@ func (fr *frame) mstate(m *nmerge) *mergeState {
 }
 
 // lowerMerge builds the itMerge nloop of merge e into sink lb, or
-// declines it.
+// declines it. e may be if c then merge(...) (a guard between a factor
+// and the merge, productSum), c not a loop: the test runs when the merge
+// opens, and where it fails the merge has no pairs (the if's zero).
 func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	if lb.spec != nil || lb.accF < 0 {
 		c.noNest("a merge into a dictionary or an int sum")
 	}
 	m := &nmerge{id: c.nmerge, acc: lb.accF}
+	var guard *ir.Expr
+	if e.Op == ir.OpIf {
+		guard, e = e.Args[0], e.Args[1]
+		m.guard = c.boolExpr(guard)
+	}
 	for i := range m.seg {
 		src := e.Args[i]
 		if i == 1 && src.Op == ir.OpRange {
@@ -155,6 +164,9 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	}
 	if m.dot {
 		nl.info.exec = "the merge-dot primitive " + ir.Format(body) + ", summed as the pairs are found"
+	}
+	if guard != nil {
+		nl.info.guards = append(nl.info.guards, ir.Format(guard)+", tested as the merge opens (false: no pairs)")
 	}
 	nl.info.sink = sinkName(lb)
 	return nl
@@ -211,6 +223,9 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 // run adds the merge's terms into its accumulator, and reports whether
 // it had pairs.
 func (m *nmerge) run(fr *frame) bool {
+	if m.guard != nil && !m.guard(fr) {
+		return fr.err != nil
+	}
 	if m.rlo != nil {
 		return m.seekRange(fr)
 	}
@@ -521,7 +536,7 @@ type rowMerge struct {
 func (c *compiler) rowMergeOf(nl *nloop, lb loopBody) *rowMerge {
 	s := nl.stmt
 	if nl.flat != nil || nl.up != nil || nl.kind == itDict || s == nil || s.kind != stSingle || s.child != nil ||
-		s.loop == nil || s.loop.merge == nil || s.loop.merge.rlo != nil || s.accF < 0 || lb.spec == nil || !lb.spec.real || lb.spec.depth != 1 {
+		s.loop == nil || s.loop.merge == nil || s.loop.merge.rlo != nil || s.loop.merge.guard != nil || s.accF < 0 || lb.spec == nil || !lb.spec.real || lb.spec.depth != 1 {
 		return nil
 	}
 	r := &rowMerge{s: s, m: s.loop.merge, fixed: -1, keySlot: -1}

@@ -155,6 +155,9 @@ var rowDotPlans = []struct{ name, plan string }{
 // inNest are the plans above whose every loop the nest takes.
 var inNest = []string{
 	"the guard in front", "invariant factors, no guard",
+	"MTTKRP's nest", "the nest with a let and invariant factors", "MTTKRP's loop",
+	"the merge first, its second segment fixed", "a guard on a scalar",
+	"a merge body with an invariant factor",
 	"the nest as the optimizer writes it for the e2e factors",
 	"the loop over C's row", "the fixed segment second, no guard",
 	"MTTKRP's nest as the optimizer writes it on orghs", "the nest behind a guard on a scalar",
