@@ -182,15 +182,18 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 		}
 		return -1
 	}
-	if t := c.typeOf(b); t.Depth != 0 || t.Base != ir.Real || b.Type.Base != ir.Real {
+	fv := ir.FreeVars(b)
+	inv := !fv[e.Vars[0]] && !fv[e.Vars[1]] && !fv[e.Vars[2]] && !containsLoop(b)
+	if t := c.typeOf(b); t.Depth != 0 || (t.Base != ir.Real || b.Type.Base != ir.Real) && !(inv && t.Base == ir.Int) {
 		c.noNest("a merge body with a value that is not real")
 	}
 	n := mnode{}
-	switch fv := ir.FreeVars(b); {
-	case !fv[e.Vars[0]] && !fv[e.Vars[1]] && !fv[e.Vars[2]] && !containsLoop(b):
+	switch {
+	case inv:
 		// Evaluated once a batch has pairs; where it fails, the whole
 		// merge runs again on the closure path for the interpreter's
-		// error.
+		// error. An int invariant (a factor of a real product) is
+		// converted as the interpreter converts it.
 		n = mnode{op: mInv, slot: -1}
 		if cl, slot := c.arrayAtSlot(b); cl != nil {
 			n.cl, n.slot = cl, slot

@@ -158,6 +158,7 @@ var inNest = []string{
 	"MTTKRP's nest", "the nest with a let and invariant factors", "MTTKRP's loop",
 	"the merge first, its second segment fixed", "a guard on a scalar",
 	"a merge body with an invariant factor",
+	"the nest unguarded, its body reading p2 and k, the fixed segment second",
 	"the nest as the optimizer writes it for the e2e factors",
 	"the loop over C's row", "the fixed segment second, no guard",
 	"MTTKRP's nest as the optimizer writes it on orghs", "the nest behind a guard on a scalar",
