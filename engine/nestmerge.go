@@ -29,6 +29,10 @@ import (
 // mbatch is the number of pairs evaluated together.
 const mbatch = 256
 
+// seekPairs is the most pairs of a merge against a range evaluated one
+// by one rather than in a batch.
+const seekPairs = 8
+
 // mop is the operation of a node of a merge body.
 type mop uint8
 
@@ -160,7 +164,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	nl.info.exec = fmt.Sprintf("matched pairs in batches of %d, the body %s over each batch", mbatch, ir.Format(body))
 	if m.rlo != nil {
 		nl.info.iter = "seek (galloping) of the keys " + ir.Format(e.Args[1]) + " in " + ir.Format(e.Args[0])
-		nl.info.exec = fmt.Sprintf("the keys found in batches of %d, the body %s over each batch", mbatch, ir.Format(body))
+		nl.info.exec = fmt.Sprintf("the body %s at each key found, one by one (at most %d keys) or in batches of %d", ir.Format(body), seekPairs, mbatch)
 	}
 	if m.dot {
 		nl.info.exec = "the merge-dot primitive " + ir.Format(body) + ", summed as the pairs are found"
@@ -265,12 +269,28 @@ func (m *nmerge) seekRange(fr *frame) bool {
 		return false
 	}
 	end := seek(a, q, hi)
-	if a[q] < 0 || !fits(m.reads[1], a[end-1]+1) {
+	if a[q] < 0 || !fits(m.reads[1], a[end-1]+1) || !fits(m.reads[2], a[end-1]+1) {
 		// A read at a key outside its array: the closure path reports it.
 		m.general(fr, nil)
 		return true
 	}
 	acc0 := fr.f[m.acc]
+	if end-q <= seekPairs && len(m.prog) <= len(scalarRegs{}) {
+		// A key or a few (a lookup l:l+1): pair by pair, without batches.
+		var regs scalarRegs
+		var holds [len(scalarRegs{})]bool
+		acc := acc0
+		for i, k := range a[q:end] {
+			x, ok := m.term(fr, &regs, &holds, [3]int64{l1 + int64(q+i), k, k}, i == 0)
+			if !ok {
+				m.retry(fr, acc0)
+				return true
+			}
+			acc += x
+		}
+		fr.f[m.acc] = acc
+		return true
+	}
 	st := fr.mstate(m)
 	for q < end {
 		n := min(end-q, mbatch)
@@ -918,42 +938,52 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 	var regs scalarRegs
 	var holds [len(scalarRegs{})]bool
 	for first := true; ok; i, j, ok = ps.next(a, bb) {
-		at := [3]int64{l1 + int64(i), l2 + int64(j), a[i]}
-		for x := range m.prog {
-			nd := &m.prog[x]
-			switch nd.op {
-			case mRead:
-				regs[x] = nd.cl.reals[at[nd.at]]
-			case mInv:
-				if first {
-					var ok bool
-					if regs[x], ok = nd.invariant(fr); !ok {
-						return false
-					}
-				}
-			case mIf:
-				if first {
-					if holds[x] = nd.cond(fr); fr.err != nil {
-						fr.err = nil
-						return false
-					}
-				}
-				regs[x] = 0
-				if holds[x] {
-					regs[x] = regs[nd.a]
-				}
-			default:
-				regs.arith(nd.op, x, nd.a, nd.b)
-			}
+		x, ok := m.term(fr, &regs, &holds, [3]int64{l1 + int64(i), l2 + int64(j), a[i]}, first)
+		if !ok {
+			return false
 		}
 		if dense {
-			b.reals[k] += regs[len(m.prog)-1]
+			b.reals[k] += x
 		} else {
-			b.addReal(k, regs[len(m.prog)-1])
+			b.addReal(k, x)
 		}
 		first = false
 	}
 	return true
+}
+
+// term evaluates the body at one pair (its positions and key at), the
+// invariants and tests into regs and holds at the first pair only; false
+// when an invariant or a test fails.
+func (m *nmerge) term(fr *frame, regs *scalarRegs, holds *[len(scalarRegs{})]bool, at [3]int64, first bool) (float64, bool) {
+	for x := range m.prog {
+		nd := &m.prog[x]
+		switch nd.op {
+		case mRead:
+			regs[x] = nd.cl.reals[at[nd.at]]
+		case mInv:
+			if first {
+				var ok bool
+				if regs[x], ok = nd.invariant(fr); !ok {
+					return 0, false
+				}
+			}
+		case mIf:
+			if first {
+				if holds[x] = nd.cond(fr); fr.err != nil {
+					fr.err = nil
+					return 0, false
+				}
+			}
+			regs[x] = 0
+			if holds[x] {
+				regs[x] = regs[nd.a]
+			}
+		default:
+			regs.arith(nd.op, x, nd.a, nd.b)
+		}
+	}
+	return regs[len(m.prog)-1], true
 }
 
 // segReader is a segBounds's fields as a loop reads them, for a read of
