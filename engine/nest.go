@@ -526,7 +526,9 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			if s := c.lowerMergeInto(e, lb); s != nil {
 				return s
 			}
-			break
+			if lb.spec == nil {
+				break
+			}
 		}
 		inner := c.nestLoop(e, lb)
 		if inner == nil {
@@ -625,7 +627,7 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	if nl.merge != nil {
-		nl.merge.run(fr)
+		nl.merge.run(fr, b)
 		return
 	}
 	if nl.lift != nil && nl.lift.run(fr, nl, lo, hi, b) {
@@ -743,7 +745,7 @@ func (nl *nloop) exec(fr *frame, s *nstmt, b *builder) {
 					// A merge without pairs adds a zero (no entry)
 					// unless factors apply to it (0 times an infinity
 					// is NaN).
-					if !m.run(fr) && s.post == nil {
+					if !m.run(fr, nil) && s.post == nil {
 						return
 					}
 				} else if lo, hi, ok := s.loop.open(fr); ok {

@@ -77,6 +77,10 @@ type nmerge struct {
 	rlo, rhi intFn
 	// guard: the test of if guard then merge(...), or nil
 	guard boolFn
+	// keyed: each pair adds its term into the loop's dictionary at its
+	// k1, k2 or key (kat: 0, 1, 2), not into the accumulator
+	keyed bool
+	kat   int
 }
 
 // mergeState is one frame's working memory for an itMerge loop.
@@ -113,14 +117,31 @@ func (fr *frame) mstate(m *nmerge) *mergeState {
 // and the merge, productSum), c not a loop: the test runs when the merge
 // opens, and where it fails the merge has no pairs (the if's zero).
 func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
-	if lb.spec != nil || lb.accF < 0 {
-		c.noNest("a merge into a dictionary or an int sum")
-	}
 	m := &nmerge{id: c.nmerge, acc: lb.accF}
+	var body *ir.Expr
+	if e.Op == ir.OpMerge {
+		body = e.Args[2]
+	}
+	if lb.spec != nil {
+		// merge(...) { v -> x }, v a variable of the merge, into a
+		// dictionary of reals (a hash map): each pair adds its term at
+		// its own key, as the interpreter adds {v -> x} per pair.
+		if e.Op != ir.OpMerge || lb.spec.depth != 1 || !lb.spec.real || body.Op != ir.OpSingleton ||
+			body.Args[0].Op != ir.OpVar || e.Args[1].Op == ir.OpRange {
+			c.noNest("a merge into a dictionary other than a real entry per pair at a key the merge binds")
+		}
+		if m.kat = mergeVarAt(e, body.Args[0].Name); m.kat < 0 {
+			c.noNest("a merge into a dictionary at a key the merge does not bind")
+		}
+		m.keyed, body = true, body.Args[1]
+	} else if lb.accF < 0 {
+		c.noNest("an int merge")
+	}
 	var guard *ir.Expr
 	if e.Op == ir.OpIf {
 		guard, e = e.Args[0], e.Args[1]
 		m.guard = c.boolExpr(guard)
+		body = e.Args[2]
 	}
 	for i := range m.seg {
 		src := e.Args[i]
@@ -141,7 +162,6 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 			c.noNest("a merge operand whose bounds are not read in place")
 		}
 	}
-	body := e.Args[2]
 	c.declare(e.Vars[0], ir.IntType)
 	c.declare(e.Vars[1], ir.IntType)
 	c.declare(e.Vars[2], ir.IntType)
@@ -150,7 +170,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	}
 	m.body(c, e, body)
 	c.unbind(3)
-	if p := m.prog; m.rlo == nil && len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
+	if p := m.prog; m.rlo == nil && !m.keyed && len(p) == 3 && p[2].op == mMul && p[0].op == mRead && p[1].op == mRead && p[0].at != p[1].at && p[0].at != 2 && p[1].at != 2 {
 		// x(k2) * y(k1) is y(k1) * x(k2): a product of two reals is
 		// the same either way round.
 		m.dot, m.x1, m.x2 = true, p[p[0].at].cl, p[p[1].at].cl
@@ -169,6 +189,9 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	if m.dot {
 		nl.info.exec = "the merge-dot primitive " + ir.Format(body) + ", summed as the pairs are found"
 	}
+	if m.keyed {
+		nl.info.exec += "; each pair's term added into the dictionary at its " + e.Vars[m.kat]
+	}
 	if guard != nil {
 		nl.info.guards = append(nl.info.guards, ir.Format(guard)+", tested as the merge opens (false: no pairs)")
 	}
@@ -178,14 +201,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 
 // body compiles the merge body b into m.prog, or declines the merge.
 func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
-	at := func(v string) int {
-		for i := 2; i >= 0; i-- { // a later binder shadows an earlier one
-			if e.Vars[i] == v {
-				return i
-			}
-		}
-		return -1
-	}
+	at := func(v string) int { return mergeVarAt(e, v) }
 	fv := ir.FreeVars(b)
 	inv := !fv[e.Vars[0]] && !fv[e.Vars[1]] && !fv[e.Vars[2]] && !containsLoop(b)
 	if t := c.typeOf(b); t.Depth != 0 || (t.Base != ir.Real || b.Type.Base != ir.Real) && !(inv && t.Base == ir.Int) {
@@ -229,9 +245,12 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 
 // run adds the merge's terms into its accumulator, and reports whether
 // it had pairs.
-func (m *nmerge) run(fr *frame) bool {
+func (m *nmerge) run(fr *frame, b *builder) bool {
 	if m.guard != nil && !m.guard(fr) {
 		return fr.err != nil
+	}
+	if m.keyed {
+		return m.runKeyed(fr, b)
 	}
 	if m.rlo != nil {
 		return m.seekRange(fr)
@@ -247,6 +266,33 @@ func (m *nmerge) run(fr *frame) bool {
 		return true // perhaps
 	}
 	return m.pairs(fr, l1, h1, l2, h2)
+}
+
+// runKeyed adds the terms of a keyed merge into b, each at its pair's
+// key; where the segments or a read do not fit, the closure path's merge
+// adds them (or stops at the interpreter's error).
+func (m *nmerge) runKeyed(fr *frame, b *builder) bool {
+	s0, s1 := m.seg[0], m.seg[1]
+	l1, h1, ok1 := s0.inPlace(fr)
+	l2, h2, ok2 := s1.inPlace(fr)
+	switch {
+	case ok1 && ok2 && (l1 == h1 || l2 == h2):
+		return false
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, 0, false):
+		m.general(fr, b)
+	}
+	return true
+}
+
+// mergeVarAt returns the index of the merge's variable named v (a later
+// binder shadows an earlier one), or -1.
+func mergeVarAt(e *ir.Expr, v string) int {
+	for i := 2; i >= 0; i-- {
+		if e.Vars[i] == v {
+			return i
+		}
+	}
+	return -1
 }
 
 // seekRange is run for a range second operand lo:hi: the positions of
@@ -456,10 +502,13 @@ func (m *nmerge) each(fr *frame, a1, a2 []int64, l1, h1, l2, h2 int64, b *builde
 			fr.err = nil
 			return !first
 		}
-		for _, x := range st.regs[len(m.prog)-1][:n] {
-			if dense {
+		for l, x := range st.regs[len(m.prog)-1][:n] {
+			switch {
+			case m.keyed:
+				b.addReal(st.pos[m.kat][l], x)
+			case dense:
 				b.reals[k] += x
-			} else {
+			default:
 				b.addReal(k, x)
 			}
 		}
@@ -502,7 +551,7 @@ func (c *compiler) lowerMergeInto(e *ir.Expr, lb loopBody) *nstmt {
 func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
 	if out := b.reals; uint64(k) < uint64(len(out)) && (b.ws == nil || out[k] != 0) {
 		fr.f[s.accF] = out[k]
-		if s.loop.merge.run(fr); fr.err == nil {
+		if s.loop.merge.run(fr, nil); fr.err == nil {
 			out[k] = fr.f[s.accF]
 		}
 		return
@@ -938,13 +987,16 @@ func (m *nmerge) eachPair(fr *frame, a, bb []int64, l1, l2 int64, b *builder, k 
 	var regs scalarRegs
 	var holds [len(scalarRegs{})]bool
 	for first := true; ok; i, j, ok = ps.next(a, bb) {
-		x, ok := m.term(fr, &regs, &holds, [3]int64{l1 + int64(i), l2 + int64(j), a[i]}, first)
-		if !ok {
+		at := [3]int64{l1 + int64(i), l2 + int64(j), a[i]}
+		x, ok := m.term(fr, &regs, &holds, at, first)
+		switch {
+		case !ok:
 			return false
-		}
-		if dense {
+		case m.keyed:
+			b.addReal(at[m.kat], x)
+		case dense:
 			b.reals[k] += x
-		} else {
+		default:
 			b.addReal(k, x)
 		}
 		first = false

@@ -159,6 +159,7 @@ var inNest = []string{
 	"the merge first, its second segment fixed", "a guard on a scalar",
 	"a merge body with an invariant factor",
 	"the nest unguarded, its body reading p2 and k, the fixed segment second",
+	"into a hash map, keyed by the pair's value",
 	"the nest as the optimizer writes it for the e2e factors",
 	"the loop over C's row", "the fixed segment second, no guard",
 	"MTTKRP's nest as the optimizer writes it on orghs", "the nest behind a guard on a scalar",
