@@ -243,45 +243,30 @@ func (m *nmerge) body(c *compiler, e, b *ir.Expr) int {
 	return len(m.prog) - 1
 }
 
-// run adds the merge's terms into its accumulator, and reports whether
-// it had pairs.
+// run adds the merge's terms into its accumulator (keyed: into b), and
+// reports whether it had pairs.
 func (m *nmerge) run(fr *frame, b *builder) bool {
 	if m.guard != nil && !m.guard(fr) {
 		return fr.err != nil
 	}
-	if m.keyed {
-		return m.runKeyed(fr, b)
-	}
 	if m.rlo != nil {
 		return m.seekRange(fr)
 	}
+	// A keyed merge adds its terms into b at its pairs' keys (each).
 	s0, s1 := m.seg[0], m.seg[1]
 	l1, h1, ok1 := s0.inPlace(fr)
 	l2, h2, ok2 := s1.inPlace(fr)
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
 		return false
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2):
-		m.general(fr, nil)
+	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) ||
+		m.keyed && !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, 0, false):
+		m.general(fr, b)
 		return true // perhaps
+	case m.keyed:
+		return true
 	}
 	return m.pairs(fr, l1, h1, l2, h2)
-}
-
-// runKeyed adds the terms of a keyed merge into b, each at its pair's
-// key; where the segments or a read do not fit, the closure path's merge
-// adds them (or stops at the interpreter's error).
-func (m *nmerge) runKeyed(fr *frame, b *builder) bool {
-	s0, s1 := m.seg[0], m.seg[1]
-	l1, h1, ok1 := s0.inPlace(fr)
-	l2, h2, ok2 := s1.inPlace(fr)
-	switch {
-	case ok1 && ok2 && (l1 == h1 || l2 == h2):
-		return false
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, 0, false):
-		m.general(fr, b)
-	}
-	return true
 }
 
 // mergeVarAt returns the index of the merge's variable named v (a later
