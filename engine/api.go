@@ -74,7 +74,7 @@ type Kernel struct {
 //
 // Scalar sums, products and everything else are evaluated in the
 // interpreter's order. When a run fails, the error may name a different
-// expression than the interpreter's would: a fused loop evaluates the
+// expression than the interpreter's would: a loop evaluates the
 // factors that do not depend on it before the others, once.
 func Compile(plan *ir.Expr, schema Schema, opts Options) (*Kernel, error) {
 	return compile(plan, schema, opts, true)

@@ -1,7 +1,7 @@
 // Package engine owns the execution of SDQLite plans: Compile turns a
 // typed ir.Expr (closed except for physical objects, ir.OpGlobal) into a
-// Kernel, a tree of Go closures over a frame of typed slots with fused
-// loops for the common shapes, and Kernel.Exec runs it on a
+// Kernel, loop nests of the loop-nest IR over a frame of typed slots
+// (Go closures per node where the IR declines), and Kernel.Exec runs it on a
 // storage.Store. No Go toolchain is needed at run time.
 //
 // Any plan runs, naive or physical, and gives the reference
@@ -58,10 +58,10 @@
 //	                       index-array keys (MMM, TTM: Gustavson): each
 //	                       segment one scatter into the row's workspace,
 //	                       the loop above over batches of its positions
-//	compile.go, fused.go   closures per node, for any plan the IR
-//	                       declines; loops over an index array whose
-//	                       body is a product of array reads into a dense
-//	                       row are fused
+//	compile.go, loops.go   closures per node, for any plan the IR
+//	                       declines (the reference fallback)
+//	segment.go             segments of index arrays whose bounds are
+//	                       read in place; the merge-dot primitive
 //	fit.go, fit_amd64.s    index loops read without per-entry checks
 //	                       when the index array's range fits
 //	builder.go, workspace.go, seqrows.go, seqouter.go, appendrow.go
@@ -70,14 +70,16 @@
 //	                       in order appended where they stay), @hash in
 //	                       Go maps
 //	nestmerge.go           the IR's merge iterator: two sorted segments'
-//	                       intersection into a real scalar or a dense
-//	                       row's entry, the body over batches of matched
-//	                       pairs (or the merge-dot primitive); rows of
-//	                       merges (SDDMM, MTTKRP with csr factors)
-//	merge.go, seekindex.go sorted intersections with galloping seeks
-//	                       for the merges the IR declines (into a
-//	                       dictionary) and its fallback on unsorted or
-//	                       out-of-range input; seek tables over long rows
+//	                       intersection, or a segment against a range
+//	                       (a seek), behind a guard or not, into a real
+//	                       scalar, a dense row's entry or a dictionary at
+//	                       each pair's key, the body over batches of
+//	                       matched pairs (or the merge-dot primitive);
+//	                       rows of merges (SDDMM, MTTKRP with csr factors)
+//	merge.go, seekindex.go the closure path's merge, for the merges the
+//	                       IR declines and its fallback on unsorted or
+//	                       out-of-range input; galloping seeks; seek
+//	                       tables over long rows
 //	parallel.go, split.go  the outermost sum split across workers: chunks
 //	                       of equal work (iterations plus the positions
 //	                       of the segments below, read from the position
