@@ -22,8 +22,6 @@ type loop struct {
 	open  func(fr *frame) (srcState, bool)
 	count func(st srcState) int64
 	run   func(fr *frame, st srcState, from, to int64, b *builder)
-	// direct, if set, runs the whole loop (open, count, run) in one call.
-	direct func(fr *frame, b *builder)
 	// nest is set when the sum was lowered to the loop-nest IR (nest.go).
 	nest *nloop
 	// work, if set, is the cumulative work of the loop's positions
@@ -38,10 +36,6 @@ func (l *loop) chunks(st srcState, n int64, parts int) [][2]int64 {
 }
 
 func (l *loop) all(fr *frame, b *builder) {
-	if l.direct != nil {
-		l.direct(fr, b)
-		return
-	}
 	st, ok := l.open(fr)
 	if !ok {
 		return
@@ -162,10 +156,8 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		switch {
 		case cl.info.Kind == ir.ObjArray:
 			var open func(fr *frame) (srcState, bool)
-			var seg *segBounds
 			if src.Op == ir.OpSubArray {
-				var win func(fr *frame) (int64, int64, bool)
-				win, seg = c.segment(src, cl)
+				win := c.window(src, cl)
 				open = func(fr *frame) (srcState, bool) {
 					l, h, ok := win(fr)
 					return srcState{lo: l, hi: h}, ok
@@ -182,7 +174,7 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 			ks, vs := c.varSlots(e, bodyExpr, vt)
 			body := mkBody()
 			c.unbind(2)
-			return segmentLoop(open, seg, arrayRun(cl, ks, vs, body))
+			return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
 		}
 	}
 	d, _ := c.dictExpr(src)
@@ -197,22 +189,6 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 		count: dictCount,
 		run:   dictRun(ks, vs, vt, body),
 	}
-}
-
-// segmentLoop is the loop over a window of an array that run walks; over
-// a segment whose bounds can be read in place (seg), all runs it in one
-// call, without the open and count closures: this loop runs once per
-// entry of the loop around it (MTTKRP's row of C, once per fiber of B).
-func segmentLoop(open func(*frame) (srcState, bool), seg *segBounds, run func(*frame, srcState, int64, int64, *builder)) *loop {
-	l := &loop{open: open, count: windowCount, run: run}
-	if seg != nil {
-		l.direct = func(fr *frame, b *builder) {
-			if lo, hi, ok := seg.bounds(fr); ok && lo < hi {
-				run(fr, srcState{lo: lo, hi: hi}, 0, hi-lo, b)
-			}
-		}
-	}
-	return l
 }
 
 func arrayRun(cl *cell, ks, vs int, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
@@ -305,9 +281,5 @@ func sumOfLoop(l *loop, acc int) realFn {
 
 // sumAccum compiles a dictionary-valued sum accumulating into a builder.
 func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
-	l := c.compileLoop(e, accumBody(spec, neg))
-	if l.direct != nil {
-		return l.direct
-	}
-	return l.all
+	return c.compileLoop(e, accumBody(spec, neg)).all
 }
