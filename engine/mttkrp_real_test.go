@@ -147,3 +147,82 @@ func handMTTKRPDense(b *sparseCSF, c *sparseCSR, dv []float64, n int64, out []fl
 		}
 	}
 }
+
+var mttkrpCPD = flag.Bool("engine.cpd", false, "TestRealMTTKRPThreads: C and D dense, rank 16, every entry set (the cpd experiment's factors)")
+
+// TestRealMTTKRPThreads runs MTTKRP on -engine.tensor split for 2 workers,
+// its chunks in turn on one thread and then on 2 workers, and logs each
+// worker's thread CPU time (a split's balance: the busiest worker over the
+// mean) and the total against the chunks' in turn, which a loaded machine
+// shows where a wall-clock speed-up is noise. Factors as in
+// TestRealMTTKRPRatio, or dense as cpd's with -engine.cpd.
+//
+//	go test ./engine -run RealMTTKRPThreads -engine.mttkrp 9 -engine.tensor /work/shared/data/wordnet30_synset_ptr_synset.tns.gz [-engine.cpd] -v
+func TestRealMTTKRPThreads(t *testing.T) {
+	if *mttkrpRuns == 0 {
+		t.Skip("set -engine.mttkrp N")
+	}
+	coo, err := storage.ReadTensorFile(*mttkrpTensor, storage.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(14, 15))
+	formats := map[string]string{"B": "csf", "C": "csr", "D": *mttkrpD}
+	var c, d *storage.COO
+	if *mttkrpCPD {
+		formats["C"], formats["D"] = "dense", "dense"
+		c, d = fullFactor(rng, coo.Dims[1], 16), fullFactor(rng, 16, coo.Dims[2])
+	} else {
+		c, d = randFactor(rng, coo.Dims[1], 25), randFactor(rng, 25, coo.Dims[2])
+	}
+	st := storeOf(t, map[string]stored{"B": {coo, "csf"}, "C": {c, formats["C"]}, "D": {d, formats["D"]}})
+	plan := optimizedPlan(t, "mttkrp", formats, st)
+	k, err := Compile(plan, SchemaOf(st), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := parallelMin
+	defer func() { parallelMin = saved }()
+	var one, two []float64
+	var ratios []float64
+	for r := range 2 * *mttkrpRuns {
+		inTurn := r%2 == 0
+		parallelMin = saved
+		if inTurn {
+			parallelMin = time.Hour
+		}
+		b, stop := traceBalance()
+		start, cpu0 := time.Now(), processCPU()
+		_, err := k.Exec(st)
+		wall, cpu := time.Since(start), time.Duration(processCPU()-cpu0)
+		stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio, total := b.ratio()
+		if inTurn {
+			one = append(one, float64(total)/1e6)
+		} else {
+			two = append(two, float64(total)/1e6)
+			ratios = append(ratios, ratio)
+		}
+		t.Logf("in turn %v: %v; run %v, process cpu %v", inTurn, b, wall, cpu)
+	}
+	slices.Sort(one)
+	slices.Sort(two)
+	slices.Sort(ratios)
+	t.Logf("medians over %d runs: chunks in turn %.2f ms, on 2 workers %.2f ms in all (%.2fx), busiest worker / mean %.2f",
+		*mttkrpRuns, one[len(one)/2], two[len(two)/2], two[len(two)/2]/one[len(one)/2], ratios[len(ratios)/2])
+}
+
+// fullFactor returns an n x m matrix with every entry set.
+func fullFactor(rng *rand.Rand, n, m int64) *storage.COO {
+	f := &storage.COO{Dims: []int64{n, m}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
+	for i := range n {
+		for j := range m {
+			f.Coords[0], f.Coords[1] = append(f.Coords[0], i), append(f.Coords[1], j)
+			f.Vals = append(f.Vals, float64(1+rng.IntN(2048))/1024)
+		}
+	}
+	return f
+}

@@ -247,15 +247,19 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	}
 	claims := workers < len(parts)
 	p0 := parts[0]
+	done := traced(0, p0)
 	probe, long := probeRun(fr, parts, cw)
 	if !long {
 		cw.run(0, fr, probe, p0[1])
+		untraced(done)
 		for w, p := range parts[1:] {
 			if fr.err != nil {
 				break
 			}
+			done := traced(w+1, p)
 			start(w+1, fr)
 			cw.run(w+1, fr, p[0], p[1])
+			untraced(done)
 		}
 		return fr.err
 	}
@@ -265,7 +269,10 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 	// failed has run, as the chunks are claimed in order.
 	fails := make([]*Error, len(parts))
 	// runChunk runs chunk c on a worker's frame wfr.
-	runChunk := func(c int, wfr *frame) {
+	runChunk := func(c, w int, wfr *frame) {
+		if c > 0 {
+			defer untraced(traced(w, parts[c]))
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				wfr.fail(&Error{Msg: workerPanic})
@@ -275,13 +282,13 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 		start(c, wfr)
 		cw.run(c, wfr, parts[c][0], parts[c][1])
 	}
-	claim := func(wfr *frame) {
+	claim := func(w int, wfr *frame) {
 		for wfr.err == nil {
 			c := int(next.Add(1) - 1)
 			if c >= len(parts) {
 				return
 			}
-			runChunk(c, wfr)
+			runChunk(c, w, wfr)
 		}
 	}
 	var wg sync.WaitGroup
@@ -291,21 +298,43 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 		go func(w int) {
 			defer wg.Done()
 			if claims {
-				claim(wfr)
+				claim(w, wfr)
 			} else {
-				runChunk(w, wfr)
+				runChunk(w, w, wfr)
 			}
 		}(w)
 	}
 	if probe < p0[1] {
 		cw.run(0, fr, probe, p0[1])
 	}
+	untraced(done)
 	fails[0] = fr.err
 	if claims {
-		claim(fr)
+		claim(0, fr)
 	}
 	wg.Wait()
 	return firstError(fails)
+}
+
+// chunkTrace, when set (by tests and benchmarks), is called before each
+// chunk of a split run, on the goroutine that runs it, with the worker and
+// the chunk's iterations; the func it returns is called when the chunk
+// ends. It measures a split's balance.
+var chunkTrace func(worker int, part [2]int64) (done func())
+
+// traced calls chunkTrace, or returns nil.
+func traced(worker int, part [2]int64) func() {
+	if chunkTrace == nil {
+		return nil
+	}
+	return chunkTrace(worker, part)
+}
+
+// untraced calls done unless it is nil.
+func untraced(done func()) {
+	if done != nil {
+		done()
+	}
 }
 
 // workerPanic is the error of a worker that panicked.
@@ -341,6 +370,7 @@ func firstError(fails []*Error) *Error {
 func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	workers = min(workers, len(parts))
 	p0 := parts[0]
+	done := traced(0, p0)
 	probe, long := probeRun(fr, parts, cw)
 	if !long || workers < 2 {
 		// Short: the chunks in turn on fr, each into its worker's result,
@@ -348,12 +378,15 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 		if fr.err == nil {
 			cw.run(0, fr, probe, p0[1])
 		}
+		untraced(done)
 		for c := 1; c < len(parts) && fr.err == nil; c++ {
 			w := c % workers
+			done := traced(w, parts[c])
 			if c < workers && cw.start != nil {
 				cw.start(w, fr)
 			}
 			cw.run(w, fr, parts[c][0], parts[c][1])
+			untraced(done)
 		}
 		return fr.err
 	}
@@ -370,7 +403,9 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 			}
 		}()
 		for ; c < len(parts); c += workers {
+			done := traced(w, parts[c])
 			cw.run(w, wfr, parts[c][0], parts[c][1])
+			untraced(done)
 			if wfr.err != nil {
 				fails[c] = wfr.err
 				return
@@ -392,6 +427,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	if fr.err == nil && probe < p0[1] {
 		cw.run(0, fr, probe, p0[1])
 	}
+	untraced(done)
 	fails[0] = fr.err
 	if fr.err == nil {
 		deal(0, workers, fr)
