@@ -1,16 +1,20 @@
 package engine
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 // threadCPU returns the CPU time the calling OS thread has used, in
-// nanoseconds (getrusage RUSAGE_THREAD), and whether it could be read.
+// nanoseconds (CLOCK_THREAD_CPUTIME_ID, exact where getrusage counts
+// ticks), and whether it could be read.
 func threadCPU() (int64, bool) {
-	const rusageThread = 1
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+	const clockThreadCPUTime = 3
+	var ts syscall.Timespec
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		return 0, false
 	}
-	return ru.Utime.Nano() + ru.Stime.Nano(), true
+	return ts.Nano(), true
 }
 
 // processCPU returns the CPU time the process has used, in nanoseconds.

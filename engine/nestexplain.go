@@ -127,6 +127,12 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 		return claimed + ", writing disjoint rows of one shared result, a row workspace per worker (no private copies)"
 	case nl.rows:
 		return claimed + ", writing disjoint entries of one shared result (no private copies)"
+	case nl.inOrder && !nl.rows:
+		text := claimed + ", a private result per range, appended in range order"
+		if nl.inOrderIfIncreasing {
+			text += " where the keys read increase (checked per run); otherwise one range per worker, private results merged in worker order"
+		}
+		return text
 	case nl.sink.spec != nil && nl.sink.spec.depth == 1 && nl.sink.spec.dense:
 		return fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order",
 			threads, threads*claimsPerWorker, ranges)

@@ -448,6 +448,14 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		l := c.compileLoop(e, accumBody(spec, plus))
 		c.splitByWork(l, e)
 		reach := c.splitReach(e)
+		var inOrder func(srcState) bool
+		if startsSequential(spec) {
+			inOrder = c.splitInOrder(e)
+		}
+		if l.nest != nil && inOrder != nil {
+			ranged, _ := c.splitKey(e)
+			l.nest.inOrder, l.nest.inOrderIfIncreasing = true, !ranged
+		}
 		pool := &rowPool{}
 		shared := l.nest != nil && l.nest.rows && reach != nil
 		return dictCx(t, func(fr *frame) dict {
@@ -465,11 +473,15 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			reserve := shared && ok && end <= maxReserve
 			// A shared result takes chunks claimed in turn; one dense row
 			// per worker merges by addition whatever chunks fed it, so it
-			// is dealt chunks in rotation (see parallelRun); other private
-			// results stay one chunk per worker.
+			// is dealt chunks in rotation (see parallelRun); rows that
+			// arrive in order (seqrows.go) take a private result per chunk,
+			// claimed in turn, as the chunks' rows merge by appending each
+			// chunk's after the one before; other private results stay one
+			// chunk per worker.
 			cyclic := !reserve && spec.depth == 1 && spec.dense
+			perChunk := !reserve && !cyclic && inOrder != nil && inOrder(st)
 			perWorker := 1
-			if reserve || cyclic {
+			if reserve || cyclic || perChunk {
 				perWorker = claimsPerWorker
 			}
 			parts := l.chunks(st, n, threads*perWorker)

@@ -198,6 +198,36 @@ func splitChunks(n int64, parts int, lo int64, work workFunc) [][2]int64 {
 // array e walks (below its largest value plus one; a hash map's first
 // level keys after hashWalks).
 func (c *compiler) splitReach(e *ir.Expr) func(st srcState) (int64, bool) {
+	ranged, arr := c.splitKey(e)
+	switch {
+	case ranged:
+		return func(st srcState) (int64, bool) { return st.hi, st.lo >= 0 && st.hi > st.lo }
+	case arr != nil:
+		return func(srcState) (int64, bool) { return arr.imax + 1, arr.imin >= 0 && arr.imax >= 0 }
+	}
+	return nil
+}
+
+// splitInOrder returns, for sum e split across workers, whether a run's
+// iterations write its result's outer keys in strictly increasing order
+// (each iteration its own key, above the one before), or nil when no run
+// does: e's range key, or the values of an int array e walks where they
+// increase over the run (checked per run).
+func (c *compiler) splitInOrder(e *ir.Expr) func(st srcState) bool {
+	ranged, arr := c.splitKey(e)
+	switch {
+	case ranged:
+		return func(srcState) bool { return true }
+	case arr != nil:
+		return func(st srcState) bool { return increasing(arr.ints, st.lo, st.hi) }
+	}
+	return nil
+}
+
+// splitKey matches the body of sum e, below lets and guards, against a
+// singleton keyed by e's range key (ranged) or by the value of the int
+// array e walks (arr, a whole array or a segment of it).
+func (c *compiler) splitKey(e *ir.Expr) (ranged bool, arr *cell) {
 	body := e.Args[1]
 	for {
 		switch body.Op {
@@ -213,27 +243,27 @@ func (c *compiler) splitReach(e *ir.Expr) func(st srcState) (int64, bool) {
 		break
 	}
 	if body.Op != ir.OpSingleton || body.Args[0].Op != ir.OpVar {
-		return nil
+		return false, nil
 	}
 	key, src := body.Args[0].Name, e.Args[0]
 	switch {
 	case key == e.Vars[0] && src.Op == ir.OpRange:
-		return func(st srcState) (int64, bool) { return st.hi, st.lo >= 0 && st.hi > st.lo }
+		return true, nil
 	case key == e.Vars[1] && (src.Op == ir.OpGlobal || src.Op == ir.OpSubArray):
-		arr := src
+		a := src
 		if src.Op == ir.OpSubArray {
-			arr = src.Args[0]
+			a = src.Args[0]
 		}
-		if arr.Op != ir.OpGlobal {
-			return nil
+		if a.Op != ir.OpGlobal {
+			return false, nil
 		}
-		cl := c.cell(arr)
+		cl := c.cell(a)
 		if cl.info.Kind != ir.ObjArray || cl.info.Elem != ir.Int {
-			return nil
+			return false, nil
 		}
-		return func(srcState) (int64, bool) { return cl.imax + 1, cl.imin >= 0 && cl.imax >= 0 }
+		return false, cl
 	}
-	return nil
+	return false, nil
 }
 
 // mergeKids moves the children of the private results bs[1:] into

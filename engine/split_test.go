@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/storel/storel/eval"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -161,6 +164,77 @@ func TestPooledRowsStartZero(t *testing.T) {
 			}
 			if !value.Equal(got, want, 0) {
 				t.Fatalf("%s: run with store %d after other runs differs from a fresh kernel", plan, i)
+			}
+		}
+	}
+}
+
+// TestInOrderRowsClaimChunks: a split run whose rows arrive in order
+// (MTTKRP over CSF, keyed by the values of B's first level) takes
+// claimsPerWorker chunks per worker, each into a private result of its
+// own appended in chunk order, and agrees with the interpreter and, bit
+// for bit, with one thread; where the keys read do not increase (B's
+// first level reversed) it keeps one chunk per worker and still agrees.
+func TestInOrderRowsClaimChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	b := &storage.COO{Dims: []int64{300, 26, 400}, Coords: [][]int64{nil, nil, nil}, Field: storage.FieldReal}
+	seen := map[[3]int64]bool{}
+	for len(b.Vals) < 4000 {
+		// Rows of very unequal length: the first tenth of i holds half the entries.
+		i := int64(rng.IntN(300))
+		if rng.IntN(2) == 0 {
+			i = int64(rng.IntN(30))
+		}
+		c := [3]int64{i, int64(rng.IntN(26)), int64(rng.IntN(400))}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		for m := range 3 {
+			b.Coords[m] = append(b.Coords[m], c[m])
+		}
+		b.Vals = append(b.Vals, float64(1+rng.IntN(8)))
+	}
+	formats := map[string]string{"B": "csf", "C": "csr", "D": "csr"}
+	st := storeOf(t, map[string]stored{"B": {b, "csf"}, "C": {randFactor(rng, 26, 25), "csr"}, "D": {randFactor(rng, 25, 400), "csr"}})
+	plan := optimizedPlan(t, "mttkrp", formats, st)
+	reversed := storage.Store{}
+	maps.Copy(reversed, st)
+	idx1 := slices.Clone(st["B_idx1"].(*storage.Array).I)
+	slices.Reverse(idx1)
+	reversed["B_idx1"] = storage.IntArray(idx1)
+	for _, tc := range []struct {
+		name      string
+		st        storage.Store
+		perWorker int
+	}{{"keys increasing", st, claimsPerWorker}, {"keys reversed", reversed, 1}} {
+		want, err := eval.Eval(plan, tc.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := runEngine(plan, tc.st, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !value.Equal(one, want, 1e-9) {
+			t.Fatalf("%s, 1 thread: engine %s\ninterpreter %s", tc.name, value.Format(one), value.Format(want))
+		}
+		for _, threads := range []int{2, 3} {
+			bal, stop := traceBalance()
+			got, err := runEngine(plan, tc.st, threads)
+			stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got, one, 0) {
+				t.Fatalf("%s, %d threads: %s\none thread: %s", tc.name, threads, value.Format(got), value.Format(one))
+			}
+			n := 0
+			for _, c := range bal.chunks {
+				n += c
+			}
+			if n != threads*tc.perWorker {
+				t.Errorf("%s, %d threads: %d chunks, want %d", tc.name, threads, n, threads*tc.perWorker)
 			}
 		}
 	}

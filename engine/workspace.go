@@ -77,14 +77,18 @@ type tree struct {
 	// whose children kept their workspaces.
 	adopted []*tree
 	done    bool
-	// slab: builders for the tree's children, allocated in blocks.
-	slab []builder
+	// slab: builders for the tree's children, allocated in blocks that
+	// grow from a few to 64: a tree in sequential mode takes one builder,
+	// and a split run makes a tree per chunk.
+	slab  []builder
+	slabN int
 }
 
 // alloc returns a zero builder of the tree.
 func (t *tree) alloc() *builder {
 	if len(t.slab) == 0 {
-		t.slab = make([]builder, 64)
+		t.slabN = min(64, max(2, 2*t.slabN))
+		t.slab = make([]builder, t.slabN)
 	}
 	b := &t.slab[0]
 	t.slab = t.slab[1:]
