@@ -96,16 +96,16 @@ type nloop struct {
 	rowRange bool
 	// laid: a loop over a built dictionary in position space, each
 	// row's entries laid out in the block one after another (laidRows).
-	laid  bool
-	split bool // the outermost sum of a parallel run: its iterations are split across workers
+	laid   bool
+	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
+	workBy string    // split: the work its chunks share equally (split.go), or "" for equal counts
+	flat   *flatPlan // the body runs in position space (nestflat.go)
+	flatID int
+	lift   *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
 	// inOrder: split, its rows arrive in order (seqrows.go), a private
 	// result per chunk appended in chunk order; inOrderIfIncreasing: where
 	// the keys read from the array walked increase (checked per run).
 	inOrder, inOrderIfIncreasing bool
-	workBy                       string    // split: the work its chunks share equally (split.go), or "" for equal counts
-	flat                         *flatPlan // the body runs in position space (nestflat.go)
-	flatID                       int
-	lift                         *liftLoop // a range whose lanes run the inner loops once (nestlift.go)
 	// orig: the loops as written of a range swapped outward (nestswap.go),
 	// run where the range is empty
 	orig *nloop
