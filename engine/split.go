@@ -61,7 +61,8 @@ func (c *compiler) cumWork(e *ir.Expr) (workFunc, string) {
 				inner, text := c.cumWork(x)
 				at := fmt.Sprintf("%s(%s)", pos.name, ir.Format(x.Args[0].Args[1].Args[1]))
 				if inner != nil {
-					at = strings.Replace(text, x.Vars[0], at, 1)
+					// x's positions up to at, and the work below them.
+					at += " + " + strings.ReplaceAll(text, "("+x.Vars[0]+")", "("+at+")")
 				}
 				texts = append(texts, at)
 				terms = append(terms, func(p int64) int64 {
@@ -71,6 +72,11 @@ func (c *compiler) cumWork(e *ir.Expr) (workFunc, string) {
 					}
 					return q
 				})
+				return
+			}
+			if t, text := c.lookedUpWork(e, x); t != nil {
+				texts = append(texts, text)
+				terms = append(terms, t)
 				return
 			}
 			if x.Args[0].Op != ir.OpRange {
@@ -92,6 +98,114 @@ func (c *compiler) cumWork(e *ir.Expr) (workFunc, string) {
 		}
 		return w
 	}, countedText(texts)
+}
+
+// lookedUpWork returns the cumulative work over sum e's positions of
+// its inner sum x over a segment Q(P(v+c):P(v+c+1)) of e's value v (read
+// from the int array e walks: a row of C for MTTKRP's k), or nil: at
+// position q the row's length, times one plus the lengths of the
+// segments below x of e's position q (the fiber of B a merge walks
+// along each entry of the row). The lengths depend on the values e
+// reads, so their prefix sums over e's array are counted per run, once
+// for the arrays a run reads (see lookedUp).
+func (c *compiler) lookedUpWork(e, x *ir.Expr) (workFunc, string) {
+	arr := walkedArray(e)
+	if arr == nil || len(e.Vars) < 2 {
+		return nil, ""
+	}
+	vals := c.cell(arr)
+	pos, off, ok := c.segmentOf(x.Args[0], e.Vars[1])
+	if vals.info.Kind != ir.ObjArray || vals.info.Elem != ir.Int || !ok {
+		return nil, ""
+	}
+	type seg struct {
+		pos *cell
+		off int64
+	}
+	var below []seg
+	text := fmt.Sprintf("%s(%s(%s))", pos.name, vals.name, e.Vars[0])
+	var inner []string
+	var walk func(y *ir.Expr)
+	walk = func(y *ir.Expr) {
+		if y.Op == ir.OpSubArray {
+			if p, o, ok := c.segmentOf(y, e.Vars[0]); ok {
+				below = append(below, seg{p, o})
+				inner = append(inner, fmt.Sprintf("%s(%s)", p.name, e.Vars[0]))
+				return
+			}
+		}
+		for _, a := range y.Args {
+			walk(a)
+		}
+	}
+	walk(x.Args[1])
+	if len(inner) > 0 {
+		text += "×(1 + " + strings.Join(inner, " + ") + ")"
+	}
+	lu := &lookedUp{}
+	return func(p int64) int64 {
+		return lu.at(vals.ints, pos.ints, p, func(q int64) int64 {
+			k := clampedAt(vals.ints, q) + off
+			w := int64(1)
+			for _, s := range below {
+				w += clampedAt(s.pos.ints, q+s.off+1) - clampedAt(s.pos.ints, q+s.off)
+			}
+			return max(0, clampedAt(pos.ints, k+1)-clampedAt(pos.ints, k)) * max(1, w)
+		})
+	}, text
+}
+
+// walkedArray returns the global array sum e walks, whole or a segment
+// of it, or nil.
+func walkedArray(e *ir.Expr) *ir.Expr {
+	src := e.Args[0]
+	if src.Op == ir.OpSubArray {
+		src = src.Args[0]
+	}
+	if src.Op != ir.OpGlobal {
+		return nil
+	}
+	return src
+}
+
+// lookedUp caches the prefix sums of a work per position of an array,
+// every lookedUpStep-th, for the arrays a run reads: counted at the first
+// run that splits and again when the arrays change.
+type lookedUp struct {
+	mu        sync.Mutex
+	vals, pos []int64 // the arrays the sums were counted for
+	pre       []int64 // pre[i]: the work of positions 0..i*lookedUpStep-1
+}
+
+const lookedUpStep = 64
+
+// at returns the work w of positions 0..p-1 of vals (clamped to its
+// length), where w reads vals and pos.
+func (lu *lookedUp) at(vals, pos []int64, p int64, w func(q int64) int64) int64 {
+	p = max(0, min(p, int64(len(vals))))
+	lu.mu.Lock()
+	if lu.pre == nil || !sameInts(lu.vals, vals) || !sameInts(lu.pos, pos) {
+		pre := make([]int64, 1, len(vals)/lookedUpStep+2)
+		sum := int64(0)
+		for q := range int64(len(vals)) {
+			sum += w(q)
+			if (q+1)%lookedUpStep == 0 {
+				pre = append(pre, sum)
+			}
+		}
+		lu.vals, lu.pos, lu.pre = vals, pos, pre
+	}
+	sum := lu.pre[p/lookedUpStep]
+	lu.mu.Unlock()
+	for q := p / lookedUpStep * lookedUpStep; q < p; q++ {
+		sum += w(q)
+	}
+	return sum
+}
+
+// sameInts reports whether a and b are the same slice of memory.
+func sameInts(a, b []int64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // countedText joins texts with +, writing a repeated one once as n×t.

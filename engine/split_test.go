@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/storage"
@@ -236,6 +238,99 @@ func TestInOrderRowsClaimChunks(t *testing.T) {
 			if n != threads*tc.perWorker {
 				t.Errorf("%s, %d threads: %d chunks, want %d", tc.name, threads, n, threads*tc.perWorker)
 			}
+		}
+	}
+}
+
+// TestSplitWorkFollowsLookedUpRows: the chunks of MTTKRP over CSF share
+// the rows of C its fibers walk (a fiber of B at k takes C's row k, and
+// merges along it), not merely B's fibers: C's row 0 is full and the
+// others are empty, and only the first half of B's rows have fibers at
+// k = 0, so the first half holds all the merges.
+func TestSplitWorkFollowsLookedUpRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	b := &storage.COO{Dims: []int64{200, 26, 400}, Coords: [][]int64{nil, nil, nil}, Field: storage.FieldReal}
+	seen := map[[3]int64]bool{}
+	for len(b.Vals) < 6000 {
+		i, k := int64(rng.IntN(200)), int64(0)
+		if i >= 100 {
+			k = int64(1 + rng.IntN(25))
+		}
+		c := [3]int64{i, k, int64(rng.IntN(400))}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		for m := range 3 {
+			b.Coords[m] = append(b.Coords[m], c[m])
+		}
+		b.Vals = append(b.Vals, 1)
+	}
+	c := &storage.COO{Dims: []int64{26, 25}, Coords: [][]int64{nil, nil}, Field: storage.FieldReal}
+	for j := range int64(25) {
+		c.Coords[0], c.Coords[1] = append(c.Coords[0], 0), append(c.Coords[1], j)
+		c.Vals = append(c.Vals, 1)
+	}
+	formats := map[string]string{"B": "csf", "C": "csr", "D": "csr"}
+	st := storeOf(t, map[string]stored{"B": {b, "csf"}, "C": {c, "csr"}, "D": {randFactor(rng, 25, 400), "csr"}})
+	plan := optimizedPlan(t, "mttkrp", formats, st)
+	ints := func(name string) []int64 { return st[name].(*storage.Array).I }
+	pos2, idx2, cpos := ints("B_pos2"), ints("B_idx2"), ints("C_pos2")
+	rows := func(from, to int64) (n int64) { // C's entries the fibers of B's rows from..to-1 walk
+		for q := pos2[from]; q < pos2[to]; q++ {
+			n += cpos[idx2[q]+1] - cpos[idx2[q]]
+		}
+		return n
+	}
+	saved := parallelMin
+	defer func() { parallelMin = saved }()
+	parallelMin = time.Hour // the chunks in turn: every one traced
+	var parts [][2]int64
+	var mu sync.Mutex
+	chunkTrace = func(_ int, p [2]int64) func() {
+		mu.Lock()
+		defer mu.Unlock()
+		parts = append(parts, p)
+		return nil
+	}
+	_, err := runEngine(plan, st, 2)
+	chunkTrace = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 2*claimsPerWorker {
+		t.Fatalf("%d chunks, want %d", len(parts), 2*claimsPerWorker)
+	}
+	total := rows(0, int64(len(pos2)-1))
+	for _, p := range parts {
+		if w := rows(p[0], p[1]); float64(w) > 1.5*float64(total)/float64(len(parts)) {
+			t.Errorf("chunk %v walks %d of C's %d entries walked, share %d", p, w, total, total/int64(len(parts)))
+		}
+	}
+}
+
+// TestLookedUpPrefix: the sampled prefix sums give every position's
+// prefix, and are counted again for other arrays.
+func TestLookedUpPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	lu := &lookedUp{}
+	for _, n := range []int{0, 1, 63, 64, 65, 1000} {
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = int64(rng.IntN(9))
+		}
+		w := func(q int64) int64 { return vals[q] * 3 }
+		want := int64(0)
+		for p := int64(0); p <= int64(n); p++ {
+			if got := lu.at(vals, nil, p, w); got != want {
+				t.Fatalf("n %d: prefix at %d is %d, want %d", n, p, got, want)
+			}
+			if p < int64(n) {
+				want += w(p)
+			}
+		}
+		if got := lu.at(vals, nil, int64(n)+5, w); got != want {
+			t.Fatalf("n %d: prefix past the end %d, want %d", n, got, want)
 		}
 	}
 }
