@@ -39,6 +39,16 @@ func (k LevelKind) String() string {
 	return "LevelKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// CoordRuns reports whether f is a COO of order 2 or more whose first
+// level the mapping walks as runs of equal coordinates: its entries are
+// sorted, so each coordinate's entries are one segment of positions, and
+// a plan walks them as it walks a compressed level's (one row per
+// coordinate, its entries a segment of the next level's array) instead of
+// revisiting the row at every entry.
+func (f Format) CoordRuns() bool {
+	return f.Kind == FormatLevels && len(f.Levels) > 1 && f.Levels[0] == LevelCompressedNonUnique && f.Levels[1] == LevelSingleton
+}
+
 // FormatKind separates level formats from the two hashed layouts.
 type FormatKind uint8
 

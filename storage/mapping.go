@@ -105,6 +105,12 @@ func mapping(name string, f Format, order int, elem ir.Base, base string) string
 				decl("int ARRAY %s(%s)", posName, plusOne(count))
 				count = ir.Lookup(ir.Global(posName), count)
 				decl("int ARRAY %s(%s)", idxName, count)
+				if kind == LevelCompressedNonUnique && f.CoordRuns() {
+					runs := RunsName(name, level)
+					decl("int SCALAR %s", runs)
+					decl("int ARRAY %s(%s)", RunKeyName(name, level), runs)
+					decl("int ARRAY %s(%s + 1)", RunPosName(name, level), runs)
+				}
 			case LevelSingleton:
 				decl("int ARRAY %s(%s)", IdxName(name, level), count)
 			}
@@ -192,7 +198,13 @@ func (g *mappingGen) placeSingletons() {
 	nonUnique := false
 	for l, m := range g.f.ModeOrder {
 		bound[m] = true
-		nonUnique = nonUnique || g.f.Levels[l] == LevelCompressedNonUnique
+		// Walked as runs, a COO's first level binds distinct coordinates
+		// and its second level one coordinate per entry.
+		if g.f.CoordRuns() {
+			nonUnique = nonUnique || l == 1
+		} else {
+			nonUnique = nonUnique || g.f.Levels[l] == LevelCompressedNonUnique
+		}
 		for next < d && bound[next] {
 			g.placedAfter[next] = l + 1
 			g.unique[next] = l == next && (!nonUnique || l+1 == d)
@@ -232,6 +244,9 @@ func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 		g.keys[m] = ir.Lookup(ir.Global(IdxName(g.name, level)), parent)
 		return g.emit(l, parent)
 	}
+	if l == 0 && g.f.CoordRuns() {
+		return g.runs()
+	}
 	// Compressed levels: the segment of the parent position.
 	i, p := g.coordVar(m), g.posVar(level)
 	g.keys[m] = ir.Var(i)
@@ -244,9 +259,31 @@ func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 	return ir.Sum(p, i, seg, g.emit(l, ir.Var(p)))
 }
 
+// runs returns the expression for a COO's levels walked as runs of its
+// first level (Format.CoordRuns):
+//
+//	sum(<p0, i1> in T_rkey1(0:T_runs1))
+//	  { @unique i1 -> sum(<p1, i2> in T_idx2(T_rpos1(p0):T_rpos1(p0 + 1)))
+//	    { i2 -> ... } }
+func (g *mappingGen) runs() *ir.Expr {
+	m1, m2 := g.f.ModeOrder[0], g.f.ModeOrder[1]
+	r, i1 := g.posVar(0), g.coordVar(m1)
+	p, i2 := g.posVar(1), g.coordVar(m2)
+	g.keys[m1], g.keys[m2] = ir.Var(i1), ir.Var(i2)
+	starts := ir.Global(RunPosName(g.name, 1))
+	seg := ir.SubArray(ir.Global(IdxName(g.name, 2)), ir.Lookup(starts, ir.Var(r)), ir.Lookup(starts, plusOne(ir.Var(r))))
+	entries := ir.Sum(p, i2, seg, g.emit(1, ir.Var(p)))
+	keys := ir.SubArray(ir.Global(RunKeyName(g.name, 1)), ir.IntConst(0), ir.Global(RunsName(g.name, 1)))
+	return ir.Sum(r, i1, keys, g.wrap(0, entries))
+}
+
 // emit wraps the levels after l in the singletons placed after level l.
 func (g *mappingGen) emit(l int, pos *ir.Expr) *ir.Expr {
-	body := g.level(l+1, pos)
+	return g.wrap(l, g.level(l+1, pos))
+}
+
+// wrap wraps body in the singletons placed after level l.
+func (g *mappingGen) wrap(l int, body *ir.Expr) *ir.Expr {
 	for m := g.order - 1; m >= 0; m-- {
 		if g.placedAfter[m] == l+1 {
 			ann := ir.AnnNone
