@@ -34,7 +34,8 @@ var MaxDenseElements int64 = 1 << 28
 // Build stores the tensor c, named name, in format f and returns its
 // physical objects: name_dimK for every logical dimension; for level
 // formats name_lenK (dense level K), name_posK and name_idxK (sparse level
-// K; a singleton level has only name_idxK) and name_val; for hash
+// K; a singleton level has only name_idxK; a COO of order 2 or more also
+// has name_runs1, name_rkey1 and name_rpos1, its rows' runs) and name_val; for hash
 // name_hash; for trie name_trie. Values are ints when c.Field is integer or
 // pattern, reals otherwise. Repeated coordinates are summed.
 func Build(name string, c *COO, f Format) (Store, error) {
