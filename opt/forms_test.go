@@ -1,6 +1,7 @@
 package opt
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -488,5 +489,41 @@ func TestCompressedCopyOfDenseFactor(t *testing.T) {
 	full := optimizeForm(t, "mmm", string(src), []tensorSpec{{"A", "csr", []int64{40, 60}, 0.2}, {"B", "dense", []int64{60, 200}, 1}}, Options{})
 	if walksCopy(full.Plan) {
 		t.Errorf("B full, the plan builds a copy of it:\n%s", ir.Format(full.Plan))
+	}
+}
+
+// TestCOOPlansWalkRows: a COO's mapping walks its rows as runs, so the
+// plans over a COO bind each first coordinate once (they never read the
+// per-entry coordinates of the first level, T_idx1) and cost no more than
+// the same kernel's over the compressed format with the same levels
+// (dcsr, csf): SpMV and BATAX sum a row's entries into a scalar, MTTKRP
+// accumulates each (i, j) of the output over the entries of row i.
+func TestCOOPlansWalkRows(t *testing.T) {
+	spmv, _ := examples.Source("spmv")
+	batax, _ := examples.Source("batax")
+	mttkrp, _ := examples.Source("mttkrp")
+	factors := []tensorSpec{{"C", "dense", []int64{30, 8}, 0.5}, {"D", "dense", []int64{8, 40}, 0.5}}
+	for _, c := range []struct {
+		name, src, main, compressed string
+		tensors                     []tensorSpec
+	}{
+		{"spmv", string(spmv), "A", "dcsr", []tensorSpec{{"A", "coo", []int64{30, 40}, 0.1}}},
+		{"batax", string(batax), "A", "dcsr", []tensorSpec{{"A", "coo", []int64{40, 50}, 0.1}}},
+		{"mttkrp", string(mttkrp), "B", "csf", append([]tensorSpec{{"B", "coo", []int64{20, 30, 40}, 0.02}}, factors...)},
+	} {
+		got := optimizeForm(t, c.name, c.src, c.tensors, Options{})
+		ir.Walk(got.Plan, func(e *ir.Expr) bool {
+			if e.Op == ir.OpGlobal && e.Name == c.main+"_idx1" {
+				t.Errorf("%s over coo reads %s per entry:\n%s", c.name, e.Name, ir.Format(got.Plan))
+				return false
+			}
+			return true
+		})
+		other := slices.Clone(c.tensors)
+		other[0].format = c.compressed
+		want := optimizeForm(t, c.name, c.src, other, Options{})
+		if got.Cost.Value > want.Cost.Value*1.0001 {
+			t.Errorf("%s over coo costs %s, over %s %s:\n%s", c.name, got.Cost, c.compressed, want.Cost, ir.Format(got.Plan))
+		}
 	}
 }
