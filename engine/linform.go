@@ -117,11 +117,15 @@ type linTerm struct {
 // linAtom is where an atom's value is: an int slot of the frame (slot >=
 // 0), a global int scalar (cl), or a closure (f). Slots and scalars are
 // read in place: a form is evaluated once per run of lanes, or per entry
-// of an inner loop.
+// of an inner loop. A closure that reads an int array at an int slot
+// names them too (arr, at), so an inner loop over that slot's positions
+// can walk the array as it walks its own keys.
 type linAtom struct {
 	slot int
 	cl   *cell
 	f    intFn
+	arr  *cell
+	at   int
 }
 
 func (a *linAtom) value(fr *frame) int64 {

@@ -142,12 +142,26 @@ type fibWalk struct {
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
-// base is rest + term t, x (the loop's position or key) its atom atom,
-// and neither rest nor stride read x.
+// base is rest + term t, x (the loop's position, its key, or another
+// int array read at its position: arr) its atom atom, and neither rest
+// nor stride read x.
 type lindex struct {
 	key     bool
+	arr     *cell
 	t, atom int
 	rest    linearAt
+}
+
+// keys returns the array whose entry at the position is x, or nil
+// where x is the position.
+func (ix *lindex) keys(l *lsum) []int64 {
+	switch {
+	case ix.key:
+		return l.arr.ints
+	case ix.arr != nil:
+		return ix.arr.ints
+	}
+	return nil
 }
 
 // lstep is a statement of an inner loop's body, run once per iteration.
@@ -485,7 +499,14 @@ func (x *liftCtx) linear(e *ir.Expr) linear {
 	if cv.isConst {
 		return constLinear(cv.ci)
 	}
-	return x.atom(fmt.Sprintf("f:%d", len(x.atoms)), linAtom{slot: -1, f: cv.i})
+	at := linAtom{slot: -1, f: cv.i}
+	if e.Op == ir.OpLookup && e.Args[0].Op == ir.OpGlobal && e.Args[1].Op == ir.OpVar {
+		cl := c.cell(e.Args[0])
+		if b, ok := c.lookupVar(e.Args[1].Name); ok && b.slot >= 0 && b.t == ir.IntType && cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
+			at.arr, at.at = cl, b.slot
+		}
+	}
+	return x.atom(fmt.Sprintf("f:%d", len(x.atoms)), at)
 }
 
 // atom is the form of one atom, at where its value is.
@@ -595,6 +616,11 @@ func (x *liftCtx) fib(l *lsum) *lfib {
 	if in.prod == nil || !in.at || !in.global {
 		return nil
 	}
+	for i := range in.ats {
+		if in.ats[i].arr != nil {
+			return nil // (runFibers walks positions unchecked: covers is runSum's)
+		}
+	}
 	fi := -1
 	var read *lnode
 	for i, f := range in.prod.fs {
@@ -614,7 +640,7 @@ func (x *liftCtx) fib(l *lsum) *lfib {
 		return nil
 	}
 	ix := l.indexAt(read)
-	if ix.t < 0 {
+	if ix.t < 0 || ix.arr != nil {
 		return nil
 	}
 	own := read.base.terms[ix.t]
@@ -1162,7 +1188,7 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	if !ok || fr.err != nil {
 		return false
 	}
-	if l.prod != nil && lo < hi {
+	if l.prod != nil && lo < hi && l.covers(lo, hi) {
 		return s.runProd(fr, l, lo, hi, acc)
 	}
 	if l.fib != nil && lo < hi {
@@ -1191,6 +1217,13 @@ func (l *lsum) indexAt(f *lnode) lindex {
 	for ti, t := range append(slices.Clone(f.base.terms), f.stride.terms...) {
 		for ai, a := range t.atoms {
 			switch {
+			case a.arr != nil && a.at == l.ks && l.arr != nil:
+				// Another array read at the position (a COO's later
+				// coordinate): walked as the loop's own keys are.
+				if ix.t >= 0 || ti >= nb {
+					return no
+				}
+				ix.t, ix.atom, ix.arr = ti, ai, a.arr
 			case a.f != nil:
 				return no
 			case a.slot < 0 || a.slot != l.ks && a.slot != l.vs:
@@ -1205,6 +1238,18 @@ func (l *lsum) indexAt(f *lnode) lindex {
 		ix.rest = linearAt{c: f.base.c, terms: slices.Delete(slices.Clone(f.base.terms), ix.t, ix.t+1)}
 	}
 	return ix
+}
+
+// covers reports whether every other array a factor's index reads at
+// the position (lindex.arr) has positions lo..hi-1: runProd reads them
+// unchecked; the general loop checks each read.
+func (l *lsum) covers(lo, hi int64) bool {
+	for i := range l.ats {
+		if a := l.ats[i].arr; a != nil && (lo < 0 || hi > int64(len(a.ints))) {
+			return false
+		}
+	}
+	return true
 }
 
 // runProd runs positions lo..hi-1 of inner loop l, whose body is one
@@ -1264,8 +1309,8 @@ func (s *liftState) runProd(fr *frame, l *lsum, lo, hi int64, acc []float64) boo
 				ok = s.view(fr, f, at[i])
 			default:
 				x, v := p, at[i]
-				if ix.key {
-					x = l.arr.ints[p]
+				if keys := ix.keys(l); keys != nil {
+					x = keys[p]
 				}
 				v.src, v.k, v.stride, ok = s.window(f, rest[i]+coef[i]*x, strides[i], majors[i])
 			}
@@ -1301,7 +1346,7 @@ func (s *liftState) walks(l *lsum, ps *prodSetup) bool {
 		if f == nil || !l.vary[i] {
 			continue
 		}
-		w, ok := s.walk(l, f, i, l.ats[i].key, ps.strides[i], ps.rest[i], ps.coef[i], ps.majors[i])
+		w, ok := s.walk(l, f, i, l.ats[i].keys(l), ps.strides[i], ps.rest[i], ps.coef[i], ps.majors[i])
 		if !ok {
 			return false
 		}
@@ -1315,15 +1360,12 @@ func (s *liftState) walks(l *lsum, ps *prodSetup) bool {
 // walk is the walk of factor i, read f at index rest + coef*x + st*j in
 // loop l (m: its lane-major copy, or nil), for lanes s.j0..; false
 // where the stride is below 0 or large.
-func (s *liftState) walk(l *lsum, f *lnode, i int, key bool, st, rest, coef int64, m *laneMajor) (atWalk, bool) {
+func (s *liftState) walk(l *lsum, f *lnode, i int, keys []int64, st, rest, coef int64, m *laneMajor) (atWalk, bool) {
 	n := int64(s.n)
 	if st < 0 || !small(st) || !small(st*s.j0) {
 		return atWalk{}, false
 	}
-	w := atWalk{f: i, rest: rest, coef: coef, mul: 1, src: f.cl.reals, stride: st}
-	if key {
-		w.keys = l.arr.ints
-	}
+	w := atWalk{f: i, keys: keys, rest: rest, coef: coef, mul: 1, src: f.cl.reals, stride: st}
 	if m != nil {
 		// Lanes j0.. of row base (0 <= base < st): base*rows + j0.
 		w.src, w.stride, w.mul, w.add = m.c.vals, 1, m.c.rows, s.j0
@@ -1378,7 +1420,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		r := fb.read
 		st, rest, coef := indexParts(fr, r, &fb.ix)
 		fw.walked, fw.j0, fw.n = true, s.j0, s.n
-		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.key, st, rest, coef, nil)
+		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.keys(l), st, rest, coef, nil)
 		fw.ok = fw.ok && st <= 1 // no lane-major copy of t's array
 	}
 	if !fw.ok {

@@ -102,6 +102,14 @@ const (
 	  { @dense i -> sum(<j, _> in 0:D_len2)
 	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(l * D_len2 + j) } }`
+	// D's column read from another array at the entry's position, as a
+	// COO's later coordinate is (E_idx(p3), not the loop's key l): walked
+	// as the key is, the array's entries the loop's keys.
+	liftOtherIndex = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<j, _> in 0:C_len2)
+	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + E_idx(p3)) } }`
 	// A factor at an index not linear in the loop's key (l*l): read
 	// through its closure per entry.
 	liftSquared = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
@@ -152,6 +160,7 @@ func TestLiftedRanges(t *testing.T) {
 		{"an index read inside the lifted loop", liftInnerIndex, [2]int{25, 16}, [2]int{41, 40}, 16, []string{"lifted", "lifted at"}, nil, "lifted set-up kept"},
 		{"mixed", liftMixed, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
 		{"long range", liftLong, [2]int{25, 16}, [2]int{40, 300}, 16, []string{"lifted", "lifted product", "lifted at"}, nil, ""},
+		{"an index read from another array at the position", liftOtherIndex, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lifted at walk"}, nil, "lifted fibers"},
 		{"an index not linear in the key", liftSquared, [2]int{25, 16}, [2]int{16, 1700}, 16, []string{"lifted", "lifted product"}, nil, "lifted at"},
 		{"terms no product", liftSumTerms, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted"}, nil, ""},
 		{"terms no product, a guard failing in some lanes", liftSumTerms, [2]int{25, 16}, [2]int{16, 40}, 9, nil, nil, ""},
@@ -166,6 +175,7 @@ func TestLiftedRanges(t *testing.T) {
 			denseStore(st, "D", tc.d[0], tc.d[1], rng)
 			vecStore(st, "x", tc.xlen, rng)
 			st["H"] = storage.IntScalar(1 << 62)
+			st["E_idx"] = storage.IntArray(otherIndex(len(b.idx3), 40, rng))
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
 			for _, ev := range tc.want {
@@ -205,6 +215,47 @@ func TestLiftedRangeErrors(t *testing.T) {
 			denseStore(st, "D", 16, 40, rng)
 			st[tc.claim] = storage.IntScalar(st[tc.claim].(*storage.Scalar).I + 1)
 			sameError(t, parse(t, tc.plan, st), st, tc.claim[:1]+"_val")
+		})
+	}
+}
+
+// otherIndex draws n ints below m: another array of keys, one per entry.
+func otherIndex(n, m int, rng *rand.Rand) []int64 {
+	k := make([]int64, n)
+	for i := range k {
+		k[i] = int64(rng.IntN(m))
+	}
+	return k
+}
+
+// TestLiftedOtherIndexErrors: where the other array an index reads at
+// the position is shorter than the positions, or holds a key past the
+// factor, the run is the interpreter's error, not a read past the array.
+func TestLiftedOtherIndexErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 11))
+	b := randCSF(30, 25, 40, 700, rng)
+	for _, tc := range []struct {
+		name string
+		n, m int
+	}{
+		{"E short", len(b.idx3) - 5, 40},
+		{"a key of E past D", len(b.idx3), 41},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", 25, 16, rng)
+			denseStore(st, "D", 16, 40, rng)
+			e := otherIndex(tc.n, 40, rng)
+			if tc.m > 40 {
+				e[len(e)-1] = 40
+			}
+			st["E_idx"] = storage.IntArray(e)
+			arr := "D_val"
+			if tc.n < len(b.idx3) {
+				arr = "E_idx"
+			}
+			sameError(t, parse(t, liftOtherIndex, st), st, arr)
 		})
 	}
 }
