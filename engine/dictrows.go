@@ -204,20 +204,8 @@ func (r *rowsScatter) rowSlices(m dict, s *vstate) ([]int64, []float64, bool) {
 // built dictionary, tried before position space, which lays those rows
 // out entry by entry.
 func (c *compiler) dictRowsFirst(nl *nloop, body *ir.Expr, lb loopBody) *rowsScatter {
-	if nl.kind == itDict || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real {
-		return nil
-	}
-	var leaf *nloop
-	for s := nl.stmt; s != nil; s = s.next {
-		switch {
-		case s.kind == stGuard, s.kind == stLet && s.loop == nil && !s.hasPost():
-		case s.kind == stLoop && s.next == nil:
-			leaf = s.loop
-		default:
-			return nil
-		}
-	}
-	if leaf == nil || leaf.kind != itDict {
+	leaf, ok := scatterLeaf(nl, lb)
+	if !ok || leaf == nil || leaf.kind != itDict {
 		return nil
 	}
 	return c.dictRowsScatterOf(nl, body, lb, leaf)

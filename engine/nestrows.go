@@ -75,11 +75,12 @@ type rowsScatter struct {
 	csr   *builtCSR
 }
 
-// rowsScatterOf returns o's rowsScatter, or nil when o's body does not
-// have that form. o's variables are bound; body is o's body.
-func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScatter {
+// scatterLeaf returns the loop o's body ends in, after guards and lets
+// of no loop (nil where there is none), and whether o may scatter rows
+// at all: o not over a dictionary, its value a dense row of reals.
+func scatterLeaf(o *nloop, lb loopBody) (*nloop, bool) {
 	if o.kind == itDict || lb.spec == nil || lb.spec.depth != 1 || !lb.spec.dense || !lb.spec.real {
-		return nil
+		return nil, false
 	}
 	var leaf *nloop
 	for s := o.stmt; s != nil; s = s.next {
@@ -88,8 +89,18 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 		case s.kind == stLoop && s.next == nil:
 			leaf = s.loop
 		default:
-			return nil
+			return nil, false
 		}
+	}
+	return leaf, true
+}
+
+// rowsScatterOf returns o's rowsScatter, or nil when o's body does not
+// have that form. o's variables are bound; body is o's body.
+func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScatter {
+	leaf, ok := scatterLeaf(o, lb)
+	if !ok {
+		return nil
 	}
 	if leaf != nil && leaf.kind == itDict {
 		return c.dictRowsScatterOf(o, body, lb, leaf)
