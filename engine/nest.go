@@ -623,9 +623,13 @@ func (c *compiler) lowerChild(nl *nloop, e *ir.Expr, s *bspec) *nstmt {
 // accumulator slot).
 func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	if hi <= lo {
+		// A range swapped outward runs its loops as written where the
+		// range is empty, not where a worker's share of it is.
 		if o := nl.orig; o != nil {
-			if lo, hi, ok := o.open(fr); ok {
-				o.run(fr, lo, hi, b)
+			if rlo, rhi, ok := nl.open(fr); ok && rhi <= rlo {
+				if lo, hi, ok := o.open(fr); ok {
+					o.run(fr, lo, hi, b)
+				}
 			}
 		}
 		return

@@ -40,7 +40,9 @@ import (
 // 86475e5eaf628dd8, a kernel that ran the rows of every iteration of a
 // loop as one entry into its inner loop and decided that loop's guard
 // (k6 < k1, k6 the outer loop's key) once for all of them (see the
-// engine's TestUpRunGuardOnRowKey).
+// engine's TestUpRunGuardOnRowKey); b1efd57eb0267685, a kernel whose
+// range swapped outward (nestswap.go) and split across workers ran its
+// loops as written once per worker whose share of the range was empty.
 func FuzzPipeline(f *testing.F) {
 	for i := uint64(1); i <= 24; i++ {
 		f.Add(i, i*7919)
