@@ -91,7 +91,22 @@ var (
 	// (engine.TestRealMTTKRPRatio runs such plans), so 400 scalar
 	// operations.
 	tempDict = 400.0
+
+	// liftRun is the fixed cost of one run of a lifted range (the
+	// engine's nestlift.go): a range j whose body {j -> v} adds into a
+	// dense real row and v walks sparse loops runs those loops once for
+	// a run of j's lanes, with vectors of the lanes as accumulators; each
+	// run opens them and adds the lanes into the row. MTTKRP over orghs
+	// (rank 16, 1 thread) with the rank inside each fiber (about 250,000
+	// runs) takes 71 ms, with the rank above B's row (20,728 runs)
+	// 34 ms, where the rest of the two plans costs about the same: ~120
+	// ns a run (opt.TestLiftedRange's plans; bench/results/calibrate.txt).
+	liftRun = 120.0
 )
+
+// liftLanes is the most lanes one run of a lifted range carries (the
+// engine's liftLanes): a longer range runs its loops once per run.
+const liftLanes = 256
 
 // costEpsilon makes every node cost strictly more than each of its
 // children, so that the cheapest choices never form a cycle.
@@ -196,6 +211,27 @@ type planCost struct {
 	// built: the plan is a loop that builds a dictionary where it runs
 	// (not a closed build, which runs once at the top).
 	built bool
+	// own splits v by what each operation reads (a loop's steps by its
+	// source's variables, any other operation by its class's), for a
+	// lifted range: the part of its body that reads not its key runs
+	// once per run of lanes (see liftShare).
+	own []costPart
+	// loops: the plan has a sum or merge; sparse: a loop over something
+	// other than a range; winFV: what the sources of its loops read.
+	loops, sparse bool
+	winFV         varSet
+	// lift: the plan is a singleton {liftKey -> v} with v a real scalar,
+	// liftLeaf whether v has no loop: a range over the key with this
+	// body is lifted by the engine (with sparse loops in v) or swapped
+	// outward above a sum whose body it is (a leaf).
+	lift     bool
+	liftKey  uint32
+	liftLeaf bool
+	// swapRange: the plan is a range whose leaf body the engine moves
+	// above a sum whose whole body it is (nestswap.go); rangeFV is what
+	// its bounds read.
+	swapRange bool
+	rangeFV   varSet
 }
 
 // costPart is the cost of pure operations that read exactly fv, of
@@ -342,6 +378,25 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			parts = addParts(parts, kids[i].parts, w)
 		}
 	}
+	// own: the kids' own parts weighted as parts are, and this node's.
+	var own []costPart
+	ownKids := func(w float64, is ...int) {
+		for _, i := range is {
+			own = addParts(own, kids[i].own, w)
+		}
+	}
+	self := func(fv varSet, c float64) {
+		own = addParts(own, []costPart{{fv: fv, c: c}}, 1)
+	}
+	classFV := g.Data(class).FV
+	denseRow := g.Data(class).Type.Depth == 1 && g.Data(class).Type.Base == ir.Real
+	lift, liftKey, liftLeaf, swapRange, rangeFV := false, uint32(0), false, false, varSet(nil)
+	loops, sparse, winFV := false, false, varSet(nil)
+	for _, x := range kids {
+		loops = loops || x.loops
+		sparse = sparse || x.sparse
+		winFV = winFV.union(x.winFV)
+	}
 	allKids := make([]int, len(kids))
 	for i := range allKids {
 		allKids[i] = i
@@ -361,6 +416,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	case opCall:
 		kidParts(1, allKids...)
 		c = costCall + sum + s.loopCalls(g, n)
+		ownKids(1, allKids...)
+		self(classFV, c-sum)
 	case opSingle:
 		switch ir.Ann(n.Payload) {
 		case ir.AnnDense:
@@ -379,9 +436,16 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 		temp = false
 		kidParts(1, allKids...)
+		ownKids(1, allKids...)
+		self(classFV, c-sum)
+		if key, ok := bindSym(g, n.Children[0]); ok && d(1).Type.Depth == 0 && d(1).Type.Base == ir.Real {
+			lift, liftKey, liftLeaf = true, uint32(key), !kids[1].loops
+		}
 	case opLookup:
 		c = sum + lookupCoef(d(0).Card.Layout())
 		kidParts(1, allKids...)
+		ownKids(1, allKids...)
+		self(classFV, c-sum)
 		if !dict && kids[1].pure && d(0).Type.Depth == 1 && d(0).Card.Layout() == LayoutArray && s.hasOp(n.Children[0], opGlobal) {
 			pure = true
 			parts = addParts(parts, []costPart{{fv: g.Data(class).FV, c: lookupArray}}, 1)
@@ -389,12 +453,15 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	case opRange, opSubArray:
 		c = sum
 		kidParts(1, allKids...)
+		ownKids(1, allKids...)
 	case opIf:
 		sel := d(0).Sel
 		c = k(0) + sel*k(1)
 		temp = kids[1].temp
 		kidParts(1, 0)
 		kidParts(sel, 1)
+		ownKids(1, 0)
+		ownKids(sel, 1)
 		pure = !dict && kids[0].pure && kids[1].pure
 	case opIfElse:
 		sel := d(0).Sel
@@ -403,6 +470,9 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		kidParts(1, 0)
 		kidParts(sel, 1)
 		kidParts(1-sel, 2)
+		ownKids(1, 0)
+		ownKids(sel, 1)
+		ownKids(1-sel, 2)
 		pure = !dict && kids[0].pure && kids[1].pure && kids[2].pure
 	case opLet:
 		c = k(1) + k(2)
@@ -412,19 +482,56 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			c += tempDict
 		}
 		temp = kids[2].temp
+		ownKids(1, 1, 2)
+		self(classFV, c-k(1)-k(2))
 	case opSum:
 		src := d(2).Card
 		// The layout's coefficient prices a step of the iteration, not
 		// the body: a body under a hash map's loop costs what it costs
 		// under an array's. The body's invariants run once per run.
-		h := s.hoisted(kids[3], s.binderSyms(g, n), s.lane(g, n))
-		c = k(2) + loopRun + h + src.Size()*(stepCoef(g, n.Children[2], src)+k(3)-h+accumulate(3))
+		binders := s.binderSyms(g, n)
+		h := s.hoisted(kids[3], binders, s.lane(g, n))
+		size, step := src.Size(), stepCoef(g, n.Children[2], src)
+		c = k(2) + loopRun + h + size*(step+k(3)-h+accumulate(3))
 		temp = kids[3].temp
+		loops = true
+		winFV = winFV.union(d(2).FV)
+		isRange := src.Layout() == LayoutArray && s.hasOp(n.Children[2], opRange)
+		sparse = sparse || !isRange
+		key, keyed := bindSym(g, n.Children[0])
+		body := kids[3]
+		// extra: what lifting and swapping change, charged per run.
+		extra := 0.0
+		switch {
+		case isRange && keyed && denseRow && body.lift && body.liftKey == uint32(key) && !body.liftLeaf && body.sparse && !body.winFV.hasAny(binders...):
+			// Lifted: the body's loops run once per run of lanes, so
+			// what of the body reads not the key is paid per run.
+			runs := max(1, math.Ceil(size/liftLanes))
+			shared := liftShare(body, binders, h)
+			extra = runs*liftRun - (size-runs)*shared
+		case isRange && keyed && denseRow && body.lift && body.liftKey == uint32(key) && body.liftLeaf:
+			swapRange, rangeFV = true, d(2).FV
+		case n.Op == opSum && denseRow && body.swapRange && !body.rangeFV.hasAny(binders...):
+			// The range below moves above this loop and lifts: one run
+			// per run of this loop, not per step.
+			extra = liftRun
+		}
+		c += extra
+		ownKids(1, 2)
+		ownKids(size, 3)
+		self(d(2).FV, loopRun+size*step)
+		self(d(2).FV, h-size*h+extra)
+		self(classFV, size*accumulate(3))
 	case opMerge:
 		n1, n2 := d(3).Card.Size(), d(4).Card.Size()
 		h := s.hoisted(kids[5], s.binderSyms(g, n), noLane)
 		c = k(3) + k(4) + loopRun + h + mergeStep*mergeSteps(n1, n2) + mergeMatches(n1, n2)*(costScalarOp+k(5)-h+accumulate(5))
 		temp = kids[5].temp
+		loops, sparse = true, true
+		winFV = winFV.union(d(3).FV).union(d(4).FV)
+		ownKids(1, 3, 4)
+		ownKids(mergeMatches(n1, n2), 5)
+		self(classFV, c-k(3)-k(4)-mergeMatches(n1, n2)*k(5))
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
 			c = sum + costScalarOp
@@ -434,6 +541,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 				c += s.loopCalls(g, n)
 			}
 			kidParts(1, allKids...)
+			ownKids(1, allKids...)
+			self(classFV, c-sum)
 			if !dict && s.cannotFail(g, n) {
 				pure = true
 				for _, x := range kids {
@@ -448,16 +557,31 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			return planCost{}, false
 		}
 	}
-	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts}
+	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts,
+		own: own, loops: loops, sparse: sparse, winFV: winFV, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV}
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}
 	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
-		pc.v, pc.once, pc.built = costEpsilon, pc.total(), false
+		pc.v, pc.once, pc.built, pc.own = costEpsilon, pc.total(), false, nil
 	}
 	return pc, true
+}
+
+// liftShare is what of a lifted range's body (cost body, its invariants
+// h hoisted already) reads none of the range's binders: the loops the
+// engine runs once for a run of lanes, their steps and the reads and
+// products at their positions.
+func liftShare(body planCost, binders []uint32, h float64) float64 {
+	inv := 0.0
+	for _, x := range body.own {
+		if !x.fv.hasAny(binders...) {
+			inv += x.c
+		}
+	}
+	return max(0, min(inv-h, body.v-h))
 }
 
 // binderSyms are the variables a sum or merge node binds.
