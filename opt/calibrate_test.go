@@ -16,6 +16,7 @@ import (
 	"github.com/storel/storel/engine"
 	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
 
@@ -39,6 +40,7 @@ var modelCoefs = []struct {
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
 	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow},
 	{"mergeStep", &mergeStep}, {"tempDict", &tempDict}, {"loopCall", &loopCall},
+	{"liftRun", &liftRun},
 }
 
 // planTerms splits the model's cost of a physical plan by coefficient:
@@ -72,6 +74,15 @@ func planTerms(plan *ir.Expr, st storage.Store, stats *Stats) ([]float64, error)
 		terms[k] = cost.Value
 	}
 	return terms, nil
+}
+
+// currentCoefs are the model's coefficients as they are.
+func currentCoefs() []float64 {
+	c := make([]float64, len(modelCoefs))
+	for k, m := range modelCoefs {
+		c[k] = *m.p
+	}
+	return c
 }
 
 // modelCost is the cost of a plan with terms under the coefficients c.
@@ -219,6 +230,10 @@ type calibCase struct {
 	group, label string // the cases of a group compute the same thing
 	naive        *ir.Expr
 	st           storage.Store
+	// alts are plans of the search's kind that it does not return, by
+	// label, run and fitted with its own: the same loops in another
+	// order, whose clock the model must rank.
+	alts map[string]string
 }
 
 // calibPlan is one plan of a case, its model terms and its times.
@@ -287,6 +302,30 @@ func calibCases(t *testing.T) []*calibCase {
 	mC, mD := randomCOO(r, []int64{80, 16}, 0.5), randomCOO(r, []int64{16, 100}, 0.5)
 	add("mttkrp", "csf", "mttkrp", cooSpec{"B", "csf", t3}, cooSpec{"C", "csr", mC}, cooSpec{"D", "csr", mD})
 	add("mttkrp", "coo", "mttkrp", cooSpec{"B", "coo", t3}, cooSpec{"C", "csr", mC}, cooSpec{"D", "csr", mD})
+	// MTTKRP with dense factors of rank 16 over fibers of about one entry
+	// (as orghs): the rank lifted above B's row, or inside each fiber.
+	short := randomCOO(r, []int64{2000, 1500, 20}, 0.001)
+	dC, dD := randomCOO(r, []int64{1500, 16}, 1), randomCOO(r, []int64{16, 20}, 1)
+	rankInside := map[string]string{
+		"csf": `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+      sum(<j, _> in 0:C_len2)
+        { @dense j -> B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`,
+		"coo": `sum(<p0, i> in B_rkey1(0:B_runs1))
+  { @dense i -> sum(<p1, k> in B_idx2(B_rpos1(p0):B_rpos1(p0 + 1)))
+    sum(<j, _> in 0:C_len2)
+      { @dense j -> B_val(p1) * C_val(C_len2 * k + j) * D_val(j * D_len2 + B_idx3(p1)) } }`,
+		"hash": `sum(<i, v1> in B_hash)
+  { @dense i -> sum(<k, v2> in v1)
+    sum(<l, v3> in v2)
+      sum(<j, _> in 0:C_len2)
+        { @dense j -> v3 * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`,
+	}
+	for _, f := range []string{"csf", "coo", "hash"} {
+		add("mttkrp dense", f, "mttkrp", cooSpec{"B", f, short}, cooSpec{"C", "dense", dC}, cooSpec{"D", "dense", dD})
+		out[len(out)-1].alts = map[string]string{"rank inside": rankInside[f]}
+	}
 	return out
 }
 
@@ -328,6 +367,25 @@ func TestCalibrate(t *testing.T) {
 			}
 			plans = append(plans, &calibPlan{c: c, label: cand.Label, terms: terms, kernel: k, modelNow: cand.Cost.Value})
 		}
+		for label, text := range c.alts {
+			env := map[string]ir.Type{}
+			for name, info := range engine.SchemaOf(c.st) {
+				env[name] = info.Type()
+			}
+			plan, err := sdql.CompileExpr(label+".sdql", []byte(text), env)
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", c.group, c.label, label, err)
+			}
+			terms, err := planTerms(plan, c.st, res.Stats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := engine.Compile(plan, engine.SchemaOf(c.st), engine.Options{Threads: 1})
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", c.group, c.label, label, err)
+			}
+			plans = append(plans, &calibPlan{c: c, label: label, terms: terms, kernel: k, modelNow: modelCost(terms, currentCoefs())})
+		}
 	}
 	run := func(p *calibPlan, reps int) float64 {
 		// The garbage of the plans before is not this plan's.
@@ -357,11 +415,9 @@ func TestCalibrate(t *testing.T) {
 			p.rounds = append(p.rounds, run(p, p.reps))
 		}
 	}
-	current := make([]float64, len(modelCoefs))
-	for k, c := range modelCoefs {
-		current[k] = *c.p
-	}
-	// The search's plans are fitted, the ones compared across formats:
+	current := currentCoefs()
+	// The search's plans (and the alternatives of its kind) are fitted,
+	// the ones compared across formats:
 	// the naive plans and the programs as written spend most of their
 	// time building whole tensors as nested dictionaries, which the model
 	// prices by terms that do not fit the loop plans (-opt.calibrate.all
@@ -374,7 +430,7 @@ func TestCalibrate(t *testing.T) {
 		if *calibrateFastest {
 			p.median = slices.Min(p.rounds)
 		}
-		if p.label == "optimized" || *calibrateAll {
+		if p.label != "naive" && p.label != "as written" || *calibrateAll {
 			fitted = append(fitted, p)
 			terms = append(terms, p.terms)
 			medians = append(medians, p.median)

@@ -97,10 +97,13 @@ var (
 	// dense real row and v walks sparse loops runs those loops once for
 	// a run of j's lanes, with vectors of the lanes as accumulators; each
 	// run opens them and adds the lanes into the row. MTTKRP over orghs
-	// (rank 16, 1 thread) with the rank inside each fiber (about 250,000
-	// runs) takes 71 ms, with the rank above B's row (20,728 runs)
-	// 34 ms, where the rest of the two plans costs about the same: ~120
-	// ns a run (opt.TestLiftedRange's plans; bench/results/calibrate.txt).
+	// (rank 16, dense factors, 1 thread, fastest of 7) with the rank
+	// inside each (i, k) fiber (300,448 runs, the engine swapping it
+	// above l) takes 71 ms, with the rank above B's row (20,728 runs)
+	// 35 ms, for the same products: ~130 ns a run. TestCalibrate's
+	// "mttkrp dense" plans cannot tell it from iterRange (16 steps a
+	// run) and fit 6.4 a step there, ~100 a run
+	// (bench/results/calibrate.txt).
 	liftRun = 120.0
 )
 
