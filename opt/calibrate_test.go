@@ -306,25 +306,9 @@ func calibCases(t *testing.T) []*calibCase {
 	// (as orghs): the rank lifted above B's row, or inside each fiber.
 	short := randomCOO(r, []int64{2000, 1500, 20}, 0.001)
 	dC, dD := randomCOO(r, []int64{1500, 16}, 1), randomCOO(r, []int64{16, 20}, 1)
-	rankInside := map[string]string{
-		"csf": `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
-  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
-    sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
-      sum(<j, _> in 0:C_len2)
-        { @dense j -> B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`,
-		"coo": `sum(<p0, i> in B_rkey1(0:B_runs1))
-  { @dense i -> sum(<p1, k> in B_idx2(B_rpos1(p0):B_rpos1(p0 + 1)))
-    sum(<j, _> in 0:C_len2)
-      { @dense j -> B_val(p1) * C_val(C_len2 * k + j) * D_val(j * D_len2 + B_idx3(p1)) } }`,
-		"hash": `sum(<i, v1> in B_hash)
-  { @dense i -> sum(<k, v2> in v1)
-    sum(<l, v3> in v2)
-      sum(<j, _> in 0:C_len2)
-        { @dense j -> v3 * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`,
-	}
 	for _, f := range []string{"csf", "coo", "hash"} {
 		add("mttkrp dense", f, "mttkrp", cooSpec{"B", f, short}, cooSpec{"C", "dense", dC}, cooSpec{"D", "dense", dD})
-		out[len(out)-1].alts = map[string]string{"rank inside": rankInside[f]}
+		out[len(out)-1].alts = map[string]string{"rank inside": mttkrpRank[f].inside}
 	}
 	return out
 }
