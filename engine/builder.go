@@ -858,6 +858,29 @@ func productNonZero(x, y dict, depth int) bool {
 	return false
 }
 
+// mergeRoots merges the root builders os into b, in order, as mergeRoot
+// does one at a time. Rows in sequential mode (seqrows.go) merge by
+// appending each part's records after the ones before: those are sized
+// once for all the parts, not grown part after part (a result split in
+// many chunks would copy its records about as many times over).
+func (b *builder) mergeRoots(os []*builder) {
+	if x := b.x; x != nil && x.seq != nil && x.seq.outer == nil {
+		s := x.seq
+		rows, chunks := 1, 1 // and each part's open row, once closed
+		for _, o := range os {
+			if o.x != nil && o.x.seq != nil {
+				rows += len(o.x.seq.keys) + 1
+				chunks += len(o.x.seq.chunks) + 1
+			}
+		}
+		s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, rows), slices.Grow(s.vEnds, rows), slices.Grow(s.cEnds, rows)
+		s.chunks = slices.Grow(s.chunks, chunks)
+	}
+	for _, o := range os {
+		b.mergeRoot(o)
+	}
+}
+
 // mergeRoot adds the dictionary o (same spec, another worker's) into b, in
 // place; o is consumed.
 func (b *builder) mergeRoot(o *builder) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -234,8 +235,7 @@ func threeWorkers[O any](rng *rand.Rand, spec *bspec, ops []O, split func(a, b O
 		ws[w] = newBuilder(spec)
 		add(ws[w], ops[cuts[w]:cuts[w+1]])
 	}
-	ws[0].mergeRoot(ws[1])
-	ws[0].mergeRoot(ws[2])
+	ws[0].mergeRoots(ws[1:])
 	return ws[0]
 }
 
@@ -371,4 +371,46 @@ func TestAddRowAppends(t *testing.T) {
 		t.Fatalf("left sequential mode: %T", d)
 	}
 	checkEntries(t, d, want)
+}
+
+// TestMergeRootsGrowOnce: the rows of many parts in sequential mode
+// (a result split in chunks, each a private builder) merge by appending
+// their records after the ones before, sized once for all the parts:
+// merging sixteen parts allocates no more than merging two, and the
+// merged rows are every part's.
+func TestMergeRootsGrowOnce(t *testing.T) {
+	const perPart = 300
+	parts := func(n int) []*builder {
+		bs := make([]*builder, n)
+		for w := range bs {
+			bs[w] = newBuilder(rowsShape)
+			for i := range int64(perPart) {
+				bs[w].child(int64(w)*perPart+i).addReal(i%7, float64(w+1))
+			}
+		}
+		return bs
+	}
+	mallocs := func(n int) (uint64, dict) {
+		bs := parts(n)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		bs[0].mergeRoots(bs[1:])
+		runtime.ReadMemStats(&m1)
+		return m1.Mallocs - m0.Mallocs, bs[0].freeze()
+	}
+	two, _ := mallocs(2)
+	sixteen, d := mallocs(16)
+	if sixteen > two+2 {
+		t.Errorf("merging 16 parts took %d allocations, 2 parts %d: the records grew part after part", sixteen, two)
+	}
+	if _, ok := d.(*seqNode); !ok {
+		t.Fatalf("the merged rows left sequential mode: %T", d)
+	}
+	want := map[int64]map[int64]float64{}
+	for w := range 16 {
+		for i := range int64(perPart) {
+			want[int64(w)*perPart+i] = map[int64]float64{i % 7: float64(w + 1)}
+		}
+	}
+	checkRows(t, d, want)
 }

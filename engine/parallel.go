@@ -545,9 +545,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				}
 			}
 			if !mergeDense(bs, pool) && !mergeKids(bs, pool) {
-				for _, b := range bs[1:] {
-					bs[0].mergeRoot(b)
-				}
+				bs[0].mergeRoots(bs[1:])
 			}
 			return bs[0].freeze()
 		})
