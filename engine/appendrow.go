@@ -20,9 +20,11 @@ import "slices"
 // more than maxBlock/4 entries (then it settles: compaction gives such a
 // row storage of its own). A loop that hands over a whole row at once
 // (appendRow: the rows of TTV's fibers in position space) skips the
-// builder's per-key dispatch, and one that walks a level whose extent
-// bounds the rows and entries to come sizes the storage once for them
-// (reserveRows).
+// builder's per-key dispatch; one that hands over a block of closed rows
+// (appendRows: the fibers of many iterations i) writes each where it
+// stays and records it closed, no row opened and closed in turn; and one
+// that walks a level whose extent bounds the rows and entries to come
+// sizes the storage once for them (reserveRows).
 //
 // The row's slice is empty while it appends, so every write into it
 // goes through addRealSlow or addIntSlow (dense levels check the key
@@ -126,6 +128,72 @@ func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
 		addReals(c, keys, vals)
 	}
 	return c != nil
+}
+
+// appendRows adds a block of closed rows into b, a dictionary of rows in
+// sequential mode: row c, at key key(c), takes the values vals[ends[c] -
+// ends[0] : ends[c+1] - ends[0]] at the aligned keys. Each row is written
+// where it stays, after the row before, in one pass of its entries, and
+// recorded as closed at once: no row is opened, appended to and closed in
+// turn through the builder. It returns how many rows it took: it stops
+// before a row whose key does not follow the rows so far, whose keys do
+// not increase or fit a 4-byte list key (that row is left for appendRow
+// or the general way), or when b is not appending rows of reals.
+func (b *builder) appendRows(ends, keys []int64, vals []float64, key func(c int) int64) int {
+	x := b.x
+	if x == nil || x.seq == nil || x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
+		return 0
+	}
+	s := x.seq
+	if cur := s.cur; cur.ws != s.w || cur.spec.depth != 1 || s.live && !cur.app {
+		return 0
+	}
+	w := s.w
+	rows, e0 := len(ends)-1, ends[0]
+	c := 0
+	defer func() {
+		if c > 0 {
+			nestSaw("rows appended as a block")
+		}
+	}()
+	for ; c < rows; c++ {
+		lo, hi := ends[c]-e0, ends[c+1]-e0
+		if lo == hi {
+			continue // no entries: no row
+		}
+		k := key(c)
+		rk, rv := keys[lo:hi], vals[lo:hi]
+		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit || !s.closeRow() {
+			return c
+		}
+		if room(w, w.realBlock) < len(rv) {
+			growAppend(w, &w.realBlock, int(ends[rows]-ends[c]))
+		}
+		kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
+		m, ok := appendIncreasing(kb, vb, rk, rv, -1)
+		if !ok {
+			return c
+		}
+		s.key = k
+		if m == 0 {
+			continue // zeros only: no entry
+		}
+		if int(kb[m-1])+1 <= denseLeafFactor*m {
+			// Half full or more: closed the way an appended row is
+			// (a dense slice from key 0).
+			s.live = true
+			s.cur.startAppend()
+			w.appended = m
+			s.closeAppended()
+			s.live = false
+			continue
+		}
+		// A list kept where it was written.
+		w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
+		w.carved += m
+		store(s, chunkReals, carved(w.realBlock, vb[:m]), carved(w.keyBlock, kb[:m]))
+	}
+	return rows
 }
 
 // reserveRows readies b, in sequential mode with its open row appending

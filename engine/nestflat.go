@@ -718,10 +718,28 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// keys come in order, else row by row.
 				setRow(r0, i)
 				appended := true
+				full, lim := u.c, min(r1, kend) // rows u.c..full-1 end by lim
 				for c, g0 := u.c, r0; g0 < r1; c++ {
 					g1 := min(r1, u.bounds[c+1])
 					if g1 == g0 {
 						continue // no rows: no row
+					}
+					if g1 <= kend && g0 == u.bounds[c] && g0 > u.bounds[0] && u.bounds[c+1] <= r1 {
+						// The rows from c on whose entries are all in the block
+						// (the run's first row reserves, below) go into the sink
+						// together.
+						full = max(full, c+1)
+						for full+1 < len(u.bounds) && u.bounds[full+1] <= lim {
+							full++
+						}
+						ends := u.bounds[c : full+1]
+						if n := b.appendRows(ends, keys[g0-r0:], st.vals[i][g0-r0:], func(j int) int64 {
+							u.p.setVars(fr, u.r0+int64(c+j))
+							return u.single.key(fr)
+						}); n > 0 {
+							c, g0 = c+n-1, ends[n]
+							continue
+						}
 					}
 					if g1 <= kend {
 						u.p.setVars(fr, u.r0+int64(c)) // the row's key is a variable of the loop around
