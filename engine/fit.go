@@ -37,16 +37,11 @@ func at[T number](a unsafe.Pointer, k int64) T { return *(*T)(unsafe.Add(a, k*8)
 // loop.
 func csrDot[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, y []Y, n int64, a, b, c float64) int {
 	out = out[:len(h)]
-	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
 	for k, h := range h {
 		if l < 0 || l > h || h > n {
 			return k
 		}
-		s := 0.0
-		for p := l; p < h; p++ {
-			s += float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p)))
-		}
-		out[k] += ((a * s) * b) * c
+		out[k] += ((a * dotFit(idx, x, y, l, h)) * b) * c
 		l = h
 	}
 	return len(h)
@@ -108,14 +103,36 @@ func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 
 // dotFit returns x[p]*y[idx[p]] summed over p = l..h-1, which the caller
 // has checked lie within idx and x, for an idx whose values all index y.
+// The terms go to dotLanes partial sums by p-l mod dotLanes, each in
+// order from 0.0, added as (s0+s1)+(s2+s3): four independent chains
+// instead of one add waiting on the last (a row's dot runs at the add's
+// throughput, not its latency). The assembly row loops sum in this
+// order too.
 func dotFit[X, Y number](idx []int64, x []X, y []Y, l, h int64) float64 {
 	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
-	s := 0.0
-	for p := l; p < h; p++ {
-		s += float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p)))
+	term := func(p int64) float64 { return float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p))) }
+	var s0, s1, s2, s3 float64
+	p := l
+	for ; p+dotLanes <= h; p += dotLanes {
+		s0 += term(p)
+		s1 += term(p + 1)
+		s2 += term(p + 2)
+		s3 += term(p + 3)
 	}
-	return s
+	if p < h {
+		s0 += term(p)
+		if p+1 < h {
+			s1 += term(p + 1)
+			if p+2 < h {
+				s2 += term(p + 2)
+			}
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
 }
+
+// dotLanes is the partial sums of a row's dot (dotFit).
+const dotLanes = 4
 
 // scatterFit adds t*v[p] at out[idx[p]] for p = l..h-1, which the caller
 // has checked lie within idx and v, for an idx whose values all index

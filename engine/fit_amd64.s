@@ -2,14 +2,32 @@
 
 #include "textflag.h"
 
-// One entry of a row dot: X1 += x[p]*y[idx[p]] with p = AX, idx at SI,
-// x at DI, y at R13, idx[p] loaded into DX by LOADI, x[p] into X0 by
-// LOADX; then p++ and the flags of p against the row's end BX.
-#define DOT_STEP(LOADI, LOADX) LOADI; LOADX; MULSD (R13)(DX*8), X0; ADDSD X0, X1; INCQ AX; CMPQ AX, BX
+// Loads of one entry of a row dot, p = AX, idx at SI, x at DI: idx[p]
+// into DX, x[p] into X0.
 #define WIDE_I MOVQ (SI)(AX*8), DX
 #define NARROW_I MOVLQSX (SI)(AX*4), DX
 #define REAL_X MOVSD (DI)(AX*8), X0
 #define INT_X XORPS X0, X0; CVTSQ2SD (DI)(AX*8), X0
+
+// One entry of a row dot: ACC += x[p]*y[idx[p]] with y at R13, then p++.
+#define DOT_TERM(LOADI, LOADX, ACC) LOADI; LOADX; MULSD (R13)(DX*8), X0; ADDSD X0, ACC; INCQ AX
+
+// Four entries of a row dot into the partial sums X1, X2, X6, X7 (dotFit's
+// s0..s3), or to TAIL when fewer than four are left before BX.
+#define DOT_QUAD(LOADI, LOADX, TAIL) LEAQ 4(AX), DX; CMPQ DX, BX; JGT TAIL; \
+	DOT_TERM(LOADI, LOADX, X1); DOT_TERM(LOADI, LOADX, X2); \
+	DOT_TERM(LOADI, LOADX, X6); DOT_TERM(LOADI, LOADX, X7)
+
+// The last 0-3 entries of a row dot into X1, X2, X6 in turn, then to OUT.
+#define DOT_TAIL(LOADI, LOADX, OUT) CMPQ AX, BX; JGE OUT; DOT_TERM(LOADI, LOADX, X1); \
+	CMPQ AX, BX; JGE OUT; DOT_TERM(LOADI, LOADX, X2); \
+	CMPQ AX, BX; JGE OUT; DOT_TERM(LOADI, LOADX, X6); JMP OUT
+
+// X1 = (X1+X2)+(X6+X7): the partial sums added as dotFit adds them.
+#define DOT_PARTIALS ADDSD X2, X1; ADDSD X7, X6; ADDSD X6, X1
+
+// Zero partial sums.
+#define DOT_ZERO XORPS X1, X1; XORPS X2, X2; XORPS X6, X6; XORPS X7, X7
 
 // One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
 #define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
@@ -37,7 +55,8 @@
 #define SCALE(R) MULSD X3, R; MULSD X4, R; MULSD X5, R
 
 // The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
-// Go's loops compute them, so that results are bit for bit the same.
+// Go's loops compute them, so that results are bit for bit the same: a
+// row's dot in dotFit's four partial sums.
 // Values are reals, or ints (ints = 1) converted as they are read, or
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
@@ -76,7 +95,7 @@ row:
 	ROW_OK(AX, BX, done)
 	CMPQ  BX, R12
 	JGT   done
-	XORPS X1, X1
+	DOT_ZERO
 	CMPQ  AX, BX
 	JGE   store
 	CMPQ  R9, $4
@@ -84,9 +103,11 @@ row:
 	PCALIGN $16
 
 narrowEntry:
-	DOT_STEP(NARROW_I, REAL_X)
-	JNE   narrowEntry
-	JMP   store
+	DOT_QUAD(NARROW_I, REAL_X, narrowTail)
+	JMP   narrowEntry
+
+narrowTail:
+	DOT_TAIL(NARROW_I, REAL_X, partials)
 
 otherEntry:
 	CMPQ  R9, $1
@@ -117,19 +138,25 @@ gatherSkip:
 	PCALIGN $16
 
 realEntry:
-	DOT_STEP(WIDE_I, REAL_X)
-	JNE   realEntry
-	JMP   store
+	DOT_QUAD(WIDE_I, REAL_X, realTail)
+	JMP   realEntry
+
+realTail:
+	DOT_TAIL(WIDE_I, REAL_X, partials)
 
 intEntry:
-	DOT_STEP(WIDE_I, INT_X)
-	JNE      intEntry
-	JMP      store
+	DOT_QUAD(WIDE_I, INT_X, intTail)
+	JMP   intEntry
+
+intTail:
+	DOT_TAIL(WIDE_I, INT_X, partials)
 
 intNarrowEntry:
-	DOT_STEP(NARROW_I, INT_X)
-	JNE      intNarrowEntry
-	JMP      store
+	DOT_QUAD(NARROW_I, INT_X, intNarrowTail)
+	JMP   intNarrowEntry
+
+intNarrowTail:
+	DOT_TAIL(NARROW_I, INT_X, partials)
 
 gatherNarrowEntry:
 	GATHER_STEP(NARROW_I)
@@ -139,6 +166,10 @@ gatherNarrowEntry:
 gatherEntry:
 	GATHER_STEP(WIDE_I)
 	JNE   gatherEntry
+	JMP   store
+
+partials:
+	DOT_PARTIALS
 
 store:
 	SCALE(X1)
@@ -183,7 +214,7 @@ row2:
 	ROW_OK(R11, R12, done2)
 	CMPQ  R12, n2+80(FP)
 	JGT   done2
-	XORPS X1, X1
+	DOT_ZERO
 	CMPQ  AX, BX
 	JGE   scale
 	MOVQ  ints+128(FP), DX
@@ -196,23 +227,35 @@ row2:
 	PCALIGN $16
 
 dotReal:
-	DOT_STEP(WIDE_I, REAL_X)
-	JNE   dotReal
-	JMP   scale
+	DOT_QUAD(WIDE_I, REAL_X, dotRealTail)
+	JMP   dotReal
+
+dotRealTail:
+	DOT_TAIL(WIDE_I, REAL_X, partials2)
 
 dotInt:
-	DOT_STEP(WIDE_I, INT_X)
-	JNE      dotInt
-	JMP      scale
+	DOT_QUAD(WIDE_I, INT_X, dotIntTail)
+	JMP   dotInt
+
+dotIntTail:
+	DOT_TAIL(WIDE_I, INT_X, partials2)
 
 dotRealN:
-	DOT_STEP(NARROW_I, REAL_X)
-	JNE   dotRealN
-	JMP   scale
+	DOT_QUAD(NARROW_I, REAL_X, dotRealNTail)
+	JMP   dotRealN
+
+dotRealNTail:
+	DOT_TAIL(NARROW_I, REAL_X, partials2)
 
 dotIntN:
-	DOT_STEP(NARROW_I, INT_X)
-	JNE      dotIntN
+	DOT_QUAD(NARROW_I, INT_X, dotIntNTail)
+	JMP   dotIntN
+
+dotIntNTail:
+	DOT_TAIL(NARROW_I, INT_X, partials2)
+
+partials2:
+	DOT_PARTIALS
 
 scale:
 	SCALE(X1)

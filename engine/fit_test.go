@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -140,10 +141,10 @@ func TestFitLoops(t *testing.T) {
 					l, h := pos[q], pos[q+1]
 					var s float64
 					if ints {
-						s, _ = sumDot(idx[l:h], xi[l:h], yf, 1, 1, 1, true, 0)
+						s, _ = sumDot(idx[l:h], xi[l:h], yf)
 						scatterAdd(want, idx2[l:h], xi[l:h], ((a*s)*b)*c, 1, 1, true)
 					} else {
-						s, _ = sumDot(idx[l:h], xf[l:h], yf, 1, 1, 1, true, 0)
+						s, _ = sumDot(idx[l:h], xf[l:h], yf)
 						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c, 1, 1, true)
 					}
 				}
@@ -195,7 +196,7 @@ func TestFitLoops(t *testing.T) {
 		// dotFit and scatterFit against sumDot and scatterAdd's dense loop.
 		l := int64(rng.IntN(nnz + 1))
 		h := l + int64(rng.IntN(nnz-int(l)+1))
-		s, bad := sumDot(idx[l:h], xi[l:h], yf, 1, 1, 1, true, 0)
+		s, bad := sumDot(idx[l:h], xi[l:h], yf)
 		if got := dotFit(idx, xi, yf, l, h); bad >= 0 || math.Float64bits(got) != math.Float64bits(s) {
 			t.Fatalf("trial %d: dotFit = %v, sumDot %v (stop %d)", trial, got, s, bad)
 		}
@@ -238,7 +239,7 @@ func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int
 		if l < 0 || l > h || h > n {
 			return q
 		}
-		s, bad := sumDot(idx[l:h], x[l:h], y, 1, 1, 1, true, 0)
+		s, bad := sumDot(idx[l:h], x[l:h], y)
 		if bad >= 0 {
 			return q
 		}
@@ -247,27 +248,20 @@ func rowsDot[X, Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int
 	return hi
 }
 
-// sumDot returns s plus x[q]*y[idx[q]] for every q (or
-// (((a*x[q])*b)*y[idx[q]])*c unless pure), stopping at the first index
+// sumDot returns the sum of x[q]*y[idx[q]] over every q, as the row
+// dots add it (dotFit): term q into partial sum q mod dotLanes, each in
+// order from 0.0, then (s0+s1)+(s2+s3); it stops at the first index
 // outside y, whose position it returns (else -1).
-func sumDot[X, Y number](idx []int64, x []X, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
+func sumDot[X, Y number](idx []int64, x []X, y []Y) (float64, int) {
 	x = x[:len(idx)]
-	if pure {
-		for q, j := range idx {
-			if uint64(j) >= uint64(len(y)) {
-				return s, q
-			}
-			s += float64(x[q]) * float64(y[j])
-		}
-		return s, -1
-	}
+	var part [dotLanes]float64
 	for q, j := range idx {
 		if uint64(j) >= uint64(len(y)) {
-			return s, q
+			return 0, q
 		}
-		s += (((a * float64(x[q])) * b) * float64(y[j])) * c
+		part[q%dotLanes] += float64(x[q]) * float64(y[j])
 	}
-	return s, -1
+	return (part[0] + part[1]) + (part[2] + part[3]), -1
 }
 
 // sumGather returns s plus y[j] (or (((a*y[j])*b)*c unless pure) for
@@ -285,4 +279,45 @@ func sumGather[Y number](idx []int64, y []Y, a, b, c float64, pure bool, s float
 		}
 	}
 	return s, -1
+}
+
+// TestDotPartialSums pins the order a row's dot adds its terms in, every
+// row loop alike: four partial sums, (s0+s1)+(s2+s3). The terms 1e16, 1,
+// -1e16, 1 give 0 so, and 1 added one after another.
+func TestDotPartialSums(t *testing.T) {
+	idx := []int64{0, 1, 2, 3}
+	x := []float64{1e16, 1, -1e16, 1}
+	y := []float64{1, 1, 1, 1}
+	pos := []int64{0, 4}
+	nidx := narrow(idx)
+	rows := map[string]func(out []float64){
+		"csrDot": func(out []float64) { csrDot(out, pos[1:], 0, idx, x, y, 4, 1, 1, 1) },
+		"csrDotScatter": func(out []float64) {
+			// Scatter t*v at column 0 with v = 1: out[0] = t, the dot.
+			csrDotScatter(out, pos[1:], 0, idx, x, y, 4, []int64{1}, 0, []int64{0}, []float64{1}, 1, 1, 1, 1)
+		},
+	}
+	for _, ni := range [][]int32{nil, nidx} {
+		w := ""
+		if ni != nil {
+			w = ", narrow"
+		}
+		rows["csrDotAsm"+w] = func(out []float64) {
+			if _, ok := csrDotAsm(out, pos[1:], 0, idx, ni, x, y, 4, 1, 1, 1); !ok && runtime.GOARCH == "amd64" {
+				out[0] = math.NaN()
+			}
+		}
+		rows["csrDotScatterAsm"+w] = func(out []float64) {
+			if _, ok := csrDotScatterAsm(out, pos[1:], 0, idx, ni, x, y, 4, []int64{1}, 0, []int64{0}, []int32{0}, []float64{1}, 1, 1, 1, 1); !ok && runtime.GOARCH == "amd64" {
+				out[0] = math.NaN() // the assembly must run here
+			}
+		}
+	}
+	for name, f := range rows {
+		out := []float64{0}
+		f(out)
+		if out[0] != 0 {
+			t.Errorf("%s: row dot = %v, want 0 (partial sums)", name, out[0])
+		}
+	}
 }
