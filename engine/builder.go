@@ -312,10 +312,17 @@ func (b *builder) holdKeysOf(c *cell) {
 // level takes at most this many times the array's memory.
 const denseKeysFactor = 4
 
+// realsGrown, when set (by tests), is called each time a builder's reals
+// move to a larger array.
+var realsGrown func()
+
 func (b *builder) growReals(n int) {
 	b.settle()
 	c := cap(b.reals)
 	b.reals = growTo(b.reals, n)
+	if cap(b.reals) > c && realsGrown != nil {
+		realsGrown()
+	}
 	if cap(b.reals) > c && b.x != nil && len(b.x.mreal) > 0 {
 		b.reals = unspill(b, b.reals, b.x.mreal)
 	}

@@ -465,9 +465,16 @@ func (o *nloop) runFlat(fr *frame, lo, hi int64, b *builder) bool {
 			}
 		}
 	}
+	// The row's keys reach the loop's last iteration: reserve them once,
+	// not a block or a worker's range at a time (a private row of a
+	// split grown range by range copies itself each time).
+	full := hi
+	if _, h, ok := o.open(fr); ok && h > full {
+		full = h
+	}
 	for _, s := range fp.steps {
 		if s.kind == stSingle && o.keyIsRow(s.keyE) && b.spec.dense && b.ws == nil {
-			b.reserve(hi) // once, not a block at a time
+			b.reserve(full)
 		}
 	}
 	if fp.inter != nil && !st.keyedUp() && fp.inter.run(fr, o, lo, hi, b) {
