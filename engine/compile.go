@@ -34,11 +34,13 @@ type compiler struct {
 	inRow   int // lowering the value of a row of a nested result
 	// What explain shows: the loops lowered, the outermost sums the IR
 	// declined and why, and the sum parallelSum is about to compile.
-	nests     []*nloop
-	declined  []declined
-	lastWhy   string
-	nestDepth int
-	splitNext bool
+	nests    []*nloop
+	declined []declined
+	lastWhy  string
+	// transposed: the sums built as transposed copies (transposed.go)
+	transposed []*ir.Expr
+	nestDepth  int
+	splitNext  bool
 	// asWritten: nestLoop lowers loops as written, no range swapped
 	// outward (nestswap.go)
 	asWritten bool

@@ -67,7 +67,16 @@ func (c *compiler) dictValue(e *ir.Expr, t ir.Type) dictFn {
 			return func(fr *frame) dict { set(fr); return body(fr) }
 		}
 	}
-	// A constructive expression: accumulate into a fresh builder.
+	built := func() dictFn { return c.builtValue(e, t) }
+	if d := c.transposedCopy(e, t, built); d != nil {
+		return d
+	}
+	return built()
+}
+
+// builtValue compiles constructive e to a closure accumulating it into a
+// fresh builder.
+func (c *compiler) builtValue(e *ir.Expr, t ir.Type) dictFn {
 	spec := c.specFor(e, t)
 	acc := c.accum(e, spec, plus)
 	return func(fr *frame) dict {

@@ -232,6 +232,12 @@ func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.csrOf != t {
+		if tr, ok := t.(*transposedRows); ok {
+			r.csrOf, r.csr = t, tr.csr(real)
+			if r.csr != nil {
+				return r.csr
+			}
+		}
 		r.csrOf, r.csr = t, &builtCSR{}
 		var ok bool
 		if real {

@@ -29,6 +29,11 @@ func (c *compiler) top(e *ir.Expr) cx {
 		return withPrologue(set, body)
 	case ir.OpSum:
 		if c.threads > 1 || c.mon != nil {
+			if t := c.typeOf(e); t.Depth == 2 {
+				if d := c.transposedCopy(e, t, func() dictFn { return c.parallelSum(e).d }); d != nil {
+					return dictCx(t, d)
+				}
+			}
 			return c.parallelSum(e)
 		}
 	}

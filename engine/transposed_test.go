@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/storage"
+)
+
+// TestTransposedCopy: the copy of a walk of B's columns grouped by row
+// (M4's, c -> j -> v) is built by counting and agrees with the
+// interpreter, walked by a rows scatter, looked up, or returned whole:
+// with entries of one column repeated at a row (added, a sum of zero
+// dropped), values that are zero, positions or reals; a row index that is
+// negative or far past the others builds it through the builder instead,
+// and a segment that leaves the array fails as the interpreter does.
+func TestTransposedCopy(t *testing.T) {
+	const copyOf = `sum(<j1, _> in 0:B_len1)
+    sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1)))
+      { @dense c1 -> { @dense j1 -> ENTRY } }`
+	consumers := []string{
+		// MMM with B stored by columns, as the optimizer writes it.
+		`let t1 = COPY in
+sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    let t3 = A_val(p2) in
+    sum(<j, r> in t1(k)) { @dense j -> VALUE } }`,
+		`let t1 = COPY in sum(<i, _> in 0:A_len1) sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * t1(k)(i % 7)`,
+		`let t1 = COPY in t1`,
+		// The number of entries: a zero left in would count.
+		`let t1 = COPY in sum(<c, row> in t1) sum(<j, v> in row) 1`,
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 29))
+		st := storage.Store{}
+		randCSR(30, 20, 150, rng).store(st, "A")
+		// B: 12 columns over 20 rows, a column's rows in any order and
+		// some twice; some values zero, some pairs cancelling.
+		pos, idx := []int64{0}, []int64{}
+		var val []float64
+		for j := 0; j < 12; j++ {
+			for n := rng.IntN(6); n > 0; n-- {
+				r := int64(rng.IntN(20))
+				v := float64(rng.IntN(5) - 1)
+				idx, val = append(idx, r), append(val, v)
+				if rng.IntN(4) == 0 {
+					idx, val = append(idx, r), append(val, -v)
+				}
+			}
+			pos = append(pos, int64(len(idx)))
+		}
+		st["B_len1"] = storage.IntScalar(12)
+		st["B_pos2"], st["B_idx2"], st["B_val"] = storage.IntArray(pos), storage.IntArray(idx), storage.RealArray(val)
+		// A copy storing positions plus one whose rows repeat a column
+		// sums them: the scatter that reads B at them declines.
+		for _, entry := range []struct {
+			entry, value string
+			scatter      bool
+		}{
+			{"p3 + 1", "B_val(r - 1) * t3", false},
+			{"B_val(p3)", "r * t3", true},
+			{"B_val(p3) * j1", "t3 * r", true},
+		} {
+			cp := strings.ReplaceAll(copyOf, "ENTRY", entry.entry)
+			for _, use := range consumers {
+				src := strings.NewReplacer("COPY", cp, "VALUE", entry.value).Replace(use)
+				e := parse(t, src, st)
+				seen := events(func() { agree(t, e, st) })
+				if seen["transposed copy"] == 0 || strings.Contains(use, "VALUE") && entry.scatter && seen["dict rows scatter"] == 0 {
+					t.Errorf("seed %d, entry %s: %v; want the copy built by counting\n%s", seed, entry.entry, seen, src)
+				}
+			}
+		}
+		// Rows the counting declines: a negative row, a row far past
+		// the others. The builder builds them; the results agree.
+		for _, bad := range []int64{-1, 1 << 20} {
+			st2 := storage.Store{}
+			for k, v := range st {
+				st2[k] = v
+			}
+			idx2 := append([]int64(nil), idx...)
+			idx2[len(idx2)/2] = bad
+			st2["B_idx2"] = storage.IntArray(idx2)
+			src := strings.ReplaceAll(consumers[2], "COPY", strings.ReplaceAll(copyOf, "ENTRY", "B_val(p3)"))
+			e := parse(t, src, st2)
+			if seen := events(func() { agree(t, e, st2) }); seen["transposed copy"] > 0 {
+				t.Errorf("seed %d, row %d: %v; want the builder", seed, bad, seen)
+			}
+		}
+	}
+}
+
+// TestTransposedCopyError: a segment past the end of B_idx2 fails with
+// the interpreter's message.
+func TestTransposedCopyError(t *testing.T) {
+	st := storage.Store{}
+	st["B_len1"] = storage.IntScalar(2)
+	st["B_pos2"], st["B_idx2"], st["B_val"] = storage.IntArray([]int64{0, 1, 5}), storage.IntArray([]int64{1, 0}), storage.RealArray([]float64{2, 3})
+	e := parse(t, `sum(<j1, _> in 0:B_len1) sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1))) { @dense c1 -> { @dense j1 -> B_val(p3) } }`, st)
+	_, werr := eval.Eval(e, st)
+	for _, threads := range []int{1, 2} {
+		_, err := runEngine(e, st, threads)
+		if err == nil || werr == nil || !strings.Contains(err.Error(), "B_idx2(1:5)") {
+			t.Errorf("threads %d: engine %v, interpreter %v; want both to fail at B_idx2(1:5)", threads, err, werr)
+		}
+	}
+}
