@@ -37,10 +37,10 @@ type compiler struct {
 	nests    []*nloop
 	declined []declined
 	lastWhy  string
-	// transposed: the sums built as transposed copies (transposed.go)
-	transposed []*ir.Expr
-	nestDepth  int
-	splitNext  bool
+	// copies: the sums built as compressed rows (copyrows.go)
+	copies    []*ir.Expr
+	nestDepth int
+	splitNext bool
 	// asWritten: nestLoop lowers loops as written, no range swapped
 	// outward (nestswap.go)
 	asWritten bool

@@ -68,7 +68,7 @@ func (c *compiler) dictValue(e *ir.Expr, t ir.Type) dictFn {
 		}
 	}
 	built := func() dictFn { return c.builtValue(e, t) }
-	if d := c.transposedCopy(e, t, built); d != nil {
+	if d := c.rowsCopy(e, t, built); d != nil {
 		return d
 	}
 	return built()

@@ -232,7 +232,7 @@ func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.csrOf != t {
-		if tr, ok := t.(*transposedRows); ok {
+		if tr, ok := t.(*laidCSR); ok {
 			r.csrOf, r.csr = t, tr.csr(real)
 			if r.csr != nil {
 				return r.csr

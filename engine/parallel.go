@@ -30,7 +30,7 @@ func (c *compiler) top(e *ir.Expr) cx {
 	case ir.OpSum:
 		if c.threads > 1 || c.mon != nil {
 			if t := c.typeOf(e); t.Depth == 2 {
-				if d := c.transposedCopy(e, t, func() dictFn { return c.parallelSum(e).d }); d != nil {
+				if d := c.rowsCopy(e, t, func() dictFn { return c.parallelSum(e).d }); d != nil {
 					return dictCx(t, d)
 				}
 			}

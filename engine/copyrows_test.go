@@ -107,3 +107,43 @@ func TestTransposedCopyError(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRowsCopy builds the transposed copy of MMM's B stored by
+// columns (4884 x 250, 3% non-zero, the shape of the variants experiment
+// over bcsstk16) through the builder and counted.
+func BenchmarkRowsCopy(b *testing.B) {
+	const n, m = 4884, 250
+	rng := rand.New(rand.NewPCG(3, 5))
+	pos, idx := []int64{0}, []int64{}
+	var val []float64
+	for j := 0; j < m; j++ {
+		for i := 0; i < n; i++ {
+			if rng.IntN(32) == 0 {
+				v := float64(rng.IntN(9) + 1)
+				idx, val = append(idx, int64(i)), append(val, v)
+			}
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	st := storage.Store{"B_len1": storage.IntScalar(m), "B_pos2": storage.IntArray(pos), "B_idx2": storage.IntArray(idx), "B_val": storage.RealArray(val)}
+	e := parse(b, `let t1 = sum(<j1, _> in 0:B_len1) sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1))) { @dense c1 -> { @dense j1 -> p3 + 1 } } in t1(7)(3)`, st)
+	for _, off := range []bool{true, false} {
+		name := "counted"
+		if off {
+			name = "builder"
+		}
+		b.Run(name, func(b *testing.B) {
+			rowsCopiesOff = off
+			defer func() { rowsCopiesOff = false }()
+			k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := k.Run(st); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/storel/storel/ir"
 )
@@ -60,7 +61,7 @@ func (c *compiler) transposedCopy(e *ir.Expr, t ir.Type, general func() dictFn) 
 	if loops {
 		return nil
 	}
-	if _, free := ir.FreeVars(in)[u]; free {
+	if ir.FreeVars(in)[u] {
 		return nil
 	}
 	cl := c.cell(sub.Args[0])
@@ -81,7 +82,7 @@ func (c *compiler) transposedCopy(e *ir.Expr, t ir.Type, general func() dictFn) 
 	v := toType(c.expr(val), t.Base)
 	c.unbind(3)
 	fallback := general()
-	c.transposed = append(c.transposed, e)
+	c.copies = append(c.copies, e)
 
 	return func(fr *frame) dict {
 		l, h := lo(fr), hi(fr)
@@ -152,31 +153,42 @@ func (c *compiler) transposedCopy(e *ir.Expr, t ir.Type, general func() dictFn) 
 			}
 		}
 		nestSaw("transposed copy")
-		return newTransposedRows(pos, keys, ints, reals, real)
+		return newLaidCSR(pos, keys, ints, reals, real)
 	}
 }
 
+// rowsCopiesOff builds every copy through the builder (benchmarks of
+// the general path).
+var rowsCopiesOff bool
+
 func isVar(e *ir.Expr, name string) bool { return e.Op == ir.OpVar && e.Name == name }
 
-// transposedRows is a built dictionary of rows laid out one after another:
+// laidCSR is a built dictionary of rows laid out one after another:
 // row k's keys are idx[pos[k]:pos[k+1]] (empty: no row k), its values
 // alongside; leaves are the rows, one listLeaf each (rowAt: the leaf of
 // key k, -1 for none).
-type transposedRows struct {
+type laidCSR struct {
 	pos, idx []int64
 	ints     []int64
 	reals    []float64
 	real     bool
 	keys     []int64
 	rowAt    []int32
+	once     sync.Once
 	leaves   []listLeaf
 }
 
-// newTransposedRows adds the neighbours at one key of each row and drops
+// newLaidCSR adds the neighbours at one key of each row and drops
 // the zeros, in place, then makes the rows' leaves.
-func newTransposedRows(pos, keys, ints []int64, reals []float64, real bool) *transposedRows {
+func newLaidCSR(pos, keys, ints []int64, reals []float64, real bool) *laidCSR {
+	return laidRowsOf(compactRows(pos, keys, ints, reals, real))
+}
+
+// compactRows adds the neighbours at one key of each row and drops the
+// zeros, in place.
+func compactRows(pos, keys, ints []int64, reals []float64, real bool) *laidCSR {
 	width := len(pos) - 1
-	d := &transposedRows{real: real, rowAt: make([]int32, width)}
+	d := &laidCSR{real: real, rowAt: make([]int32, width)}
 	w := 0
 	for k := 0; k < width; k++ {
 		start := w
@@ -218,12 +230,26 @@ func newTransposedRows(pos, keys, ints []int64, reals []float64, real bool) *tra
 	} else {
 		d.ints = ints[:w]
 	}
+	return d
+}
+
+// laidRowsOf returns d, whose keys and pos are set.
+func laidRowsOf(d *laidCSR) *laidCSR { return d }
+
+// rows makes the leaves of d's rows on the first read of one (the rows
+// scatter reads the arrays and never makes them).
+func (d *laidCSR) rows() []listLeaf {
+	d.once.Do(d.makeLeaves)
+	return d.leaves
+}
+
+func (d *laidCSR) makeLeaves() {
 	d.leaves = make([]listLeaf, len(d.keys))
 	for r, k := range d.keys {
-		s, t := pos[k], pos[k+1]
+		s, t := d.pos[k], d.pos[k+1]
 		l := &d.leaves[r]
-		l.keys, l.real = d.idx[s:t], real
-		if real {
+		l.keys, l.real = d.idx[s:t], d.real
+		if d.real {
 			l.reals = d.reals[s:t]
 		} else {
 			l.ints = d.ints[s:t]
@@ -232,7 +258,6 @@ func newTransposedRows(pos, keys, ints []int64, reals []float64, real bool) *tra
 		// which would write into the shared arrays.
 		l.once.Do(func() {})
 	}
-	return d
 }
 
 // isZeroAt reports whether entry w is zero (-0 included), as the builder
@@ -244,36 +269,45 @@ func isZeroAt(ints []int64, reals []float64, w int, real bool) bool {
 	return ints[w] == 0
 }
 
-func (d *transposedRows) size() int          { return len(d.keys) }
-func (d *transposedRows) keyAt(p int) int64  { return d.keys[p] }
-func (d *transposedRows) intAt(int) int64    { return 0 }
-func (d *transposedRows) realAt(int) float64 { return 0 }
-func (d *transposedRows) dictAt(p int) dict  { return &d.leaves[p] }
-func (d *transposedRows) has(k int64) bool   { return d.getDict(k) != empty }
-func (d *transposedRows) getInt(int64) (int64, bool) {
+func (d *laidCSR) size() int          { return len(d.keys) }
+func (d *laidCSR) keyAt(p int) int64  { return d.keys[p] }
+func (d *laidCSR) intAt(int) int64    { return 0 }
+func (d *laidCSR) realAt(int) float64 { return 0 }
+func (d *laidCSR) dictAt(p int) dict  { return &d.rows()[p] }
+func (d *laidCSR) has(k int64) bool   { return d.getDict(k) != empty }
+func (d *laidCSR) getInt(int64) (int64, bool) {
 	return 0, true
 }
-func (d *transposedRows) getReal(int64) (float64, bool) {
+func (d *laidCSR) getReal(int64) (float64, bool) {
 	return 0, true
 }
-func (d *transposedRows) getDict(k int64) dict {
+func (d *laidCSR) getDict(k int64) dict {
 	if uint64(k) < uint64(len(d.rowAt)) {
 		if r := d.rowAt[k]; r >= 0 {
-			return &d.leaves[r]
+			return &d.rows()[r]
 		}
 	}
 	return empty
 }
 
 // csr returns the rows as the rows scatter reads them, without a copy.
-func (d *transposedRows) csr(real bool) *builtCSR {
+func (d *laidCSR) csr(real bool) *builtCSR {
 	if d.real != real {
 		return nil
 	}
 	return &builtCSR{pos: d.pos, idx: d.idx, vals: d.reals, ints: d.ints}
 }
 
-// explainTransposed is explain's line for a transposed copy.
-func explainTransposed(e *ir.Expr) string {
+// explainCopy is explain's line for a copy built as compressed rows.
+func explainCopy(e *ir.Expr) string {
 	return fmt.Sprintf("transposed copy: %s: its rows counted, then filled in the walk's order, laid out one after another (the loop nest above where a key is negative or the keys spread too far)", loopHead(e))
+}
+
+// rowsCopy compiles e as a copy built as compressed rows (a transposed
+// copy), or returns nil.
+func (c *compiler) rowsCopy(e *ir.Expr, t ir.Type, general func() dictFn) dictFn {
+	if rowsCopiesOff {
+		return nil
+	}
+	return c.transposedCopy(e, t, general)
 }
