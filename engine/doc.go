@@ -54,6 +54,9 @@
 //	                       values as arrays): its walks
 //	                       rewritten into segment loops over them, its
 //	                       rows otherwise iterated and probed in the nest
+//	copyrows.go            a copy grouped by the inner level of a walk
+//	                       of two levels (a transposed copy) built by
+//	                       counting its rows, laid out as compressed rows
 //	nestrows.go            rows of a nested result scattered by
 //	                       index-array keys (MMM, TTM: Gustavson): each
 //	                       segment one scatter into the row's workspace,
