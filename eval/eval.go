@@ -230,6 +230,12 @@ func (in *interp) evalNode(e *ir.Expr) (value.Value, error) {
 		}
 		return v, nil
 	case ir.OpCall:
+		switch e.Name {
+		case "runs":
+			return in.runs(e)
+		case "runend":
+			return in.runEnd(e)
+		}
 		args := make([]value.Value, len(e.Args))
 		for i, a := range e.Args {
 			v, err := in.eval(a)

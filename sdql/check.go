@@ -421,6 +421,9 @@ func (c *checker) mul(e *ir.Expr) ir.Type {
 }
 
 func (c *checker) call(e *ir.Expr) ir.Type {
+	if e.Name == "runs" || e.Name == "runend" {
+		return c.runsCall(e)
+	}
 	ok := true
 	var types []ir.Type
 	for _, a := range e.Args {
@@ -460,6 +463,37 @@ func (c *checker) call(e *ir.Expr) ir.Type {
 	}
 	c.errs.errorf(e.Pos, "unknown function %s", e.Name)
 	return poisoned
+}
+
+// runsCall types runs(D), the first position of each run of equal values
+// of the int array D (a window of one) mapped to the value, and
+// runend(A, p, hi), the position after the run of A's values that starts
+// at p, at most hi.
+func (c *checker) runsCall(e *ir.Expr) ir.Type {
+	want := builtinArity[e.Name]
+	if len(e.Args) != want {
+		c.errs.errorf(e.Pos, "%s takes %d argument%s, not %d", e.Name, want, plural(want), len(e.Args))
+		return poisoned
+	}
+	vec := ir.Type{Depth: 1, Base: ir.Int}
+	d := c.need(e.Args[0])
+	ok := known(d)
+	if ok && d != vec {
+		c.errs.errorf(e.Args[0].Pos, "%s needs an int array, but %s", e.Name, isA(e.Args[0]))
+		ok = false
+	}
+	for _, a := range e.Args[1:] {
+		t := c.need(a)
+		c.index(a, t, "a position")
+		ok = ok && known(t)
+	}
+	switch {
+	case !ok:
+		return poisoned
+	case e.Name == "runs":
+		return vec
+	}
+	return ir.IntType
 }
 
 func (c *checker) ifThen(e *ir.Expr) ir.Type {

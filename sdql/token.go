@@ -127,7 +127,7 @@ func lookupKeyword(word string) tokenKind {
 // objects, so printed plans read back unambiguously.
 var builtinArity = map[string]int{
 	"exp": 1, "log": 1, "abs": 1, "sqrt": 1, "even_bits": 1, "odd_bits": 1,
-	"min": 2, "max": 2,
+	"min": 2, "max": 2, "runs": 1, "runend": 3,
 }
 
 // token is one lexical token with its position and source text.

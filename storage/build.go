@@ -19,13 +19,6 @@ func ValName(t string) string        { return t + "_val" }
 func HashName(t string) string       { return t + "_hash" }
 func TrieName(t string) string       { return t + "_trie" }
 
-// The runs of a COO's first level (Format.CoordRuns): name_runsL distinct
-// coordinates, the Kth of them name_rkeyL(K), its positions
-// name_rposL(K) up to name_rposL(K+1).
-func RunsName(t string, l int) string   { return t + "_runs" + strconv.Itoa(l) }
-func RunKeyName(t string, l int) string { return t + "_rkey" + strconv.Itoa(l) }
-func RunPosName(t string, l int) string { return t + "_rpos" + strconv.Itoa(l) }
-
 // MaxDenseElements bounds the positions a dense level may create, so that
 // asking for a dense layout of a huge sparse tensor fails with an error
 // instead of exhausting memory.
@@ -34,8 +27,7 @@ var MaxDenseElements int64 = 1 << 28
 // Build stores the tensor c, named name, in format f and returns its
 // physical objects: name_dimK for every logical dimension; for level
 // formats name_lenK (dense level K), name_posK and name_idxK (sparse level
-// K; a singleton level has only name_idxK; a COO of order 2 or more also
-// has name_runs1, name_rkey1 and name_rpos1, its rows' runs) and name_val; for hash
+// K; a singleton level has only name_idxK) and name_val; for hash
 // name_hash; for trie name_trie. Values are ints when c.Field is integer or
 // pattern, reals otherwise. Repeated coordinates are summed.
 func Build(name string, c *COO, f Format) (Store, error) {
@@ -159,9 +151,6 @@ func buildLevels(st Store, name string, c *COO, f Format) error {
 			count = int64(len(idx))
 			st[PosName(name, level)] = IntArray(segs)
 			st[IdxName(name, level)] = IntArray(idx)
-			if kind == LevelCompressedNonUnique && f.CoordRuns() {
-				buildRuns(st, name, level, idx)
-			}
 		case LevelSingleton:
 			idx := make([]int64, count)
 			for e, p := range uniq {
@@ -199,22 +188,6 @@ func buildLevels(st Store, name string, c *COO, f Format) error {
 		st[ValName(name)] = RealArray(out)
 	}
 	return nil
-}
-
-// buildRuns stores the runs of equal coordinates of the sorted array idx,
-// a COO's first level: a walk of the runs binds each coordinate once, as a
-// compressed level does, and the positions of its entries as a segment.
-func buildRuns(st Store, name string, level int, idx []int64) {
-	keys, starts := []int64{}, []int64{}
-	for p, x := range idx {
-		if p == 0 || x != idx[p-1] {
-			keys, starts = append(keys, x), append(starts, int64(p))
-		}
-	}
-	starts = append(starts, int64(len(idx)))
-	st[RunsName(name, level)] = IntScalar(int64(len(keys)))
-	st[RunKeyName(name, level)] = IntArray(keys)
-	st[RunPosName(name, level)] = IntArray(starts)
 }
 
 func sameCoords(c *COO, a, b int32) bool {

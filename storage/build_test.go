@@ -100,31 +100,20 @@ func TestBuildPaperDCSR(t *testing.T) {
 	}
 }
 
-// TestBuildCOORuns: a COO matrix's rows are runs of its sorted first
-// level: C's rows 0 and 2 are positions 0..2 and 3..4; an empty matrix
-// has no runs; a vector's coordinates are distinct and get none.
-func TestBuildCOORuns(t *testing.T) {
+// TestBuildCOOArrays: a COO stores its coordinates and values only; the
+// runs of its sorted levels are found while walking (the mapping's runs
+// and runend), not stored.
+func TestBuildCOOArrays(t *testing.T) {
 	st, err := Build("C", matrixC(), mustFormat(t, "coo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(ints(st, "C_idx1"), []int64{0, 0, 0, 2, 2}) || scalar(st, "C_runs1") != 2 ||
-		!reflect.DeepEqual(ints(st, "C_rkey1"), []int64{0, 2}) || !reflect.DeepEqual(ints(st, "C_rpos1"), []int64{0, 3, 5}) {
-		t.Errorf("coo C: idx1 %v, %d runs, keys %v, starts %v", ints(st, "C_idx1"), scalar(st, "C_runs1"), ints(st, "C_rkey1"), ints(st, "C_rpos1"))
+	want := []string{"C_dim1", "C_dim2", "C_idx1", "C_idx2", "C_pos1", "C_val"}
+	if got := keys(st); !reflect.DeepEqual(got, want) {
+		t.Errorf("coo C stores %v, want %v", got, want)
 	}
-	empty := &COO{Dims: []int64{3, 4}, Coords: [][]int64{{}, {}}, Field: FieldReal}
-	if st, err = Build("E", empty, mustFormat(t, "coo")); err != nil {
-		t.Fatal(err)
-	}
-	if scalar(st, "E_runs1") != 0 || len(ints(st, "E_rkey1")) != 0 || !reflect.DeepEqual(ints(st, "E_rpos1"), []int64{0}) {
-		t.Errorf("empty coo: %d runs, keys %v, starts %v", scalar(st, "E_runs1"), ints(st, "E_rkey1"), ints(st, "E_rpos1"))
-	}
-	v := &COO{Dims: []int64{4}, Coords: [][]int64{{3, 0}}, Vals: []float64{5, 9}, Field: FieldReal}
-	if st, err = Build("v", v, mustFormat(t, "coo")); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := st["v_runs1"]; ok {
-		t.Errorf("coo vector: runs %v", keys(st))
+	if !reflect.DeepEqual(ints(st, "C_idx1"), []int64{0, 0, 0, 2, 2}) {
+		t.Errorf("coo C: idx1 %v", ints(st, "C_idx1"))
 	}
 }
 

@@ -39,14 +39,26 @@ func (k LevelKind) String() string {
 	return "LevelKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// CoordRuns reports whether f is a COO of order 2 or more whose first
-// level the mapping walks as runs of equal coordinates: its entries are
+// CoordRuns reports whether f is a COO of order 2 or more whose levels
+// the mapping walks as runs of equal coordinates (RunLevels).
+func (f Format) CoordRuns() bool { return f.RunLevels() > 0 }
+
+// RunLevels is the number of a COO's levels its mapping walks as runs of
+// equal coordinates, found while walking (runs, runend): its entries are
 // sorted, so each coordinate's entries are one segment of positions, and
 // a plan walks them as it walks a compressed level's (one row per
-// coordinate, its entries a segment of the next level's array) instead of
-// revisiting the row at every entry.
-func (f Format) CoordRuns() bool {
-	return f.Kind == FormatLevels && len(f.Levels) > 1 && f.Levels[0] == LevelCompressedNonUnique && f.Levels[1] == LevelSingleton
+// coordinate, its entries a segment of the next level) instead of
+// revisiting the row at every entry. Every level but the last is walked
+// so: a 3-tensor's second level groups the entries of a row into fibers.
+func (f Format) RunLevels() int {
+	if f.Kind != FormatLevels || len(f.Levels) < 2 || f.Levels[0] != LevelCompressedNonUnique {
+		return 0
+	}
+	n := 0
+	for n+1 < len(f.Levels) && f.Levels[n+1] == LevelSingleton {
+		n++
+	}
+	return n
 }
 
 // FormatKind separates level formats from the two hashed layouts.

@@ -105,12 +105,6 @@ func mapping(name string, f Format, order int, elem ir.Base, base string) string
 				decl("int ARRAY %s(%s)", posName, plusOne(count))
 				count = ir.Lookup(ir.Global(posName), count)
 				decl("int ARRAY %s(%s)", idxName, count)
-				if kind == LevelCompressedNonUnique && f.CoordRuns() {
-					runs := RunsName(name, level)
-					decl("int SCALAR %s", runs)
-					decl("int ARRAY %s(%s)", RunKeyName(name, level), runs)
-					decl("int ARRAY %s(%s + 1)", RunPosName(name, level), runs)
-				}
 			case LevelSingleton:
 				decl("int ARRAY %s(%s)", IdxName(name, level), count)
 			}
@@ -198,10 +192,10 @@ func (g *mappingGen) placeSingletons() {
 	nonUnique := false
 	for l, m := range g.f.ModeOrder {
 		bound[m] = true
-		// Walked as runs, a COO's first level binds distinct coordinates
-		// and its second level one coordinate per entry.
-		if g.f.CoordRuns() {
-			nonUnique = nonUnique || l == 1
+		// Walked as runs, a COO's levels bind distinct coordinates within
+		// their parent's, and the level after them one per entry.
+		if r := g.f.RunLevels(); r > 0 {
+			nonUnique = nonUnique || l == r
 		} else {
 			nonUnique = nonUnique || g.f.Levels[l] == LevelCompressedNonUnique
 		}
@@ -259,22 +253,35 @@ func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 	return ir.Sum(p, i, seg, g.emit(l, ir.Var(p)))
 }
 
-// runs returns the expression for a COO's levels walked as runs of its
-// first level (Format.CoordRuns):
+// runs returns the expression for a COO's levels walked as runs
+// (Format.RunLevels), found while walking: runs(D) gives the first
+// position of each run of equal values of D and runend its end. For a
+// 3-tensor:
 //
-//	sum(<p0, i1> in T_rkey1(0:T_runs1))
-//	  { @unique i1 -> sum(<p1, i2> in T_idx2(T_rpos1(p0):T_rpos1(p0 + 1)))
-//	    { i2 -> ... } }
+//	sum(<p0, i1> in runs(T_idx1(T_pos1(0):T_pos1(1))))
+//	  let pe0 = runend(T_idx1, p0, T_pos1(1)) in
+//	  { @unique i1 -> sum(<p1, i2> in runs(T_idx2(p0:pe0)))
+//	    let pe1 = runend(T_idx2, p1, pe0) in
+//	    { @unique i2 -> sum(<p2, i3> in T_idx3(p1:pe1)) { i3 -> ... } } }
 func (g *mappingGen) runs() *ir.Expr {
-	m1, m2 := g.f.ModeOrder[0], g.f.ModeOrder[1]
-	r, i1 := g.posVar(0), g.coordVar(m1)
-	p, i2 := g.posVar(1), g.coordVar(m2)
-	g.keys[m1], g.keys[m2] = ir.Var(i1), ir.Var(i2)
-	starts := ir.Global(RunPosName(g.name, 1))
-	seg := ir.SubArray(ir.Global(IdxName(g.name, 2)), ir.Lookup(starts, ir.Var(r)), ir.Lookup(starts, plusOne(ir.Var(r))))
-	entries := ir.Sum(p, i2, seg, g.emit(1, ir.Var(p)))
-	keys := ir.SubArray(ir.Global(RunKeyName(g.name, 1)), ir.IntConst(0), ir.Global(RunsName(g.name, 1)))
-	return ir.Sum(r, i1, keys, g.wrap(0, entries))
+	pos1 := ir.Global(PosName(g.name, 1))
+	return g.runLevel(0, g.f.RunLevels(), ir.Lookup(pos1, ir.IntConst(0)), ir.Lookup(pos1, ir.IntConst(1)))
+}
+
+// runLevel walks level l as runs within positions lo:hi, and the levels
+// after it; levels l >= n are walked per entry.
+func (g *mappingGen) runLevel(l, n int, lo, hi *ir.Expr) *ir.Expr {
+	m := g.f.ModeOrder[l]
+	p, i := g.posVar(l), g.coordVar(m)
+	g.keys[m] = ir.Var(i)
+	idx := ir.Global(IdxName(g.name, l+1))
+	if l == n {
+		return ir.Sum(p, i, ir.SubArray(idx, lo, hi), g.emit(l, ir.Var(p)))
+	}
+	end := g.pos + "e" + strconv.Itoa(l)
+	inner := g.runLevel(l+1, n, ir.Var(p), ir.Var(end))
+	body := ir.Let(end, ir.Call("runend", idx, ir.Var(p), hi), g.wrap(l, inner))
+	return ir.Sum(p, i, ir.Call("runs", ir.SubArray(idx, lo, hi)), body)
 }
 
 // emit wraps the levels after l in the singletons placed after level l.

@@ -89,7 +89,7 @@ func TestMappingUnique(t *testing.T) {
 		{"dcsr", 2, "i1* i2*"},
 		{"dcsc", 2, "i1 i2*"},
 		{"coo", 2, "i1* i2*"},
-		{"coo", 3, "i1* i2 A_idx3(p1)*"},
+		{"coo", 3, "i1* i2* i3*"},
 		{"coo", 1, "i1*"},
 		{"dense", 3, "i1* i2* i3*"},
 		{"dd:1,0", 2, "i1 i2*"},
