@@ -12,6 +12,9 @@ type compiler struct {
 	schema Schema
 	cells  map[string]*cell
 	scope  []binding
+	// runEnds: the slots where a loop over runs (runs.go), by the slot
+	// of its position, keeps its run's end for runend.
+	runEnds map[int]runSlots
 	// levels: the objects of hash maps' layouts the plan reads
 	// (hashwalk.go), by name.
 	levels map[string]levelRef
@@ -181,6 +184,12 @@ func (c *compiler) typeOf(e *ir.Expr) ir.Type {
 				t.Base = join(t.Base, c.typeOf(a).Base)
 			}
 			return t
+		case "runs":
+			if len(e.Args) == 1 {
+				return c.typeOf(e.Args[0])
+			}
+		case "runend":
+			return ir.IntType
 		}
 		c.bail(e, "unknown function %s/%d", e.Name, len(e.Args))
 	case ir.OpSingleton:

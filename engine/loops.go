@@ -177,6 +177,17 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 			return &loop{open: open, count: windowCount, run: arrayRun(cl, ks, vs, body)}
 		}
 	}
+	if cl, win := c.runsArray(src); cl != nil {
+		ks, vs := c.varSlots(e, bodyExpr, vt)
+		rs := c.runSlotsOf(cl, ks)
+		body := mkBody()
+		c.unbind(2)
+		open := func(fr *frame) (srcState, bool) {
+			l, h, ok := win(fr)
+			return srcState{lo: l, hi: h}, ok
+		}
+		return &loop{open: open, count: windowCount, run: runsRun(cl, ks, vs, rs, body)}
+	}
 	d, _ := c.dictExpr(src)
 	ks, vs := c.varSlots(e, bodyExpr, vt)
 	body := mkBody()

@@ -60,6 +60,7 @@ const (
 	itArray                   // a whole physical array: key a position, value the entry
 	itSegment                 // A(lo:hi): positions lo..hi-1 of A
 	itDict                    // a dictionary the plan built (nesttemp.go)
+	itRuns                    // runs(A(lo:hi)): the first position of each run of equal values (runs.go)
 	itMerge                   // the intersection of two sorted segments (nestmerge.go)
 )
 
@@ -71,7 +72,8 @@ func (k iterKind) String() string {
 type nloop struct {
 	e      *ir.Expr
 	kind   iterKind
-	arr    *cell // itArray, itSegment: the array iterated
+	arr    *cell    // itArray, itSegment, itRuns: the array iterated
+	runs   runSlots // itRuns: where the current run's end is kept
 	open   func(fr *frame) (int64, int64, bool)
 	seg    *segBounds // itSegment: bounds P(x+c):P(x+c+1) read in place, or nil
 	ks, vs int        // frame slots of the key and value, -1 when unused
@@ -261,6 +263,12 @@ func (c *compiler) nestLoop(e *ir.Expr, lb loopBody) (l *loop) {
 		},
 		count: windowCount,
 		run: func(fr *frame, st srcState, from, to int64, b *builder) {
+			if nl.kind == itRuns {
+				// A chunk of a split run starts and ends at runs' starts.
+				a := nl.arr.ints
+				nl.run(fr, runStart(a, st.lo, st.lo+from, st.hi), runStart(a, st.lo, st.lo+to, st.hi), b)
+				return
+			}
 			nl.run(fr, st.lo+from, st.lo+to, b)
 		},
 		nest: nl,
@@ -313,6 +321,13 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			nl.open = nl.seg.bounds // in place, without the bounds' closures
 		}
 		nl.info.iter = "segment " + ir.Format(src) + levelNote(cl.name)
+	case ir.OpCall:
+		cl, win := c.runsArray(src)
+		if cl == nil {
+			c.noNest("a call's dictionary")
+		}
+		nl.kind, nl.arr, nl.open = itRuns, cl, win
+		nl.info.iter = "runs of equal values of " + ir.Format(src.Args[0]) + levelNote(cl.name)
 	default:
 		c.dictIter(nl, src)
 	}
@@ -329,6 +344,18 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 	}
 	nl.scope0 = len(c.scope)
 	defer c.unbind(2)
+	if nl.kind == itRuns {
+		// Its positions are not contiguous: none of the block,
+		// batch or lane forms below apply.
+		nl.runs = c.runSlotsOf(nl.arr, nl.ks)
+		nl.stmt = c.lowerStmt(nl, body, lb)
+		if c.nmerge-merged != merges {
+			c.noNest("a merge (two-way intersection) other than a real sum of two segments' pairs in a product")
+		}
+		nl.info.exec = "per run, the next run found by reading on to a different value"
+		nl.info.sink = sinkName(lb)
+		return nl
+	}
 	if v := c.vectorize(nl, body, lb); v != nil {
 		nl.vec = v
 		nl.info.exec = "vectorized batches of positions"
@@ -670,6 +697,19 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	}
 	if in := nl.rowsLoop(fr); in != nil {
 		nl.runRows(fr, in, lo, hi, b)
+		return
+	}
+	if nl.kind == itRuns {
+		for p := lo; p < hi; {
+			e := runEnd(nl.arr.ints, p, hi)
+			nl.runs.set(fr, e, hi)
+			nl.setVars(fr, p)
+			nl.exec(fr, nl.stmt, b)
+			if fr.err != nil {
+				return
+			}
+			p = e
+		}
 		return
 	}
 	for p := lo; p < hi; p++ {

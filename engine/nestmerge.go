@@ -840,7 +840,7 @@ func (r *rowMerge) iter(fr *frame, nl *nloop, p int64, b *builder, rs *[2]segRea
 // facts discharged for this run (decided), is one loop over a segment
 // read in place whose body is one merge into a row (rowMerge); else nil.
 func (nl *nloop) rowsLoop(fr *frame) *nloop {
-	if nl.kind == itDict {
+	if nl.kind == itDict || nl.kind == itRuns {
 		return nil
 	}
 	s := nl.stmt

@@ -271,6 +271,9 @@ func (c *compiler) compare(e *ir.Expr) cx {
 }
 
 func (c *compiler) call(e *ir.Expr) cx {
+	if e.Name == "runend" {
+		return c.runEnd(e)
+	}
 	args := make([]cx, len(e.Args))
 	for i, a := range e.Args {
 		args[i] = c.expr(a)

@@ -323,6 +323,10 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 			l.Keys = l.Keys.meet(whole[0].Keys)
 		}
 		return Card{l}
+	case opCall:
+		if s.symName(n.Payload) == "runs" {
+			return s.runsCard(g, n.Children[0])
+		}
 	case opIf:
 		out := kid(1).scaled(g.Data(n.Children[0]).Sel)
 		return s.guardedKeys(g, out, n.Children[0], n.Children[1])
@@ -341,6 +345,31 @@ func (s *session) nodeCard(g *graph, n egraph.Node) Card {
 		return kid(5).scaled(mergeMatches(n1, n2))
 	}
 	return nil
+}
+
+// runsCard is the cardinality of runs(w), w a window of an int array: the
+// window's size scaled by the array's runs per position (all of them
+// where the statistics do not say).
+func (s *session) runsCard(g *graph, w egraph.ClassID) Card {
+	c := g.Data(w).Card
+	if len(c) != 1 {
+		return c
+	}
+	frac := 1.0
+	for _, nid := range g.Nodes(w) {
+		arr := w
+		if n := g.Node(nid); n.Op == opSubArray {
+			arr = n.Children[0]
+		}
+		if name, ok := s.globalName(g, arr); ok {
+			if as, ok := s.stats.Arrays[name]; ok && as.Len > 0 && as.Runs > 0 {
+				frac = float64(as.Runs) / float64(as.Len)
+			}
+		}
+	}
+	l := c[0]
+	l.Size = max(min(l.Size, 1), l.Size*frac)
+	return Card{l}
 }
 
 // guardedKeys narrows the keys of if c then { k -> e }: the entries the
@@ -419,6 +448,9 @@ func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) flo
 			return as.AvgSegment
 		}
 	}
+	if n, ok := s.runSize(g, lo, hi); ok {
+		return n
+	}
 	n := float64(defaultRangeSize)
 	if whole > 0 {
 		n = whole
@@ -434,6 +466,23 @@ func (s *session) boundsSize(g *graph, lo, hi egraph.ClassID, whole float64) flo
 		}
 	}
 	return n
+}
+
+// runSize recognizes bounds p:runend(A, p, e), one run of equal values of
+// A, and returns A's average run length.
+func (s *session) runSize(g *graph, lo, hi egraph.ClassID) (float64, bool) {
+	for _, hn := range g.Nodes(hi) {
+		h := g.Node(hn)
+		if h.Op != opCall || s.symName(h.Payload) != "runend" || g.Find(h.Children[1]) != g.Find(lo) {
+			continue
+		}
+		if name, ok := s.globalName(g, h.Children[0]); ok {
+			if as, ok := s.stats.Arrays[name]; ok && as.Runs > 0 {
+				return float64(as.Len) / float64(as.Runs), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // segmentArray recognizes bounds P(x):P(x+1) (or P(c):P(c+1) for

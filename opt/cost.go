@@ -419,6 +419,17 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	case opCall:
 		kidParts(1, allKids...)
 		c = costCall + sum + s.loopCalls(g, n)
+		switch s.symName(n.Payload) {
+		case "runs":
+			// A walk of runs is priced as a segment's: the reads that
+			// find each run's start are its entries' (runEnd).
+			c = sum
+		case "runend":
+			// A run's end, read on from its start, priced as a
+			// compressed level's P(x+1): the walk of its entries reads
+			// the same positions.
+			c = sum + lookupArray
+		}
 		ownKids(1, allKids...)
 		self(classFV, c-sum)
 	case opSingle:

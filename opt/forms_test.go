@@ -1,6 +1,7 @@
 package opt
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -499,12 +500,12 @@ func TestCompressedCopyOfDenseFactor(t *testing.T) {
 }
 
 // TestCOOPlansWalkRows: a COO's mapping walks its rows as runs, so the
-// plans over a COO bind each first coordinate once (they never read the
-// per-entry coordinates of the first level, T_idx1) and cost no more than
-// the same kernel's over the compressed format with the same levels
-// (dcsr, csf; MTTKRP within 10%): SpMV and BATAX sum a row's entries
-// into a scalar, MTTKRP accumulates each (i, j) of the output over the
-// entries of row i.
+// plans over a COO bind each first coordinate once (they read the
+// first level, T_idx1, only to find its runs, never per entry) and cost
+// no more than the same kernel's over the compressed format with the
+// same levels (dcsr, csf; MTTKRP within 10%): SpMV and BATAX sum a row's
+// entries into a scalar, MTTKRP accumulates each (i, j) of the output
+// over the entries of row i.
 func TestCOOPlansWalkRows(t *testing.T) {
 	spmv, _ := examples.Source("spmv")
 	batax, _ := examples.Source("batax")
@@ -519,13 +520,9 @@ func TestCOOPlansWalkRows(t *testing.T) {
 		{"mttkrp", string(mttkrp), "B", "csf", append([]tensorSpec{{"B", "coo", []int64{20, 30, 40}, 0.02}}, factors...)},
 	} {
 		got := optimizeForm(t, c.name, c.src, c.tensors, Options{})
-		ir.Walk(got.Plan, func(e *ir.Expr) bool {
-			if e.Op == ir.OpGlobal && e.Name == c.main+"_idx1" {
-				t.Errorf("%s over coo reads %s per entry:\n%s", c.name, e.Name, ir.Format(got.Plan))
-				return false
-			}
-			return true
-		})
+		if r := readsOutsideRuns(got.Plan, c.main+"_idx1"); r != "" {
+			t.Errorf("%s over coo reads %s per entry:\n%s", c.name, r, ir.Format(got.Plan))
+		}
 		other := slices.Clone(c.tensors)
 		other[0].format = c.compressed
 		want := optimizeForm(t, c.name, c.src, other, Options{})
@@ -539,6 +536,69 @@ func TestCOOPlansWalkRows(t *testing.T) {
 		}
 		if got.Cost.Value > want.Cost.Value*tol {
 			t.Errorf("%s over coo costs %s, over %s %s:\n%s", c.name, got.Cost, c.compressed, want.Cost, ir.Format(got.Plan))
+		}
+	}
+}
+
+// readsOutsideRuns returns a read of array name in plan other than the
+// array of runs(name(lo:hi)) or runend(name, p, hi), or "".
+func readsOutsideRuns(plan *ir.Expr, name string) string {
+	found := ""
+	var walk func(e *ir.Expr)
+	walk = func(e *ir.Expr) {
+		if found != "" {
+			return
+		}
+		args := e.Args
+		if e.Op == ir.OpCall && (e.Name == "runs" || e.Name == "runend") && len(args) > 0 {
+			w := args[0]
+			if w.Op == ir.OpSubArray && w.Args[0].Op == ir.OpGlobal && w.Args[0].Name == name {
+				args = append(w.Args[1:], args[1:]...)
+			} else if w.Op == ir.OpGlobal && w.Name == name {
+				args = args[1:]
+			}
+		}
+		if e.Op == ir.OpGlobal && e.Name == name {
+			found = ir.Format(e)
+			return
+		}
+		for _, a := range args {
+			walk(a)
+		}
+	}
+	walk(plan)
+	return found
+}
+
+// TestCOOPlansWalkFibers: a 3-tensor COO's second level is walked as
+// runs too, so TTV and MTTKRP over a COO sum each fiber (i, j) as over
+// csf: the plan reads T_idx2 only to find its runs, and costs no more
+// than the csf plan.
+func TestCOOPlansWalkFibers(t *testing.T) {
+	mttkrp, _ := examples.Source("mttkrp")
+	ttv, err := os.ReadFile("../bench/programs/variants/ttv_nested.sdql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	factors := []tensorSpec{{"C", "dense", []int64{30, 8}, 0.5}, {"D", "dense", []int64{8, 40}, 0.5}}
+	for _, c := range []struct {
+		name, src, main string
+		tensors         []tensorSpec
+	}{
+		{"ttv", string(ttv), "T", []tensorSpec{{"T", "coo", []int64{20, 30, 40}, 0.05}}},
+		{"mttkrp", string(mttkrp), "B", append([]tensorSpec{{"B", "coo", []int64{20, 30, 40}, 0.05}}, factors...)},
+	} {
+		got := optimizeForm(t, c.name, c.src, c.tensors, Options{})
+		for _, l := range []string{"_idx1", "_idx2"} {
+			if r := readsOutsideRuns(got.Plan, c.main+l); r != "" {
+				t.Errorf("%s over coo reads %s per entry:\n%s", c.name, r, ir.Format(got.Plan))
+			}
+		}
+		other := slices.Clone(c.tensors)
+		other[0].format = "csf"
+		want := optimizeForm(t, c.name, c.src, other, Options{})
+		if got.Cost.Value > want.Cost.Value*1.0001 {
+			t.Errorf("%s over coo costs %s, over csf %s:\n%s\n--\n%s", c.name, got.Cost, want.Cost, ir.Format(got.Plan), ir.Format(want.Plan))
 		}
 	}
 }

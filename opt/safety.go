@@ -126,6 +126,14 @@ func (s *session) nodeInterval(g *graph, n egraph.Node, d *Data) interval {
 		}
 	case opLet:
 		return kid(2)
+	case opCall:
+		// runend(A, p, hi) is between p and max(p, hi).
+		if s.symName(n.Payload) == "runend" && len(n.Children) == 3 {
+			p, h := kid(1), kid(2)
+			if p.ok && h.ok {
+				return interval{p.lo, max(p.hi, h.hi), true}
+			}
+		}
 	}
 	return interval{}
 }
@@ -351,6 +359,9 @@ func (s *session) opSafe(g *graph, n egraph.Node, rng func(egraph.ClassID) inter
 		if lo.hi <= hi.lo {
 			return true
 		}
+		if s.isRunEnd(g, n.Children[1], n.Children[2]) {
+			return true
+		}
 		p, isSeg := s.segmentArray(g, n.Children[1], n.Children[2])
 		return isSeg && s.stats.Arrays[p].Sorted
 	case opDiv, opMod:
@@ -360,6 +371,17 @@ func (s *session) opSafe(g *graph, n egraph.Node, rng func(egraph.ClassID) inter
 		}
 	}
 	return true
+}
+
+// isRunEnd reports whether class hi is runend(A, lo, e): never below lo.
+func (s *session) isRunEnd(g *graph, lo, hi egraph.ClassID) bool {
+	for _, hn := range g.Nodes(hi) {
+		h := g.Node(hn)
+		if h.Op == opCall && s.symName(h.Payload) == "runend" && len(h.Children) == 3 && g.Find(h.Children[1]) == g.Find(lo) {
+			return true
+		}
+	}
+	return false
 }
 
 // bindingsConsistent checks that each variable n binds gets values within
@@ -435,6 +457,10 @@ func (s *session) structuralRanges(g *graph, src egraph.ClassID) (key, val inter
 		case opGlobal:
 			if ln, ok := s.arrayLen(g, src); ok {
 				return interval{0, ln - 1, true}, s.arrayValues(g, src)
+			}
+		case opCall:
+			if s.symName(n.Payload) == "runs" {
+				return s.structuralRanges(g, n.Children[0]) // a subset of the window's entries
 			}
 		}
 	}

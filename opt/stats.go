@@ -57,6 +57,10 @@ type ArrayStats struct {
 	// Sorted: an int array that never decreases (segment bounds), so
 	// that P(x) <= P(x+1).
 	Sorted bool
+	// Runs is the number of runs of equal adjacent values of an int
+	// array (a sorted COO level's distinct coordinates): a walk of
+	// runs(A(lo:hi)) binds about Runs/Len of the window's positions.
+	Runs int64
 	// Low and High bound the 32-bit halves of the values of a non-empty
 	// int array with no negative value, A(e) % 2^32 and A(e) / 2^32: an
 	// array may pack two narrow indices per word (the sell format), and
@@ -85,6 +89,7 @@ func GatherStats(st storage.Store) *Stats {
 				}
 			}
 			if x.Elem == ir.Int && len(x.I) > 0 {
+				as.Runs = countRuns(x.I)
 				as.Min, as.Max = x.IntRange()
 				as.HasRange = true
 				as.Low, as.High, _ = x.Halves()
@@ -388,6 +393,17 @@ func (s *Stats) Format(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// countRuns counts the runs of equal adjacent values of a.
+func countRuns(a []int64) int64 {
+	n := int64(0)
+	for p, v := range a {
+		if p == 0 || v != a[p-1] {
+			n++
+		}
+	}
+	return n
 }
 
 // zeroFraction is the fraction of a's values that are zero.

@@ -75,6 +75,13 @@ func nodeType(env typeEnv, n egraph.Node, kids []ir.Type) (ir.Type, bool) {
 	case opAnd, opOr:
 		return ir.BoolType, kids[0] == ir.BoolType && kids[1] == ir.BoolType
 	case opCall:
+		vec := ir.Type{Depth: 1, Base: ir.Int}
+		switch env.symName(n.Payload) {
+		case "runs":
+			return vec, len(kids) == 1 && kids[0] == vec
+		case "runend":
+			return ir.IntType, len(kids) == 3 && kids[0] == vec && kids[1] == ir.IntType && kids[2] == ir.IntType
+		}
 		for _, k := range kids {
 			if !isNumber(k) {
 				return ir.Type{}, false

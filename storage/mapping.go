@@ -255,14 +255,14 @@ func (g *mappingGen) level(l int, parent *ir.Expr) *ir.Expr {
 
 // runs returns the expression for a COO's levels walked as runs
 // (Format.RunLevels), found while walking: runs(D) gives the first
-// position of each run of equal values of D and runend its end. For a
-// 3-tensor:
+// position of each run of equal values of D and runend(D, p, hi) its end
+// (the engine's loop over the runs has found it). For a 3-tensor, with
+// n = T_pos1(1) and e = runend(T_idx1, p0, n):
 //
-//	sum(<p0, i1> in runs(T_idx1(T_pos1(0):T_pos1(1))))
-//	  let pe0 = runend(T_idx1, p0, T_pos1(1)) in
-//	  { @unique i1 -> sum(<p1, i2> in runs(T_idx2(p0:pe0)))
-//	    let pe1 = runend(T_idx2, p1, pe0) in
-//	    { @unique i2 -> sum(<p2, i3> in T_idx3(p1:pe1)) { i3 -> ... } } }
+//	sum(<p0, i1> in runs(T_idx1(T_pos1(0):n)))
+//	  { @unique i1 -> sum(<p1, i2> in runs(T_idx2(p0:e)))
+//	    { @unique i2 -> sum(<p2, i3> in T_idx3(p1:runend(T_idx2, p1, e)))
+//	      { @unique i3 -> T_val(p2) } } }
 func (g *mappingGen) runs() *ir.Expr {
 	pos1 := ir.Global(PosName(g.name, 1))
 	return g.runLevel(0, g.f.RunLevels(), ir.Lookup(pos1, ir.IntConst(0)), ir.Lookup(pos1, ir.IntConst(1)))
@@ -278,9 +278,8 @@ func (g *mappingGen) runLevel(l, n int, lo, hi *ir.Expr) *ir.Expr {
 	if l == n {
 		return ir.Sum(p, i, ir.SubArray(idx, lo, hi), g.emit(l, ir.Var(p)))
 	}
-	end := g.pos + "e" + strconv.Itoa(l)
-	inner := g.runLevel(l+1, n, ir.Var(p), ir.Var(end))
-	body := ir.Let(end, ir.Call("runend", idx, ir.Var(p), hi), g.wrap(l, inner))
+	end := ir.Call("runend", idx, ir.Var(p), hi)
+	body := g.wrap(l, g.runLevel(l+1, n, ir.Var(p), end))
 	return ir.Sum(p, i, ir.Call("runs", ir.SubArray(idx, lo, hi)), body)
 }
 
