@@ -39,6 +39,7 @@ type Kernel struct {
 	ni, nf, nd  int
 	root        cx
 	indexes     []*seekIndex
+	runs        []*runNode // run layouts, found at each run (runwalk.go)
 	compileTime time.Duration
 	mon         *monitor
 	mu          sync.Mutex
@@ -92,6 +93,7 @@ func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel,
 	}
 	plan0, schema0 := plan, schema
 	plan, schema, levels := hashWalks(plan, schema, dense)
+	plan, schema, runNodes := runWalks(plan, schema)
 	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly, levels: levels}
 	if !opts.Limits.none() {
 		c.mon = &monitor{lim: opts.Limits}
@@ -121,8 +123,9 @@ func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel,
 			cl.level = &levelRef{hash: h, part: ref.part, level: ref.level}
 		}
 	}
+	c.bindRuns(runNodes)
 	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
-		nests: c.nests, declined: c.declined, copies: c.copies, threads: max(opts.Threads, 1), mon: c.mon}
+		nests: c.nests, declined: c.declined, copies: c.copies, threads: max(opts.Threads, 1), mon: c.mon, runs: runNodes}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)
@@ -317,8 +320,8 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		k.mon.reset()
 	}
 	for _, cl := range k.cells {
-		if cl.level != nil {
-			continue // bound from its hash map, below
+		if cl.level != nil || cl.runs != nil {
+			continue // bound from its hash map or its arrays, below
 		}
 		if err := cl.bind(st[cl.name]); err != nil {
 			sampler.stop()
@@ -330,6 +333,12 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 			continue
 		}
 		if err := cl.bind(cl.levelObject()); err != nil {
+			sampler.stop()
+			return nil, &Error{Msg: err.Error()}
+		}
+	}
+	for _, n := range k.runs {
+		if err := n.find(); err != nil {
 			sampler.stop()
 			return nil, &Error{Msg: err.Error()}
 		}

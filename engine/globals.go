@@ -120,6 +120,9 @@ type cell struct {
 	// level: the cell is one array of a hash map's layout, bound from
 	// the map's cell rather than from the store.
 	level *levelRef
+	// runs: the cell is one object of a run layout (runwalk.go), bound
+	// from the arrays whose runs it holds.
+	runs *runNode
 }
 
 // bind points c at obj, checking that obj matches the schema and is well
