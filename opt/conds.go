@@ -60,6 +60,7 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		return s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),
 	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
+	"nondecr":   classCond(func(s *session, c egraph.ClassID) bool { return s.nonDecreasing(c) }),
 	"holds":     classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
 	"loop":      classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
 	"unbuilt":   classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
@@ -375,6 +376,13 @@ func (c *condCache) iterZero(s egraph.ClassID) bool {
 // increasing order, so that merge may intersect it with a two-pointer walk:
 // a range, or a segment X(P(i):P(i+1)) of an int array X that increases
 // strictly within every segment of P (checked on the data).
+// nonDecreasing reports whether class a is a physical int array whose
+// values never decrease (ArrayStats.Sorted): equal values are runs.
+func (s *session) nonDecreasing(a egraph.ClassID) bool {
+	name, ok := s.globalName(s.g, a)
+	return ok && s.stats.Arrays[name].Sorted
+}
+
 func (c *condCache) sortedVec(v egraph.ClassID) bool {
 	s := c.s
 	g := s.g

@@ -109,7 +109,7 @@ func constText(op egraph.Op, payload uint64) string {
 // builtins are the scalar functions of SDQLite; f(x) with another name is
 // a lookup.
 var builtins = map[string]bool{"exp": true, "log": true, "sqrt": true, "abs": true, "min": true,
-	"max": true, "even_bits": true, "odd_bits": true}
+	"max": true, "even_bits": true, "odd_bits": true, "runs": true, "runend": true}
 
 var keywords = map[string]bool{"sum": true, "merge": true, "let": true, "in": true, "if": true,
 	"then": true, "else": true, "true": true, "false": true}

@@ -16,7 +16,8 @@ import (
 )
 
 // ruleStore is the data the rule tests read: arrays V and W (V holds an
-// explicit zero), sorted int arrays I and J, K sorted within the segments
+// explicit zero), sorted int arrays I and J, G sorted with repeats (runs),
+// K sorted within the segments
 // of P, Q the coordinates of a matrix whose rows (the segments of R) hold
 // every coordinate, C padded with -1 (a user's ELL columns), a hash map H and a trie T
 // (each with an explicit zero), and scalars n, x and y.
@@ -40,6 +41,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 		"W": storage.RealArray([]float64{1, 2, 0, 4, 3}),
 		"I": storage.IntArray([]int64{0, 2, 3, 4}),
 		"J": storage.IntArray([]int64{1, 2, 4}),
+		"G": storage.IntArray([]int64{0, 0, 1, 3, 3}),
 		"K": storage.IntArray([]int64{1, 3, 1, 2}),
 		"Q": storage.IntArray([]int64{0, 1, 0, 1}),
 		"R": storage.IntArray([]int64{0, 2, 4}),
@@ -54,6 +56,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	env := map[string]ir.Type{
 		"V": {Depth: 1, Base: ir.Real}, "W": {Depth: 1, Base: ir.Real},
 		"I": {Depth: 1, Base: ir.Int}, "J": {Depth: 1, Base: ir.Int}, "K": {Depth: 1, Base: ir.Int}, "P": {Depth: 1, Base: ir.Int},
+		"G": {Depth: 1, Base: ir.Int},
 		"Q": {Depth: 1, Base: ir.Int}, "R": {Depth: 1, Base: ir.Int},
 		"C": {Depth: 1, Base: ir.Int},
 		"H": {Depth: 2, Base: ir.Real}, "T": {Depth: 2, Base: ir.Real},
