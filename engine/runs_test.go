@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
+	"github.com/storel/storel/opt"
+	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/storage"
+)
+
+// walksRunLayout reports whether the kernel of e walks runs through a run
+// layout (runwalk.go).
+func walksRunLayout(t *testing.T, e *ir.Expr, st storage.Store) bool {
+	t.Helper()
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(k.runs) > 0
+}
+
+// TestRunsCOOPlans: the optimized plans of the paper's kernels and TTV
+// over a COO walk its runs (a 3-tensor's first two levels) through the
+// run layout, and agree with the interpreter at 1 and 3 threads.
+func TestRunsCOOPlans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	ttv := `CREATE real ARRAY x(B_dim3);
+CREATE TENSOR Q AS
+  sum(<i, Bi> in B) sum(<j, Bij> in Bi) sum(<k, b> in Bij) { (i, j) -> b * x(k) };`
+	for _, pc := range []paperCase{
+		{"spmv", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "coo"}},
+		{"batax", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "coo"}},
+		{"ttm", map[string][]int64{"A": {10, 12, 14}, "B": {8, 14}}, map[string]string{"A": "coo", "B": "csc"}},
+		{"mttkrp", map[string][]int64{"B": {10, 12, 14}, "C": {12, 8}, "D": {8, 14}}, map[string]string{"B": "coo", "C": "dense", "D": "dense"}},
+		{"ttv", map[string][]int64{"B": {10, 12, 14}}, map[string]string{"B": "coo"}},
+	} {
+		t.Run(pc.name, func(t *testing.T) {
+			var naive *ir.Expr
+			var st storage.Store
+			if pc.name == "ttv" {
+				naive, st = userProgram(t, rng, ttv, pc.tensors["B"], "coo")
+			} else {
+				naive, st = paperProgram(t, pc.name, pc.tensors, pc.formats, 300, rng)
+			}
+			res, err := opt.Optimize(naive, st, opt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !walksRunLayout(t, res.Plan, st) {
+				t.Errorf("the plan walks no runs:\n%s", ir.Format(res.Plan))
+			}
+			agree(t, res.Plan, st)
+		})
+	}
+}
+
+// userProgram composes program src with tensor B, random, stored in
+// format, and x, a random vector as long as B's last dimension.
+func userProgram(t *testing.T, rng *rand.Rand, src string, dims []int64, format string) (*ir.Expr, storage.Store) {
+	f, err := storage.ParseFormat(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Build("B", randCOO(dims, 300, rng), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st["x"] = storage.RealArray(randVec(int(dims[len(dims)-1]), rng))
+	prog, err := sdql.Compile(sdql.Source{Name: "B.sdql", Text: []byte(storage.Mapping("B", f, len(dims), ir.Real))},
+		sdql.Source{Name: "p.sdql", Text: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog.Compose(""), st
+}
+
+// cooUser is a user's COO mapping written entry by entry.
+const cooUser = `CREATE int SCALAR A_dim1;
+CREATE int SCALAR A_dim2;
+CREATE int SCALAR A_nnz;
+CREATE int ARRAY A_row(A_nnz);
+CREATE int ARRAY A_col(A_nnz);
+CREATE real ARRAY A_val(A_nnz);
+CREATE TENSOR A AS
+  sum(<p, i> in A_row(0:A_nnz))
+    { i -> { A_col(p) -> A_val(p) } };`
+
+// TestRunsUserCOO: SpMV and BATAX over a user's COO mapping walk the rows
+// as runs when the row coordinates are sorted (the plan the built-in coo
+// gets), and add every entry into its row when they are not; both agree
+// with the interpreter at 1 and 3 threads.
+func TestRunsUserCOO(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	c := randCOO([]int64{50, 40}, 400, rng)
+	order := make([]int, len(c.Vals))
+	for p := range order {
+		order[p] = p
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if d := c.Coords[0][a] - c.Coords[0][b]; d != 0 {
+			return int(d)
+		}
+		return int(c.Coords[1][a] - c.Coords[1][b])
+	})
+	x := storage.RealArray(randVec(40, rng))
+	for _, sorted := range []bool{true, false} {
+		if !sorted {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
+		row, col, val := make([]int64, len(order)), make([]int64, len(order)), make([]float64, len(order))
+		for q, p := range order {
+			row[q], col[q], val[q] = c.Coords[0][p], c.Coords[1][p], c.Vals[p]
+		}
+		st := storage.Store{"A_dim1": storage.IntScalar(50), "A_dim2": storage.IntScalar(40), "A_nnz": storage.IntScalar(int64(len(row))),
+			"A_row": storage.IntArray(row), "A_col": storage.IntArray(col), "A_val": storage.RealArray(val), "x": x, "beta": storage.RealScalar(0.5)}
+		for _, name := range []string{"spmv", "batax"} {
+			src := `CREATE real ARRAY x(A_dim2);
+CREATE TENSOR y AS sum(<(i, j), a> in A) { i -> a * x(j) };`
+			if name == "batax" {
+				src = `CREATE real ARRAY x(A_dim2);
+CREATE real SCALAR beta;
+CREATE TENSOR y AS sum(<i, r> in A) sum(<j, a> in r) { j -> beta * a * sum(<k, b> in r) b * x(k) };`
+			}
+			prog, err := sdql.Compile(sdql.Source{Name: "coo_user.sdql", Text: []byte(cooUser)}, sdql.Source{Name: name + ".sdql", Text: []byte(src)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			naive := prog.Compose("")
+			res, err := opt.Optimize(naive, st, opt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs := strings.Contains(ir.Format(res.Plan), "runs(A_row")
+			if runs != sorted || walksRunLayout(t, res.Plan, st) != sorted {
+				t.Errorf("%s, rows sorted %v: the plan walks runs %v:\n%s", name, sorted, runs, ir.Format(res.Plan))
+			}
+			if want, err := eval.Eval(naive, st); err != nil {
+				t.Fatal(err)
+			} else {
+				agreeValue(t, res.Plan, st, want)
+			}
+			agree(t, res.Plan, st)
+		}
+	}
+}
+
+// TestRunsIterator: walks of runs the run layout does not take (a window
+// that starts inside a run, unsorted values, a window read from a loop's
+// variable) run as a loop over runs, found while walking, and agree with
+// the interpreter at 1 and 3 threads.
+func TestRunsIterator(t *testing.T) {
+	st := storage.Store{
+		"G": storage.IntArray([]int64{0, 0, 2, 2, 2, 5, 1, 1, 3}),
+		"V": storage.RealArray([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}),
+		"n": storage.IntScalar(9),
+	}
+	for _, s := range []string{
+		// runs of unsorted values: 1 appears in one run, 2 in one, ...
+		"sum(<p, i> in runs(G(0:n))) { @dense i -> sum(<q, _> in p:runend(G, p, n)) V(q) }",
+		// a window that starts inside a run, from a loop's variable
+		"sum(<k, _> in 0:4) sum(<p, i> in runs(G(k:n))) { @dense i -> sum(<q, _> in p:runend(G, p, n)) V(q) * k }",
+		// a window that ends inside a run: runend stops at its end
+		"sum(<p, i> in runs(G(0:4))) { @dense i -> sum(<q, _> in p:runend(G, p, 4)) V(q) }",
+		// runend read with another bound than the walk's
+		"sum(<p, i> in runs(G(0:n))) { @dense i -> sum(<q, _> in p:runend(G, p, 3)) V(q) }",
+		// runs as a scalar sum: how many runs
+		"sum(<p, i> in runs(G(1:n))) 1",
+	} {
+		agree(t, parse(t, s, st), st)
+	}
+}
