@@ -59,12 +59,12 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"atom": classCond(func(s *session, c egraph.ClassID) bool {
 		return s.hasOp(c, opVar, opGlobal, opInt, opReal, opBool, opEmpty)
 	}),
-	"sortedvec": classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
-	"nondecr":   classCond(func(s *session, c egraph.ClassID) bool { return s.nonDecreasing(c) }),
-	"holds":     classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
-	"loop":      classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
-	"unbuilt":   classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
-	"sum":       classCond(func(s *session, c egraph.ClassID) bool { return s.hasOp(c, opSum) }),
+	"sortedvec":  classCond(func(s *session, c egraph.ClassID) bool { return s.conds.sortedVec(c) }),
+	"sortedruns": classCond(func(s *session, c egraph.ClassID) bool { return s.sortedRuns(c) }),
+	"holds":      classCond(func(s *session, c egraph.ClassID) bool { return s.holds(c, 4) }),
+	"loop":       classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
+	"unbuilt":    classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
+	"sum":        classCond(func(s *session, c egraph.ClassID) bool { return s.hasOp(c, opSum) }),
 	// denserows(x, y, c): the rows of coordinates x in the segments of y
 	// each hold every coordinate 0 .. max(x), and the analysis bounds c
 	// to exactly those (keys(c) is then the row's coordinates, no more).
@@ -376,11 +376,13 @@ func (c *condCache) iterZero(s egraph.ClassID) bool {
 // increasing order, so that merge may intersect it with a two-pointer walk:
 // a range, or a segment X(P(i):P(i+1)) of an int array X that increases
 // strictly within every segment of P (checked on the data).
-// nonDecreasing reports whether class a is a physical int array whose
-// values never decrease (ArrayStats.Sorted): equal values are runs.
-func (s *session) nonDecreasing(a egraph.ClassID) bool {
+// sortedRuns reports whether class a is a physical int array whose
+// values never decrease (ArrayStats.Sorted) and repeat: equal values are
+// runs of more than one position.
+func (s *session) sortedRuns(a egraph.ClassID) bool {
 	name, ok := s.globalName(s.g, a)
-	return ok && s.stats.Arrays[name].Sorted
+	as := s.stats.Arrays[name]
+	return ok && as.Sorted && as.Runs < as.Len
 }
 
 func (c *condCache) sortedVec(v egraph.ClassID) bool {

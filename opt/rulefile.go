@@ -30,9 +30,9 @@ import (
 //	safe(e)             e cannot fail (a rule that evaluates e where it was
 //	                    not evaluated before needs it; see safety.go)
 //	sortedvec(e)        e is a sorted vector of distinct ints (for merge)
-//	nondecr(x)          x is a physical int array whose values never
-//	                    decrease (the data's statistics): equal values
-//	                    are runs of positions
+//	sortedruns(x)       x is a physical int array whose values never
+//	                    decrease and repeat (the data's statistics): equal
+//	                    values are runs of positions
 //	loop(e)             every term of e runs a loop (a sum or a merge)
 //	unbuilt(e)          e is not a dictionary built as @dense or @hash (a
 //	                    singleton, or a sum of them)

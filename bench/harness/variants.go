@@ -56,6 +56,17 @@ type fm = map[string]string
 // column 0 and value 0, ell_if.sdql with column -1).
 var ellData = []string{"A_dim1", "A_dim2", "A_width", "A_col", "A_val"}
 
+// cooUserData are the --data objects of the user's COO mapping
+// (coo_user.sdql: one entry per position, rows in order).
+var cooUserData = []string{"A_dim1", "A_dim2", "A_nnz", "A_row", "A_col", "A_val"}
+
+func cooUserForm(name, program string, data ...string) variantForm {
+	for _, d := range cooUserData {
+		data = append(data, d+"=coo_user."+d)
+	}
+	return variantForm{name: name, program: program, formats: fm{}, data: data, storage: "coo_user"}
+}
+
 func ellForm(name, mapping string) variantForm {
 	data := []string{"x"}
 	for _, d := range ellData {
@@ -75,6 +86,7 @@ var variantKernels = []variantKernel{
 		vf("tuple, A coo", "spmv_tuple", fm{"A": "coo"}, "x"),
 		vf("tuple, A hash", "spmv_tuple", fm{"A": "hash"}, "x"),
 		vf("tuple, A sell", "spmv_tuple", fm{"A": "sell"}, "x"),
+		cooUserForm("tuple, A user COO (--storage coo_user.sdql)", "spmv_tuple", "x"),
 		ellForm("tuple, A user ELL (--storage ell.sdql)", "ell"),
 		ellForm("tuple, A user ELL with if (--storage ell_if.sdql)", "ell_if"),
 		vf("tuple, x --tensor, A csr", "spmv_tuple_xtensor", fm{"A": "csr", "x": ""}),
@@ -87,6 +99,7 @@ var variantKernels = []variantKernel{
 		vf("nested, A csc", "batax_nested", fm{"A": "csc"}, "x", "beta"),
 		vf("nested, A dcsr", "batax_nested", fm{"A": "dcsr"}, "x", "beta"),
 		vf("nested, A coo", "batax_nested", fm{"A": "coo"}, "x", "beta"),
+		cooUserForm("nested, A user COO (--storage coo_user.sdql)", "batax_nested", "x", "beta"),
 		vf("nested, x --tensor, A csr", "batax_nested_xtensor", fm{"A": "csr", "x": ""}, "beta"),
 		vf("tuple, A csr", "batax_tuple", fm{"A": "csr"}, "x", "beta"),
 		vf("lookup A(i)(j), A csr", "batax_lookup", fm{"A": "csr"}, "x", "beta"),
@@ -240,6 +253,9 @@ func (h *Harness) variantInput(k *variantKernel, d *dataset) (*variantCase, stri
 		if err = vector("x", dims[1], 12); err == nil {
 			err = h.ellArrays(c, path, dims)
 		}
+		if err == nil {
+			err = h.cooUserArrays(c, path, dims)
+		}
 	case "mmm", "summmm":
 		err = matrix("B", dims[1], 250, h.cfg.FactorDensity, 11)
 	case "sddmm":
@@ -314,6 +330,52 @@ func (h *Harness) ellArrays(c *variantCase, path string, dims []int64) error {
 		c.data[mapping+".A_col"] = base + "-" + mapping + "-col.npy"
 		c.data[mapping+".A_val"] = base + "-" + mapping + "-val.npy"
 	}
+	return nil
+}
+
+// cooUserArrays writes (once) the arrays of the matrix at path for
+// coo_user.sdql, entries in row order, and adds them to c's data as
+// "coo_user.A_row", ....
+func (h *Harness) cooUserArrays(c *variantCase, path string, dims []int64) error {
+	base := filepath.Join(h.cfg.TmpDir, "coo_user", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	nnz := base + ".nnz"
+	err := cached(nnz, func() error {
+		m, err := readTensor(path, dims)
+		if err != nil {
+			return err
+		}
+		a := csrOf(m)
+		n := a.pos[a.rows]
+		row, col := make([]int64, n), make([]int64, n)
+		for i := int64(0); i < a.rows; i++ {
+			for p := a.pos[i]; p < a.pos[i+1]; p++ {
+				row[p], col[p] = i, int64(a.idx[p])
+			}
+		}
+		if err := writeNPY(base+"-row.npy", row, nil); err != nil {
+			return err
+		}
+		if err := writeNPY(base+"-col.npy", col, nil); err != nil {
+			return err
+		}
+		if err := WriteVectorNPY(base+"-val.npy", a.val[:n]); err != nil {
+			return err
+		}
+		return writeText(nnz, func(b *bufio.Writer) { fmt.Fprintln(b, n) })
+	})
+	if err != nil {
+		return err
+	}
+	nb, err := os.ReadFile(nnz)
+	if err != nil {
+		return err
+	}
+	c.data["coo_user.A_dim1"] = strconv.FormatInt(dims[0], 10)
+	c.data["coo_user.A_dim2"] = strconv.FormatInt(dims[1], 10)
+	c.data["coo_user.A_nnz"] = strings.TrimSpace(string(nb))
+	c.data["coo_user.A_row"] = base + "-row.npy"
+	c.data["coo_user.A_col"] = base + "-col.npy"
+	c.data["coo_user.A_val"] = base + "-val.npy"
 	return nil
 }
 
