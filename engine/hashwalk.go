@@ -89,14 +89,19 @@ func hashWalks(plan *ir.Expr, schema Schema, dense bool) (*ir.Expr, Schema, map[
 	if len(w.refs) == 0 {
 		return plan, schema, nil
 	}
+	return out, withAdded(schema, w.added), w.refs
+}
+
+// withAdded returns a copy of schema with the synthetic objects added.
+func withAdded(schema, added Schema) Schema {
 	s := Schema{}
 	for n, g := range schema {
 		s[n] = g
 	}
-	for n, g := range w.added {
+	for n, g := range added {
 		s[n] = g
 	}
-	return out, s, w.refs
+	return s
 }
 
 type hashWalker struct {

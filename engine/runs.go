@@ -133,12 +133,7 @@ func runsRun(cl *cell, ks, vs int, rs runSlots, body bodyFn) func(*frame, srcSta
 		for p < end {
 			e := runEnd(a, p, st.hi)
 			rs.set(fr, e, st.hi)
-			if ks >= 0 {
-				fr.i[ks] = p
-			}
-			if vs >= 0 {
-				fr.i[vs] = a[p]
-			}
+			setIterVars(fr, ks, vs, cl, false, p)
 			body(fr, b)
 			if fr.err != nil {
 				return

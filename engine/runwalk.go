@@ -78,14 +78,7 @@ func runWalks(plan *ir.Expr, schema Schema) (*ir.Expr, Schema, []*runNode) {
 	if len(w.nodes) == 0 {
 		return plan, schema, nil
 	}
-	s := Schema{}
-	for n, g := range schema {
-		s[n] = g
-	}
-	for n, g := range w.added {
-		s[n] = g
-	}
-	return out, s, w.nodes
+	return out, withAdded(schema, w.added), w.nodes
 }
 
 func (w *runWalker) expr(e *ir.Expr) *ir.Expr {
