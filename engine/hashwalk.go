@@ -414,6 +414,9 @@ func (g *hashLevels) slotOf(k []int64) int64 {
 // levelNote is what explain adds to the iterator of a loop over array
 // name: which hash map's level it walks, or nothing.
 func levelNote(name string) string {
+	if a, _, ok := strings.Cut(name, runKeyPart); ok {
+		return fmt.Sprintf(" (the values of the runs of %s, found in one pass at the first run)", a)
+	}
 	h, level, ok := strings.Cut(name, hashKeyPart)
 	if !ok {
 		return ""

@@ -60,6 +60,9 @@ type runsFrom struct {
 	parentN     int
 }
 
+// runKeyPart names the array of a run layout's values.
+const runKeyPart = "·rk"
+
 type runWalker struct {
 	schema Schema
 	names  map[string]bool
@@ -164,7 +167,7 @@ func (w *runWalker) node(arr string, parent *runNode, lo, hi *ir.Expr) *runNode 
 		return s
 	}
 	n := &runNode{id: id, arr: arr, parent: parent, lo: lo, hi: hi,
-		starts: name("·rs"), keys: name("·rk"), firsts: name("·rq"), count: name("·rn")}
+		starts: name("·rs"), keys: name(runKeyPart), firsts: name("·rq"), count: name("·rn")}
 	w.added[n.count] = GlobalInfo{Kind: ir.ObjScalar, Elem: ir.Int}
 	w.nodes = append(w.nodes, n)
 	return n
