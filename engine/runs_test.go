@@ -139,6 +139,11 @@ CREATE TENSOR y AS sum(<i, r> in A) sum(<j, a> in r) { j -> beta * a * sum(<k, b
 			if runs != sorted || walksRunLayout(t, res.Plan, st) != sorted {
 				t.Errorf("%s, rows sorted %v: the plan walks runs %v:\n%s", name, sorted, runs, ir.Format(res.Plan))
 			}
+			// A row's positions, read as columns, are walked as the
+			// segment of A_col, as a compressed level's are.
+			if walked, _, _ := runWalks(res.Plan, SchemaOf(st)); sorted && !strings.Contains(ir.Format(walked), "in A_col(A_row·rs") {
+				t.Errorf("%s: the rows' columns are not walked as segments:\n%s", name, ir.Format(walked))
+			}
 			if want, err := eval.Eval(naive, st); err != nil {
 				t.Fatal(err)
 			} else {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -127,11 +128,89 @@ func (w *runWalker) expr(e *ir.Expr) *ir.Expr {
 			return nil
 		})
 		body = ir.Subst(body, map[string]*ir.Expr{p: runAt(rs, typedVar(r))})
+		body = w.runColumns(body, rs, r)
 		out := n.Shallow()
 		out.Vars = []string{r, n.Vars[1]}
 		out.Args = []*ir.Expr{walk, w.expr(body)}
 		return out
 	})
+}
+
+// runColumns rewrites the walks of a run's positions in e, sum(<q, u> in
+// S(r):S(r + 1)) b (a user's mapping walked by runs, rule RN1), whose body
+// reads an int array Y at every position, into walks of Y's segment,
+// sum(<q, v> in Y(S(r):S(r + 1))) b[Y(q) := v]: the column loop of a
+// compressed level, which the nest's forms take (a scatter by the
+// segment's keys). b reads Y(q) at every q whatever the data, so the
+// segment reads no position the walk did not.
+func (w *runWalker) runColumns(e *ir.Expr, rs *ir.Expr, r string) *ir.Expr {
+	lo, hi := ir.Format(runAt(rs, typedVar(r))), ir.Format(runAt(rs, plusOneExpr(typedVar(r))))
+	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
+		if n.Op != ir.OpSum || n.Args[0].Op != ir.OpRange || ir.Format(n.Args[0].Args[0]) != lo || ir.Format(n.Args[0].Args[1]) != hi {
+			return nil
+		}
+		q, u := n.Vars[0], n.Vars[1]
+		y := w.readAlways(n.Args[1], q)
+		if y == "" || u == q {
+			return nil
+		}
+		v := w.nm.Fresh(q + "v")
+		body := n.Args[1]
+		if u != "_" {
+			body = ir.Subst(body, map[string]*ir.Expr{u: typedVar(q)})
+		}
+		body = replaceWhere(body, func(x *ir.Expr) *ir.Expr {
+			if x.Op == ir.OpLookup && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == y && x.Args[1].Op == ir.OpVar && x.Args[1].Name == q {
+				return typedVar(v)
+			}
+			return nil
+		})
+		if ir.Occurs(q, body) && !w.boundOnce(n.Args[1], q) {
+			return nil
+		}
+		seg := ir.SubArray(ir.Global(y), n.Args[0].Args[0], n.Args[0].Args[1])
+		seg.Args[0].Type = ir.Type{Depth: 1, Base: ir.Int}
+		seg.Type = seg.Args[0].Type
+		out := n.Shallow()
+		out.Vars = []string{q, v}
+		out.Args = []*ir.Expr{seg, body}
+		return out
+	})
+}
+
+// readAlways returns an int array that e reads at q wherever e is
+// evaluated (not under a branch or a loop's body), or "".
+func (w *runWalker) readAlways(e *ir.Expr, q string) string {
+	switch e.Op {
+	case ir.OpLookup:
+		if e.Args[0].Op == ir.OpGlobal && e.Args[1].Op == ir.OpVar && e.Args[1].Name == q {
+			if g, ok := w.schema[e.Args[0].Name]; ok && g.Kind == ir.ObjArray && g.Elem == ir.Int {
+				return e.Args[0].Name
+			}
+		}
+	case ir.OpIf:
+		return w.readAlways(e.Args[0], q)
+	case ir.OpSum, ir.OpMerge:
+		return w.readAlways(e.Args[0], q)
+	}
+	for _, a := range e.Args {
+		if y := w.readAlways(a, q); y != "" {
+			return y
+		}
+	}
+	return ""
+}
+
+// boundOnce reports whether no binder in e rebinds q.
+func (w *runWalker) boundOnce(e *ir.Expr, q string) bool {
+	ok := true
+	ir.Walk(e, func(x *ir.Expr) bool {
+		if slices.Contains(x.Vars, q) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
 
 // runOf recognizes the window S(x):S(x + 1), one run of the level whose
