@@ -57,6 +57,11 @@
 //	copyrows.go            a copy grouped by the inner level of a walk
 //	                       of two levels (a transposed copy) built by
 //	                       counting its rows, laid out as compressed rows
+//	runwalk.go, runs.go    walks of runs of sorted coordinates (a COO):
+//	                       rewritten into segment loops over a run layout
+//	                       found in one pass when a run first binds the
+//	                       arrays; otherwise a loop over runs found while
+//	                       walking (runend kept per run)
 //	nestrows.go            rows of a nested result scattered by
 //	                       index-array keys (MMM, TTM: Gustavson): each
 //	                       segment one scatter into the row's workspace,
