@@ -78,14 +78,16 @@ var mttkrpRank = map[string]struct{ above, inside string }{
     sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
       sum(<j, _> in 0:C_len2)
         { @dense j -> B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`},
-	"coo": {`sum(<p0, i> in B_rkey1(0:B_runs1))
+	"coo": {`sum(<p0, i> in runs(B_idx1(B_pos1(0):B_pos1(1))))
   { @dense i -> sum(<j, _> in 0:C_len2)
-    { @dense j -> sum(<p1, k> in B_idx2(B_rpos1(p0):B_rpos1(p0 + 1)))
-      B_val(p1) * C_val(C_len2 * k + j) * D_val(j * D_len2 + B_idx3(p1)) } }`,
-		`sum(<p0, i> in B_rkey1(0:B_runs1))
-  { @dense i -> sum(<p1, k> in B_idx2(B_rpos1(p0):B_rpos1(p0 + 1)))
-    sum(<j, _> in 0:C_len2)
-      { @dense j -> B_val(p1) * C_val(C_len2 * k + j) * D_val(j * D_len2 + B_idx3(p1)) } }`},
+    { @dense j -> sum(<p1, k> in runs(B_idx2(p0:runend(B_idx1, p0, B_pos1(1)))))
+      sum(<p2, l> in B_idx3(p1:runend(B_idx2, p1, runend(B_idx1, p0, B_pos1(1)))))
+        B_val(p2) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`,
+		`sum(<p0, i> in runs(B_idx1(B_pos1(0):B_pos1(1))))
+  { @dense i -> sum(<p1, k> in runs(B_idx2(p0:runend(B_idx1, p0, B_pos1(1)))))
+    sum(<p2, l> in B_idx3(p1:runend(B_idx2, p1, runend(B_idx1, p0, B_pos1(1)))))
+      sum(<j, _> in 0:C_len2)
+        { @dense j -> B_val(p2) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`},
 	"hash": {`sum(<i, v1> in B_hash)
   { @dense i -> sum(<j, _> in 0:C_len2)
     { @dense j -> sum(<k, v2> in v1)
