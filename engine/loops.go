@@ -35,6 +35,15 @@ func (l *loop) chunks(st srcState, n int64, parts int) [][2]int64 {
 	return splitChunks(n, parts, st.lo, l.work)
 }
 
+// runWork returns the work of a run's n iterations from st: their
+// cumulative work where the loop has one, else n.
+func (l *loop) runWork(st srcState, n int64) int64 {
+	if l.work == nil {
+		return n
+	}
+	return l.work(st.lo+n) - l.work(st.lo)
+}
+
 func (l *loop) all(fr *frame, b *builder) {
 	st, ok := l.open(fr)
 	if !ok {

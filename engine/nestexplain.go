@@ -139,7 +139,7 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 		}
 		return text
 	case nl.sink.spec != nil && nl.sink.spec.depth == 1 && nl.sink.spec.dense:
-		return fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order",
+		return fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order; fewer workers (one: no private row) where merging their rows costs more than they save",
 			threads, threads*claimsPerWorker, ranges)
 	case nl.sink.spec != nil:
 		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)

@@ -461,6 +461,10 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			ranged, _ := c.splitKey(e)
 			l.nest.inOrder, l.nest.inOrderIfIncreasing = true, !ranged
 		}
+		var rowReach func(srcState) (int64, bool)
+		if spec.depth == 1 && spec.dense {
+			rowReach = c.rowReach(e)
+		}
 		pool := &rowPool{}
 		shared := l.nest != nil && l.nest.rows && reach != nil
 		return dictCx(t, func(fr *frame) dict {
@@ -489,8 +493,14 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			if reserve || cyclic || perChunk {
 				perWorker = claimsPerWorker
 			}
-			parts := l.chunks(st, n, threads*perWorker)
-			if len(parts) < 2 {
+			workers := threads
+			if cyclic && rowReach != nil {
+				if row, ok := rowReach(st); ok {
+					workers = privateWorkers(l.runWork(st, n), row, threads)
+				}
+			}
+			parts := l.chunks(st, n, workers*perWorker)
+			if workers < 2 || len(parts) < 2 {
 				b := newBuilder(spec)
 				if c.mon != nil && reserve {
 					// The windows would grow it a window at a time.
@@ -518,9 +528,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			}
 			bs := make([]*builder, len(parts))
 			if cyclic {
-				bs = bs[:min(len(parts), threads)]
+				bs = bs[:min(len(parts), workers)]
 			}
-			err := parallelRun(fr, parts, threads, chunkWork{
+			err := parallelRun(fr, parts, workers, chunkWork{
 				start: func(w int, _ *frame) {
 					bs[w] = newBuilder(spec)
 					if w > 0 {

@@ -150,9 +150,11 @@ func TestShortRunsStayOnOneThread(t *testing.T) {
 }
 
 // TestMain sends every split run of the engine's tests to workers (their
-// inputs are small), except where a test sets parallelMin itself.
+// inputs are small), except where a test sets parallelMin or
+// mergeEntryWork itself.
 func TestMain(m *testing.M) {
 	parallelMin = 0
+	mergeEntryWork = 0
 	os.Exit(m.Run())
 }
 

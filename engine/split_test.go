@@ -339,3 +339,77 @@ func TestLookedUpPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateWorkers: the count of workers with private dense rows is
+// the one whose loop share plus merge is least, ties to fewer.
+func TestPrivateWorkers(t *testing.T) {
+	saved := mergeEntryWork
+	defer func() { mergeEntryWork = saved }()
+	mergeEntryWork = 1
+	for _, tc := range []struct {
+		work, row int64
+		threads   int
+		want      int
+	}{
+		{200, 50000, 2, 1},         // many more columns than entries
+		{6_700_000, 325_557, 2, 2}, // BATAX on cnr-2000
+		{6_700_000, 325_557, 16, 5},
+		{8000, 1000, 3, 3},
+		{6000, 1000, 3, 2}, // 2 and 3 tie
+		{1000, 1000, 4, 1},
+		{1 << 40, 1, 1, 1},
+	} {
+		if got := privateWorkers(tc.work, tc.row, tc.threads); got != tc.want {
+			t.Errorf("privateWorkers(%d, %d, %d) = %d, want %d", tc.work, tc.row, tc.threads, got, tc.want)
+		}
+	}
+}
+
+// TestPrivateRowsOnlyWhereTheyPay: BATAX splits into one private dense
+// row per worker; over a matrix with many more columns than entries the
+// merge of a second row would cost more than the loop's half, so the run
+// stays on one worker with no private row, and over a matrix with enough
+// entries per column every worker takes chunks. Both agree with the
+// interpreter at 1, 2 and 3 threads.
+func TestPrivateRowsOnlyWhereTheyPay(t *testing.T) {
+	saved := mergeEntryWork
+	defer func() { mergeEntryWork = saved }()
+	mergeEntryWork = 1
+	rng := rand.New(rand.NewPCG(28, 4))
+	for _, tc := range []struct {
+		name           string
+		n, m, nnz      int
+		workers3       int // workers seen at 3 threads
+		splitAtThreads bool
+	}{
+		{"wide", 20, 50000, 200, 0, false},
+		{"square", 400, 400, 6000, 3, true},
+	} {
+		a := randCSR(tc.n, tc.m, tc.nnz, rng)
+		st := storage.Store{"x": storage.RealArray(randVec(tc.m, rng)), "beta": storage.RealScalar(1.5)}
+		a.store(st, "A")
+		e := parse(t, planBATAX, st)
+		want, err := eval.Eval(e, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2, 3} {
+			bal, stop := traceBalance()
+			got, err := runEngine(e, st, threads)
+			stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !value.Equal(got, want, 1e-9) {
+				t.Fatalf("%s, %d threads: engine %s\ninterpreter %s", tc.name, threads, value.Format(got), value.Format(want))
+			}
+			workers := len(bal.chunks)
+			switch {
+			case threads == 3 && workers != tc.workers3:
+				t.Errorf("%s, 3 threads: %d workers ran chunks, want %d", tc.name, workers, tc.workers3)
+			case threads > 1 && !tc.splitAtThreads && workers > 1:
+				t.Errorf("%s, %d threads: %d workers ran chunks, want one", tc.name, threads, workers)
+			}
+		}
+	}
+}
