@@ -353,12 +353,19 @@ const workerPanic = "internal error in the engine (parallel worker)"
 func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool) {
 	p0, n := parts[0], parts[len(parts)-1][1]
 	probe, share := cw.probeEnd(p0, n)
-	t0 := time.Now()
+	elapsed := probeTimer()
 	if cw.start != nil {
 		cw.start(0, fr)
 	}
 	cw.run(0, fr, p0[0], probe)
-	return probe, fr.err == nil && share > 0 && time.Duration(float64(time.Since(t0))/share) >= parallelMin
+	return probe, fr.err == nil && share > 0 && time.Duration(float64(elapsed())/share) >= parallelMin
+}
+
+// probeTimer starts the probe's clock; the func it returns reads it (a
+// var so that tests can fix what a probe takes).
+var probeTimer = func() func() time.Duration {
+	t0 := time.Now()
+	return func() time.Duration { return time.Since(t0) }
 }
 
 // firstError returns the first error in chunk order.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,4 +283,81 @@ func failLateAfterEarly(c, late, early int, wfr *frame, earlyFailed chan struct{
 		wfr.fail(&Error{Msg: "early"})
 		close(earlyFailed)
 	}
+}
+
+// TestProbeDecides: a split run goes to workers when its probe, a
+// share of chunk 0's work, predicts a whole run of parallelMin or more,
+// and runs its chunks in turn on the caller's frame otherwise; the
+// prediction scales the probe's time by its share of the run's work,
+// not of its iterations (rows of very unequal length: the probe holds
+// a 16th of chunk 0's entries). The probe's time is fixed, so the test
+// checks the decision, not the clock.
+func TestProbeDecides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	// The first tenth of the rows hold most of the entries.
+	a := randCSR(2000, 500, 2000, rng)
+	heavy := randCSR(200, 500, 40000, rng)
+	a.pos = append(slices.Clone(heavy.pos), a.pos[1:]...)
+	for i := len(heavy.pos); i < len(a.pos); i++ {
+		a.pos[i] += heavy.pos[len(heavy.pos)-1]
+	}
+	a.idx, a.val = append(heavy.idx, a.idx...), append(heavy.val, a.val...)
+	a.n += heavy.n
+	st := storage.Store{"x": storage.RealArray(randVec(500, rng))}
+	a.store(st, "A")
+	e := parse(t, planSpMV, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The probe's share of the run's work, as probeEnd counts it.
+	const threads = 2
+	nnz := a.pos[a.n]
+	total := int64(a.n) + nnz
+	p0 := splitChunks(int64(a.n), threads*claimsPerWorker, 0, func(p int64) int64 { return p + a.pos[min(p, int64(a.n))] })[0]
+	cw := chunkWork{work: func(p int64) int64 { return p + a.pos[min(p, int64(a.n))] }}
+	end, share := cw.probeEnd(p0, int64(a.n))
+	if want := float64(end+a.pos[end]) / float64(total); math.Abs(share-want) > 1e-12 || end-p0[0] >= (p0[1]-p0[0])/2 {
+		t.Fatalf("probe of chunk %v ends at %d with share %.4f, want %.4f", p0, end, share, want)
+	}
+	const took = 10 * time.Microsecond
+	predicted := time.Duration(float64(took) / share)
+	savedTimer, savedMin := probeTimer, parallelMin
+	defer func() { probeTimer, parallelMin = savedTimer, savedMin }()
+	probeTimer = func() func() time.Duration { return func() time.Duration { return took } }
+	for _, tc := range []struct {
+		min     time.Duration
+		workers int
+	}{{predicted - time.Microsecond, 2}, {predicted + time.Microsecond, 1}} {
+		parallelMin = tc.min
+		var mu sync.Mutex
+		goroutines := map[string]bool{}
+		chunkTrace = func(int, [2]int64) func() {
+			mu.Lock()
+			defer mu.Unlock()
+			goroutines[goroutineID()] = true
+			return nil
+		}
+		got, err := k.Run(st)
+		chunkTrace = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(goroutines) != tc.workers {
+			t.Errorf("probe predicts %v, parallelMin %v: chunks ran on %d goroutines, want %d", predicted, tc.min, len(goroutines), tc.workers)
+		}
+		agreeValue(t, e, st, got)
+	}
+}
+
+// goroutineID returns the calling goroutine's number, from its stack's
+// first line.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
 }
