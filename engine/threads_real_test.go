@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,7 +56,13 @@ func TestRealMatrixThreads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var one, chunked, outside, ratios, walls1, walls2 []float64
+		pos := st["A_pos2"].(*storage.Array).I
+		entryWeight := int64(1)
+		if kernel == "batax" {
+			entryWeight = 2
+		}
+		var perWork []float64 // the chunks' ns per unit of weight
+		var one, chunked, outside, ratios, walls1, walls2, before, after []float64
 		want, err := k1.Run(st)
 		if err != nil {
 			t.Fatal(err)
@@ -74,9 +81,38 @@ func TestRealMatrixThreads(t *testing.T) {
 			}
 			runtime.GC()
 			b, stop := traceBalance()
+			// The wall time before the first chunk starts and after the
+			// last ends: the run's serial parts.
+			var mu sync.Mutex
+			var first, last time.Time
+			inner := chunkTrace
+			chunkTrace = func(w int, part [2]int64) func() {
+				mu.Lock()
+				if first.IsZero() {
+					first = time.Now()
+				}
+				mu.Unlock()
+				done := inner(w, part)
+				c0, _ := threadCPU()
+				return func() {
+					c1, _ := threadCPU()
+					done()
+					mu.Lock()
+					last = time.Now()
+					if r%2 == 1 && part[1] > part[0] && kernel != "mmm" {
+						// CPU per unit of the chunk's weight, as the split
+						// counts it: rows plus entries (SpMV), plus twice
+						// the entries (BATAX). MMM's counts B's rows too.
+						weight := part[1] - part[0] + entryWeight*(pos[part[1]]-pos[part[0]])
+						perWork = append(perWork, float64(c1-c0)/float64(weight))
+					}
+					mu.Unlock()
+				}
+			}
 			start, cpu0 := time.Now(), processCPU()
 			_, err := k.Exec(st)
-			wall, cpu := time.Since(start), time.Duration(processCPU()-cpu0)
+			end, cpu := time.Now(), time.Duration(processCPU()-cpu0)
+			wall := end.Sub(start)
 			stop()
 			if err != nil {
 				t.Fatal(err)
@@ -87,6 +123,7 @@ func TestRealMatrixThreads(t *testing.T) {
 				continue
 			}
 			ratio, total := b.ratio()
+			before, after = append(before, ms(first.Sub(start))), append(after, ms(end.Sub(last)))
 			chunked = append(chunked, ms(total))
 			outside = append(outside, ms(cpu-total))
 			ratios = append(ratios, ratio)
@@ -94,7 +131,15 @@ func TestRealMatrixThreads(t *testing.T) {
 			t.Logf("%s 2 workers: %v; process cpu %v, wall %v", kernel, b, cpu, wall)
 		}
 		med := func(s []float64) float64 { slices.Sort(s); return s[len(s)/2] }
-		t.Logf("%s medians of %d runs: 1 thread cpu %.2f ms (wall %.2f); 2 workers: chunks' cpu %.2f ms (%.2fx), outside the chunks %.2f ms, busiest/mean %.2f (wall %.2f)",
-			kernel, *threadRuns, med(one), med(walls1), med(chunked), med(chunked)/med(one), med(outside), med(ratios), med(walls2))
+		// The spread of the chunks' cost per unit of weight: with
+		// chunks claimed in turn it costs at most the last chunk's
+		// wait, but it is what equal work leaves unequal.
+		slices.Sort(perWork)
+		if len(perWork) > 0 {
+			t.Logf("%s: %d chunks' cpu per unit of weight: 10th percentile %.2f ns, median %.2f, 90th %.2f, max %.2f",
+				kernel, len(perWork), perWork[len(perWork)/10], perWork[len(perWork)/2], perWork[len(perWork)*9/10], perWork[len(perWork)-1])
+		}
+		t.Logf("%s medians of %d runs: 1 thread cpu %.2f ms (wall %.2f); 2 workers: chunks' cpu %.2f ms (%.2fx), outside the chunks %.2f ms (wall before the first %.2f, after the last %.2f), busiest/mean %.2f (wall %.2f)",
+			kernel, *threadRuns, med(one), med(walls1), med(chunked), med(chunked)/med(one), med(outside), med(before), med(after), med(ratios), med(walls2))
 	}
 }
