@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Rows appended in key order. A sequential row (seqrows.go) whose
 // entries arrive in increasing key order, as they do when the loop that
@@ -305,6 +308,57 @@ func appendVals[V int64 | float64](b *builder, block *[]V, lo int64, keys []int6
 		}
 	}
 	return q
+}
+
+// appendRun returns where the values of keys lo..lo+n-1 go in b, an
+// appending row of reals, for a loop that writes a run of lanes into it:
+// the free end of the level's blocks past the row's entries, so the lanes
+// are computed where they stay rather than into a buffer then added key
+// by key. Nil (b left as it was) where the keys do not all follow the
+// row's last, a list key cannot hold them, or the row cannot grow: addRow
+// takes the run. What is written there is the row's only once keepRun
+// keeps it.
+func (b *builder) appendRun(lo int64, n int) []float64 {
+	if !b.app || !b.spec.real || lo < 0 || n <= 0 || lo+int64(n)-1 > narrowKeyLimit {
+		return nil
+	}
+	w := b.ws
+	if ak, _ := appendedRow(w, w.realBlock); len(ak) > 0 && int64(ak[len(ak)-1]) >= lo {
+		return nil
+	}
+	if room(w, w.realBlock) < n && !growAppend(w, &w.realBlock, w.appended+n) {
+		return nil
+	}
+	vb := w.realBlock
+	return vb[len(vb):cap(vb)][w.appended:][:n]
+}
+
+// keepRun makes run, written where appendRun said, the row's entries at
+// keys lo, lo+1, ..., its zeros dropped (a zero at a new key is no
+// entry). A run with no zero, the usual case, lists its keys in one pass.
+func (b *builder) keepRun(lo int64, run []float64) {
+	w := b.ws
+	keys := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)][w.appended:][:len(run)]
+	run = run[:len(keys)]
+	k0 := int32(lo)
+	all := uint64(1) // 1 while every value so far is non-zero (-0 is zero)
+	for q := range keys {
+		keys[q] = k0 + int32(q)
+		bits := math.Float64bits(run[q]) << 1
+		all &= (bits | -bits) >> 63
+	}
+	if all == 1 {
+		w.appended += len(run)
+		return
+	}
+	m := 0
+	for q, v := range run {
+		if v != 0 {
+			keys[m], run[m] = keys[q], v
+			m++
+		}
+	}
+	w.appended += m
 }
 
 // appendIncreasing writes keys (as int32s) and vals (aligned) to the

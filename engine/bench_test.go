@@ -377,3 +377,53 @@ func BenchmarkNaiveSpMV(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTTMShortFibers: TTM of orghs's shape (about 350k fibers of
+// one or two entries, B dense 16 x 20), the variants' plan: what a fiber
+// costs beside its few entries' work. The hand loop writes each fiber's
+// dense row of 16 into one output, B read l-major.
+func BenchmarkTTMShortFibers(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	a := randCSF(20728, 18933, 20, 348_116, rng)
+	st := storage.Store{}
+	a.store(st, "A")
+	bv := make([]float64, 16*20) // no zeros: every row full, as the harness's B
+	for i := range bv {
+		bv[i] = 0.5 + rng.Float64()
+	}
+	st["B_len1"], st["B_len2"], st["B_val"] = storage.IntScalar(16), storage.IntScalar(20), storage.RealArray(bv)
+	plan := `sum(<p1, i> in A_idx1(A_pos1(0):A_pos1(1)))
+	  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(p1):A_pos2(p1 + 1)))
+	    { @dense j -> sum(<p3, l> in A_idx3(A_pos3(p2):A_pos3(p2 + 1)))
+	      let t1 = A_val(p3) in
+	      sum(<k, _> in 0:B_len1) { @dense k -> B_val(k * B_len2 + l) * t1 } } }`
+	// The machine is shared: CPU time per run is steadier than the wall.
+	b.Run("storel", func(b *testing.B) {
+		c0 := cpuTime()
+		runKernel(b, plan, st, 1, 0)
+		b.ReportMetric(ms(cpuTime()-c0)/float64(b.N), "cpu-ms/op")
+	})
+	bt := make([]float64, len(bv)) // l-major
+	for k := range 16 {
+		for l := range 20 {
+			bt[l*16+k] = bv[k*20+l]
+		}
+	}
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		c0 := cpuTime()
+		for range b.N {
+			out := make([]float64, len(a.idx2)*16)
+			for f := range a.idx2 {
+				acc := out[f*16 : f*16+16]
+				for p := a.pos3[f]; p < a.pos3[f+1]; p++ {
+					av, row := a.val[p], bt[a.idx3[p]*16:][:16]
+					for k, x := range row {
+						acc[k] += av * x
+					}
+				}
+			}
+		}
+		b.ReportMetric(ms(cpuTime()-c0)/float64(b.N), "cpu-ms/op")
+	})
+}

@@ -49,3 +49,43 @@ xbc4:
 xbcdone:
 	VZEROUPPER
 	RET
+
+// func mulAddXB(acc *float64, b *float64, x float64, n int64)
+//
+// acc[q] += x*b[q] for q < n, n a multiple of 4: a scaled row added into
+// the lanes (a product of two factors).
+TEXT ·mulAddXB(SB), NOSPLIT, $0-32
+	MOVQ         acc+0(FP), DI
+	MOVQ         b+8(FP), SI
+	VBROADCASTSD x+16(FP), Y0
+	MOVQ         n+24(FP), CX
+	XORQ         AX, AX
+
+xb8:
+	LEAQ    8(AX), R8
+	CMPQ    R8, CX
+	JGT     xb4
+	VMULPD  (SI)(AX*8), Y0, Y1
+	VMULPD  32(SI)(AX*8), Y0, Y2
+	VMOVUPD (DI)(AX*8), Y3
+	VMOVUPD 32(DI)(AX*8), Y4
+	VADDPD  Y1, Y3, Y3
+	VADDPD  Y2, Y4, Y4
+	VMOVUPD Y3, (DI)(AX*8)
+	VMOVUPD Y4, 32(DI)(AX*8)
+	MOVQ    R8, AX
+	JMP     xb8
+
+xb4:
+	CMPQ    AX, CX
+	JGE     xbdone
+	VMULPD  (SI)(AX*8), Y0, Y1
+	VMOVUPD (DI)(AX*8), Y3
+	VADDPD  Y1, Y3, Y3
+	VMOVUPD Y3, (DI)(AX*8)
+	ADDQ    $4, AX
+	JMP     xb4
+
+xbdone:
+	VZEROUPPER
+	RET

@@ -53,8 +53,8 @@ func TestMulAddScalar(t *testing.T) {
 }
 
 // BenchmarkMulAddScalar runs a product's 16 and 32 lanes, as each
-// position of MTTKRP's lifted rank adds them, with and without the
-// vector loops.
+// position of MTTKRP's lifted rank adds them (three factors) and TTM's
+// (two), with and without the vector loops.
 func BenchmarkMulAddScalar(b *testing.B) {
 	was := useLaneMul
 	defer func() { useLaneMul = was }()
@@ -63,14 +63,16 @@ func BenchmarkMulAddScalar(b *testing.B) {
 		for i := range bs {
 			bs[i], cs[i] = float64(i)+0.5, 1/float64(i+1)
 		}
-		for _, vec := range []bool{false, true} {
-			name := map[bool]string{false: "go", true: "vector"}[vec]
-			b.Run(name+"-"+string(rune('0'+n/16)), func(b *testing.B) {
-				useLaneMul = vec && was
-				for range b.N {
-					mulAddScalar(acc, 0.75, bs, cs)
-				}
-			})
+		for _, c := range [][]float64{cs, nil} {
+			for _, vec := range []bool{false, true} {
+				name := map[bool]string{false: "go", true: "vector"}[vec] + map[bool]string{false: "-xbc", true: "-xb"}[c == nil]
+				b.Run(name+"-"+string(rune('0'+n/16)), func(b *testing.B) {
+					useLaneMul = vec && was
+					for range b.N {
+						mulAddScalar(acc, 0.75, bs, c)
+					}
+				})
+			}
 		}
 	}
 }

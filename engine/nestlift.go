@@ -746,6 +746,22 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		nestSaw("lifted")
 		return true
 	}
+	if n <= liftLanes {
+		if run := b.appendRun(lo, n); run != nil {
+			// One run into a sequential row: its lanes are written
+			// where the row keeps them, and kept once the whole run
+			// succeeded.
+			s.j0, s.n = lo, n
+			if !s.set(fr, l.val, run) {
+				fr.err = nil
+				return false
+			}
+			b.keepRun(lo, run)
+			nestSaw("lifted into the appended row")
+			nestSaw("lifted")
+			return true
+		}
+	}
 	out := grow(&s.out, n)
 	for j0 := lo; j0 < hi; j0 += liftLanes {
 		s.j0, s.n = j0, int(min(hi-j0, liftLanes))
@@ -1653,6 +1669,28 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 	v = v[:len(acc)]
 	for q := range acc {
 		acc[q] += v[q]
+	}
+	return true
+}
+
+// set writes node n's lanes into dst, whatever it held, as add would
+// into zeros (but for the sign of a zero): an inner sum accumulates in
+// dst itself, with no buffer of its own to clear and copy.
+func (s *liftState) set(fr *frame, n *lnode, dst []float64) bool {
+	if n.op == lSum {
+		clear(dst)
+		return s.runSum(fr, n.sum, dst)
+	}
+	v, sc, ok := s.eval(fr, n)
+	switch {
+	case !ok:
+		return false
+	case v == nil:
+		for q := range dst {
+			dst[q] = sc
+		}
+	default:
+		copy(dst, v[:len(dst)])
 	}
 	return true
 }
