@@ -70,17 +70,13 @@ func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 // out[idx2[p]] += t.
 func csrGatherScatter[Y number](out []float64, h1 []int64, l1 int64, idx1 []int64, y []Y, n1 int64, h2 []int64, l2 int64, idx2 []int64, n2 int64, a, b, c float64) int {
 	h2 = h2[:len(h1)]
-	ip1, ip2, yp, op := unsafe.Pointer(unsafe.SliceData(idx1)), unsafe.Pointer(unsafe.SliceData(idx2)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(out))
+	ip2, op := unsafe.Pointer(unsafe.SliceData(idx2)), unsafe.Pointer(unsafe.SliceData(out))
 	for k, e1 := range h1 {
 		e2 := h2[k]
 		if l1 < 0 || l1 > e1 || e1 > n1 || l2 < 0 || l2 > e2 || e2 > n2 {
 			return k
 		}
-		s := 0.0
-		for p := l1; p < e1; p++ {
-			s += float64(at[Y](yp, at[int64](ip1, p)))
-		}
-		t := ((a * s) * b) * c
+		t := ((a * gatherFit(idx1, y, l1, e1)) * b) * c
 		for p := l2; p < e2; p++ {
 			*(*float64)(unsafe.Add(op, at[int64](ip2, p)*8)) += t
 		}
@@ -111,6 +107,33 @@ func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 func dotFit[X, Y number](idx []int64, x []X, y []Y, l, h int64) float64 {
 	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
 	term := func(p int64) float64 { return float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p))) }
+	var s0, s1, s2, s3 float64
+	p := l
+	for ; p+dotLanes <= h; p += dotLanes {
+		s0 += term(p)
+		s1 += term(p + 1)
+		s2 += term(p + 2)
+		s3 += term(p + 3)
+	}
+	if p < h {
+		s0 += term(p)
+		if p+1 < h {
+			s1 += term(p + 1)
+			if p+2 < h {
+				s2 += term(p + 2)
+			}
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// gatherFit returns y[idx[p]] summed over p = l..h-1 (a pattern matrix's
+// row) in dotFit's partial sums, for p and idx checked as dotFit's. The
+// loop is dotFit's own: a shared one taking the term as a function is
+// not inlined, and a call per term costs more than the sum.
+func gatherFit[Y number](idx []int64, y []Y, l, h int64) float64 {
+	ip, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(y))
+	term := func(p int64) float64 { return float64(at[Y](yp, at[int64](ip, p))) }
 	var s0, s1, s2, s3 float64
 	p := l
 	for ; p+dotLanes <= h; p += dotLanes {

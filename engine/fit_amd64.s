@@ -29,8 +29,19 @@
 // Zero partial sums.
 #define DOT_ZERO XORPS X1, X1; XORPS X2, X2; XORPS X6, X6; XORPS X7, X7
 
-// One entry of a row gather: X1 += y[idx[p]], then p++ and the flags.
-#define GATHER_STEP(LOADI) LOADI; ADDSD (R13)(DX*8), X1; INCQ AX; CMPQ AX, BX
+// One entry of a row gather: ACC += y[idx[p]], then p++.
+#define GATHER_TERM(LOADI, ACC) LOADI; ADDSD (R13)(DX*8), ACC; INCQ AX
+
+// Four entries of a row gather into the partial sums as DOT_QUAD, or to
+// TAIL when fewer than four are left before BX.
+#define GATHER_QUAD(LOADI, TAIL) LEAQ 4(AX), DX; CMPQ DX, BX; JGT TAIL; \
+	GATHER_TERM(LOADI, X1); GATHER_TERM(LOADI, X2); \
+	GATHER_TERM(LOADI, X6); GATHER_TERM(LOADI, X7)
+
+// The last 0-3 entries of a row gather into X1, X2, X6 in turn, then to OUT.
+#define GATHER_TAIL(LOADI, OUT) CMPQ AX, BX; JGE OUT; GATHER_TERM(LOADI, X1); \
+	CMPQ AX, BX; JGE OUT; GATHER_TERM(LOADI, X2); \
+	CMPQ AX, BX; JGE OUT; GATHER_TERM(LOADI, X6); JMP OUT
 
 // A windowed entry (ints + 8): DX = idx[p] - lo (R14), on to SKIP unless
 // DX < w (R15) unsigned (y, R13, is read from lo); NEXT_IN ends it.
@@ -56,7 +67,8 @@
 
 // The CSR row loops of fit.go in SSE2 scalar arithmetic, in the order
 // Go's loops compute them, so that results are bit for bit the same: a
-// row's dot in dotFit's four partial sums.
+// row's dot or gather in dotFit's four partial sums (a windowed row adds
+// in order, as csrDotIn).
 // Values are reals, or ints (ints = 1) converted as they are read, or
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
@@ -159,14 +171,18 @@ intNarrowTail:
 	DOT_TAIL(NARROW_I, INT_X, partials)
 
 gatherNarrowEntry:
-	GATHER_STEP(NARROW_I)
-	JNE   gatherNarrowEntry
-	JMP   store
+	GATHER_QUAD(NARROW_I, gatherNarrowTail)
+	JMP   gatherNarrowEntry
+
+gatherNarrowTail:
+	GATHER_TAIL(NARROW_I, partials)
 
 gatherEntry:
-	GATHER_STEP(WIDE_I)
-	JNE   gatherEntry
-	JMP   store
+	GATHER_QUAD(WIDE_I, gatherTail)
+	JMP   gatherEntry
+
+gatherTail:
+	GATHER_TAIL(WIDE_I, partials)
 
 partials:
 	DOT_PARTIALS

@@ -183,7 +183,7 @@ func TestFitLoops(t *testing.T) {
 			want := &builder{spec: &bspec{dense: true, real: true}, reals: make([]float64, nout)}
 			for q := lo; q < stop; q++ {
 				l, h := pos[q], pos[q+1]
-				s, _ := sumGather(idx[l:h], yf, 1, 1, 1, true, 0)
+				s, _ := sumGather(idx[l:h], yf)
 				for _, j := range idx2[l:h] {
 					want.addReal(j, ((a*s)*b)*c)
 				}
@@ -264,25 +264,23 @@ func sumDot[X, Y number](idx []int64, x []X, y []Y) (float64, int) {
 	return (part[0] + part[1]) + (part[2] + part[3]), -1
 }
 
-// sumGather returns s plus y[j] (or (((a*y[j])*b)*c unless pure) for
-// every j of idx, stopping at the first index outside y, whose position
-// it returns (else -1).
-func sumGather[Y number](idx []int64, y []Y, a, b, c float64, pure bool, s float64) (float64, int) {
+// sumGather returns the sum of y[j] over every j of idx, as the row
+// gathers add it (gatherFit): term q into partial sum q mod dotLanes,
+// then (s0+s1)+(s2+s3); it stops at the first index outside y, whose
+// position it returns (else -1).
+func sumGather[Y number](idx []int64, y []Y) (float64, int) {
+	var part [dotLanes]float64
 	for q, j := range idx {
 		if uint64(j) >= uint64(len(y)) {
-			return s, q
+			return 0, q
 		}
-		if pure {
-			s += float64(y[j])
-		} else {
-			s += ((a * float64(y[j])) * b) * c
-		}
+		part[q%dotLanes] += float64(y[j])
 	}
-	return s, -1
+	return (part[0] + part[1]) + (part[2] + part[3]), -1
 }
 
-// TestDotPartialSums pins the order a row's dot adds its terms in, every
-// row loop alike: four partial sums, (s0+s1)+(s2+s3). The terms 1e16, 1,
+// TestDotPartialSums pins the order a row's dot or gather adds its terms
+// in, every row loop alike: four partial sums, (s0+s1)+(s2+s3). The terms 1e16, 1,
 // -1e16, 1 give 0 so, and 1 added one after another.
 func TestDotPartialSums(t *testing.T) {
 	idx := []int64{0, 1, 2, 3}
@@ -313,11 +311,29 @@ func TestDotPartialSums(t *testing.T) {
 			}
 		}
 	}
+	// A pattern matrix's rows gather the same terms from y.
+	gy := x
+	rows["rowsGather"] = func(out []float64) { rowsGather(out, pos, pos, 0, 1, idx, gy, 4, 0, 1, 1, 1, 1) }
+	rows["csrGatherScatter"] = func(out []float64) {
+		csrGatherScatter(out, pos[1:], 0, idx, gy, 4, []int64{1}, 0, []int64{0}, 1, 1, 1, 1)
+	}
+	for _, ni := range [][]int32{nil, nidx} {
+		w := ""
+		if ni != nil {
+			w = ", narrow"
+		}
+		rows["rowsGatherFit"+w] = func(out []float64) { rowsGatherFit(out, pos, pos, 0, 1, idx, ni, gy, 4, 0, 1, 1, 1, 1) }
+		rows["csrGatherAsm"+w] = func(out []float64) {
+			if _, ok := csrGatherAsm(out, pos[1:], 0, idx, ni, gy, 4, 1, 1, 1); !ok && runtime.GOARCH == "amd64" {
+				out[0] = math.NaN() // the assembly must run here
+			}
+		}
+	}
 	for name, f := range rows {
 		out := []float64{0}
 		f(out)
 		if out[0] != 0 {
-			t.Errorf("%s: row dot = %v, want 0 (partial sums)", name, out[0])
+			t.Errorf("%s: row sum = %v, want 0 (partial sums)", name, out[0])
 		}
 	}
 }

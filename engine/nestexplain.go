@@ -79,10 +79,8 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 		switch {
 		case v.dot != nil && v.dot.in != nil:
 			exec += "; in position space, rows' sums by the segmented dot primitive over the terms whose index the guards pass"
-		case v.dot != nil && v.dot.x != nil:
-			exec += fmt.Sprintf("; in position space, rows' sums by the segmented dot primitive, %d partial sums a row", dotLanes)
 		case v.dot != nil:
-			exec += "; in position space, rows' sums by the segmented dot primitive"
+			exec += fmt.Sprintf("; in position space, rows' sums by the segmented dot primitive, %d partial sums a row", dotLanes)
 		case v.scatter != nil:
 			exec += "; in position space, rows by the scale-and-scatter primitive"
 		}

@@ -120,7 +120,8 @@ func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, 
 
 // rowsGather adds, for rows q = lo, lo+1, ... of out, ((a*s)*b)*c where
 // s sums y[idx[p]] over the segment pl[q+ol]:ph[q+oh] (a pattern
-// matrix's rows). It stops at the first row that needs the general path
+// matrix's rows), in dotFit's partial sums once the row's indices are
+// checked. It stops at the first row that needs the general path
 // (bounds out of order or past n, an index outside y) and returns it (hi
 // when done); that row is not added.
 func rowsGather[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int64, y []Y, n, lo, hi int64, a, b, c float64) int64 {
@@ -136,14 +137,12 @@ func rowsGather[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []int
 		if l < 0 || l > h || h > n {
 			return q
 		}
-		s := 0.0
 		for _, j := range idx[l:h] {
 			if uint64(j) >= uint64(len(y)) {
 				return q
 			}
-			s += float64(y[j])
 		}
-		out[q] += ((a * s) * b) * c
+		out[q] += ((a * gatherFit(idx, y, l, h)) * b) * c
 	}
 	return hi
 }
