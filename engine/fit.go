@@ -105,35 +105,21 @@ func rowsGatherFit[Y number](out []float64, pl, ph []int64, ol, oh int64, idx []
 // throughput, not its latency). The assembly row loops sum in this
 // order too.
 func dotFit[X, Y number](idx []int64, x []X, y []Y, l, h int64) float64 {
-	ip, xp, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
-	term := func(p int64) float64 { return float64(at[X](xp, p)) * float64(at[Y](yp, at[int64](ip, p))) }
-	var s0, s1, s2, s3 float64
-	p := l
-	for ; p+dotLanes <= h; p += dotLanes {
-		s0 += term(p)
-		s1 += term(p + 1)
-		s2 += term(p + 2)
-		s3 += term(p + 3)
-	}
-	if p < h {
-		s0 += term(p)
-		if p+1 < h {
-			s1 += term(p + 1)
-			if p+2 < h {
-				s2 += term(p + 2)
-			}
-		}
-	}
-	return (s0 + s1) + (s2 + s3)
+	return laneDot[X, Y](unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y)), -1, l, h)
 }
 
 // gatherFit returns y[idx[p]] summed over p = l..h-1 (a pattern matrix's
-// row) in dotFit's partial sums, for p and idx checked as dotFit's. The
-// loop is dotFit's own: a shared one taking the term as a function is
-// not inlined, and a call per term costs more than the sum.
+// row) in dotFit's partial sums, for p and idx checked as dotFit's: a dot
+// whose every value is a 1.0 (y times 1.0 is y exactly).
 func gatherFit[Y number](idx []int64, y []Y, l, h int64) float64 {
-	ip, yp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(y))
-	term := func(p int64) float64 { return float64(at[Y](yp, at[int64](ip, p))) }
+	one := 1.0
+	return laneDot[float64, Y](unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(&one), unsafe.Pointer(unsafe.SliceData(y)), 0, l, h)
+}
+
+// laneDot is dotFit's loop over raw arrays, reading the value of p at
+// x[p&xmask]: xmask -1 reads x along the row, 0 reads x[0] throughout.
+func laneDot[X, Y number](ip, xp, yp unsafe.Pointer, xmask, l, h int64) float64 {
+	term := func(p int64) float64 { return float64(at[X](xp, p&xmask)) * float64(at[Y](yp, at[int64](ip, p))) }
 	var s0, s1, s2, s3 float64
 	p := l
 	for ; p+dotLanes <= h; p += dotLanes {
