@@ -332,11 +332,27 @@ func TestProbeDecides(t *testing.T) {
 		parallelMin = tc.min
 		var mu sync.Mutex
 		goroutines := map[string]bool{}
-		chunkTrace = func(int, [2]int64) func() {
+		seen := func() int {
 			mu.Lock()
 			defer mu.Unlock()
+			return len(goroutines)
+		}
+		chunkTrace = func(int, [2]int64) func() {
+			mu.Lock()
 			goroutines[goroutineID()] = true
-			return nil
+			mu.Unlock()
+			if tc.workers < 2 {
+				return nil
+			}
+			// A worker started for the run may find every chunk claimed
+			// before it is scheduled: a chunk waits (a while at most)
+			// until a second goroutine has run one, so that the count
+			// shows the decision, not the scheduler.
+			return func() {
+				for deadline := time.Now().Add(time.Second); seen() < 2 && time.Now().Before(deadline); {
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
 		}
 		got, err := k.Run(st)
 		chunkTrace = nil
