@@ -45,11 +45,11 @@ func (c *compiler) transposedCopy(e *ir.Expr, t ir.Type, general func() dictFn) 
 		return nil
 	}
 	outer := in.Args[1]
-	if outer.Op != ir.OpSingleton || outer.Ann != ir.AnnDense || !isVar(outer.Args[0], cv) {
+	if outer.Op != ir.OpSingleton || outer.Ann != ir.AnnDense || !isVarSlot(outer.Args[0], cv) {
 		return nil
 	}
 	row := outer.Args[1]
-	if row.Op != ir.OpSingleton || row.Ann != ir.AnnDense || !isVar(row.Args[0], j) {
+	if row.Op != ir.OpSingleton || row.Ann != ir.AnnDense || !isVarSlot(row.Args[0], j) {
 		return nil
 	}
 	val := row.Args[1]
@@ -160,8 +160,6 @@ func (c *compiler) transposedCopy(e *ir.Expr, t ir.Type, general func() dictFn) 
 // rowsCopiesOff builds every copy through the builder (benchmarks of
 // the general path).
 var rowsCopiesOff bool
-
-func isVar(e *ir.Expr, name string) bool { return e.Op == ir.OpVar && e.Name == name }
 
 // laidCSR is a built dictionary of rows laid out one after another:
 // row k's keys are idx[pos[k]:pos[k+1]] (empty: no row k), its values

@@ -122,7 +122,7 @@ func (w *runWalker) expr(e *ir.Expr) *ir.Expr {
 		// runend(A, p, hi) is the next run's start; p is the run's.
 		body := replaceWhere(n.Args[1], func(x *ir.Expr) *ir.Expr {
 			if x.Op == ir.OpCall && x.Name == "runend" && len(x.Args) == 3 && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == arr &&
-				x.Args[1].Op == ir.OpVar && x.Args[1].Name == p && ir.Format(x.Args[2]) == hi {
+				isVarSlot(x.Args[1], p) && ir.Format(x.Args[2]) == hi {
 				return runAt(rs, plusOneExpr(typedVar(r)))
 			}
 			return nil
@@ -160,7 +160,7 @@ func (w *runWalker) runColumns(e *ir.Expr, rs *ir.Expr, r string) *ir.Expr {
 			body = ir.Subst(body, map[string]*ir.Expr{u: typedVar(q)})
 		}
 		body = replaceWhere(body, func(x *ir.Expr) *ir.Expr {
-			if x.Op == ir.OpLookup && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == y && x.Args[1].Op == ir.OpVar && x.Args[1].Name == q {
+			if x.Op == ir.OpLookup && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == y && isVarSlot(x.Args[1], q) {
 				return typedVar(v)
 			}
 			return nil
@@ -381,23 +381,20 @@ func (n *runNode) find() error {
 	}
 	if n.rsA == nil || from != n.from {
 		var rs, rk, rq []int64
-		head := func(p, s int64) {
-			if p == s || a[p] != a[p-1] {
+		// heads adds the runs of a window lo:hi, each where it starts.
+		heads := func(lo, hi int64) {
+			for p := lo; p < hi; p = runEnd(a, p, hi) {
 				rs, rk = append(rs, p), append(rk, a[p])
 			}
 		}
 		if n.parent == nil {
-			for p := from.lo; p < from.hi; p++ {
-				head(p, from.lo)
-			}
+			heads(from.lo, from.hi)
 			rs = append(rs, from.hi)
 		} else {
 			rq = make([]int64, len(ps))
 			for r := 0; r+1 < len(ps); r++ {
 				rq[r] = int64(len(rk))
-				for p := ps[r]; p < ps[r+1]; p++ {
-					head(p, ps[r])
-				}
+				heads(ps[r], ps[r+1])
 			}
 			if len(ps) > 0 {
 				rq[len(ps)-1] = int64(len(rk))
