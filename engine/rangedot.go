@@ -286,7 +286,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	}
 	out := s.fbuf(nd, n)
 	nestSaw("range dot")
-	if uniform && len(d.fs) == 2 {
+	if uniform && len(d.fs) <= 2 {
 		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, &scale, out)
 	}
 	for i, f := range d.fs {
@@ -320,24 +320,49 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	return s.put(nd, vval{fv: out}), true
 }
 
-// dot2 is the batch's dots of two reads over the same k range lo..hi-1,
-// each lane's reads at base[i] + k (a base one value for the batch read
-// as such, not spread over the lanes): the bounds checked once for the
-// batch (by the bases' interval facts where they prove them, else from
-// the bases' least and greatest), then a straight loop per lane.
+// dot2 is the batch's dots of one or two reads over the same k range
+// lo..hi-1, each lane's reads at base[i] + k (a base one value for the
+// batch read as such, not spread over the lanes): the bounds checked once
+// for the batch (by the bases' interval facts where they prove them, else
+// from the bases' least and greatest), then a straight loop per lane,
+// four lanes at a time where the lanes' bases differ.
 func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scale *[3]int64, out []float64) bool {
 	if lo >= hi {
 		clear(out)
 		return true
 	}
 	n := len(out)
-	for i, f := range d.fs[:2] {
+	for i, f := range d.fs {
 		if !s.dotBaseInside(fr, f, base[i], scale[i], lo, hi, p0, n) {
 			return false
 		}
 	}
-	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
 	m := hi - lo
+	if len(d.fs) == 1 {
+		// A lone factor's sum (a row sum) is its dot with ones: 1*x is
+		// x, bit for bit, and the lanes' four chains of adds hide the
+		// adds' latency as dotOne's do.
+		if int64(len(s.ones)) < m {
+			s.ones = slices.Repeat([]float64{1}, int(m))
+		}
+		nestSaw("range dot of a lone factor, four lanes at a time")
+		a, sc := base[0], scale[0]
+		switch {
+		case a.scalar:
+			one := [1]int64{a.i}
+			dotOne(s.ones[:m], d.fs[0].cl.reals, one[:], 1, lo, out[:1])
+			for l := range out {
+				out[l] = out[0]
+			}
+		case a.iv != nil && !a.aff:
+			dotOne(s.ones[:m], d.fs[0].cl.reals, a.iv[:n], sc, lo, out)
+		default:
+			a = s.unscale(d.fs[0].base, a, sc, n)
+			dotOne(s.ones[:m], d.fs[0].cl.reals, s.ints(d.fs[0].base, a, n), 1, lo, out)
+		}
+		return true
+	}
+	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
 	a, b := base[0], base[1]
 	switch {
 	case a.scalar && b.scalar:

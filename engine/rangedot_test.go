@@ -43,7 +43,7 @@ func TestRangeDots(t *testing.T) {
 		{"a lone factor, a factor not reading k", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
 		    { @dense j -> (sum(<k, _> in 1:U_len2 - 1) V_val(V_len2 * j + k + 1)) +
-		        sum(<k, _> in 0:3) S_val(p2) * V_val(j * V_len2 - k + 4) } }`, 50, true, false},
+		        sum(<k, _> in 0:3) S_val(p2) * V_val(j * V_len2 - k + 4) } }`, 50, true, true},
 		{"bounds per entry", `sum(<i, _> in 0:S_len1)
 		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
 		    { @dense j -> sum(<k, _> in j % 5:j % 7) U_val(i * U_len2 + k) * V_val(j * V_len2 + k) } }`, 50, true, false},
@@ -150,5 +150,57 @@ func TestRangeDotBaseScaled(t *testing.T) {
 		if seen["range dot base scaled where read"] == 0 {
 			t.Errorf("V with %d rows: the dot's base was not scaled where read: %v", vrows, seen)
 		}
+	}
+}
+
+// TestRangeDotLoneFactor: a sum over a range of one real array read at
+// base + k (a dense matrix's row sums, SumMMM's rowsum(B) with B dense)
+// runs as a dot with ones, four lanes at a time, with the lanes a range
+// or a sparse level's positions, the base one value for the batch or one
+// per lane, the range per lane or empty; its bits are the interpreter's,
+// and a read past the array's end is the interpreter's error.
+func TestRangeDotLoneFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 13))
+	s := randCSR(60, 50, 700, rng)
+	for _, tc := range []struct {
+		name, plan string
+		bRows      int // B's rows: fewer than B_len1 claims leaves reads past its end
+		lone       int // 1: the lone factor's dot runs; 0: it does not; -1: either
+	}{
+		{"row sums", `sum(<k, _> in 0:B_len1)
+		  { @dense k -> sum(<j, _> in 0:B_len2) B_val(B_len2 * k + j) }`, 50, 1},
+		{"SumMMM, rowsum(B) once", `let t = sum(<k, _> in 0:B_len1)
+		    { @dense k -> sum(<j, _> in 0:B_len2) B_val(B_len2 * k + j) } in
+		  sum(<i, _> in 0:S_len1) sum(<p2, k> in S_idx2(S_pos2(i):S_pos2(i + 1))) S_val(p2) * t(k)`, 50, 1},
+		{"per entry of a sparse level", `sum(<i, _> in 0:S_len1)
+		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1)))
+		    { @dense j -> sum(<k, _> in 2:B_len2) B_val(j * B_len2 + k) } }`, 50, 1},
+		{"one base for the batch", `sum(<k, _> in 0:B_len1)
+		  { @dense k -> sum(<j, _> in 0:B_len2) B_val(B_len2 * 3 + j) }`, 50, 1},
+		{"a range per lane", `sum(<k, _> in 0:B_len1)
+		  { @dense k -> sum(<j, _> in 0:k % 9) B_val(B_len2 * k + j) }`, 50, 0},
+		{"B short: the interpreter's error", `sum(<k, _> in 0:B_len1)
+		  { @dense k -> sum(<j, _> in 0:B_len2) B_val(B_len2 * k + j) }`, 47, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			s.store(st, "S")
+			denseStore(st, "B", tc.bRows, 37, rng)
+			st["B_len1"] = storage.IntScalar(50)
+			e := parse(t, tc.plan, st)
+			want, werr := eval.Eval(e, st)
+			defer func(n int64) { shortRun = n }(shortRun)
+			for _, short := range []int64{3, 0} {
+				shortRun = short
+				seen := events(func() { agree(t, e, st) })
+				if got := seen["range dot of a lone factor, four lanes at a time"] > 0; tc.lone >= 0 && got != (tc.lone == 1) {
+					t.Errorf("shortRun %d: a lone factor's dot %v, want %v; saw %v", short, got, tc.lone, seen)
+				}
+				got, err := runEngine(e, st, 1)
+				if (err != nil) != (werr != nil) || werr == nil && !value.Equal(got, want, 0) {
+					t.Errorf("shortRun %d: not the interpreter's bits (%v, %v):\n%s\n%s", short, err, werr, value.Format(got), value.Format(want))
+				}
+			}
+		})
 	}
 }
