@@ -335,28 +335,20 @@ func (b *builder) appendRun(lo int64, n int) []float64 {
 
 // keepRun makes run, written where appendRun said, the row's entries at
 // keys lo, lo+1, ..., its zeros dropped (a zero at a new key is no
-// entry). A run with no zero, the usual case, lists its keys in one pass.
+// entry). One pass without branches: each value is written at the
+// count of non-zeros before it, which then grows by one only for a
+// non-zero, so a run of few non-zeros (a dense copy of a sparse matrix)
+// costs what a run with none does.
 func (b *builder) keepRun(lo int64, run []float64) {
 	w := b.ws
 	keys := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)][w.appended:][:len(run)]
 	run = run[:len(keys)]
 	k0 := int32(lo)
-	all := uint64(1) // 1 while every value so far is non-zero (-0 is zero)
-	for q := range keys {
-		keys[q] = k0 + int32(q)
-		bits := math.Float64bits(run[q]) << 1
-		all &= (bits | -bits) >> 63
-	}
-	if all == 1 {
-		w.appended += len(run)
-		return
-	}
 	m := 0
 	for q, v := range run {
-		if v != 0 {
-			keys[m], run[m] = keys[q], v
-			m++
-		}
+		bits := math.Float64bits(v) << 1 // -0 is zero
+		keys[m], run[m] = k0+int32(q), v
+		m += int((bits | -bits) >> 63)
 	}
 	w.appended += m
 }

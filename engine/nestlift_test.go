@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -520,5 +521,46 @@ func TestLaneMajorCopyHelped(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%d of %d tiles copied: the copy stopped with the worker that needed it", copied.Load(), tiles)
+	}
+}
+
+// TestLiftedCopyZeros copies a dense matrix into a built dense-of-dense
+// dictionary (MMM's copy of a dense B), its lanes written into the
+// appended row: rows of zeros only, few non-zeros (-0 among the zeros),
+// half and no zeros keep exactly their non-zeros, at 1 and 3 threads.
+func TestLiftedCopyZeros(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 14))
+	const rows, cols = 40, 250
+	vals := make([]float64, rows*cols)
+	n := 0
+	for i := range rows {
+		density := []float64{0, 1.0 / 32, 0.5, 1}[i%4]
+		for j := range cols {
+			switch {
+			case rng.Float64() < density:
+				vals[i*cols+j] = rng.Float64() + 0.5
+				n++
+			case j%3 == 0:
+				vals[i*cols+j] = math.Copysign(0, -1)
+			}
+		}
+	}
+	st := storage.Store{"C_len1": storage.IntScalar(rows), "C_len2": storage.IntScalar(cols), "C_val": storage.RealArray(vals)}
+	copyC := `sum(<k, _> in 0:C_len1)
+	  { @dense k -> sum(<j, _> in 0:C_len2) { @dense j -> C_val(k * C_len2 + j) } }`
+	for _, tc := range []struct{ name, plan string }{
+		{"the copy", copyC},
+		// The copy's entries counted by a walk of it: a zero kept would count.
+		{"its entries counted", "let t = " + copyC + " in sum(<k, r> in t) sum(<j, v> in r) 1"},
+	} {
+		e := parse(t, tc.plan, st)
+		seen := events(func() {
+			if got := agree(t, e, st); tc.plan != copyC && !value.Equal(got, int64(n), 0) {
+				t.Errorf("%s: %s entries, want the %d non-zeros", tc.name, value.Format(got), n)
+			}
+		})
+		if seen["lifted into the appended row"] == 0 {
+			t.Errorf("%s: the rows were not lifted into appended rows: %v", tc.name, seen)
+		}
 	}
 }
