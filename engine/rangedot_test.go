@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -56,24 +57,32 @@ func TestRangeDots(t *testing.T) {
 			denseStore(st, "V", tc.vRows, 8, rng)
 			vecStore(st, "W", 8, rng)
 			st["V_len1"], st["V_len2"] = storage.IntScalar(50), storage.IntScalar(8) // V_len1 claims 50 rows
-			e := parse(t, tc.plan, st)
-			want, werr := eval.Eval(e, st)
-			defer func(n int64) { shortRun = n }(shortRun)
-			for _, short := range []int64{3, 0} {
-				shortRun = short
-				seen := events(func() { agree(t, e, st) })
+			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
 				if tc.dot && seen["range dot"] == 0 {
 					t.Errorf("shortRun %d: no range dot; saw %v", short, seen)
 				}
 				if f := seen["range dot bounds by facts"] > 0; f != tc.facts {
 					t.Errorf("shortRun %d: bounds by facts %v, want %v; saw %v", short, f, tc.facts, seen)
 				}
-				got, err := runEngine(e, st, 1)
-				if werr == nil && (err != nil || !value.Equal(got, want, 0)) {
-					t.Errorf("shortRun %d: not the interpreter's bits (%v):\n%s\n%s", short, err, value.Format(got), value.Format(want))
-				}
-			}
+			})
 		})
+	}
+}
+
+// dotRuns runs e lane by lane and as batches (shortRun 3 and 0): it
+// agrees with the interpreter at 1 and 3 threads, check sees each run's
+// events, and at 1 thread its bits (or its error) are the interpreter's.
+func dotRuns(t *testing.T, e *ir.Expr, st storage.Store, check func(short int64, seen map[string]int)) {
+	t.Helper()
+	want, werr := eval.Eval(e, st)
+	defer func(n int64) { shortRun = n }(shortRun)
+	for _, short := range []int64{3, 0} {
+		shortRun = short
+		check(short, events(func() { agree(t, e, st) }))
+		got, err := runEngine(e, st, 1)
+		if (err != nil) != (werr != nil) || werr == nil && !value.Equal(got, want, 0) {
+			t.Errorf("shortRun %d: not the interpreter's bits (%v, %v):\n%s\n%s", short, err, werr, value.Format(got), value.Format(want))
+		}
 	}
 }
 
@@ -187,20 +196,11 @@ func TestRangeDotLoneFactor(t *testing.T) {
 			s.store(st, "S")
 			denseStore(st, "B", tc.bRows, 37, rng)
 			st["B_len1"] = storage.IntScalar(50)
-			e := parse(t, tc.plan, st)
-			want, werr := eval.Eval(e, st)
-			defer func(n int64) { shortRun = n }(shortRun)
-			for _, short := range []int64{3, 0} {
-				shortRun = short
-				seen := events(func() { agree(t, e, st) })
+			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
 				if got := seen["range dot of a lone factor, four lanes at a time"] > 0; tc.lone >= 0 && got != (tc.lone == 1) {
 					t.Errorf("shortRun %d: a lone factor's dot %v, want %v; saw %v", short, got, tc.lone, seen)
 				}
-				got, err := runEngine(e, st, 1)
-				if (err != nil) != (werr != nil) || werr == nil && !value.Equal(got, want, 0) {
-					t.Errorf("shortRun %d: not the interpreter's bits (%v, %v):\n%s\n%s", short, err, werr, value.Format(got), value.Format(want))
-				}
-			}
+			})
 		})
 	}
 }
