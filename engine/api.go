@@ -265,8 +265,9 @@ func toValue(d dict, depth int, real bool) value.Value {
 
 // Prepare makes ahead of the first run what a run would make of st's
 // objects and keep: the 32-bit copies of the index arrays the kernel's
-// CSR row loops read (Array.Narrow) and the grouped view of each hash
-// map it walks as a dictionary (groupedView). Exec makes them when Prepare has
+// CSR row loops read (Array.Narrow), the grouped view of each hash
+// map it walks as a dictionary (groupedView) and the run layout of each
+// walk of runs (runwalk.go). Exec makes them when Prepare has
 // not; the command calls Prepare and times it as a phase of its own, so
 // that execute times the kernel alone.
 func (k *Kernel) Prepare(st storage.Store) {
@@ -292,6 +293,11 @@ func (k *Kernel) Prepare(st storage.Store) {
 		}
 		if a, ok := obj.(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
 			a.Narrow()
+		}
+	}
+	for _, n := range k.runs {
+		if n.find(st) != nil {
+			break // reported by the run; the levels below need this one
 		}
 	}
 }
@@ -338,7 +344,11 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 		}
 	}
 	for _, n := range k.runs {
-		if err := n.find(); err != nil {
+		err := n.find(st)
+		if err == nil {
+			err = n.bind()
+		}
+		if err != nil {
 			sampler.stop()
 			return nil, &Error{Msg: err.Error()}
 		}

@@ -59,8 +59,8 @@
 //	                       counting its rows, laid out as compressed rows
 //	runwalk.go, runs.go    walks of runs of sorted coordinates (a COO):
 //	                       rewritten into segment loops over a run layout
-//	                       found in one pass when a run first binds the
-//	                       arrays; otherwise a loop over runs found while
+//	                       found in one pass by Prepare (or the first
+//	                       run); otherwise a loop over runs found while
 //	                       walking (runend kept per run)
 //	nestrows.go            rows of a nested result scattered by
 //	                       index-array keys (MMM, TTM: Gustavson): each

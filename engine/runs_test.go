@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -177,5 +178,72 @@ func TestRunsIterator(t *testing.T) {
 		"sum(<p, i> in runs(G(1:n))) 1",
 	} {
 		agree(t, parse(t, s, st), st)
+	}
+}
+
+// TestRunLayoutPrepared: Prepare finds a COO's run layout, so no run
+// finds it again, the first included; a run without Prepare finds it
+// once, and a store with other arrays has its own found.
+func TestRunLayoutPrepared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	ttv := `CREATE real ARRAY x(B_dim3);
+CREATE TENSOR Q AS
+  sum(<i, Bi> in B) sum(<j, Bij> in Bi) sum(<k, b> in Bij) { (i, j) -> b * x(k) };`
+	naive, st := userProgram(t, rng, ttv, []int64{10, 12, 14}, "coo")
+	res, err := opt.Optimize(naive, st, opt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := func(k *Kernel) []int {
+		var n []int
+		for _, r := range k.runs {
+			n = append(n, r.builds)
+		}
+		return n
+	}
+	for _, prepare := range []bool{true, false} {
+		k, err := Compile(res.Plan, SchemaOf(st), Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(k.runs) != 2 {
+			t.Fatalf("the plan walks %d levels of runs, not 2:\n%s", len(k.runs), ir.Format(res.Plan))
+		}
+		if prepare {
+			k.Prepare(st)
+			if got := builds(k); !slices.Equal(got, []int{1, 1}) {
+				t.Fatalf("Prepare found the levels' layouts %v times, not once each", got)
+			}
+		}
+		for run := range 2 {
+			v, err := k.Run(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreeValue(t, naive, st, v)
+			if got := builds(k); !slices.Equal(got, []int{1, 1}) {
+				t.Fatalf("prepared %v, after run %d: the levels' layouts were found %v times, not once each", prepare, run+1, got)
+			}
+		}
+	}
+	// Other arrays (a copy of the coordinates) have their layout found.
+	k, err := Compile(res.Plan, SchemaOf(st), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Prepare(st)
+	st2 := maps.Clone(st)
+	for name, o := range st {
+		if a, ok := o.(*storage.Array); ok && a.Elem == ir.Int {
+			st2[name] = storage.IntArray(slices.Clone(a.I))
+		}
+	}
+	v, err := k.Run(st2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeValue(t, naive, st2, v)
+	if got := builds(k); !slices.Equal(got, []int{2, 2}) {
+		t.Fatalf("after a run on other arrays the levels' layouts were found %v times, not twice each", got)
 	}
 }

@@ -29,9 +29,9 @@ import (
 //	        ... sum(<p2, k> in C(B·rs(r1):B·rs(r1 + 1))) ...
 //
 // So a COO runs in every form of the nest a compressed format does. The
-// layout is found in one pass over the arrays when a run first binds
-// them, and kept while they stay the same arrays (nothing is stored at
-// load). A walk of runs the rewrite does not recognize (a window that is
+// layout is found in one pass over the arrays by Prepare (or the first
+// run, without it), and kept while they stay the same arrays (nothing is
+// stored at load). A walk of runs the rewrite does not recognize (a window that is
 // not closed nor a run of the level above) stays an itRuns loop (runs.go).
 // The names carry '·', which the parser accepts in no name.
 
@@ -45,13 +45,13 @@ type runNode struct {
 	// names of the synthetic objects
 	starts, keys, firsts, count string
 	// the cells, once compiled
-	src, rs, rk, rq, rn *cell
-	bounds              []*cell // the globals lo and hi read
+	rs, rk, rq, rn *cell
 	// the layout last found, and the arrays it was found from
 	from     runsFrom
 	rsA, rkA *storage.Array
 	rqA      *storage.Array
 	rnS      *storage.Scalar
+	builds   int // layouts found, for tests
 }
 
 // runsFrom identifies the data a layout was found from.
@@ -290,19 +290,22 @@ func closedBound(e *ir.Expr) bool {
 	return false
 }
 
-// bindRuns points the compiled layout's cells at their objects.
+// bindRuns points the compiled layout's cells at their objects. The
+// arrays and bounds the layout is found from are cells too, so that a
+// run binds and checks them even where the rewritten plan reads them no
+// more.
 func (c *compiler) bindRuns(nodes []*runNode) {
 	for _, n := range nodes {
-		n.src = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: n.arr})
+		c.cell(&ir.Expr{Op: ir.OpGlobal, Name: n.arr})
 		for _, b := range []*ir.Expr{n.lo, n.hi} {
 			if b == nil {
 				continue
 			}
 			switch b.Op {
 			case ir.OpGlobal:
-				n.bounds = append(n.bounds, c.cell(b))
+				c.cell(b)
 			case ir.OpLookup:
-				n.bounds = append(n.bounds, c.cell(b.Args[0]))
+				c.cell(b.Args[0])
 			}
 		}
 		get := func(name string) *cell {
@@ -318,45 +321,45 @@ func (c *compiler) bindRuns(nodes []*runNode) {
 	}
 }
 
-// boundValue evaluates a closed bound from the bound cells.
-func boundValue(e *ir.Expr, cells []*cell) (int64, error) {
-	find := func(name string) *cell {
-		for _, cl := range cells {
-			if cl.name == name {
-				return cl
-			}
-		}
-		return nil
-	}
+// boundValue evaluates a closed bound from st's objects.
+func boundValue(e *ir.Expr, st storage.Store) (int64, error) {
 	switch e.Op {
 	case ir.OpConst:
 		return e.I, nil
 	case ir.OpGlobal:
-		if cl := find(e.Name); cl != nil && cl.info.Kind == ir.ObjScalar && cl.info.Elem == ir.Int {
-			return cl.scalarI, nil
+		if s, ok := st[e.Name].(*storage.Scalar); ok && s.Elem == ir.Int {
+			return s.I, nil
 		}
 	case ir.OpLookup:
-		if cl := find(e.Args[0].Name); cl != nil && cl.info.Kind == ir.ObjArray && cl.info.Elem == ir.Int {
+		if a, ok := st[e.Args[0].Name].(*storage.Array); ok && a.Elem == ir.Int {
 			k := e.Args[1].I
-			if k < 0 || k >= int64(len(cl.ints)) {
-				return 0, fmt.Errorf("%s: index %d is outside 0..%d", ir.Format(e), k, len(cl.ints)-1)
+			if k < 0 || k >= int64(len(a.I)) {
+				return 0, fmt.Errorf("%s: index %d is outside 0..%d", ir.Format(e), k, len(a.I)-1)
 			}
-			return cl.ints[k], nil
+			return a.I[k], nil
 		}
 	}
 	return 0, fmt.Errorf("%s is not an int the run's objects give", ir.Format(e))
 }
 
-// find finds the runs of n (its parent's found first) and binds its
-// cells; the layout found last is kept while the arrays are the same.
-func (n *runNode) find() error {
-	a := n.src.ints
+// find finds the runs of n in st's arrays, its parent's found first. The
+// layout found last is kept while the arrays are the same, so that
+// Prepare finds it once and every run, the first included, reuses it.
+func (n *runNode) find(st storage.Store) error {
+	src, ok := st[n.arr].(*storage.Array)
+	if !ok || src.Elem != ir.Int {
+		return fmt.Errorf("runs of %s: not an int array", n.arr)
+	}
+	a := src.I
 	from := runsFrom{n: int64(len(a))}
 	if len(a) > 0 {
 		from.arr = unsafe.Pointer(&a[0])
 	}
 	var ps []int64
 	if n.parent != nil {
+		if n.parent.rsA == nil {
+			return fmt.Errorf("runs of %s: the runs above it are not found", n.arr)
+		}
 		ps = n.parent.rsA.I
 		if len(ps) > 0 && (ps[0] < 0 || ps[len(ps)-1] > int64(len(a))) {
 			return fmt.Errorf("runs of %s: the runs above it end at %d, past its %d positions", n.arr, ps[len(ps)-1], len(a))
@@ -366,11 +369,11 @@ func (n *runNode) find() error {
 			from.parent = unsafe.Pointer(&ps[0])
 		}
 	} else {
-		lo, err := boundValue(n.lo, n.bounds)
+		lo, err := boundValue(n.lo, st)
 		if err != nil {
 			return err
 		}
-		hi, err := boundValue(n.hi, n.bounds)
+		hi, err := boundValue(n.hi, st)
 		if err != nil {
 			return err
 		}
@@ -379,34 +382,41 @@ func (n *runNode) find() error {
 		}
 		from.lo, from.hi = lo, hi
 	}
-	if n.rsA == nil || from != n.from {
-		var rs, rk, rq []int64
-		// heads adds the runs of a window lo:hi, each where it starts.
-		heads := func(lo, hi int64) {
-			for p := lo; p < hi; p = runEnd(a, p, hi) {
-				rs, rk = append(rs, p), append(rk, a[p])
-			}
-		}
-		if n.parent == nil {
-			heads(from.lo, from.hi)
-			rs = append(rs, from.hi)
-		} else {
-			rq = make([]int64, len(ps))
-			for r := 0; r+1 < len(ps); r++ {
-				rq[r] = int64(len(rk))
-				heads(ps[r], ps[r+1])
-			}
-			if len(ps) > 0 {
-				rq[len(ps)-1] = int64(len(rk))
-				rs = append(rs, ps[len(ps)-1])
-			}
-		}
-		if rs == nil {
-			rs = []int64{0}
-		}
-		n.rsA, n.rkA, n.rqA, n.rnS = storage.IntArray(rs), storage.IntArray(rk), storage.IntArray(rq), storage.IntScalar(int64(len(rk)))
-		n.from = from
+	if n.rsA != nil && from == n.from {
+		return nil
 	}
+	n.builds++
+	var rs, rk, rq []int64
+	// heads adds the runs of a window lo:hi, each where it starts.
+	heads := func(lo, hi int64) {
+		for p := lo; p < hi; p = runEnd(a, p, hi) {
+			rs, rk = append(rs, p), append(rk, a[p])
+		}
+	}
+	if n.parent == nil {
+		heads(from.lo, from.hi)
+		rs = append(rs, from.hi)
+	} else {
+		rq = make([]int64, len(ps))
+		for r := 0; r+1 < len(ps); r++ {
+			rq[r] = int64(len(rk))
+			heads(ps[r], ps[r+1])
+		}
+		if len(ps) > 0 {
+			rq[len(ps)-1] = int64(len(rk))
+			rs = append(rs, ps[len(ps)-1])
+		}
+	}
+	if rs == nil {
+		rs = []int64{0}
+	}
+	n.rsA, n.rkA, n.rqA, n.rnS = storage.IntArray(rs), storage.IntArray(rk), storage.IntArray(rq), storage.IntScalar(int64(len(rk)))
+	n.from = from
+	return nil
+}
+
+// bind points n's cells at the layout find found.
+func (n *runNode) bind() error {
 	for _, b := range []struct {
 		cl  *cell
 		obj storage.Object
