@@ -94,12 +94,17 @@ func (c *compiler) runEnd(e *ir.Expr) cx {
 		c.bail(e, "runend needs an int array, not %s", describe(e.Args[0]))
 	}
 	p, hi := c.intExpr(e.Args[1], "run position"), c.intExpr(e.Args[2], "run bound")
-	scan := func(q, h int64) int64 {
-		h = min(h, int64(len(cl.ints)))
-		if q < 0 || q >= h {
-			return max(q, 0)
+	// As the interpreter: p itself when p >= hi, else p must be one of
+	// A's positions; the run stops at A's end whatever hi.
+	scan := func(fr *frame, q, h int64) int64 {
+		if q >= h {
+			return q
 		}
-		return runEnd(cl.ints, q, h)
+		if q < 0 || q >= int64(len(cl.ints)) {
+			fr.fail(errAt(e, "runend: position %d is outside %s", q, ir.Format(e.Args[0])))
+			return q
+		}
+		return runEnd(cl.ints, q, min(h, int64(len(cl.ints))))
 	}
 	if v := e.Args[1]; v.Op == ir.OpVar {
 		if b, ok := c.lookupVar(v.Name); ok {
@@ -114,12 +119,12 @@ func (c *compiler) runEnd(e *ir.Expr) cx {
 						// The run ends at end unless h cuts it.
 						return min(end, h)
 					}
-					return scan(q, h)
+					return scan(fr, q, h)
 				})
 			}
 		}
 	}
-	return intCx(func(fr *frame) int64 { return scan(p(fr), hi(fr)) })
+	return intCx(func(fr *frame) int64 { return scan(fr, p(fr), hi(fr)) })
 }
 
 // runsRun runs body once per run of cl's values whose first position is

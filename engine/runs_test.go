@@ -247,3 +247,39 @@ CREATE TENSOR Q AS
 		t.Fatalf("after a run on other arrays the levels' layouts were found %v times, not twice each", got)
 	}
 }
+
+// TestRunEndOutside: runend at a position before A's start or past its
+// end, below the bound, fails as in the interpreter; at or past the
+// bound it is the position, and a bound past A's end stops the run at
+// A's end.
+func TestRunEndOutside(t *testing.T) {
+	st := storage.Store{
+		"G": storage.IntArray([]int64{0, 0, 2, 2, 2, 5, 1, 1, 3}),
+		"V": storage.RealArray([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}),
+		"n": storage.IntScalar(9),
+	}
+	for _, c := range []struct{ src, fails string }{
+		{"runend(G, n + 3, n + 11)", "runend: position 12 is outside G"},
+		{"runend(G, n, n + 1)", "runend: position 9 is outside G"},
+		{"runend(G, n - 10, n)", "runend: position -1 is outside G"},
+		{"sum(<k, _> in 0:n + 2) { @dense k -> runend(G, k, n + 2) }", "runend: position 9 is outside G"},
+		{"runend(G, n + 3, n)", ""},
+		{"runend(G, n - 2, n + 5)", ""},
+		{"sum(<k, _> in 0:n) { @dense k -> runend(G, k, n + 2) }", ""},
+	} {
+		e := parse(t, c.src, st)
+		agree(t, e, st)
+		if c.fails == "" {
+			continue
+		}
+		_, werr := eval.Eval(e, st)
+		if werr == nil || !strings.Contains(werr.Error(), c.fails) {
+			t.Fatalf("%s: the interpreter's error is %v", c.src, werr)
+		}
+		for _, threads := range []int{1, 3} {
+			if _, err := runEngine(e, st, threads); err == nil || !strings.Contains(err.Error(), c.fails) {
+				t.Errorf("%s, threads=%d: the engine's error is %v, the interpreter's %v", c.src, threads, err, werr)
+			}
+		}
+	}
+}
