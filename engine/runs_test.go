@@ -80,6 +80,35 @@ func userProgram(t *testing.T, rng *rand.Rand, src string, dims []int64, format 
 	return prog.Compose(""), st
 }
 
+// userPlan composes program src (named name) with a user's storage
+// mapping and optimizes it for st, returning the naive and optimized
+// plans.
+func userPlan(t *testing.T, mappingName, mapping, name, src string, st storage.Store) (*ir.Expr, *ir.Expr) {
+	t.Helper()
+	prog, err := sdql.Compile(sdql.Source{Name: mappingName + ".sdql", Text: []byte(mapping)}, sdql.Source{Name: name + ".sdql", Text: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive := prog.Compose("")
+	res, err := opt.Optimize(naive, st, opt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return naive, res.Plan
+}
+
+// agreeNaive checks the optimized plan against the interpreter's value of
+// the naive one, and against the interpreter at 1 and 3 threads.
+func agreeNaive(t *testing.T, naive, plan *ir.Expr, st storage.Store) {
+	t.Helper()
+	want, err := eval.Eval(naive, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeValue(t, plan, st, want)
+	agree(t, plan, st)
+}
+
 // cooUser is a user's COO mapping written entry by entry.
 const cooUser = `CREATE int SCALAR A_dim1;
 CREATE int SCALAR A_dim2;
@@ -108,6 +137,11 @@ func TestRunsUserCOO(t *testing.T) {
 		}
 		return int(c.Coords[1][a] - c.Coords[1][b])
 	})
+	// Each coordinate pair once, as a COO stores it: a row's columns
+	// never repeat, so they are not walked as runs (rule RN1w).
+	order = slices.CompactFunc(order, func(a, b int) bool {
+		return c.Coords[0][a] == c.Coords[0][b] && c.Coords[1][a] == c.Coords[1][b]
+	})
 	x := storage.RealArray(randVec(40, rng))
 	for _, sorted := range []bool{true, false} {
 		if !sorted {
@@ -127,30 +161,17 @@ CREATE TENSOR y AS sum(<(i, j), a> in A) { i -> a * x(j) };`
 CREATE real SCALAR beta;
 CREATE TENSOR y AS sum(<i, r> in A) sum(<j, a> in r) { j -> beta * a * sum(<k, b> in r) b * x(k) };`
 			}
-			prog, err := sdql.Compile(sdql.Source{Name: "coo_user.sdql", Text: []byte(cooUser)}, sdql.Source{Name: name + ".sdql", Text: []byte(src)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			naive := prog.Compose("")
-			res, err := opt.Optimize(naive, st, opt.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs := strings.Contains(ir.Format(res.Plan), "runs(A_row")
-			if runs != sorted || walksRunLayout(t, res.Plan, st) != sorted {
-				t.Errorf("%s, rows sorted %v: the plan walks runs %v:\n%s", name, sorted, runs, ir.Format(res.Plan))
+			naive, plan := userPlan(t, "coo_user", cooUser, name, src, st)
+			runs := strings.Contains(ir.Format(plan), "runs(A_row")
+			if runs != sorted || walksRunLayout(t, plan, st) != sorted {
+				t.Errorf("%s, rows sorted %v: the plan walks runs %v:\n%s", name, sorted, runs, ir.Format(plan))
 			}
 			// A row's positions, read as columns, are walked as the
 			// segment of A_col, as a compressed level's are.
-			if walked, _, _ := runWalks(res.Plan, SchemaOf(st)); sorted && !strings.Contains(ir.Format(walked), "in A_col(A_row·rs") {
+			if walked, _, _ := runWalks(plan, SchemaOf(st)); sorted && !strings.Contains(ir.Format(walked), "in A_col(A_row·rs") {
 				t.Errorf("%s: the rows' columns are not walked as segments:\n%s", name, ir.Format(walked))
 			}
-			if want, err := eval.Eval(naive, st); err != nil {
-				t.Fatal(err)
-			} else {
-				agreeValue(t, res.Plan, st, want)
-			}
-			agree(t, res.Plan, st)
+			agreeNaive(t, naive, plan, st)
 		}
 	}
 }
@@ -280,6 +301,82 @@ func TestRunEndOutside(t *testing.T) {
 			if _, err := runEngine(e, st, threads); err == nil || !strings.Contains(err.Error(), c.fails) {
 				t.Errorf("%s, threads=%d: the engine's error is %v, the interpreter's %v", c.src, threads, err, werr)
 			}
+		}
+	}
+}
+
+// coo3User is a user's mapping of a 3-tensor's COO written entry by entry.
+const coo3User = `CREATE int SCALAR T_dim1;
+CREATE int SCALAR T_dim2;
+CREATE int SCALAR T_dim3;
+CREATE int SCALAR T_nnz;
+CREATE int ARRAY T_i(T_nnz);
+CREATE int ARRAY T_j(T_nnz);
+CREATE int ARRAY T_k(T_nnz);
+CREATE real ARRAY T_val(T_nnz);
+CREATE TENSOR T AS
+  sum(<p, i> in T_i(0:T_nnz))
+    { i -> { T_j(p) -> { T_k(p) -> T_val(p) } } };`
+
+// TestRunsUserCOO3: TTV and a contraction of two modes over a user's 3-tensor COO mapping walk
+// both leading levels as runs through the run layout when the entries are
+// sorted (rules RN1 and RN1w), the first only when the second coordinates
+// are not sorted within each first one, and neither when the first are
+// not sorted; all agree with the interpreter at 1 and 3 threads.
+func TestRunsUserCOO3(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	dims := []int64{12, 10, 14}
+	c := randCOO(dims, 400, rng)
+	order := make([]int, len(c.Vals))
+	for p := range order {
+		order[p] = p
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		for l := range c.Coords {
+			if d := c.Coords[l][a] - c.Coords[l][b]; d != 0 {
+				return int(d)
+			}
+		}
+		return 0
+	})
+	byRow := slices.Clone(order) // sorted by i only, j shuffled within each i
+	rng.Shuffle(len(byRow), func(a, b int) { byRow[a], byRow[b] = byRow[b], byRow[a] })
+	slices.SortStableFunc(byRow, func(a, b int) int { return int(c.Coords[0][a] - c.Coords[0][b]) })
+	shuffled := slices.Clone(order)
+	rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+	progs := map[string]string{
+		"ttv": `CREATE real ARRAY x(T_dim3);
+CREATE TENSOR Q AS sum(<(i, j, k), t> in T) { (i, j) -> t * x(k) };`,
+		"ttvv": `CREATE real ARRAY x(T_dim3);
+CREATE real ARRAY y(T_dim2);
+CREATE TENSOR Q AS sum(<(i, j, k), t> in T) { i -> t * y(j) * x(k) };`,
+	}
+	for _, tc := range []struct {
+		name   string
+		order  []int
+		levels int // levels walked as runs
+	}{{"sorted", order, 2}, {"rows sorted", byRow, 1}, {"shuffled", shuffled, 0}} {
+		n := len(tc.order)
+		ci, cj, ck, val := make([]int64, n), make([]int64, n), make([]int64, n), make([]float64, n)
+		for q, p := range tc.order {
+			ci[q], cj[q], ck[q], val[q] = c.Coords[0][p], c.Coords[1][p], c.Coords[2][p], c.Vals[p]
+		}
+		st := storage.Store{"T_dim1": storage.IntScalar(dims[0]), "T_dim2": storage.IntScalar(dims[1]), "T_dim3": storage.IntScalar(dims[2]),
+			"T_nnz": storage.IntScalar(int64(n)), "T_i": storage.IntArray(ci), "T_j": storage.IntArray(cj), "T_k": storage.IntArray(ck),
+			"T_val": storage.RealArray(val), "x": storage.RealArray(randVec(int(dims[2]), rng)),
+			"y": storage.RealArray(randVec(int(dims[1]), rng))}
+		for _, name := range []string{"ttv", "ttvv"} {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				naive, plan := userPlan(t, "coo3_user", coo3User, name, progs[name], st)
+				k, err := Compile(plan, SchemaOf(st), Options{Threads: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(k.runs) != tc.levels {
+					t.Errorf("the plan walks %d levels as runs, not %d:\n%s", len(k.runs), tc.levels, ir.Format(plan))
+				}
+				agreeNaive(t, naive, plan, st)
+			})
 		}
 	}
 }

@@ -65,16 +65,14 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"loop":       classCond(func(s *session, c egraph.ClassID) bool { return s.hasLoop(c, 3) }),
 	"unbuilt":    classCond(func(s *session, c egraph.ClassID) bool { return !s.built(c) }),
 	"sum":        classCond(func(s *session, c egraph.ClassID) bool { return s.hasOp(c, opSum) }),
+	// sortedwithin(x, lo, hi): hi is runend(y, lo, e), one run of y's
+	// values, and physical int array x never decreases within each run
+	// of y's (ArrayStats.SortedWithin) and repeats values within them.
+	"sortedwithin": classCond3(func(s *session, x, lo, hi egraph.ClassID) bool { return s.sortedWithin(x, lo, hi) }),
 	// denserows(x, y, c): the rows of coordinates x in the segments of y
 	// each hold every coordinate 0 .. max(x), and the analysis bounds c
 	// to exactly those (keys(c) is then the row's coordinates, no more).
-	"denserows": func(s *session, m match, args []string) bool {
-		x, ok1 := metaClass(m, args[0])
-		y, ok2 := metaClass(m, args[1])
-		c, ok3 := metaClass(m, args[2])
-		if !ok1 || !ok2 || !ok3 {
-			return false
-		}
+	"denserows": classCond3(func(s *session, x, y, c egraph.ClassID) bool {
 		xn, ok1 := s.globalName(s.g, x)
 		yn, ok2 := s.globalName(s.g, y)
 		if !ok1 || !ok2 || !s.conds.denseRows(xn, yn) {
@@ -82,7 +80,7 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		}
 		_, hi := s.store[xn].(*storage.Array).IntRange()
 		return s.g.Data(c).Range == interval{0, hi, true}
-	},
+	}),
 }
 
 // built reports whether the class c is a dictionary the plan already
@@ -202,6 +200,16 @@ func classCond(f func(*session, egraph.ClassID) bool) func(*session, match, []st
 	return func(s *session, m match, args []string) bool {
 		c, ok := metaClass(m, args[0])
 		return ok && f(s, c)
+	}
+}
+
+// classCond3 is classCond for a condition of three classes.
+func classCond3(f func(s *session, a, b, c egraph.ClassID) bool) func(*session, match, []string) bool {
+	return func(s *session, m match, args []string) bool {
+		a, ok1 := metaClass(m, args[0])
+		b, ok2 := metaClass(m, args[1])
+		c, ok3 := metaClass(m, args[2])
+		return ok1 && ok2 && ok3 && f(s, a, b, c)
 	}
 }
 
@@ -383,6 +391,30 @@ func (s *session) sortedRuns(a egraph.ClassID) bool {
 	name, ok := s.globalName(s.g, a)
 	as := s.stats.Arrays[name]
 	return ok && as.Sorted && as.Runs < as.Len
+}
+
+// sortedWithin reports whether class hi is runend(y, lo, e) and class x
+// a physical int array that never decreases within each run of y's
+// values and repeats values within them.
+func (s *session) sortedWithin(x, lo, hi egraph.ClassID) bool {
+	g := s.g
+	xn, ok := s.globalName(g, x)
+	if !ok {
+		return false
+	}
+	as := s.stats.Arrays[xn]
+	for _, hn := range g.Nodes(hi) {
+		h := g.Node(hn)
+		if h.Op != opCall || s.symName(h.Payload) != "runend" || len(h.Children) != 3 || g.Find(h.Children[1]) != g.Find(lo) {
+			continue
+		}
+		if yn, ok := s.globalName(g, h.Children[0]); ok {
+			if runs, ok := as.SortedWithin[yn]; ok && runs < as.Len {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *condCache) sortedVec(v egraph.ClassID) bool {

@@ -42,6 +42,11 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 		"I": storage.IntArray([]int64{0, 2, 3, 4}),
 		"J": storage.IntArray([]int64{1, 2, 4}),
 		"G": storage.IntArray([]int64{0, 0, 1, 3, 3}),
+		// within G's runs: M never decreases and repeats, L decreases, E
+		// never repeats
+		"M": storage.IntArray([]int64{2, 2, 0, 1, 1}),
+		"L": storage.IntArray([]int64{2, 1, 0, 1, 1}),
+		"E": storage.IntArray([]int64{0, 1, 0, 0, 1}),
 		"K": storage.IntArray([]int64{1, 3, 1, 2}),
 		"Q": storage.IntArray([]int64{0, 1, 0, 1}),
 		"R": storage.IntArray([]int64{0, 2, 4}),
@@ -56,7 +61,7 @@ func ruleStore(t *testing.T) (storage.Store, map[string]ir.Type) {
 	env := map[string]ir.Type{
 		"V": {Depth: 1, Base: ir.Real}, "W": {Depth: 1, Base: ir.Real},
 		"I": {Depth: 1, Base: ir.Int}, "J": {Depth: 1, Base: ir.Int}, "K": {Depth: 1, Base: ir.Int}, "P": {Depth: 1, Base: ir.Int},
-		"G": {Depth: 1, Base: ir.Int},
+		"G": {Depth: 1, Base: ir.Int}, "M": {Depth: 1, Base: ir.Int}, "L": {Depth: 1, Base: ir.Int}, "E": {Depth: 1, Base: ir.Int},
 		"Q": {Depth: 1, Base: ir.Int}, "R": {Depth: 1, Base: ir.Int},
 		"C": {Depth: 1, Base: ir.Int},
 		"H": {Depth: 2, Base: ir.Real}, "T": {Depth: 2, Base: ir.Real},

@@ -61,6 +61,13 @@ type ArrayStats struct {
 	// array (a sorted COO level's distinct coordinates): a walk of
 	// runs(A(lo:hi)) binds about Runs/Len of the window's positions.
 	Runs int64
+	// SortedWithin maps each int array Y of the same length that never
+	// decreases and repeats values to the runs of equal (Y, A) pairs,
+	// where A (this array) never decreases within each run of Y's
+	// values: a COO's next coordinate, sorted within each coordinate of
+	// the level above, so that its positions within a run of Y are runs
+	// of A's values too (rule RN1w).
+	SortedWithin map[string]int64
 	// Low and High bound the 32-bit halves of the values of a non-empty
 	// int array with no negative value, A(e) % 2^32 and A(e) / 2^32: an
 	// array may pack two narrow indices per word (the sell format), and
@@ -108,6 +115,7 @@ func GatherStats(st storage.Store) *Stats {
 			s.MapKeys[name] = keyBounds(trieKeys(x), x.Dims)
 		}
 	}
+	sortedWithin(st, s.Arrays)
 	return s
 }
 
@@ -393,6 +401,50 @@ func (s *Stats) Format(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// sortedWithin sets ArrayStats.SortedWithin: for each array Y that never
+// decreases and repeats values, each other int array of its length that
+// never decreases within Y's runs (one pass over the two, stopping at the
+// first decrease).
+func sortedWithin(st storage.Store, arrays map[string]ArrayStats) {
+	for yn, ys := range arrays {
+		if !ys.Sorted || ys.Runs >= ys.Len {
+			continue
+		}
+		y := st[yn].(*storage.Array).I
+		for xn := range arrays {
+			x, ok := st[xn].(*storage.Array)
+			if xn == yn || !ok || x.Elem != ir.Int || len(x.I) != len(y) {
+				continue
+			}
+			if n, ok := runsWithin(x.I, y); ok {
+				xs := arrays[xn]
+				if xs.SortedWithin == nil {
+					xs.SortedWithin = map[string]int64{}
+				}
+				xs.SortedWithin[yn] = n
+				arrays[xn] = xs
+			}
+		}
+	}
+}
+
+// runsWithin counts the runs of equal (y, x) pairs, reporting false where
+// x decreases within a run of y's values.
+func runsWithin(x, y []int64) (int64, bool) {
+	n := int64(0)
+	for p := range x {
+		switch {
+		case p == 0 || y[p] != y[p-1]:
+			n++
+		case x[p] < x[p-1]:
+			return 0, false
+		case x[p] != x[p-1]:
+			n++
+		}
+	}
+	return n, true
 }
 
 // countRuns counts the runs of equal adjacent values of a.
