@@ -364,6 +364,13 @@ func (s *session) opSafe(g *graph, n egraph.Node, rng func(egraph.ClassID) inter
 		}
 		p, isSeg := s.segmentArray(g, n.Children[1], n.Children[2])
 		return isSeg && s.stats.Arrays[p].Sorted
+	case opCall:
+		// runend(A, p, e) fails where p < e is not one of A's positions.
+		if s.symName(n.Payload) == "runend" && len(n.Children) == 3 {
+			ln, ok := s.arrayLen(g, n.Children[0])
+			p, e := rng(n.Children[1]), rng(n.Children[2])
+			return ok && (p.within(0, ln-1) || p.ok && e.ok && p.lo >= e.hi)
+		}
 	case opDiv, opMod:
 		if g.Data(n.Children[0]).Type.Base == ir.Int && g.Data(n.Children[1]).Type.Base == ir.Int {
 			r := rng(n.Children[1])

@@ -126,3 +126,29 @@ func leafInts(v value.Value) []int64 {
 	}
 	return nil
 }
+
+// TestRunEndSafety: runend(A, p, e) is judged safe only where p is one of
+// A's positions or never below e, as the interpreter fails otherwise; the
+// walks of runs RN1 writes stay safe.
+func TestRunEndSafety(t *testing.T) {
+	st, env := ruleStore(t)
+	stats := GatherStats(st)
+	for _, c := range []struct {
+		src  string
+		safe bool
+	}{
+		{"sum(<p, i> in runs(G(0:n))) { @unique i -> sum(<q, u> in p:runend(G, p, n)) V(q) }", true},
+		{"sum(<q, u> in 0:runend(G, 0, n)) { M(q) -> V(q) }", true},
+		{"runend(G, n + 3, n)", true},
+		{"runend(G, n + 3, n + 11)", false},
+		{"runend(G, n - 5, n)", false},
+	} {
+		e, err := sdql.CompileExpr("input", []byte(c.src), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := planSafe(e, st, stats); got != c.safe {
+			t.Errorf("%s: judged safe %v, want %v", c.src, got, c.safe)
+		}
+	}
+}
