@@ -474,6 +474,7 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		pool := &rowPool{}
 		shared := l.nest != nil && l.nest.rows && reach != nil
+		keyRanges := c.splitKeyRanges(e)
 		return dictCx(t, func(fr *frame) dict {
 			st, ok := l.open(fr)
 			if !ok {
@@ -506,8 +507,11 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 					workers = privateWorkers(l.runWork(st, n), row, threads)
 				}
 			}
-			parts := l.chunks(st, n, workers*perWorker)
-			if workers < 2 || len(parts) < 2 {
+			var parts [][2]int64
+			if workers > 1 {
+				parts = l.chunks(st, n, workers*perWorker)
+			}
+			if len(parts) < 2 {
 				b := newBuilder(spec)
 				if c.mon != nil && reserve {
 					// The windows would grow it a window at a time.
@@ -523,8 +527,15 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				// out[i] += ... over a range keyed by its own variable:
 				// workers write disjoint positions of one result.
 				b := newBuilder(spec)
-				b.reserve(end)
-				err := parallelRun(fr, parts, threads, chunkWork{run: func(w int, wfr *frame, from, to int64) {
+				var start func(c int, _ *frame)
+				if bounds := keyRanges(st, parts, end); bounds != nil && b.reserveUnzeroed(end) {
+					// Each chunk zeroes the keys it writes, on the
+					// goroutine that runs it.
+					start = func(c int, _ *frame) { b.zeroRange(bounds[c], bounds[c+1]) }
+				} else {
+					b.reserve(end)
+				}
+				err := parallelRun(fr, parts, threads, chunkWork{start: start, run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, b)
 				}, work: l.work, lo: st.lo})
 				if err != nil {
@@ -590,7 +601,11 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		}
 		fr.win = 0
 		n := l.count(st)
-		parts := l.chunks(st, n, threads*claimsPerWorker)
+		var parts [][2]int64
+		if threads > 1 {
+			// At one thread the chunks would only cut the run's sum in parts.
+			parts = l.chunks(st, n, threads*claimsPerWorker)
+		}
 		if len(parts) < 2 {
 			fr.f0(acc, real)
 			runChecked(c.mon, l, fr, st, 0, n, nil)

@@ -390,6 +390,35 @@ func (c *compiler) rowReach(e *ir.Expr) func(st srcState) (int64, bool) {
 	}
 }
 
+// splitKeyRanges returns, for sum e split across workers, the keys of
+// its result's outer level each chunk of a run writes, where e's
+// iterations write increasing keys (its range key, or the keys of a hash
+// map's first level): chunk c's keys lie in bounds[c]..bounds[c+1]-1,
+// from bounds[0] = 0 to bounds[len(parts)] = end, the run's bound on its
+// keys. It returns nil for other sums, and a run returns nil where the
+// bounds do not increase.
+func (c *compiler) splitKeyRanges(e *ir.Expr) func(st srcState, parts [][2]int64, end int64) []int64 {
+	ranged, arr := c.splitKey(e)
+	if !ranged && (arr == nil || !isFirstLevelKeys(arr.name)) {
+		return nil
+	}
+	return func(st srcState, parts [][2]int64, end int64) []int64 {
+		bounds := make([]int64, len(parts)+1)
+		bounds[len(parts)] = end
+		for i, p := range parts[1:] {
+			k := st.lo + p[0]
+			if !ranged {
+				k = clampedAt(arr.ints, k)
+			}
+			if k < bounds[i] || k > end {
+				return nil
+			}
+			bounds[i+1] = k
+		}
+		return bounds
+	}
+}
+
 // splitInOrder returns, for sum e split across workers, whether a run's
 // iterations write its result's outer keys in strictly increasing order
 // (each iteration its own key, above the one before), or nil when no run

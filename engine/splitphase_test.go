@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestOneThreadUnsplit checks that at one thread a top sum runs as one
+// loop, with no chunks whose partial results are then added, also when
+// limits make the top sum run in checked windows.
+func TestOneThreadUnsplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	st := storage.Store{}
+	csr(st, "A", 3000, 200, 12000, rng)
+	st["x"] = storage.RealArray(randVec(200, rng))
+	for _, src := range []string{
+		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p) * x(j)`,
+		planSpMV,
+	} {
+		e := parse(t, src, st)
+		k, err := Compile(e, SchemaOf(st), Options{Threads: 1, Limits: Limits{Time: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chunks atomic.Int64
+		chunkTrace = func(int, [2]int64) func() { chunks.Add(1); return nil }
+		got, err := k.Run(st)
+		chunkTrace = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunks.Load() != 0 {
+			t.Errorf("%s: one thread ran %d chunks, want the loop unsplit", src, chunks.Load())
+		}
+		agreeValue(t, e, st, got)
+	}
+}
+
+// TestSharedRowZeroedByChunks checks that a dense row of scalars that a
+// split run's workers write through, one key range each, is allocated
+// unzeroed, each chunk zeroing its own keys on its goroutine, the ranges
+// covering the row once (keys no iteration writes included: the absent
+// rows of a hash map), and that the result is the interpreter's.
+func TestSharedRowZeroedByChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	st := hashStore(t, 2000, 30, true, false, rng)
+	csr(st, "B", 3000, 30, 20000, rng)
+	savedMin, savedProcs := parallelMin, runtime.GOMAXPROCS(16)
+	defer func() { parallelMin = savedMin; runtime.GOMAXPROCS(savedProcs) }()
+	parallelMin = 0
+	for _, src := range []string{
+		strings.ReplaceAll(planSpMV, "A_", "B_"),
+		`sum(<i, _> in 0:B_len1) { @dense i -> sum(<p, j> in B_idx2(B_pos2(i):B_pos2(i+1))) 1 }`,
+		`sum(<i, r> in H) { @dense i -> sum(<j, v> in r) v * x(j) }`,
+	} {
+		e := parse(t, src, st)
+		for _, threads := range []int{2, 3, 16} {
+			var mu sync.Mutex
+			var rows []int64
+			var ranges [][2]int64
+			rowUnzeroed = func(n int64) { mu.Lock(); rows = append(rows, n); mu.Unlock() }
+			rangeZeroed = func(lo, hi int64) { mu.Lock(); ranges = append(ranges, [2]int64{lo, hi}); mu.Unlock() }
+			got, err := runEngine(e, st, threads)
+			rowUnzeroed, rangeZeroed = nil, nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreeValue(t, e, st, got)
+			if len(rows) != 1 {
+				t.Fatalf("%s, threads=%d: %d rows allocated unzeroed, want the result's", src, threads, len(rows))
+			}
+			sort.Slice(ranges, func(a, b int) bool { return ranges[a][0] < ranges[b][0] })
+			at := int64(0)
+			for _, r := range ranges {
+				if r[0] != at || r[1] < r[0] {
+					t.Fatalf("%s, threads=%d: zeroed ranges %v do not cover 0..%d once", src, threads, ranges, rows[0])
+				}
+				at = r[1]
+			}
+			if at != rows[0] || len(ranges) < 2 {
+				t.Fatalf("%s, threads=%d: zeroed ranges %v, want 0..%d cut by chunks", src, threads, ranges, rows[0])
+			}
+		}
+	}
+}

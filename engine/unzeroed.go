@@ -1,0 +1,70 @@
+package engine
+
+import "unsafe"
+
+// A dense result that a split run's workers write through, one key range
+// each, need not be zeroed by the goroutine that allocates it: make
+// zeroes a large slice on the caller, before any worker starts (SpMV on
+// cnr-2000 at 16 threads: 0.32-0.41 ms of a 1.7 ms run, for a row of
+// 325,557 entries). Such a row is allocated as it is, and each chunk
+// zeroes its own range before it adds into it.
+
+// mallocgc is the runtime's allocator, which CockroachDB and others reach
+// the same way for memory they overwrite (the runtime keeps its
+// signature for them: go.dev/issue/67401). typ nil: memory the
+// collector does not scan. The empty unzeroed.s lets the declaration go
+// without a body.
+//
+//go:linkname mallocgc runtime.mallocgc
+func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
+
+// unzeroedRow returns a row of n entries holding whatever the memory
+// held.
+func unzeroedRow[V int64 | float64](n int) []V {
+	if n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*V)(mallocgc(uintptr(n)*unsafe.Sizeof(V(0)), nil, false)), n)
+}
+
+// reserveUnzeroed makes b, an empty dense row of scalars, hold keys up
+// to n-1 in memory that is not zeroed, and reports whether it did (false,
+// with nothing done, for any other builder, or n out of reserve's
+// bounds). Until zeroRange has covered a key, b must not be read or
+// added into there.
+func (b *builder) reserveUnzeroed(n int64) bool {
+	s := b.spec
+	if s.depth != 1 || !s.dense || b.listed || b.open || b.app || b.ws != nil || b.x != nil ||
+		cap(b.reals)+cap(b.ints) > 0 || n <= 0 || n > maxReserve {
+		return false
+	}
+	if s.real {
+		b.reals = unzeroedRow[float64](int(n))
+	} else {
+		b.ints = unzeroedRow[int64](int(n))
+	}
+	if rowUnzeroed != nil {
+		rowUnzeroed(n)
+	}
+	return true
+}
+
+// zeroRange zeroes keys lo..hi-1 of b's dense row of scalars.
+func (b *builder) zeroRange(lo, hi int64) {
+	if b.spec.real {
+		clear(b.reals[lo:hi])
+	} else {
+		clear(b.ints[lo:hi])
+	}
+	if rangeZeroed != nil {
+		rangeZeroed(lo, hi)
+	}
+}
+
+// rowUnzeroed and rangeZeroed, when set (by tests), are called with the
+// length of each row reserveUnzeroed allocates and each range zeroRange
+// zeroes, on the goroutine that does it.
+var (
+	rowUnzeroed func(n int64)
+	rangeZeroed func(lo, hi int64)
+)

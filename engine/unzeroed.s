@@ -1,0 +1,1 @@
+// Empty: its presence lets unzeroed.go declare mallocgc without a body.
