@@ -551,7 +551,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 			err := parallelRun(fr, parts, workers, chunkWork{
 				start: func(w int, _ *frame) {
 					bs[w] = newBuilder(spec)
-					if w > 0 {
+					if w > 0 || cyclic {
+						// Cyclic: worker 0's row is one of the
+						// sources the merge adds into a new result.
 						pool.seed(bs[w])
 					}
 					if reach != nil && bs[w].x != nil && spec.dense {
@@ -577,7 +579,12 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 					b.sortSpill()
 				}
 			}
-			if !mergeDense(bs, pool) && !mergeKids(bs, pool) {
+			if cyclic {
+				if res := newBuilder(spec); mergeDense(bs, pool, res) {
+					return res.freeze()
+				}
+			}
+			if !mergeDense(bs, pool, nil) && !mergeKids(bs, pool) {
 				bs[0].mergeRoots(bs[1:])
 			}
 			return bs[0].freeze()

@@ -531,9 +531,10 @@ func mergeKids(bs []*builder, pool *rowPool) bool {
 // of work units of work (its loop's cumulative work, or its iteration
 // count) should use when each worker adds into a private dense row of
 // row entries: the count that minimizes the run's predicted time,
-// work/W for the loop plus row*(W-1) for the merge, which adds and
-// zeroes every entry of each row but the first, whatever the loop wrote
-// (1.9 ns per entry, against 1.6 ns per unit of BATAX's work on
+// work/W for the loop plus the merge (mergeDense), which reads and
+// zeroes every entry of the W rows, cut into key ranges merged at once:
+// row*W entries over min(W, mergeLanes) goroutines' worth of memory
+// bandwidth (1.9 ns per entry, against 1.6 ns per unit of BATAX's work on
 // cnr-2000: TestRealMatrixThreads). One worker writes its result with no
 // private rows; ties go to fewer workers. A matrix with many more
 // columns than entries gains nothing from a second worker and would pay
@@ -541,12 +542,19 @@ func mergeKids(bs []*builder, pool *rowPool) bool {
 func privateWorkers(work, row int64, threads int) int {
 	best, at := 1, work
 	for w := 2; w <= threads; w++ {
-		if t := work/int64(w) + mergeEntryWork*row*int64(w-1); t < at {
+		if t := work/int64(w) + mergeEntryWork*row*int64(w)/int64(min(w, mergeLanes)); t < at {
 			best, at = w, t
 		}
 	}
 	return best
 }
+
+// mergeLanes is how many goroutines merging private rows at once run
+// faster than fewer, before memory bandwidth bounds them: on a 16-core
+// Xeon, BATAX on cnr-2000 merged 16 rows of 325,557 entries in 1.1-1.5 ms
+// and 8 in 0.85 ms (bench/results/threads-16core.md), 6-8 times one
+// goroutine's 1.9 ns per entry.
+const mergeLanes = 6
 
 // mergeEntryWork is the cost of merging one entry of a private dense
 // row in units of a loop's work (a var so that the engine's tests can
@@ -562,7 +570,14 @@ var denseMergeMin = 1 << 16
 // once; false, with nothing done, unless every result is a plain dense
 // row of scalars. The rows of bs[1:] are zeroed as they are added and
 // go back to pool.
-func mergeDense(bs []*builder, pool *rowPool) bool {
+//
+// With into, an empty builder of the same row, every result, bs[0]
+// included, is added into into's row instead, which is allocated
+// unzeroed: each range first copies bs[0]'s entries, as bs[0] held them,
+// so the bits are the same, and no goroutine zeroes a row before the
+// merge (a result made by make is zeroed on the goroutine that makes it:
+// 325,557 entries for BATAX on cnr-2000). Every row goes back to pool.
+func mergeDense(bs []*builder, pool *rowPool, into *builder) bool {
 	n := 0
 	for _, b := range bs {
 		s := b.spec
@@ -572,10 +587,13 @@ func mergeDense(bs []*builder, pool *rowPool) bool {
 		}
 		n = max(n, len(b.reals), len(b.ints))
 	}
-	if len(bs) < 2 || n*(len(bs)-1) < denseMergeMin {
+	if len(bs) < 2 || n*(len(bs)-1) < denseMergeMin || into != nil && !into.reserveUnzeroed(int64(n)) {
 		return false
 	}
-	dst := bs[0]
+	dst, srcs := bs[0], bs[1:]
+	if into != nil {
+		dst, srcs = into, bs
+	}
 	real := dst.spec.real
 	if real {
 		dst.growReals(n)
@@ -588,6 +606,16 @@ func mergeDense(bs []*builder, pool *rowPool) bool {
 		wg.Add(1)
 		go func(lo, hi int64) {
 			defer wg.Done()
+			if into != nil {
+				if real {
+					moveRange(dst.reals, bs[0].reals, lo, hi)
+				} else {
+					moveRange(dst.ints, bs[0].ints, lo, hi)
+				}
+				if rangeZeroed != nil {
+					rangeZeroed(lo, hi)
+				}
+			}
 			for _, b := range bs[1:] {
 				if real {
 					addRange(dst.reals, b.reals, lo, hi)
@@ -598,7 +626,7 @@ func mergeDense(bs []*builder, pool *rowPool) bool {
 		}(r[0], r[1])
 	}
 	wg.Wait()
-	for _, b := range bs[1:] {
+	for _, b := range srcs {
 		pool.put(b)
 	}
 	return true
@@ -614,6 +642,15 @@ func addRange[V int64 | float64](dst, src []V, lo, hi int64) {
 		}
 		src[k] = 0
 	}
+}
+
+// moveRange writes src[lo:hi] into dst[lo:hi], zeros past src's end,
+// and zeroes src[lo:hi].
+func moveRange[V int64 | float64](dst, src []V, lo, hi int64) {
+	m := max(lo, min(hi, int64(len(src))))
+	copy(dst[lo:m], src[lo:m])
+	clear(dst[m:hi])
+	clear(src[lo:m])
 }
 
 // rowPool keeps the zeroed dense rows (and levels of children) of a

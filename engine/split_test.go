@@ -341,7 +341,8 @@ func TestLookedUpPrefix(t *testing.T) {
 }
 
 // TestPrivateWorkers: the count of workers with private dense rows is
-// the one whose loop share plus merge is least, ties to fewer.
+// the one whose loop share plus merge (parallel up to mergeLanes) is
+// least, ties to fewer.
 func TestPrivateWorkers(t *testing.T) {
 	saved := mergeEntryWork
 	defer func() { mergeEntryWork = saved }()
@@ -351,11 +352,11 @@ func TestPrivateWorkers(t *testing.T) {
 		threads   int
 		want      int
 	}{
-		{200, 50000, 2, 1},         // many more columns than entries
-		{6_700_000, 325_557, 2, 2}, // BATAX on cnr-2000
-		{6_700_000, 325_557, 16, 5},
+		{200, 50000, 2, 1},           // many more columns than entries
+		{6_700_000, 325_557, 2, 2},   // BATAX on cnr-2000
+		{6_700_000, 325_557, 16, 11}, // past mergeLanes the merge grows with W
 		{8000, 1000, 3, 3},
-		{6000, 1000, 3, 2}, // 2 and 3 tie
+		{2000, 1000, 2, 1}, // 1 and 2 tie
 		{1000, 1000, 4, 1},
 		{1 << 40, 1, 1, 1},
 	} {

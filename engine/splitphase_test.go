@@ -91,3 +91,62 @@ func TestSharedRowZeroedByChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateRowsMerged checks BATAX's split into private dense rows at
+// 2, 3 and 16 threads (GOMAXPROCS 16, every run to workers, every worker
+// a row, the merge by ranges): from the second run on, no row is made or
+// grown (each worker's row, the first's included, comes back zeroed from
+// the merge), the result row is allocated unzeroed and written by the
+// merge's ranges, which cover it once, and the value is the
+// interpreter's at each run.
+func TestPrivateRowsMerged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	a := randCSR(500, 3000, 9000, rng)
+	st := storage.Store{"x": storage.RealArray(randVec(3000, rng)), "beta": storage.RealScalar(1.5)}
+	a.store(st, "A")
+	e := parse(t, planBATAX, st)
+	savedMin, savedMerge, savedWork, savedProcs := parallelMin, denseMergeMin, mergeEntryWork, runtime.GOMAXPROCS(16)
+	defer func() {
+		parallelMin, denseMergeMin, mergeEntryWork = savedMin, savedMerge, savedWork
+		runtime.GOMAXPROCS(savedProcs)
+	}()
+	parallelMin, denseMergeMin, mergeEntryWork = 0, 1, 0
+	for _, threads := range []int{2, 3, 16} {
+		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 3 {
+			var mu sync.Mutex
+			var rows []int64
+			var ranges [][2]int64
+			var grown atomic.Int64
+			realsGrown = func() { grown.Add(1) }
+			rowUnzeroed = func(n int64) { mu.Lock(); rows = append(rows, n); mu.Unlock() }
+			rangeZeroed = func(lo, hi int64) { mu.Lock(); ranges = append(ranges, [2]int64{lo, hi}); mu.Unlock() }
+			got, err := k.Run(st)
+			realsGrown, rowUnzeroed, rangeZeroed = nil, nil, nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			agreeValue(t, e, st, got)
+			if run > 0 && grown.Load() > 0 {
+				t.Errorf("threads=%d, run %d: rows grown %d times, want every row from the last run's", threads, run, grown.Load())
+			}
+			if len(rows) != 1 {
+				t.Fatalf("threads=%d: %d rows allocated unzeroed, want the result's", threads, len(rows))
+			}
+			sort.Slice(ranges, func(a, b int) bool { return ranges[a][0] < ranges[b][0] })
+			at := int64(0)
+			for _, r := range ranges {
+				if r[0] != at {
+					t.Fatalf("threads=%d: merged ranges %v do not cover 0..%d once", threads, ranges, rows[0])
+				}
+				at = r[1]
+			}
+			if at != rows[0] {
+				t.Fatalf("threads=%d: merged ranges %v, want 0..%d", threads, ranges, rows[0])
+			}
+		}
+	}
+}
