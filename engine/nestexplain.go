@@ -122,7 +122,11 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	if nl.workBy != "" {
 		ranges = "ranges of equal work (iterations + " + nl.workBy + ")"
 	}
-	claimed := fmt.Sprintf("%d workers taking %d %s in turn", threads, threads*claimsPerWorker, ranges)
+	workers := fmt.Sprint(threads)
+	if threads > 2 && workerWake > 0 {
+		workers += fmt.Sprintf(" (fewer for a short run: about the square root of its time over %v, at least 2)", workerWake)
+	}
+	claimed := fmt.Sprintf("%s workers taking %d %s in turn", workers, threads*claimsPerWorker, ranges)
 	switch {
 	case nl.rowsIfIncreasing:
 		return claimed + ", writing disjoint rows of one shared result, a row workspace per worker (no private copies), where the keys read increase (checked per run); otherwise private results merged in worker order"

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -250,10 +251,11 @@ func parallelRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error 
 			cw.start(w, wfr)
 		}
 	}
-	claims := workers < len(parts)
 	p0 := parts[0]
 	done := traced(0, p0)
-	probe, long := probeRun(fr, parts, cw)
+	probe, long, predicted := probeRun(fr, parts, cw)
+	workers = min(workers, wakingWorkers(predicted, workers))
+	claims := workers < len(parts)
 	if !long {
 		cw.run(0, fr, probe, p0[1])
 		untraced(done)
@@ -348,9 +350,10 @@ const workerPanic = "internal error in the engine (parallel worker)"
 // probeRun starts chunk 0 on fr and runs its first part (probeEnd), timed:
 // chunk 0 runs before any worker starts (at 16 threads the whole of it,
 // a 128th of SpMV on cnr-2000, was 0.1 ms of a 1.7 ms run). probe is
-// where chunk 0's rest begins; long reports whether the whole run the
-// part predicts is worth workers (parallelMin).
-func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool) {
+// where chunk 0's rest begins; predicted is the whole run's time on one
+// thread the part predicts, and long reports whether it is worth workers
+// (parallelMin).
+func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool, predicted time.Duration) {
 	p0, n := parts[0], parts[len(parts)-1][1]
 	probe, share := cw.probeEnd(p0, n)
 	elapsed := probeTimer()
@@ -358,8 +361,28 @@ func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool
 		cw.start(0, fr)
 	}
 	cw.run(0, fr, p0[0], probe)
-	return probe, fr.err == nil && share > 0 && time.Duration(float64(elapsed())/share) >= parallelMin
+	if share > 0 {
+		predicted = time.Duration(float64(elapsed()) / share)
+	}
+	return probe, fr.err == nil && share > 0 && predicted >= parallelMin, predicted
 }
+
+// wakingWorkers returns how many workers, from 2 to threads, a split run
+// predicted to take d on one thread starts. Workers start one after
+// another, about workerWake apart (the scheduler wakes idle threads in
+// turn: at 16 threads on a 16-core Xeon the last of 15 started 0.15-0.45
+// ms after the split began, a large part of a 0.6-1.7 ms run on
+// landmark), so W workers end near W*workerWake + d/W, least at
+// W = sqrt(d/workerWake): 8 for a 1.5 ms run, 16 from 5 ms.
+func wakingWorkers(d time.Duration, threads int) int {
+	if workerWake <= 0 {
+		return threads
+	}
+	return max(2, min(threads, int(math.Sqrt(float64(d)/float64(workerWake)))))
+}
+
+// workerWake is a var so that the engine's tests can start every thread.
+var workerWake = 20 * time.Microsecond
 
 // probeTimer starts the probe's clock; the func it returns reads it (a
 // var so that tests can fix what a probe takes).
@@ -383,7 +406,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	workers = min(workers, len(parts))
 	p0 := parts[0]
 	done := traced(0, p0)
-	probe, long := probeRun(fr, parts, cw)
+	probe, long, _ := probeRun(fr, parts, cw)
 	if !long || workers < 2 {
 		// Short: the chunks in turn on fr, each into its worker's result,
 		// so the answer is the workers' bit for bit.

@@ -151,11 +151,12 @@ func TestShortRunsStayOnOneThread(t *testing.T) {
 	}
 }
 
-// TestMain sends every split run of the engine's tests to workers (their
-// inputs are small), except where a test sets parallelMin or
-// mergeEntryWork itself.
+// TestMain sends every split run of the engine's tests to workers, all
+// of its threads (their inputs are small), except where a test sets
+// parallelMin, workerWake or mergeEntryWork itself.
 func TestMain(m *testing.M) {
 	parallelMin = 0
+	workerWake = 0
 	mergeEntryWork = 0
 	os.Exit(m.Run())
 }

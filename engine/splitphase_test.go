@@ -150,3 +150,76 @@ func TestPrivateRowsMerged(t *testing.T) {
 		}
 	}
 }
+
+// TestWakingWorkers checks that a split run starts about sqrt(d /
+// workerWake) workers for a run its probe predicts to take d, from 2 to
+// the thread count: a short run at 16 threads (GOMAXPROCS 16) runs its
+// chunks on at most that many goroutines, and its answer is the
+// interpreter's.
+func TestWakingWorkers(t *testing.T) {
+	savedWake, savedTimer, savedProcs := workerWake, probeTimer, runtime.GOMAXPROCS(16)
+	defer func() { workerWake, probeTimer = savedWake, savedTimer; runtime.GOMAXPROCS(savedProcs) }()
+	workerWake = 20 * time.Microsecond
+	for _, tc := range []struct {
+		d       time.Duration
+		threads int
+		want    int
+	}{
+		{0, 16, 2},
+		{180 * time.Microsecond, 16, 3},
+		{1500 * time.Microsecond, 16, 8},
+		{6 * time.Millisecond, 16, 16},
+		{time.Second, 4, 4},
+		{time.Second, 2, 2},
+	} {
+		if got := wakingWorkers(tc.d, tc.threads); got != tc.want {
+			t.Errorf("wakingWorkers(%v, %d) = %d, want %d", tc.d, tc.threads, got, tc.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	st := storage.Store{}
+	csr(st, "A", 3000, 200, 12000, rng)
+	st["x"] = storage.RealArray(randVec(200, rng))
+	e := parse(t, planSpMV, st)
+	// The probe's part takes what makes the whole run 180 µs: 3 workers.
+	const threads = 16
+	p0 := splitChunks(3000, threads*claimsPerWorker, 0, nil)[0]
+	_, share := (&chunkWork{}).probeEnd(p0, 3000)
+	probeTimer = func() func() time.Duration {
+		return func() time.Duration { return time.Duration(float64(180*time.Microsecond) * share) }
+	}
+	var mu sync.Mutex
+	goroutines := map[string]bool{}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	chunkTrace = func(int, [2]int64) func() {
+		mu.Lock()
+		goroutines[goroutineID()] = true
+		mu.Unlock()
+		// A chunk waits (a while at most) for more goroutines than the
+		// run should start, so that a run that starts them shows them.
+		return func() {
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				n := len(goroutines)
+				mu.Unlock()
+				if n > 3 {
+					return
+				}
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}
+	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := k.Run(st)
+	chunkTrace = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(goroutines) > 3 {
+		t.Errorf("a run predicted to take 180 µs ran chunks on %d goroutines, want at most 3", len(goroutines))
+	}
+	agreeValue(t, e, st, got)
+}
