@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sort"
@@ -63,31 +64,14 @@ func TestSharedRowZeroedByChunks(t *testing.T) {
 	} {
 		e := parse(t, src, st)
 		for _, threads := range []int{2, 3, 16} {
-			var mu sync.Mutex
-			var rows []int64
-			var ranges [][2]int64
-			rowUnzeroed = func(n int64) { mu.Lock(); rows = append(rows, n); mu.Unlock() }
-			rangeZeroed = func(lo, hi int64) { mu.Lock(); ranges = append(ranges, [2]int64{lo, hi}); mu.Unlock() }
+			z := watchZeroing()
 			got, err := runEngine(e, st, threads)
-			rowUnzeroed, rangeZeroed = nil, nil
+			z.stop()
 			if err != nil {
 				t.Fatal(err)
 			}
 			agreeValue(t, e, st, got)
-			if len(rows) != 1 {
-				t.Fatalf("%s, threads=%d: %d rows allocated unzeroed, want the result's", src, threads, len(rows))
-			}
-			sort.Slice(ranges, func(a, b int) bool { return ranges[a][0] < ranges[b][0] })
-			at := int64(0)
-			for _, r := range ranges {
-				if r[0] != at || r[1] < r[0] {
-					t.Fatalf("%s, threads=%d: zeroed ranges %v do not cover 0..%d once", src, threads, ranges, rows[0])
-				}
-				at = r[1]
-			}
-			if at != rows[0] || len(ranges) < 2 {
-				t.Fatalf("%s, threads=%d: zeroed ranges %v, want 0..%d cut by chunks", src, threads, ranges, rows[0])
-			}
+			z.check(t, fmt.Sprintf("%s, threads=%d", src, threads))
 		}
 	}
 }
@@ -117,15 +101,12 @@ func TestPrivateRowsMerged(t *testing.T) {
 			t.Fatal(err)
 		}
 		for run := range 3 {
-			var mu sync.Mutex
-			var rows []int64
-			var ranges [][2]int64
 			var grown atomic.Int64
 			realsGrown = func() { grown.Add(1) }
-			rowUnzeroed = func(n int64) { mu.Lock(); rows = append(rows, n); mu.Unlock() }
-			rangeZeroed = func(lo, hi int64) { mu.Lock(); ranges = append(ranges, [2]int64{lo, hi}); mu.Unlock() }
+			z := watchZeroing()
 			got, err := k.Run(st)
-			realsGrown, rowUnzeroed, rangeZeroed = nil, nil, nil
+			realsGrown = nil
+			z.stop()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,20 +114,7 @@ func TestPrivateRowsMerged(t *testing.T) {
 			if run > 0 && grown.Load() > 0 {
 				t.Errorf("threads=%d, run %d: rows grown %d times, want every row from the last run's", threads, run, grown.Load())
 			}
-			if len(rows) != 1 {
-				t.Fatalf("threads=%d: %d rows allocated unzeroed, want the result's", threads, len(rows))
-			}
-			sort.Slice(ranges, func(a, b int) bool { return ranges[a][0] < ranges[b][0] })
-			at := int64(0)
-			for _, r := range ranges {
-				if r[0] != at {
-					t.Fatalf("threads=%d: merged ranges %v do not cover 0..%d once", threads, ranges, rows[0])
-				}
-				at = r[1]
-			}
-			if at != rows[0] {
-				t.Fatalf("threads=%d: merged ranges %v, want 0..%d", threads, ranges, rows[0])
-			}
+			z.check(t, fmt.Sprintf("threads=%d", threads))
 		}
 	}
 }
@@ -222,4 +190,43 @@ func TestWakingWorkers(t *testing.T) {
 		t.Errorf("a run predicted to take 180 µs ran chunks on %d goroutines, want at most 3", len(goroutines))
 	}
 	agreeValue(t, e, st, got)
+}
+
+// zeroing records the rows reserveUnzeroed allocates and the ranges
+// written into them before any add (zeroRange, mergeDense's copies).
+type zeroing struct {
+	mu     sync.Mutex
+	rows   []int64
+	ranges [][2]int64
+}
+
+// watchZeroing installs a zeroing as rowUnzeroed and rangeZeroed until
+// its stop.
+func watchZeroing() *zeroing {
+	z := &zeroing{}
+	rowUnzeroed = func(n int64) { z.mu.Lock(); z.rows = append(z.rows, n); z.mu.Unlock() }
+	rangeZeroed = func(lo, hi int64) { z.mu.Lock(); z.ranges = append(z.ranges, [2]int64{lo, hi}); z.mu.Unlock() }
+	return z
+}
+
+func (z *zeroing) stop() { rowUnzeroed, rangeZeroed = nil, nil }
+
+// check fails t unless one row was allocated unzeroed and at least two
+// ranges cover it once.
+func (z *zeroing) check(t *testing.T, what string) {
+	t.Helper()
+	if len(z.rows) != 1 {
+		t.Fatalf("%s: %d rows allocated unzeroed, want the result's", what, len(z.rows))
+	}
+	sort.Slice(z.ranges, func(a, b int) bool { return z.ranges[a][0] < z.ranges[b][0] })
+	at := int64(0)
+	for _, r := range z.ranges {
+		if r[0] != at || r[1] < r[0] {
+			t.Fatalf("%s: ranges %v do not cover 0..%d once", what, z.ranges, z.rows[0])
+		}
+		at = r[1]
+	}
+	if at != z.rows[0] || len(z.ranges) < 2 {
+		t.Fatalf("%s: ranges %v, want 0..%d cut in ranges", what, z.ranges, z.rows[0])
+	}
 }
