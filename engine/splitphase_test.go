@@ -18,10 +18,7 @@ import (
 // loop, with no chunks whose partial results are then added, also when
 // limits make the top sum run in checked windows.
 func TestOneThreadUnsplit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	st := storage.Store{}
-	csr(st, "A", 3000, 200, 12000, rng)
-	st["x"] = storage.RealArray(randVec(200, rng))
+	st := spmvStore(7)
 	for _, src := range []string{
 		`sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p) * x(j)`,
 		planSpMV,
@@ -144,10 +141,7 @@ func TestWakingWorkers(t *testing.T) {
 			t.Errorf("wakingWorkers(%v, %d) = %d, want %d", tc.d, tc.threads, got, tc.want)
 		}
 	}
-	rng := rand.New(rand.NewPCG(13, 14))
-	st := storage.Store{}
-	csr(st, "A", 3000, 200, 12000, rng)
-	st["x"] = storage.RealArray(randVec(200, rng))
+	st := spmvStore(13)
 	e := parse(t, planSpMV, st)
 	// The probe's part takes what makes the whole run 180 µs: 3 workers.
 	const threads = 16
@@ -229,4 +223,14 @@ func (z *zeroing) check(t *testing.T, what string) {
 	if at != z.rows[0] || len(z.ranges) < 2 {
 		t.Fatalf("%s: ranges %v, want 0..%d cut in ranges", what, z.ranges, z.rows[0])
 	}
+}
+
+// spmvStore holds a random 3000 x 200 CSR matrix A of 12,000 entries and
+// a vector x.
+func spmvStore(seed uint64) storage.Store {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	st := storage.Store{}
+	csr(st, "A", 3000, 200, 12000, rng)
+	st["x"] = storage.RealArray(randVec(200, rng))
+	return st
 }
