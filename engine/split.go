@@ -552,8 +552,8 @@ func privateWorkers(work, row int64, threads int) int {
 // mergeLanes is how many goroutines merging private rows at once run
 // faster than fewer, before memory bandwidth bounds them: on a 16-core
 // Xeon, BATAX on cnr-2000 merged 16 rows of 325,557 entries in 1.1-1.5 ms
-// and 8 in 0.85 ms (bench/results/threads-16core.md), 6-8 times one
-// goroutine's 1.9 ns per entry.
+// and 8 in 0.85 ms (bench/results/threads-16core.md): 6-9 times as fast
+// as one goroutine at 1.9 ns per entry.
 const mergeLanes = 6
 
 // mergeEntryWork is the cost of merging one entry of a private dense
