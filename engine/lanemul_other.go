@@ -8,3 +8,8 @@ var useLaneMul = false
 func mulAddScalar(acc []float64, x float64, bs, cs []float64) {
 	mulAddScalarGo(acc, x, bs, cs)
 }
+
+// add adds the batch's first m positions into acc.
+func (mb *mulBatch) add(acc []float64, m int) {
+	mb.addGo(acc, 0, m)
+}

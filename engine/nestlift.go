@@ -201,6 +201,7 @@ type liftState struct {
 	copies *runCopies  // the copies the run's workers share
 	setups []prodSetup // an lsum's index parts, by its id
 	fibs   []fibWalk   // an lfib's walk, by its id
+	batch  mulBatch    // walkOne's positions
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int
@@ -1415,7 +1416,7 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 	for i := range ws {
 		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
 	}
-	return walkAt(ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
+	return walkAt(&s.batch, ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
 }
 
 // runFibers runs iterations lo.. of l, an lfib, and returns the first
@@ -1457,8 +1458,14 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	for i, f := range in.prod.fs {
 		counting = counting || f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i])
 	}
+	// One value times slices: every iteration's positions go into one
+	// batch, flushed before anything else adds into acc.
 	xo, bo, one := q.oneValue()
-	var k [3]int64
+	mb := &s.batch
+	if one {
+		mb.begin(&q, xo, bo, acc)
+	}
+	var k, kp [3]int64
 	for p := lo; p < hi; p++ {
 		x := p
 		if t.keys != nil {
@@ -1466,11 +1473,13 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		}
 		u := t.rest + t.coef*x + t.sh
 		if uint64(u) >= uint64(t.lim) {
+			mb.flush(acc)
 			return p, true
 		}
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
 		lo3, hi3, ok := in.open(fr)
 		if !ok || fr.err != nil {
+			mb.flush(acc)
 			return p, false
 		}
 		if lo3 >= hi3 {
@@ -1481,6 +1490,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 				if f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
 					if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
 						ps.walked = false // the walks change: runProd's, from here
+						mb.flush(acc)
 						if !s.setFibLet(fr, fb) || !s.runProd(fr, in, lo3, hi3, acc) {
 							return p, false
 						}
@@ -1492,14 +1502,22 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		k[fb.fi] = u*t.mul + t.add
 		var p3 int64
 		if one {
-			p3 = walkOne(ws, &q, k, xo, bo, lo3, hi3, acc)
+			kp[fb.fi] = t.ahead(k[fb.fi], p+aheadPositions) // t's row aheadPositions iterations on
+			p3 = walkOne(mb, ws, &k, &kp, xo, bo, lo3, hi3, acc)
 		} else {
-			p3 = walkAt(ws, &q, k, lo3, hi3, acc)
+			p3 = walkAt(mb, ws, &q, k, lo3, hi3, acc)
 		}
-		if p3 < hi3 && (!s.setFibLet(fr, fb) || !s.runProd(fr, in, p3, hi3, acc)) {
-			return p, false
+		if p3 < hi3 {
+			mb.flush(acc)
+			if !s.setFibLet(fr, fb) || !s.runProd(fr, in, p3, hi3, acc) {
+				return p, false
+			}
+			if one {
+				mb.begin(&q, xo, bo, acc) // (runProd's walks use it too)
+			}
 		}
 	}
+	mb.flush(acc)
 	return hi, true
 }
 
@@ -1512,9 +1530,13 @@ func (s *liftState) setFibLet(fr *frame, fb *lfib) bool {
 // walkAt adds positions lo.. of walks ws into acc through q, the other
 // views' offsets k, and returns the first position a walk's bounds do
 // not hold at.
-func walkAt(ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc []float64) int64 {
+func walkAt(mb *mulBatch, ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc []float64) int64 {
 	if x, b, ok := q.oneValue(); ok {
-		return walkOne(ws, q, k, x, b, lo, hi, acc)
+		mb.begin(q, x, b, acc)
+		kp := k
+		p := walkOne(mb, ws, &k, &kp, x, b, lo, hi, acc)
+		mb.flush(acc)
+		return p
 	}
 	for p := lo; p < hi; p++ {
 		if !walkTo(ws, &k, p) {
@@ -1561,22 +1583,111 @@ func (q *lprod) oneValue() (x, b int, ok bool) {
 }
 
 // walkOne is walkAt for a product of one value and slices (oneValue
-// says x, b): the strides known once, each position one call of the
-// vector loop.
-func walkOne(ws []atWalk, q *lprod, k [3]int64, x, b int, lo, hi int64, acc []float64) int64 {
-	n := int64(len(acc))
-	vs := [3][]float64{q.a.src, q.b.src, q.c.src}
+// says x, b): the strides known once, each position pushed into mb (set
+// to q's views by the caller, who flushes it) with the offsets of
+// position p+aheadPositions to fetch ahead (kp: those of the views no
+// walk sets). The walks set their offsets in k and kp.
+func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64, acc []float64) int64 {
 	for p := lo; p < hi; p++ {
-		if !walkTo(ws, &k, p) {
+		if !walkTo(ws, k, p) {
 			return p
 		}
-		var cs []float64
-		if vs[2] != nil {
-			cs = vs[2][k[2]:][:n]
-		}
-		mulAddScalar(acc, vs[x][k[x]], vs[b][k[b]:][:n], cs)
+		aheadTo(ws, k, kp, p+aheadPositions)
+		mb.push(acc, k[x], k[b], k[2], kp[b], kp[2])
 	}
 	return hi
+}
+
+// aheadPositions is how far along a walk rows are fetched ahead: about
+// the misses a core keeps in flight.
+const aheadPositions = 8
+
+// aheadTo sets kp to the offsets of walks ws at position p where a walk
+// reads through keys (a row anywhere, which the hardware does not fetch
+// ahead) and p is inside its bounds; elsewhere to k's. Another
+// iteration's p may not be walked with these walks' parts: a row fetched
+// for nothing, never a wrong read.
+func aheadTo(ws []atWalk, k, kp *[3]int64, p int64) {
+	for i := range ws {
+		kp[ws[i].f] = ws[i].ahead(k[ws[i].f], p)
+	}
+}
+
+// ahead is aheadTo's offset of walk w at position p, k where it has none.
+func (w *atWalk) ahead(k, p int64) int64 {
+	if w.keys == nil || p >= int64(len(w.keys)) {
+		return k
+	}
+	if u := w.rest + w.coef*w.keys[p] + w.sh; uint64(u) < uint64(w.lim) {
+		return u*w.mul + w.add
+	}
+	return k
+}
+
+// mulBatchLen is the most positions a mulBatch holds.
+const mulBatchLen = 128
+
+// mulBatch holds the positions of a walk whose product is one value
+// times slices, (x*b)*c (walkOne), for one pass of the vector loop over
+// them: the lanes' sums stay in registers across the positions, and the
+// rows of a later position are fetched while one is added, where a call
+// per position waits for each row it misses (MTTKRP's rows of its factor
+// D, one random row a position). Each lane adds the positions in their
+// order: the bits of a call per position.
+type mulBatch struct {
+	x [mulBatchLen]float64 // x's value at each position
+	// kb, kc: per position, b's (c's) first lane in bs (cs), then the
+	// first lane of the row to fetch ahead
+	kb, kc     [2 * mulBatchLen]int64
+	m, n       int       // positions held; lanes
+	xs, bs, cs []float64 // cs nil: no third factor
+}
+
+// begin readies an empty mb for q's views (x, b: oneValue's) and acc.
+func (mb *mulBatch) begin(q *lprod, x, b int, acc []float64) {
+	vs := [3][]float64{q.a.src, q.b.src, q.c.src}
+	mb.m, mb.n, mb.xs, mb.bs, mb.cs = 0, len(acc), vs[x], vs[b], vs[2]
+}
+
+// push adds a position whose x is xs[kx], whose lanes of b and c start
+// at kb and kc (pb and pc: rows to fetch ahead), flushing a full batch
+// into acc.
+func (mb *mulBatch) push(acc []float64, kx, kb, kc, pb, pc int64) {
+	m := mb.m
+	mb.x[m] = mb.xs[kx]
+	_ = mb.bs[kb:][:mb.n] // (the vector loop reads unchecked)
+	mb.kb[2*m], mb.kb[2*m+1] = kb, pb
+	if mb.cs != nil {
+		_ = mb.cs[kc:][:mb.n]
+		mb.kc[2*m], mb.kc[2*m+1] = kc, pc
+	}
+	if mb.m = m + 1; mb.m == mulBatchLen {
+		mb.flush(acc)
+	}
+}
+
+// flush adds the batch's positions into acc and empties it.
+func (mb *mulBatch) flush(acc []float64) {
+	if m := mb.m; m > 0 {
+		nestSaw("lifted batch")
+		mb.m = 0
+		mb.add(acc, m)
+	}
+}
+
+// addGo adds lanes w.. of the batch's first m positions into acc.
+func (mb *mulBatch) addGo(acc []float64, w, m int) {
+	n := len(acc)
+	if w == n {
+		return
+	}
+	for i := range m {
+		var cs []float64
+		if mb.cs != nil {
+			cs = mb.cs[mb.kc[2*i]+int64(w):][:n-w]
+		}
+		mulAddScalarGo(acc[w:], mb.x[i], mb.bs[mb.kb[2*i]+int64(w):][:n-w], cs)
+	}
 }
 
 // indexParts returns the stride, the rest and the coefficient of the

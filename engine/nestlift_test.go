@@ -564,3 +564,33 @@ func TestLiftedCopyZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestLiftedFibersOneBatch: MTTKRP's lifted rank over rows of many
+// short fibers adds a row's fibers in one pass of the vector loop (a
+// batch: the fibers' positions and C's and D's rows, fetched ahead),
+// not a pass per fiber nor per entry, and gives the interpreter's result
+// and the bits of the loops per j.
+func TestLiftedFibersOneBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 31))
+	b := randCSF(60, 40, 60, 3000, rng) // a row: about 30 fibers of 1-2 entries
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		for _, rank := range []int{16, 21} {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "C", 40, rank, rng)
+			denseStore(st, "D", rank, 60, rng)
+			e := parse(t, plan, st)
+			seen := events(func() {
+				if _, err := runEngine(e, st, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			// (The first row's fibers run one by one: they make the walks.)
+			if seen["lifted fibers"] == 0 || seen["lifted batch"] == 0 || 4*seen["lifted batch"] > len(b.idx2) {
+				t.Errorf("rank %d, %d fibers: not a batch a row: %v", rank, len(b.idx2), seen)
+			}
+			agree(t, e, st)
+			sameBitsPerJ(t, e, st, nil)
+		}
+	}
+}
