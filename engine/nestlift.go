@@ -1589,10 +1589,20 @@ func (q *lprod) oneValue() (x, b int, ok bool) {
 // walk sets). The walks set their offsets in k and kp.
 func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64, acc []float64) int64 {
 	for p := lo; p < hi; p++ {
-		if !walkTo(ws, k, p) {
-			return p
+		// walkTo and aheadTo in one pass over the walks
+		for i := range ws {
+			w := &ws[i]
+			xp := p
+			if w.keys != nil {
+				xp = w.keys[p]
+			}
+			u := w.rest + w.coef*xp + w.sh
+			if uint64(u) >= uint64(w.lim) {
+				return p
+			}
+			k[w.f] = u*w.mul + w.add
+			kp[w.f] = w.ahead(k[w.f], p+aheadPositions)
 		}
-		aheadTo(ws, k, kp, p+aheadPositions)
 		mb.push(acc, k[x], k[b], k[2], kp[b], kp[2])
 	}
 	return hi
@@ -1602,18 +1612,11 @@ func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64,
 // the misses a core keeps in flight.
 const aheadPositions = 8
 
-// aheadTo sets kp to the offsets of walks ws at position p where a walk
-// reads through keys (a row anywhere, which the hardware does not fetch
-// ahead) and p is inside its bounds; elsewhere to k's. Another
-// iteration's p may not be walked with these walks' parts: a row fetched
-// for nothing, never a wrong read.
-func aheadTo(ws []atWalk, k, kp *[3]int64, p int64) {
-	for i := range ws {
-		kp[ws[i].f] = ws[i].ahead(k[ws[i].f], p)
-	}
-}
-
-// ahead is aheadTo's offset of walk w at position p, k where it has none.
+// ahead is the offset of walk w at position p to fetch ahead where the
+// walk reads through keys (a row anywhere, which the hardware does not
+// fetch ahead) and p is inside its bounds; k (the offset at hand)
+// elsewhere. Another iteration's p may not be walked with these walks'
+// parts: a row fetched for nothing, never a wrong read.
 func (w *atWalk) ahead(k, p int64) int64 {
 	if w.keys == nil || p >= int64(len(w.keys)) {
 		return k
