@@ -13,17 +13,14 @@ func mulAddXBC(acc, b, c *float64, x float64, n int64)
 //go:noescape
 func mulAddXB(acc, b *float64, x float64, n int64)
 
-// mulAddRowsXBC is acc[q] += (x[p]*b[kb[p]+q])*c[kc[p]+q] for positions
-// p < m in order and q < n, n a multiple of 4 (AVX2): mulAddXBC per
-// position, the lanes kept in registers across positions.
+// mulAddRows is acc[q] += (x[p]*b[kb[2p]+q])*c[kc[2p]+q] (c nil:
+// x[p]*b[kb[2p]+q]) for positions p < m in order and q < n, n a multiple
+// of 4 (AVX2): mulAddXBC (mulAddXB) per position, the lanes kept in
+// registers across positions, the rows at kb[2p+1] and kc[2p+1] fetched
+// ahead.
 //
 //go:noescape
-func mulAddRowsXBC(acc *float64, n int64, x, b *float64, kb *int64, c *float64, kc *int64, m int64)
-
-// mulAddRowsXB is acc[q] += x[p]*b[kb[p]+q] (AVX2).
-//
-//go:noescape
-func mulAddRowsXB(acc *float64, n int64, x, b *float64, kb *int64, m int64)
+func mulAddRows(acc *float64, n int64, x, b *float64, kb *int64, c *float64, kc *int64, m int64)
 
 // useLaneMul selects the AVX2 loop of a one-value product's lanes;
 // tests turn it off to compare.
@@ -53,11 +50,11 @@ func (mb *mulBatch) add(acc []float64, m int) {
 	w := 0
 	if useLaneMul && len(acc) >= 4 {
 		w = len(acc) &^ 3
+		var c *float64
 		if mb.cs != nil {
-			mulAddRowsXBC(&acc[0], int64(w), &mb.x[0], &mb.bs[0], &mb.kb[0], &mb.cs[0], &mb.kc[0], int64(m))
-		} else {
-			mulAddRowsXB(&acc[0], int64(w), &mb.x[0], &mb.bs[0], &mb.kb[0], int64(m))
+			c = &mb.cs[0]
 		}
+		mulAddRows(&acc[0], int64(w), &mb.x[0], &mb.bs[0], &mb.kb[0], c, &mb.kc[0], int64(m))
 	}
 	mb.addGo(acc, w, m)
 }

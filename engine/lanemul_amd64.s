@@ -91,16 +91,16 @@ xbdone:
 	RET
 
 // The batched form of the loops above, for a walk over many positions
-// (mulBatch): acc[q] += (x[p]*b[kb[2p]+q])*c[kc[2p]+q] for every
-// position p < m in order, q < n, n a multiple of 4. Sixteen lanes at a
-// time (then four) stay in registers across all positions, and the rows
-// at kb[2p+1] and kc[2p+1] (a later position's) are fetched while p is
-// added: a walk over a large factor's rows (one random row a position)
-// has its misses in flight together. Each lane sees the operations of
-// the Go loop in its order.
+// (mulBatch): acc[q] += (x[p]*b[kb[2p]+q])*c[kc[2p]+q] (c nil: x[p]*b[...])
+// for every position p < m in order, q < n, n a multiple of 4. Sixteen
+// lanes at a time (then four) stay in registers across all positions,
+// and the rows at kb[2p+1] and kc[2p+1] (a later position's) are fetched
+// while p is added: a walk over a large factor's rows (one random row a
+// position) has its misses in flight together. Each lane sees the
+// operations of the Go loop in its order.
 
-// func mulAddRowsXBC(acc *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, m int64)
-TEXT ·mulAddRowsXBC(SB), NOSPLIT, $0-64
+// func mulAddRows(acc *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, m int64)
+TEXT ·mulAddRows(SB), NOSPLIT, $0-64
 	MOVQ acc+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ x+16(FP), SI
@@ -111,185 +111,105 @@ TEXT ·mulAddRowsXBC(SB), NOSPLIT, $0-64
 	MOVQ m+56(FP), R12
 	XORQ AX, AX         // the chunk's first lane
 
-rxbc16:
+rows16:
 	LEAQ    16(AX), DX
 	CMPQ    DX, CX
-	JGT     rxbc4
+	JGT     rows4
 	VMOVUPD (DI)(AX*8), Y4
 	VMOVUPD 32(DI)(AX*8), Y5
 	VMOVUPD 64(DI)(AX*8), Y6
 	VMOVUPD 96(DI)(AX*8), Y7
 	XORQ    BX, BX      // the position
 
-rxbc16p:
-	CMPQ       BX, R12
-	JGE        rxbc16e
-	MOVQ       BX, R13
-	SHLQ       $4, R13
-	MOVQ       8(R9)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R8)(R14*8)
-	PREFETCHT0 64(R8)(R14*8)
-	PREFETCHT0 120(R8)(R14*8)
-	MOVQ       8(R11)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R10)(R14*8)
-	PREFETCHT0 64(R10)(R14*8)
-	PREFETCHT0 120(R10)(R14*8)
+rows16p:
+	CMPQ         BX, R12
+	JGE          rows16e
+	MOVQ         BX, R13
+	SHLQ         $4, R13
+	MOVQ         8(R9)(R13*1), R14
+	ADDQ         AX, R14
+	PREFETCHT0   (R8)(R14*8)
+	PREFETCHT0   64(R8)(R14*8)
+	PREFETCHT0   120(R8)(R14*8)
 	VBROADCASTSD (SI)(BX*8), Y0
 	MOVQ         (R9)(R13*1), R14
 	ADDQ         AX, R14
 	LEAQ         (R8)(R14*8), R14
+	VMULPD       (R14), Y0, Y1
+	VMULPD       32(R14), Y0, Y2
+	VMULPD       64(R14), Y0, Y3
+	VMULPD       96(R14), Y0, Y8
+	TESTQ        R10, R10
+	JZ           rows16a
+	MOVQ         8(R11)(R13*1), R14
+	ADDQ         AX, R14
+	PREFETCHT0   (R10)(R14*8)
+	PREFETCHT0   64(R10)(R14*8)
+	PREFETCHT0   120(R10)(R14*8)
 	MOVQ         (R11)(R13*1), DX
 	ADDQ         AX, DX
 	LEAQ         (R10)(DX*8), DX
-	VMULPD       (R14), Y0, Y1
-	VMULPD       32(R14), Y0, Y2
 	VMULPD       (DX), Y1, Y1
 	VMULPD       32(DX), Y2, Y2
-	VADDPD       Y1, Y4, Y4
-	VADDPD       Y2, Y5, Y5
-	VMULPD       64(R14), Y0, Y1
-	VMULPD       96(R14), Y0, Y2
-	VMULPD       64(DX), Y1, Y1
-	VMULPD       96(DX), Y2, Y2
-	VADDPD       Y1, Y6, Y6
-	VADDPD       Y2, Y7, Y7
-	INCQ         BX
-	JMP          rxbc16p
+	VMULPD       64(DX), Y3, Y3
+	VMULPD       96(DX), Y8, Y8
 
-rxbc16e:
+rows16a:
+	VADDPD Y1, Y4, Y4
+	VADDPD Y2, Y5, Y5
+	VADDPD Y3, Y6, Y6
+	VADDPD Y8, Y7, Y7
+	INCQ   BX
+	JMP    rows16p
+
+rows16e:
 	VMOVUPD Y4, (DI)(AX*8)
 	VMOVUPD Y5, 32(DI)(AX*8)
 	VMOVUPD Y6, 64(DI)(AX*8)
 	VMOVUPD Y7, 96(DI)(AX*8)
 	ADDQ    $16, AX
-	JMP     rxbc16
+	JMP     rows16
 
-rxbc4:
+rows4:
 	LEAQ    4(AX), DX
 	CMPQ    DX, CX
-	JGT     rxbcdone
+	JGT     rowsdone
 	VMOVUPD (DI)(AX*8), Y4
 	XORQ    BX, BX
 
-rxbc4p:
-	CMPQ       BX, R12
-	JGE        rxbc4e
-	MOVQ       BX, R13
-	SHLQ       $4, R13
-	MOVQ       8(R9)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R8)(R14*8)
-	PREFETCHT0 24(R8)(R14*8)
-	MOVQ       8(R11)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R10)(R14*8)
-	PREFETCHT0 24(R10)(R14*8)
+rows4p:
+	CMPQ         BX, R12
+	JGE          rows4e
+	MOVQ         BX, R13
+	SHLQ         $4, R13
+	MOVQ         8(R9)(R13*1), R14
+	ADDQ         AX, R14
+	PREFETCHT0   (R8)(R14*8)
+	PREFETCHT0   24(R8)(R14*8)
 	VBROADCASTSD (SI)(BX*8), Y0
 	MOVQ         (R9)(R13*1), R14
 	ADDQ         AX, R14
+	VMULPD       (R8)(R14*8), Y0, Y1
+	TESTQ        R10, R10
+	JZ           rows4a
+	MOVQ         8(R11)(R13*1), R14
+	ADDQ         AX, R14
+	PREFETCHT0   (R10)(R14*8)
+	PREFETCHT0   24(R10)(R14*8)
 	MOVQ         (R11)(R13*1), DX
 	ADDQ         AX, DX
-	VMULPD       (R8)(R14*8), Y0, Y1
 	VMULPD       (R10)(DX*8), Y1, Y1
-	VADDPD       Y1, Y4, Y4
-	INCQ         BX
-	JMP          rxbc4p
 
-rxbc4e:
+rows4a:
+	VADDPD Y1, Y4, Y4
+	INCQ   BX
+	JMP    rows4p
+
+rows4e:
 	VMOVUPD Y4, (DI)(AX*8)
 	ADDQ    $4, AX
-	JMP     rxbc4
+	JMP     rows4
 
-rxbcdone:
-	VZEROUPPER
-	RET
-
-// func mulAddRowsXB(acc *float64, n int64, x *float64, b *float64, kb *int64, m int64)
-//
-// acc[q] += x[p]*b[kb[p]+q]: mulAddRowsXBC with no third factor.
-TEXT ·mulAddRowsXB(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ n+8(FP), CX
-	MOVQ x+16(FP), SI
-	MOVQ b+24(FP), R8
-	MOVQ kb+32(FP), R9
-	MOVQ m+40(FP), R12
-	XORQ AX, AX
-
-rxb16:
-	LEAQ    16(AX), DX
-	CMPQ    DX, CX
-	JGT     rxb4
-	VMOVUPD (DI)(AX*8), Y4
-	VMOVUPD 32(DI)(AX*8), Y5
-	VMOVUPD 64(DI)(AX*8), Y6
-	VMOVUPD 96(DI)(AX*8), Y7
-	XORQ    BX, BX
-
-rxb16p:
-	CMPQ       BX, R12
-	JGE        rxb16e
-	MOVQ       BX, R13
-	SHLQ       $4, R13
-	MOVQ       8(R9)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R8)(R14*8)
-	PREFETCHT0 64(R8)(R14*8)
-	PREFETCHT0 120(R8)(R14*8)
-	VBROADCASTSD (SI)(BX*8), Y0
-	MOVQ         (R9)(R13*1), R14
-	ADDQ         AX, R14
-	LEAQ         (R8)(R14*8), R14
-	VMULPD       (R14), Y0, Y1
-	VMULPD       32(R14), Y0, Y2
-	VADDPD       Y1, Y4, Y4
-	VADDPD       Y2, Y5, Y5
-	VMULPD       64(R14), Y0, Y1
-	VMULPD       96(R14), Y0, Y2
-	VADDPD       Y1, Y6, Y6
-	VADDPD       Y2, Y7, Y7
-	INCQ         BX
-	JMP          rxb16p
-
-rxb16e:
-	VMOVUPD Y4, (DI)(AX*8)
-	VMOVUPD Y5, 32(DI)(AX*8)
-	VMOVUPD Y6, 64(DI)(AX*8)
-	VMOVUPD Y7, 96(DI)(AX*8)
-	ADDQ    $16, AX
-	JMP     rxb16
-
-rxb4:
-	LEAQ    4(AX), DX
-	CMPQ    DX, CX
-	JGT     rxbdone
-	VMOVUPD (DI)(AX*8), Y4
-	XORQ    BX, BX
-
-rxb4p:
-	CMPQ       BX, R12
-	JGE        rxb4e
-	MOVQ       BX, R13
-	SHLQ       $4, R13
-	MOVQ       8(R9)(R13*1), R14
-	ADDQ       AX, R14
-	PREFETCHT0 (R8)(R14*8)
-	PREFETCHT0 24(R8)(R14*8)
-	VBROADCASTSD (SI)(BX*8), Y0
-	MOVQ         (R9)(R13*1), R14
-	ADDQ         AX, R14
-	VMULPD       (R8)(R14*8), Y0, Y1
-	VADDPD       Y1, Y4, Y4
-	INCQ         BX
-	JMP          rxb4p
-
-rxb4e:
-	VMOVUPD Y4, (DI)(AX*8)
-	ADDQ    $4, AX
-	JMP     rxb4
-
-rxbdone:
+rowsdone:
 	VZEROUPPER
 	RET

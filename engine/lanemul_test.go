@@ -6,26 +6,33 @@ import (
 	"testing"
 )
 
-// TestMulAddScalar checks the vector loops of a one-value product's
-// lanes against the Go loop bit for bit, at every length to 41 and at
-// offsets that leave the slices unaligned, with infinities, NaNs,
-// zeros of both signs and values whose products round.
-func TestMulAddScalar(t *testing.T) {
-	rng := rand.New(rand.NewSource(7))
+// laneValues returns a random value and a slice of n of them: one in six
+// an infinity, a NaN, a zero of either sign or an extreme, the others
+// of magnitudes whose products round.
+func laneValues(rng *rand.Rand) (val func() float64, fill func(n int) []float64) {
 	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e308, 5e-324, -1}
-	val := func() float64 {
+	val = func() float64 {
 		if rng.Intn(6) == 0 {
 			return special[rng.Intn(len(special))]
 		}
 		return rng.NormFloat64() * math.Pow(10, float64(rng.Intn(12)-6))
 	}
-	fill := func(n int) []float64 {
+	fill = func(n int) []float64 {
 		s := make([]float64, n)
 		for i := range s {
 			s[i] = val()
 		}
 		return s
 	}
+	return val, fill
+}
+
+// TestMulAddScalar checks the vector loops of a one-value product's
+// lanes against the Go loop bit for bit, at every length to 41 and at
+// offsets that leave the slices unaligned, with infinities, NaNs,
+// zeros of both signs and values whose products round.
+func TestMulAddScalar(t *testing.T) {
+	val, fill := laneValues(rand.New(rand.NewSource(7)))
 	was := useLaneMul
 	defer func() { useLaneMul = was }()
 	for n := 0; n <= 41; n++ {
@@ -85,20 +92,7 @@ func BenchmarkMulAddScalar(b *testing.B) {
 // the arrays' ends too (a fetch ahead never faults nor reads a value).
 func TestMulBatch(t *testing.T) {
 	rng := rand.New(rand.NewSource(8))
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.NaN(), 1e308, 5e-324}
-	val := func() float64 {
-		if rng.Intn(8) == 0 {
-			return special[rng.Intn(len(special))]
-		}
-		return rng.NormFloat64() * math.Pow(10, float64(rng.Intn(12)-6))
-	}
-	fill := func(n int) []float64 {
-		s := make([]float64, n)
-		for i := range s {
-			s[i] = val()
-		}
-		return s
-	}
+	_, fill := laneValues(rng)
 	const rows = 50
 	was := useLaneMul
 	defer func() { useLaneMul = was }()

@@ -1589,19 +1589,11 @@ func (q *lprod) oneValue() (x, b int, ok bool) {
 // walk sets). The walks set their offsets in k and kp.
 func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64, acc []float64) int64 {
 	for p := lo; p < hi; p++ {
-		// walkTo and aheadTo in one pass over the walks
+		if !walkTo(ws, k, p) {
+			return p
+		}
 		for i := range ws {
-			w := &ws[i]
-			xp := p
-			if w.keys != nil {
-				xp = w.keys[p]
-			}
-			u := w.rest + w.coef*xp + w.sh
-			if uint64(u) >= uint64(w.lim) {
-				return p
-			}
-			k[w.f] = u*w.mul + w.add
-			kp[w.f] = w.ahead(k[w.f], p+aheadPositions)
+			kp[ws[i].f] = ws[i].ahead(k[ws[i].f], p+aheadPositions)
 		}
 		mb.push(acc, k[x], k[b], k[2], kp[b], kp[2])
 	}
