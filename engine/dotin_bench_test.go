@@ -98,3 +98,27 @@ func BenchmarkFilteredDot(b *testing.B) {
 		}
 	})
 }
+
+// TestFilteredDotLanes checks that a row whose every index passes the
+// window sums as the plain segmented dot does, bit for bit: the filtered
+// dot keeps the dot's partial sums (independent chains of additions),
+// in Go and in assembly.
+func TestFilteredDotLanes(t *testing.T) {
+	const rows, w, ny = 50, 23, 61
+	p, idx, nidx, x := ellRows(rows, w, ny, false, 5)
+	y := make([]float64, ny)
+	for k := range y {
+		y[k] = math.Exp(math.Sin(float64(k)) * 20)
+	}
+	want := make([]float64, rows)
+	csrDot(want, p[1:], p[0], idx, x, y, int64(len(idx)), 1, 1, 1)
+	goOut, asmOut := make([]float64, rows), make([]float64, rows)
+	csrDotIn(goOut, p, idx, x, y, 0, ny)
+	done := csrDotInAsm(asmOut, p, nidx, x, false, y, 0, ny)
+	csrDotIn(asmOut[done:], p[done:], idx, x, y, 0, ny)
+	for k := range want {
+		if math.Float64bits(goOut[k]) != math.Float64bits(want[k]) || math.Float64bits(asmOut[k]) != math.Float64bits(want[k]) {
+			t.Fatalf("row %d: filtered %v (Go), %v (assembly), dot %v", k, goOut[k], asmOut[k], want[k])
+		}
+	}
+}

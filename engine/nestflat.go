@@ -1275,33 +1275,52 @@ func (d *segDot) filterIn(fr *frame, idx *cell, ny int) (lo, hi int64, ok bool) 
 
 // csrDotIn is csrDot (a = b = c = 1) of the terms whose index lies in
 // [lo, hi): the others add nothing. The caller has checked [lo, hi)
-// against y.
+// against y. The terms go into dotFit's partial sums by position:
+// independent chains of additions instead of one, and a row that passes
+// whole sums as dotFit.
 func csrDotIn[X number](out []float64, p []int64, idx []int64, x []X, y []float64, lo, hi int64) {
 	out = out[:len(p)-1]
+	var one X = 1
+	for r := range out {
+		ix := idx[p[r]:p[r+1]]
+		xp, xmask := unsafe.Pointer(&one), int64(0)
+		if x != nil {
+			xp, xmask = unsafe.Pointer(unsafe.SliceData(x[p[r]:p[r+1]])), -1
+		}
+		out[r] += laneDotIn[X](unsafe.Pointer(unsafe.SliceData(ix)), xp, y, xmask, int64(len(ix)), lo, hi)
+	}
+}
+
+// laneDotIn is laneDot over p = 0..n-1 of the terms whose index lies in
+// [lo, hi), a window that lies in y.
+func laneDotIn[X number](ip, xp unsafe.Pointer, y []float64, xmask, n, lo, hi int64) float64 {
 	// y is read from lo by the offset the one unsigned test bounds:
 	// keeping the index live past the test costs a spill per lane.
 	yp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(y)), lo*8)
 	w := uint64(hi - lo)
-	for r := range out {
-		s := 0.0
-		ix := idx[p[r]:p[r+1]]
-		if x == nil {
-			for _, k := range ix {
-				if d := uint64(k - lo); d < w {
-					s += at[float64](yp, int64(d))
-				}
-			}
-		} else {
-			xs := x[p[r]:p[r+1]]
-			xs = xs[:len(ix)]
-			for q, k := range ix {
-				if d := uint64(k - lo); d < w {
-					s += float64(xs[q]) * at[float64](yp, int64(d))
-				}
+	var s [dotLanes]float64
+	add := func(lane int, p int64) {
+		if d := uint64(at[int64](ip, p) - lo); d < w {
+			s[lane] += float64(at[X](xp, p&xmask)) * at[float64](yp, int64(d))
+		}
+	}
+	p := int64(0)
+	for ; p+dotLanes <= n; p += dotLanes {
+		add(0, p)
+		add(1, p+1)
+		add(2, p+2)
+		add(3, p+3)
+	}
+	if p < n {
+		add(0, p)
+		if p+1 < n {
+			add(1, p+1)
+			if p+2 < n {
+				add(2, p+2)
 			}
 		}
-		out[r] += s
 	}
+	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
 // rangeRows lays out rows r0..r1-1 of a range dot as CSR rows: the
