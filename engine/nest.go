@@ -185,6 +185,9 @@ type nstmt struct {
 	// valVec: a real val over a block's rows as lanes (it may read the
 	// body's lets per row), or nil.
 	valVec *vloop
+	// letVec: stLet, loop-free: its value over a block's rows as lanes,
+	// or nil.
+	letVec *vloop
 	// into: the value is a merge whose terms add into the entry at key
 	// (lowerMergeInto); into itself adds them by the closure path.
 	into func(*frame, *builder)
@@ -531,8 +534,14 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 		if v.t.Depth != 0 {
 			break
 		}
+		var letVec *vloop
+		if v.t.Base == ir.Real || v.t.Base == ir.Int {
+			// In position space the rows' values are computed a batch at
+			// a time, not by a call per row (flatLet).
+			letVec = c.postRows(nl, e.Args[0], "")
+		}
 		slot := c.bind(e.Vars[0], v.t)
-		s := &nstmt{kind: stLet, set: setter(v, slot), name: e.Vars[0], lslot: slot, realLet: v.t.Base == ir.Real, accF: -1, accI: -1, letOf: e.Args[0]}
+		s := &nstmt{kind: stLet, set: setter(v, slot), name: e.Vars[0], lslot: slot, realLet: v.t.Base == ir.Real, accF: -1, accI: -1, letOf: e.Args[0], letVec: letVec}
 		nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+ir.Format(e.Args[0]))
 		s.next = c.lowerStmt(nl, e.Args[1], lb)
 		c.unbind(1)

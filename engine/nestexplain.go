@@ -92,6 +92,9 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 				exec += "; the factors " + ir.Format(replaceNode(s.postOf, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below)", Type: s.sumOf.Type})) +
 					" over a block's rows in batches"
 			}
+			if s.letVec != nil {
+				exec += "; the let " + s.name + " over a block's rows in batches"
+			}
 			if s.keyVec != nil {
 				exec += "; the rows' keys " + ir.Format(s.keyE) + " and values into the sink in batches"
 			}

@@ -109,10 +109,33 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 		if s.valVec != nil && !rowLetSteps(s.valVec, fp.steps[:i]) {
 			s.valVec, s.keyVec = nil, nil
 		}
+		if s.letVec != nil && !rowLetSteps(s.letVec, fp.steps[:i]) {
+			s.letVec = nil
+		}
+		if s.loop != nil && s.loop.vec.scatter != nil {
+			s.loop.vec.scatter.step = rowLetStep(s.loop.vec.scatter.t, fp.steps[:i])
+		}
 	}
 	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
 	return fp
+}
+
+// rowLetStep returns the step among steps whose real let is the whole of
+// row factor t (t4 of let t4 = x(i2)), or -1.
+func rowLetStep(t *vnode, steps []*nstmt) int {
+	if t.op != vInv || !t.real || len(t.fv) != 1 || !t.fv[t.text] {
+		return -1
+	}
+	for j := len(steps) - 1; j >= 0; j-- {
+		if s := steps[j]; s.kind == stLet && s.name == t.text {
+			if !s.realLet {
+				return -1
+			}
+			return j
+		}
+	}
+	return -1
 }
 
 // rowLetSteps binds the vRowLet nodes of v to the steps before it that
@@ -652,7 +675,11 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 		case stLet:
 			if s.loop == nil {
 				vals, ivals := grow(&st.vals[i], rows), grow(&st.ivals[i], rows)
-				for r := r0; r < r1; r++ {
+				from := r0
+				if s.letVec != nil {
+					from = o.flatLet(fr, st, s, r0, r1, vals, ivals)
+				}
+				for r := from; r < r1; r++ {
 					setRow(r, i)
 					s.set(fr)
 					if fr.err != nil {
@@ -863,6 +890,34 @@ func (o *nloop) flatVals(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 		nestSaw("values")
 	}
 	vs.fl = nil
+}
+
+// flatLet computes loop-free let s for rows r0..r1-1 into vals (a real
+// let) or ivals over the rows as lanes, a batch at a time, and returns
+// the first row not done: r1, or the first row of a batch that failed a
+// guard or a read (from there the rows run one by one, so errors come in
+// row order).
+func (o *nloop) flatLet(fr *frame, st *flatState, s *nstmt, r0, r1 int64, vals []float64, ivals []int64) int64 {
+	vv := s.letVec
+	vs := fr.vstate(vv)
+	vv.decide(fr, vs, r0, r1)
+	vs.fl, vs.r0 = st, r0
+	defer func() { vs.fl = nil }()
+	for p0 := r0; p0 < r1; p0 += vbatch {
+		n := int(min(r1-p0, vbatch))
+		val, ok := vv.eval(fr, vs, p0, n)
+		if !ok {
+			nestSaw("fallback")
+			return p0
+		}
+		if s.realLet {
+			copy(vals[p0-r0:], vs.reals(vv.val, val, n))
+		} else {
+			copy(ivals[p0-r0:], vs.ints(vv.val, val, n))
+		}
+		nestSaw("let values")
+	}
+	return r1
 }
 
 // flatPost applies the factors of statement s (a product of factors and
@@ -1669,6 +1724,10 @@ type segScatter struct {
 	x    *cell
 	xInt bool
 	t    *vnode // the row's factor
+	// step: the position-space step whose let is the factor t (a bare
+	// row let, as vRowLet binds it), its per-row values read as they are;
+	// -1 evaluates t row by row.
+	step int
 }
 
 func scatterOf(l *nloop, row bool) *segScatter {
@@ -1685,7 +1744,7 @@ func scatterOf(l *nloop, row bool) *segScatter {
 		return t.real && laneFree(t)
 	}
 	if factor(nd) {
-		return &segScatter{t: nd} // a pattern's row: t at each key
+		return &segScatter{t: nd, step: -1} // a pattern's row: t at each key
 	}
 	if nd.op != vMul || !nd.real {
 		return nil
@@ -1698,7 +1757,7 @@ func scatterOf(l *nloop, row bool) *segScatter {
 		if x.op != vRead || x.a.op != vLane || x.real == xInt || !factor(t) {
 			return nil
 		}
-		return &segScatter{x: x.cl, xInt: xInt, t: t}
+		return &segScatter{x: x.cl, xInt: xInt, t: t, step: -1}
 	}
 	if sc := at(nd.a, nd.b); sc != nil {
 		return sc
@@ -1728,13 +1787,18 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	if !idx.fits(len(out)) || (sc.x != nil && p[len(p)-1] > sc.x.n) {
 		return false
 	}
-	ts := grow(&s.rowF[sc.t.id], int(r1-r0))
-	for r := r0; r < r1; r++ {
-		setRow(r, i)
-		ts[r-r0] = sc.t.ff(fr)
-	}
-	if fr.err != nil {
-		return true
+	var ts []float64
+	if sc.step >= 0 {
+		ts = st.vals[sc.step][:r1-r0]
+	} else {
+		ts = grow(&s.rowF[sc.t.id], int(r1-r0))
+		for r := r0; r < r1; r++ {
+			setRow(r, i)
+			ts[r-r0] = sc.t.ff(fr)
+		}
+		if fr.err != nil {
+			return true
+		}
 	}
 	keys := idx.ints
 	for r, t := range ts {
@@ -1851,6 +1915,9 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		}
 		if usesNames(s.valVec, names) {
 			s.valVec, s.keyVec = nil, nil
+		}
+		if usesNames(s.letVec, names) {
+			s.letVec = nil
 		}
 		if usesNames(s.keyVec, names) {
 			s.keyVec = nil

@@ -145,3 +145,49 @@ func TestHoldKeysOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRowLetBatches checks loop-free lets of rows in position space (the
+// column's x(j) of a CSC SpMV, hoisted out of its scatter; an int let of
+// the row's length): their values come a block's rows at a time, the
+// scatter reads a bare let's values as they are, and the results and
+// errors are the interpreter's and the closure paths'.
+func TestRowLetBatches(t *testing.T) {
+	plans := []string{
+		`sum(<j, _> in 0:A_len1)
+  let t1 = x(j) in
+  sum(<p, i> in A_idx2(A_pos2(j):A_pos2(j + 1))) { @dense i -> A_val(p) * t1 }`,
+		`sum(<j, _> in 0:A_len1)
+  let t1 = x(j) * beta in
+  let n = A_pos2(j + 1) - A_pos2(j) in
+  sum(<p, i> in A_idx2(A_pos2(j):A_pos2(j + 1))) { @dense i -> A_val(p) * t1 * n }`,
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for k, plan := range plans {
+		for trial := range 6 {
+			n, m := 1+rng.IntN([]int{40, 400}[trial%2]), 1+rng.IntN(40)
+			st := storage.Store{"beta": storage.RealScalar(float64(rng.IntN(5)) - 1.5)}
+			csr(st, "A", n, m, rng.IntN(4*n+1), rng)
+			x := randVec(n, rng)
+			clean := trial < 4
+			if !clean {
+				x = x[:rng.IntN(n)] // a read outside x in some row
+			}
+			st["x"] = storage.RealArray(x)
+			e := parse(t, plan, st)
+			seen := events(func() { agree(t, e, st) })
+			if clean && seen["let values"] == 0 {
+				t.Fatalf("plan %d, trial %d: events %v, want the lets' values in batches", k, trial, seen)
+			}
+			restore := nestsOff()
+			want, werr := runEngine(e, st, 1)
+			restore()
+			got, err := runEngine(e, st, 1)
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("plan %d, trial %d: error %v, the closure paths' %v", k, trial, err, werr)
+			}
+			if err == nil && !value.Equal(got, want, 0) {
+				t.Fatalf("plan %d, trial %d: nest %s, closure paths %s", k, trial, value.Format(got), value.Format(want))
+			}
+		}
+	}
+}
