@@ -38,7 +38,7 @@ var modelCoefs = []struct {
 	{"iterRange", &iterRange}, {"iterArray", &iterArray}, {"iterHash", &iterHash},
 	{"loopRun", &loopRun},
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
-	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow},
+	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow}, {"insertScatter", &insertScatter},
 	{"mergeStep", &mergeStep}, {"tempDict", &tempDict}, {"loopCall", &loopCall},
 	{"liftRun", &liftRun},
 }
@@ -310,6 +310,15 @@ func calibCases(t *testing.T) []*calibCase {
 		add("mttkrp dense", f, "mttkrp", cooSpec{"B", f, short}, cooSpec{"C", "dense", dC}, cooSpec{"D", "dense", dD})
 		out[len(out)-1].alts = map[string]string{"rank inside": mttkrpRank[f].inside}
 	}
+	// SumMMM over bcsstk16 csr and a factor of 250 columns csc: B's few
+	// entries scattered into its row sums (the search's plan), or A's
+	// many into its column sums.
+	a, err := storage.ReadTensorFile("../../shared/data/bcsstk16.mtx.gz", storage.ReadOptions{})
+	if err != nil {
+		t.Skipf("real data: %v", err)
+	}
+	add("summmm bcsstk16", "csr/csc", "summmm", cooSpec{"A", "csr", a}, cooSpec{"B", "csc", randomCOO(r, []int64{a.Dims[0], 250}, 1.0/32)})
+	out[len(out)-1].alts = map[string]string{"A scattered": summmmPlacements[0], "B scattered": summmmPlacements[1]}
 	return out
 }
 

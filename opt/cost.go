@@ -65,6 +65,15 @@ var (
 	insertDense = 1.0  // γ_arr-insert: accumulate into a dense array
 	insertHash  = 20.0 // γ_hash-insert: accumulate into a hash map
 
+	// insertScatter is what a dense insert adds when its key is the
+	// value a loop reads from an index array (a scatter): a
+	// read-modify-write at a random position per entry, which the engine
+	// cannot vectorize, against a dot's read and multiply, which it runs
+	// four lanes at a time. SpMV over bcsstk16 as csc (a scatter of A's
+	// entries) takes 1.39x the time of csr (a dot per row) where the
+	// model without it prices them alike (bench/results/calibrate.txt).
+	insertScatter = 2.0
+
 	// insertRow is what a singleton whose value is a dictionary adds to
 	// its insert: the row's own builder, opened, filled and closed.
 	insertRow = 0.0
@@ -235,6 +244,11 @@ type planCost struct {
 	// its bounds read.
 	swapRange bool
 	rangeFV   varSet
+	// denseKey: the plan is a dense singleton (or a branch of one) whose
+	// key is the variable scatterKey; a sum that reads its key from an
+	// index array scatters it (insertScatter).
+	denseKey   bool
+	scatterKey uint32
 }
 
 // costPart is the cost of pure operations that read exactly fv, of
@@ -394,6 +408,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	classFV := g.Data(class).FV
 	denseRow := g.Data(class).Type.Depth == 1 && g.Data(class).Type.Base == ir.Real
 	lift, liftKey, liftLeaf, swapRange, rangeFV := false, uint32(0), false, false, varSet(nil)
+	denseKey, scatterKey := false, uint32(0)
 	loops, sparse, winFV := false, false, varSet(nil)
 	for _, x := range kids {
 		loops = loops || x.loops
@@ -436,6 +451,9 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		switch ir.Ann(n.Payload) {
 		case ir.AnnDense:
 			c = sum + insertDense
+			if key, ok := bindSym(g, n.Children[0]); ok {
+				denseKey, scatterKey = true, uint32(key)
+			}
 		case ir.AnnHash:
 			c = sum + insertHash
 		default:
@@ -472,6 +490,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		sel := d(0).Sel
 		c = k(0) + sel*k(1)
 		temp = kids[1].temp
+		denseKey, scatterKey = kids[1].denseKey, kids[1].scatterKey
 		kidParts(1, 0)
 		kidParts(sel, 1)
 		ownKids(1, 0)
@@ -531,6 +550,10 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			extra = liftRun
 		}
 		c += extra
+		if val, ok := bindSym(g, n.Children[1]); ok && !isRange && src.Layout() == LayoutArray && body.denseKey && body.scatterKey == uint32(val) {
+			c += size * insertScatter
+			self(d(2).FV, size*insertScatter)
+		}
 		ownKids(1, 2)
 		ownKids(size, 3)
 		self(d(2).FV, loopRun+size*step)
@@ -572,7 +595,8 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 	}
 	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts,
-		own: own, loops: loops, sparse: sparse, winFV: winFV, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV}
+		own: own, loops: loops, sparse: sparse, winFV: winFV, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV,
+		denseKey: denseKey, scatterKey: scatterKey}
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}

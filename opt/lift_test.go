@@ -4,11 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storel/storel/engine"
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
-	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/value"
 )
 
@@ -110,32 +108,7 @@ func TestLiftedRangeRanks(t *testing.T) {
 	for _, f := range []string{"csf", "coo", "hash"} {
 		tensors := []tensorSpec{{"B", f, []int64{200, 150, 20}, 0.002}, {"C", "dense", []int64{150, 16}, 1}, {"D", "dense", []int64{16, 20}, 1}}
 		naive, st := setupProgram(t, "mttkrp", src, 3, tensors)
-		want, err := eval.Eval(naive, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := map[string]ir.Type{}
-		for name, info := range engine.SchemaOf(st) {
-			env[name] = info.Type()
-		}
-		stats := GatherStats(st)
-		var costs [2]float64
-		for i, text := range [2]string{mttkrpRank[f].above, mttkrpRank[f].inside} {
-			plan, err := sdql.CompileExpr("plan.sdql", []byte(text), env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := eval.Eval(plan, st); err != nil || !value.Equal(want, got, 1e-9) {
-				t.Fatalf("%s plan %d computes %v (%v), the naive plan %v", f, i, got, err, want)
-			}
-			s := newSession(st, stats)
-			s.reserveNames(plan)
-			c, err := s.termCost(plan, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			costs[i] = c.Value
-		}
+		costs := planCosts(t, naive, st, mttkrpRank[f].above, mttkrpRank[f].inside)
 		// coo's rank inside runs above the row's loop, as the rank above.
 		if f != "coo" && costs[0] >= costs[1] {
 			t.Errorf("B %s: the rank above B's row costs %.3g, inside each fiber %.3g", f, costs[0], costs[1])
