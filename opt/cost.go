@@ -70,8 +70,12 @@ var (
 	// read-modify-write at a random position per entry, which the engine
 	// cannot vectorize, against a dot's read and multiply, which it runs
 	// four lanes at a time. SpMV over bcsstk16 as csc (a scatter of A's
-	// entries) takes 1.39x the time of csr (a dot per row) where the
-	// model without it prices them alike (bench/results/calibrate.txt).
+	// entries) takes 1.17-1.39x the time of csr (a dot per row), which
+	// the model without it prices alike: 0.7-1.6 a scatter. SumMMM over
+	// bcsstk16 csr and a factor csc takes 1.65x as long scattering A's
+	// 290K entries as scattering B's 38K and dotting A with them: 4.7.
+	// The fit of all plans puts it at 0 as it puts insertDense
+	// (bench/results/calibrate.txt).
 	insertScatter = 2.0
 
 	// insertRow is what a singleton whose value is a dictionary adds to
