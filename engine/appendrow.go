@@ -21,13 +21,11 @@ import (
 // adds into the last entry (only then can an entry be zero at close). A
 // row that outgrows the blocks' room moves to new blocks, unless it has
 // more than maxBlock/4 entries (then it settles: compaction gives such a
-// row storage of its own). A loop that hands over a whole row at once
-// (appendRow: the rows of TTV's fibers in position space) skips the
-// builder's per-key dispatch; one that hands over a block of closed rows
-// (appendRows: the fibers of many iterations i) writes each where it
-// stays and records it closed, no row opened and closed in turn; and one
-// that walks a level whose extent bounds the rows and entries to come
-// sizes the storage once for them (reserveRows).
+// row storage of its own). A loop that hands over its rows a block at a
+// time (appendRows: TTV's fibers in position space, of many iterations
+// i) skips the builder's per-key dispatch, and writes each row whole in
+// the block where it stays and records it closed, no row opened and
+// closed in turn.
 //
 // The row's slice is empty while it appends, so every write into it
 // goes through addRealSlow or addIntSlow (dense levels check the key
@@ -117,102 +115,100 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 	return true
 }
 
-// appendRow adds vals at keys (aligned, real) into the row at key k of
-// b, a dictionary of rows in sequential mode, and reports whether it
-// could: not when b is in no such mode or k is less than its open row's
-// (then nothing is added).
-func (b *builder) appendRow(k int64, keys []int64, vals []float64) bool {
+// appendRows adds rows into b, a dictionary of rows in sequential mode:
+// row c, at key key(c), takes the values vals[r0-lo : r1-lo] at the
+// aligned keys, where r0..r1 is ends[c]..ends[c+1] within lo..hi; the
+// rows are those from c0 on that start before hi. A row whole within
+// lo..hi is written where it stays, after the row before, in one pass of
+// its entries, and recorded as closed at once: no row is opened,
+// appended to and closed in turn through the builder. A row's part (the
+// first row begun before lo, the last going on past hi), a row that
+// cannot be kept so (keys out of order: it settles in the workspace),
+// and the first row of all (at ends[0]) go into the open row, appended
+// to there; after the first, the rows' records and the block the entries
+// go to are sized once for all the rows, not grown row after row. It
+// returns the row it stopped at: before a row whose key does not follow
+// the rows so far (that row is left for the general way), or at once
+// when b is not appending rows of reals.
+func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, vals []float64, key func(c int) int64) int {
 	x := b.x
-	if x == nil || !x.sequential && x.seq == nil || b.spec.depth != 2 || !b.spec.kid.real || x.seq != nil && k < x.seq.key {
-		return false
+	if x == nil || !x.sequential && x.seq == nil || x.seq != nil && x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
+		return c0
 	}
-	c := b.seqRow(k)
-	if c != nil {
-		addReals(c, keys, vals)
-	}
-	return c != nil
-}
-
-// appendRows adds a block of closed rows into b, a dictionary of rows in
-// sequential mode: row c, at key key(c), takes the values vals[ends[c] -
-// ends[0] : ends[c+1] - ends[0]] at the aligned keys. Each row is written
-// where it stays, after the row before, in one pass of its entries, and
-// recorded as closed at once: no row is opened, appended to and closed in
-// turn through the builder. It returns how many rows it took: it stops
-// before a row whose key does not follow the rows so far, whose keys do
-// not increase or fit a 4-byte list key (that row is left for appendRow
-// or the general way), or when b is not appending rows of reals.
-func (b *builder) appendRows(ends, keys []int64, vals []float64, key func(c int) int64) int {
-	x := b.x
-	if x == nil || x.seq == nil || x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
-		return 0
-	}
-	s := x.seq
-	if cur := s.cur; cur.ws != s.w || cur.spec.depth != 1 || s.live && !cur.app {
-		return 0
-	}
-	w := s.w
-	rows, e0 := len(ends)-1, ends[0]
-	c := 0
+	block := false
 	defer func() {
-		if c > 0 {
+		if block {
 			nestSaw("rows appended as a block")
 		}
 	}()
-	for ; c < rows; c++ {
-		lo, hi := ends[c]-e0, ends[c+1]-e0
-		if lo == hi {
+	c := c0
+	for ; c+1 < len(ends) && ends[c] < hi; c++ {
+		r0, r1 := max(ends[c], lo), min(ends[c+1], hi)
+		if r0 >= r1 {
 			continue // no entries: no row
 		}
 		k := key(c)
-		rk, rv := keys[lo:hi], vals[lo:hi]
-		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit || !s.closeRow() {
-			return c
-		}
-		if room(w, w.realBlock) < len(rv) {
-			growAppend(w, &w.realBlock, int(ends[rows]-ends[c]))
-		}
-		kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
-		m, ok := appendIncreasing(kb, vb, rk, rv, -1)
-		if !ok {
-			return c
-		}
-		s.key = k
-		if m == 0 {
-			continue // zeros only: no entry
-		}
-		if int(kb[m-1])+1 <= denseLeafFactor*m {
-			// Half full or more: closed the way an appended row is
-			// (a dense slice from key 0).
-			s.live = true
-			s.cur.startAppend()
-			w.appended = m
-			s.closeAppended()
-			s.live = false
+		rk, rv := keys[r0-lo:r1-lo], vals[r0-lo:r1-lo]
+		if s := x.seq; s != nil && r0 == ends[c] && r1 == ends[c+1] && r0 != ends[0] && s.keepRow(k, rk, rv, int(hi-r0)) {
+			block = true
 			continue
 		}
-		// A list kept where it was written.
-		w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
-		w.carved += m
-		store(s, chunkReals, carved(w.realBlock, vb[:m]), carved(w.keyBlock, kb[:m]))
+		if s := x.seq; s != nil && k < s.key {
+			return c
+		}
+		cur := b.seqRow(k)
+		if cur == nil {
+			return c
+		}
+		addReals(cur, rk, rv)
+		if s, last := x.seq, len(ends)-1; r0 == ends[0] && s != nil && s.outer == nil && s.cur.app {
+			s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, last-1-c), slices.Grow(s.vEnds, last-1-c), slices.Grow(s.cEnds, last-1-c)
+			if w := s.w; room(w, w.realBlock) < int(ends[last]-r1) {
+				growAppend(w, &w.realBlock, w.appended+int(ends[last]-r1))
+			}
+		}
 	}
-	return rows
+	return c
 }
 
-// reserveRows readies b, in sequential mode with its open row appending
-// reals, for rows more rows of at most entries more entries, as the
-// level a walk is on bounds them: the rows' records and the block the
-// entries go to are sized once, not grown row after row.
-func (b *builder) reserveRows(rows, entries int) {
-	x := b.x
-	if x == nil || x.seq == nil || x.seq.outer != nil || !x.seq.cur.app || !x.seq.cur.spec.real {
-		return
+// keepRow records a whole row at key k, its values vals at keys, closed
+// where it is written in the level's blocks (growing them, when short,
+// to room for need entries), and reports whether it could: not when the
+// open row is not appending, k does not follow, or the keys do not
+// increase or fit a 4-byte list key.
+func (s *seqRows) keepRow(k int64, keys []int64, vals []float64, need int) bool {
+	w := s.w
+	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app ||
+		k <= s.key || keys[len(keys)-1] > narrowKeyLimit || !s.closeRow() {
+		return false
 	}
-	s, w := x.seq, x.seq.w
-	s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, rows), slices.Grow(s.vEnds, rows), slices.Grow(s.cEnds, rows)
-	if room(w, w.realBlock) < entries {
-		growAppend(w, &w.realBlock, w.appended+entries)
+	if room(w, w.realBlock) < len(vals) {
+		growAppend(w, &w.realBlock, need)
 	}
+	kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
+	m, ok := appendIncreasing(kb, vb, keys, vals, -1)
+	if !ok {
+		return false
+	}
+	s.key = k
+	if m == 0 {
+		return true // zeros only: no entry
+	}
+	if int(kb[m-1])+1 <= denseLeafFactor*m {
+		// Half full or more: closed the way an appended row is (a
+		// dense slice from key 0).
+		s.live = true
+		s.cur.startAppend()
+		w.appended = m
+		s.closeAppended()
+		s.live = false
+		return true
+	}
+	// A list kept where it was written.
+	w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
+	w.carved += m
+	store(s, chunkReals, carved(w.realBlock, vb[:m]), carved(w.keyBlock, kb[:m]))
+	return true
 }
 
 // appendVals adds vals at keys (aligned; nil: the run of keys lo,

@@ -751,46 +751,33 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// the row at its key: appended where they stay while the
 				// keys come in order, else row by row.
 				setRow(r0, i)
-				appended := true
-				full, lim := u.c, min(r1, kend) // rows u.c..full-1 end by lim
-				for c, g0 := u.c, r0; g0 < r1; c++ {
-					g1 := min(r1, u.bounds[c+1])
-					if g1 == g0 {
-						continue // no rows: no row
-					}
-					if g1 <= kend && g0 == u.bounds[c] && g0 > u.bounds[0] && u.bounds[c+1] <= r1 {
-						// The rows from c on whose entries are all in the block
-						// (the run's first row reserves, below) go into the sink
-						// together.
-						full = max(full, c+1)
-						for full+1 < len(u.bounds) && u.bounds[full+1] <= lim {
-							full++
-						}
-						ends := u.bounds[c : full+1]
-						if n := b.appendRows(ends, keys[g0-r0:], st.vals[i][g0-r0:], func(j int) int64 {
-							u.p.setVars(fr, u.r0+int64(c+j))
+				appended, lim := true, min(r1, kend)
+				for c, g0 := u.c, r0; g0 < r1; {
+					if g0 < lim {
+						// The rows from c on that start before lim into
+						// the sink together (the first and last maybe in
+						// part).
+						if n := b.appendRows(u.bounds, c, g0, lim, keys[g0-r0:], st.vals[i][g0-r0:], func(c int) int64 {
+							u.p.setVars(fr, u.r0+int64(c))
 							return u.single.key(fr)
-						}); n > 0 {
-							c, g0 = c+n-1, ends[n]
-							continue
-						}
-					}
-					if g1 <= kend {
-						u.p.setVars(fr, u.r0+int64(c)) // the row's key is a variable of the loop around
-						if b.appendRow(u.single.key(fr), keys[g0-r0:g1-r0], st.vals[i][g0-r0:g1-r0]) {
-							if g0 == u.bounds[0] { // the run's first row: room for all its rows
-								b.reserveRows(len(u.bounds)-2-c, int(u.bounds[len(u.bounds)-1]-g1))
+						}); n > c {
+							c = n
+							if g0 = min(lim, u.bounds[c]); g0 < u.bounds[c] {
+								c-- // row c-1 goes on past lim
 							}
-							g0 = g1
 							continue
 						}
 					}
-					appended = false
-					setRow(g0, i)
-					if !o.addRows(fr, st, s, i, r0, g0, g1, keys, kend, b.child(u.single.key(fr)), setRow) {
-						return
+					g1 := min(r1, u.bounds[c+1])
+					if g1 > g0 {
+						appended = false
+						setRow(g0, i)
+						if !o.addRows(fr, st, s, i, r0, g0, g1, keys, kend, b.child(u.single.key(fr)), setRow) {
+							return
+						}
 					}
 					g0 = g1
+					c++
 				}
 				if appended {
 					nestSaw("appended")
