@@ -125,9 +125,10 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 	if nl.workBy != "" {
 		ranges = "ranges of equal work (iterations + " + nl.workBy + ")"
 	}
-	workers := fmt.Sprint(threads)
+	workers, waking := fmt.Sprint(threads), ""
 	if threads > 2 && workerWake > 0 {
-		workers += fmt.Sprintf(" (fewer for a short run: about the square root of its time over %v, at least 2)", workerWake)
+		waking = fmt.Sprintf(" (fewer for a short run: about the square root of its time over %v, at least 2)", workerWake)
+		workers += waking
 	}
 	claimed := fmt.Sprintf("%s workers taking %d %s in turn", workers, threads*claimsPerWorker, ranges)
 	switch {
@@ -144,8 +145,12 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 		}
 		return text
 	case nl.sink.spec != nil && nl.sink.spec.depth == 1 && nl.sink.spec.dense:
-		return fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order; fewer workers (one: no private row) where merging their rows costs more than they save",
+		text := fmt.Sprintf("%d workers dealt %d %s in rotation, one private row each, merged in worker order; fewer workers (one: no private row) where merging their rows costs more than they save",
 			threads, threads*claimsPerWorker, ranges)
+		if waking != "" {
+			text += "; the workers run on goroutines that claim them in turn" + waking
+		}
+		return text
 	case nl.sink.spec != nil:
 		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)
 	}

@@ -406,7 +406,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	workers = min(workers, len(parts))
 	p0 := parts[0]
 	done := traced(0, p0)
-	probe, long, _ := probeRun(fr, parts, cw)
+	probe, long, predicted := probeRun(fr, parts, cw)
 	if !long || workers < 2 {
 		// Short: the chunks in turn on fr, each into its worker's result,
 		// so the answer is the workers' bit for bit.
@@ -426,9 +426,9 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 		return fr.err
 	}
 	fails := make([]*Error, len(parts))
-	// deal runs worker w's chunks from first on, stopping at its first
-	// error: every chunk before the first failing one in chunk order runs,
-	// as no worker stops before a failure of its own.
+	// deal runs dealt worker w's chunks from first on, stopping at its
+	// first error: every chunk before the first failing one in chunk
+	// order runs, as no dealt worker stops before a failure of its own.
 	deal := func(w, first int, wfr *frame) {
 		c := first
 		defer func() {
@@ -447,17 +447,37 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wfr := fr.clone()
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+	// The dealt workers (their chunks, and so the answer's bits) stay as
+	// the caller counted them; goroutines, started as for any split run
+	// (wakingWorkers), claim whole dealt workers in turn, no more
+	// goroutines than the most dealt workers one of them runs needs.
+	each := int(ceilDiv(int64(workers), int64(min(workers, wakingWorkers(predicted, workers)))))
+	var next atomic.Int64
+	next.Store(1)
+	claim := func(wfr *frame) {
+		for {
+			w := int(next.Add(1) - 1)
+			if w >= workers {
+				return
+			}
+			if wfr.err != nil {
+				// A failed dealt worker's frame: the next starts clean.
+				wfr = wfr.clone()
+			}
 			if cw.start != nil {
 				cw.start(w, wfr)
 			}
 			deal(w, w, wfr)
-		}(w)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 1; g < int(ceilDiv(int64(workers), int64(each))); g++ {
+		wfr := fr.clone()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			claim(wfr)
+		}()
 	}
 	if fr.err == nil && probe < p0[1] {
 		cw.run(0, fr, probe, p0[1])
@@ -467,6 +487,7 @@ func cyclicRun(fr *frame, parts [][2]int64, workers int, cw chunkWork) *Error {
 	if fr.err == nil {
 		deal(0, workers, fr)
 	}
+	claim(fr)
 	wg.Wait()
 	return firstError(fails)
 }

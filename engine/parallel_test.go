@@ -212,8 +212,19 @@ func TestClaimedChunks(t *testing.T) {
 // TestCyclicChunks: cyclic work deals chunk c to worker c mod W, starts
 // each worker once, covers every position once, and returns the error of
 // the first failing chunk in chunk order, every chunk before it having
-// run, even when a later chunk fails first.
+// run, even when a later chunk fails first: on a goroutine per worker,
+// and on fewer goroutines (a run short against a worker's start), one of
+// them going on to the next worker after a failure.
 func TestCyclicChunks(t *testing.T) {
+	saved := workerWake
+	defer func() { workerWake = saved }()
+	for _, wake := range []time.Duration{0, time.Hour} {
+		workerWake = wake
+		cyclicChunks(t)
+	}
+}
+
+func cyclicChunks(t *testing.T) {
 	const parts, workers, late, early = 40, 3, 5, 30
 	cs := chunks(400, parts)
 	chunkOf := func(p int64) int {

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 // TestOneThreadUnsplit checks that at one thread a top sum runs as one
@@ -150,38 +152,87 @@ func TestWakingWorkers(t *testing.T) {
 	probeTimer = func() func() time.Duration {
 		return func() time.Duration { return time.Duration(float64(180*time.Microsecond) * share) }
 	}
-	var mu sync.Mutex
-	goroutines := map[string]bool{}
-	deadline := time.Now().Add(300 * time.Millisecond)
-	chunkTrace = func(int, [2]int64) func() {
-		mu.Lock()
-		goroutines[goroutineID()] = true
-		mu.Unlock()
-		// A chunk waits (a while at most) for more goroutines than the
-		// run should start, so that a run that starts them shows them.
-		return func() {
-			for time.Now().Before(deadline) {
-				mu.Lock()
-				n := len(goroutines)
-				mu.Unlock()
-				if n > 3 {
-					return
-				}
-				time.Sleep(50 * time.Microsecond)
-			}
-		}
-	}
-	k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := k.Run(st)
+	got, _ := runOnFewGoroutines(t, e, st, threads, 3, "a run predicted to take 180 µs")
+	agreeValue(t, e, st, got)
+}
+
+// runOnFewGoroutines runs e at threads and checks that its split ran
+// chunks on at most most goroutines; it returns the answer and the count
+// of workers the chunks named.
+func runOnFewGoroutines(t *testing.T, e *ir.Expr, st storage.Store, threads, most int, run string) (value.Value, int) {
+	t.Helper()
+	goroutines, workers := traceGoroutines(most)
+	got, err := runEngine(e, st, threads)
 	chunkTrace = nil
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(goroutines) > 3 {
-		t.Errorf("a run predicted to take 180 µs ran chunks on %d goroutines, want at most 3", len(goroutines))
+	if n := goroutines(); n > most {
+		t.Errorf("%s ran chunks on %d goroutines, want at most %d", run, n, most)
+	}
+	return got, workers()
+}
+
+// traceGoroutines sets chunkTrace to count the goroutines that run a
+// split run's chunks and the workers it names; the funcs it returns read
+// the counts. A chunk waits (300 ms at most) for more than most
+// goroutines, so that a run that starts more shows them.
+func traceGoroutines(most int) (goroutines, workers func() int) {
+	var mu sync.Mutex
+	gs, ws := map[string]bool{}, map[int]bool{}
+	count := func(m int) func() int {
+		return func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			if m == 0 {
+				return len(gs)
+			}
+			return len(ws)
+		}
+	}
+	goroutines, workers = count(0), count(1)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	chunkTrace = func(w int, _ [2]int64) func() {
+		mu.Lock()
+		gs[goroutineID()], ws[w] = true, true
+		mu.Unlock()
+		return func() {
+			for goroutines() <= most && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}
+	return goroutines, workers
+}
+
+// TestDealtRunWakesFewGoroutines: a run dealt to private rows (BATAX)
+// starts goroutines by the same rule as any split run (wakingWorkers),
+// each running whole dealt workers, while the count of dealt workers,
+// and so the answer's bits, stays privateWorkers': at 16 threads
+// (GOMAXPROCS 16) a run short against a worker's start runs its chunks
+// on 2 goroutines, with the bits of the run on all 16, and the
+// interpreter's answer.
+func TestDealtRunWakesFewGoroutines(t *testing.T) {
+	savedWake, savedProcs := workerWake, runtime.GOMAXPROCS(16)
+	defer func() { workerWake = savedWake; runtime.GOMAXPROCS(savedProcs) }()
+	rng := rand.New(rand.NewPCG(13, 15))
+	a := randCSR(3000, 200, 12000, rng)
+	st := storage.Store{"x": storage.RealArray(randVec(200, rng)), "beta": storage.RealScalar(1.5)}
+	a.store(st, "A")
+	e := parse(t, planBATAX, st)
+	const threads = 16
+	all, err := runEngine(e, st, threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every run is short against a worker's start: 2 goroutines.
+	workerWake = time.Hour
+	got, n := runOnFewGoroutines(t, e, st, threads, 2, "a short dealt run")
+	if n != threads {
+		t.Errorf("%d dealt workers ran chunks, want %d", n, threads)
+	}
+	if !value.Equal(got, all, 0) {
+		t.Errorf("on 2 goroutines %s\non 16 %s", value.Format(got), value.Format(all))
 	}
 	agreeValue(t, e, st, got)
 }
