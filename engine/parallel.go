@@ -179,19 +179,29 @@ type chunkWork struct {
 	cyclic bool
 }
 
-// probeEnd returns the end of the probe of a split run: about the
-// probeShare-th part of chunk p0's work (chunk 0, from iteration 0), at
-// least one iteration, and the share of the whole run's work (iterations
-// 0..n-1) the probe holds.
-func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (int64, float64) {
-	end := p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+// probeEnd returns the probe of a split run: about the probeShare-th
+// part of chunk p0's work (chunk 0, from iteration 0), at least one
+// iteration, ending at end; warm, where the probe's second half of its
+// work begins (p0[0] for a probe too short to cut); and the share of the
+// whole run's work (iterations 0..n-1) iterations warm..end-1 hold.
+// Only the second half is timed: a run's first iterations on a frame
+// pay a fixed cost (its first batch: on landmark at 16 threads 4-40 µs
+// where the next as many took 1 µs), which scaled by a 2048th share
+// predicted a 1.3 ms SpMV to take 20-40 ms.
+func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (warm, end int64, share float64) {
+	end = p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+	warm = p0[0] + (end-p0[0])/2
 	if cw.work != nil {
 		w := workFunc(func(i int64) int64 { return cw.work(cw.lo + i) })
 		if w(n)-w(p0[0]) > 0 {
 			end = w.first(p0[0], p0[1], w(p0[0]), (w(p0[1])-w(p0[0]))/probeShare)
+			warm = w.first(p0[0], end, w(p0[0]), (w(end)-w(p0[0]))/2)
 		}
 	}
-	return end, cw.share([2]int64{p0[0], end}, n)
+	if warm >= end {
+		warm = p0[0]
+	}
+	return warm, end, cw.share([2]int64{warm, end}, n)
 }
 
 // share returns the share of the whole run's work (iterations 0..n-1)
@@ -347,7 +357,8 @@ func untraced(done func()) {
 // workerPanic is the error of a worker that panicked.
 const workerPanic = "internal error in the engine (parallel worker)"
 
-// probeRun starts chunk 0 on fr and runs its first part (probeEnd), timed:
+// probeRun starts chunk 0 on fr and runs its first part (probeEnd), the
+// second half timed:
 // chunk 0 runs before any worker starts (at 16 threads the whole of it,
 // a 128th of SpMV on cnr-2000, was 0.1 ms of a 1.7 ms run). probe is
 // where chunk 0's rest begins; predicted is the whole run's time on one
@@ -355,12 +366,17 @@ const workerPanic = "internal error in the engine (parallel worker)"
 // (parallelMin).
 func probeRun(fr *frame, parts [][2]int64, cw chunkWork) (probe int64, long bool, predicted time.Duration) {
 	p0, n := parts[0], parts[len(parts)-1][1]
-	probe, share := cw.probeEnd(p0, n)
-	elapsed := probeTimer()
+	warm, probe, share := cw.probeEnd(p0, n)
 	if cw.start != nil {
 		cw.start(0, fr)
 	}
-	cw.run(0, fr, p0[0], probe)
+	if warm > p0[0] {
+		cw.run(0, fr, p0[0], warm)
+	}
+	elapsed := probeTimer()
+	if fr.err == nil {
+		cw.run(0, fr, warm, probe)
+	}
 	if share > 0 {
 		predicted = time.Duration(float64(elapsed()) / share)
 	}

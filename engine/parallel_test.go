@@ -328,9 +328,9 @@ func TestProbeDecides(t *testing.T) {
 	total := int64(a.n) + nnz
 	p0 := splitChunks(int64(a.n), threads*claimsPerWorker, 0, func(p int64) int64 { return p + a.pos[min(p, int64(a.n))] })[0]
 	cw := chunkWork{work: func(p int64) int64 { return p + a.pos[min(p, int64(a.n))] }}
-	end, share := cw.probeEnd(p0, int64(a.n))
-	if want := float64(end+a.pos[end]) / float64(total); math.Abs(share-want) > 1e-12 || end-p0[0] >= (p0[1]-p0[0])/2 {
-		t.Fatalf("probe of chunk %v ends at %d with share %.4f, want %.4f", p0, end, share, want)
+	warm, end, share := cw.probeEnd(p0, int64(a.n))
+	if want := float64(end-warm+a.pos[end]-a.pos[warm]) / float64(total); math.Abs(share-want) > 1e-12 || end-p0[0] >= (p0[1]-p0[0])/2 {
+		t.Fatalf("probe of chunk %v timed from %d to %d with share %.4f, want %.4f", p0, warm, end, share, want)
 	}
 	const took = 10 * time.Microsecond
 	predicted := time.Duration(float64(took) / share)
@@ -388,4 +388,31 @@ func goroutineID() string {
 		return ""
 	}
 	return f[1]
+}
+
+// TestProbeTimesWarmRun: the probe's prediction leaves out the fixed
+// cost of a run's first iterations on a frame. On a clock where each
+// iteration takes 1 µs and the first call 1 ms more, the probe predicts
+// the run's 128 ms (the time its iterations take), not 17 times that.
+func TestProbeTimesWarmRun(t *testing.T) {
+	saved := probeTimer
+	defer func() { probeTimer = saved }()
+	var clock time.Duration
+	probeTimer = func() func() time.Duration {
+		t0 := clock
+		return func() time.Duration { return clock - t0 }
+	}
+	first := true
+	cw := chunkWork{run: func(_ int, _ *frame, from, to int64) {
+		if first {
+			clock += time.Millisecond
+			first = false
+		}
+		clock += time.Duration(to-from) * time.Microsecond
+	}}
+	const n = 128_000
+	_, long, predicted := probeRun(newFrame(1, 1, 0), chunks(n, 128), cw)
+	if want := n * time.Microsecond; !long || predicted < want*99/100 || predicted > want*101/100 {
+		t.Errorf("probe predicts %v (long %v), want %v", predicted, long, want)
+	}
 }

@@ -148,7 +148,7 @@ func TestWakingWorkers(t *testing.T) {
 	// The probe's part takes what makes the whole run 180 µs: 3 workers.
 	const threads = 16
 	p0 := splitChunks(3000, threads*claimsPerWorker, 0, nil)[0]
-	_, share := (&chunkWork{}).probeEnd(p0, 3000)
+	_, _, share := (&chunkWork{}).probeEnd(p0, 3000)
 	probeTimer = func() func() time.Duration {
 		return func() time.Duration { return time.Duration(float64(180*time.Microsecond) * share) }
 	}
