@@ -2,22 +2,10 @@
 
 package engine
 
-// mulAddXBC is acc[q] += (x*b[q])*c[q] for q < n, n a multiple of 4
-// (AVX2, lanemul_amd64.s).
-//
-//go:noescape
-func mulAddXBC(acc, b, c *float64, x float64, n int64)
-
-// mulAddXB is acc[q] += x*b[q] for q < n, n a multiple of 4 (AVX2).
-//
-//go:noescape
-func mulAddXB(acc, b *float64, x float64, n int64)
-
 // mulAddRows is acc[q] += (x[p]*b[kb[2p]+q])*c[kc[2p]+q] (c nil:
 // x[p]*b[kb[2p]+q]) for positions p < m in order and q < n, n a multiple
-// of 4 (AVX2): mulAddXBC (mulAddXB) per position, the lanes kept in
-// registers across positions, the rows at kb[2p+1] and kc[2p+1] fetched
-// ahead.
+// of 4 (AVX2, lanemul_amd64.s): the lanes kept in registers across
+// positions, the rows at kb[2p+1] and kc[2p+1] fetched ahead.
 //
 //go:noescape
 func mulAddRows(acc *float64, n int64, x, b *float64, kb *int64, c *float64, kc *int64, m int64)
@@ -27,19 +15,20 @@ func mulAddRows(acc *float64, n int64, x, b *float64, kb *int64, c *float64, kc 
 var useLaneMul = cpuAVX2
 
 // mulAddScalar adds (x*bs[q])*cs[q] (cs nil: x*bs[q]) into acc, the
-// slices as long as acc: the multiples of 4 in assembly, the rest in Go.
+// slices as long as acc: the multiples of 4 in assembly (a batch of one
+// position, its rows at offset 0), the rest in Go.
 func mulAddScalar(acc []float64, x float64, bs, cs []float64) {
 	m := 0
 	if useLaneMul && len(acc) >= 4 {
 		m = len(acc) &^ 3
+		_, _ = bs[m-1], acc[m-1]
+		var c *float64
 		if cs != nil {
-			_, _, _ = bs[m-1], cs[m-1], acc[m-1]
-			mulAddXBC(&acc[0], &bs[0], &cs[0], x, int64(m))
-			cs = cs[m:]
-		} else {
-			_, _ = bs[m-1], acc[m-1]
-			mulAddXB(&acc[0], &bs[0], x, int64(m))
+			_ = cs[m-1]
+			c, cs = &cs[0], cs[m:]
 		}
+		var k [2]int64
+		mulAddRows(&acc[0], int64(m), &x, &bs[0], &k[0], c, &k[0], 1)
 	}
 	mulAddScalarGo(acc[m:], x, bs[m:], cs)
 }
