@@ -860,23 +860,7 @@ func (s *nstmt) summed() bool { return s.loop != nil && s.accF >= 0 || s.valVec 
 // errors come in row order).
 func (o *nloop) flatVals(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64) {
 	out := grow(&st.vals[i], int(r1-r0))
-	vv := s.valVec
-	vs := fr.vstate(vv)
-	vv.decide(fr, vs, r0, r1)
-	vs.fl, vs.r0 = st, r0
-	st.valsEnd = r0
-	for p0 := r0; p0 < r1; p0 += vbatch {
-		n := int(min(r1-p0, vbatch))
-		val, ok := vv.eval(fr, vs, p0, n)
-		if !ok {
-			nestSaw("fallback")
-			break
-		}
-		copy(out[p0-r0:], vs.reals(vv.val, val, n))
-		st.valsEnd = p0 + int64(n)
-		nestSaw("values")
-	}
-	vs.fl = nil
+	st.valsEnd = rowBatches(fr, st, s.valVec, r0, r1, out, nil, "values")
 }
 
 // flatLet computes loop-free let s for rows r0..r1-1 into vals (a real
@@ -885,7 +869,17 @@ func (o *nloop) flatVals(fr *frame, st *flatState, s *nstmt, i int, r0, r1 int64
 // guard or a read (from there the rows run one by one, so errors come in
 // row order).
 func (o *nloop) flatLet(fr *frame, st *flatState, s *nstmt, r0, r1 int64, vals []float64, ivals []int64) int64 {
-	vv := s.letVec
+	if !s.realLet {
+		vals = nil
+	}
+	return rowBatches(fr, st, s.letVec, r0, r1, vals, ivals, "let values")
+}
+
+// rowBatches evaluates vv over rows r0..r1-1 as lanes, a batch at a
+// time, into reals (ints where reals is nil) from index 0, and returns
+// the first row not done: r1, or the first row of the batch that failed
+// a guard or a read. saw names each batch done (nestSaw).
+func rowBatches(fr *frame, st *flatState, vv *vloop, r0, r1 int64, reals []float64, ints []int64, saw string) int64 {
 	vs := fr.vstate(vv)
 	vv.decide(fr, vs, r0, r1)
 	vs.fl, vs.r0 = st, r0
@@ -897,12 +891,12 @@ func (o *nloop) flatLet(fr *frame, st *flatState, s *nstmt, r0, r1 int64, vals [
 			nestSaw("fallback")
 			return p0
 		}
-		if s.realLet {
-			copy(vals[p0-r0:], vs.reals(vv.val, val, n))
+		if reals != nil {
+			copy(reals[p0-r0:], vs.reals(vv.val, val, n))
 		} else {
-			copy(ivals[p0-r0:], vs.ints(vv.val, val, n))
+			copy(ints[p0-r0:], vs.ints(vv.val, val, n))
 		}
-		nestSaw("let values")
+		nestSaw(saw)
 	}
 	return r1
 }
