@@ -992,7 +992,9 @@ func writeThreads(w *mdWriter, ms []*Measurement) {
 	w.p("")
 	w.p("Execution time with N threads (speed-up against the first count) of SpMV, BATAX and MMM on the two largest matrices of this run " +
 		"and of MTTKRP on the largest 3-tensor (as e2e runs it, and with dense rank-16 factors as cpd does); " +
-		"PyTorch CPU at the same thread counts where it has the kernel.")
+		"PyTorch CPU at the same thread counts where it has the kernel. " +
+		"The thread counts run in turn, round after round (`--rounds`), each a median over its rounds, " +
+		"and a short run repeats more in later rounds, so that another process waking up on a small machine falls on every count alike.")
 	w.p("")
 	// A row per case and system family: "storel N thread(s)", "torch N thread(s)".
 	family := func(m *Measurement) string {

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -31,7 +32,9 @@ func (m *Measurement) setPhases(t map[string]float64) {
 
 // rounds is how many times a case's systems run in turn.
 func (h *Harness) rounds(k caseKey) int {
-	if k.experiment != "e2e" && k.experiment != "variants" {
+	switch k.experiment {
+	case "e2e", "variants", "threads":
+	default:
 		return 1
 	}
 	return max(h.cfg.Rounds, 1)
@@ -42,7 +45,8 @@ func (h *Harness) rounds(k caseKey) int {
 // Each run of a process already reports the median of its own --repeat
 // runs; rounds guard against the machine's drift between the systems' turns
 // (on a shared machine one system's turn can fall in a busy minute), which
-// within-process repeats cannot. Only systems whose first run gave a
+// within-process repeats cannot; a short run repeats more in later rounds
+// (roundRepeat). Only systems whose first run gave a
 // checked (or cross-checked) answer take part, and of those only the ones
 // within roundsWithin of the fastest; the reference interpreter does not
 // (its time is not compared), nor does TACO, which already runs as
@@ -87,7 +91,9 @@ func (h *Harness) moreRounds(k caseKey, jobs []job, out []Measurement, first map
 				continue
 			}
 			removeAnswer(j.answer, j.npy)
-			r := Run(j.exec)
+			e := j.exec
+			e.Args = withRepeat(e.Args, roundRepeat(first[i]["execute"], h.cfg.Repeat))
+			r := Run(e)
 			removeAnswer(j.answer, j.npy)
 			if _, ok := r.Timings["execute"]; r.Status != StatusOK || !ok {
 				why := r.Err
@@ -113,6 +119,36 @@ func (h *Harness) moreRounds(k caseKey, jobs []job, out []Measurement, first map
 		out[i].Wall = median(s.walls)
 		out[i].Note = joinNote(out[i].Note, fmt.Sprintf("median of %d %s", len(s.walls), roundsNote))
 	}
+}
+
+// roundExecTarget is how long a later round's process should spend
+// executing: a run of a few milliseconds repeated only Repeat times gives a
+// median that one wake-up of another process on a 2-core machine moves
+// (2-thread runs most, since they need both cores), so later rounds repeat
+// a short run more, up to maxRoundRepeat.
+const (
+	roundExecTarget = 400.0 // ms
+	maxRoundRepeat  = 200
+)
+
+// roundRepeat is the --repeat of a later round for a run whose first
+// round's execute phase took exec ms.
+func roundRepeat(exec float64, repeat int) int {
+	if exec <= 0 {
+		return repeat
+	}
+	return min(max(repeat, int(math.Ceil(roundExecTarget/exec))), max(repeat, maxRoundRepeat))
+}
+
+// withRepeat returns a copy of args with its --repeat value set to n.
+func withRepeat(args []string, n int) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--repeat" {
+			out[i+1] = strconv.Itoa(n)
+		}
+	}
+	return out
 }
 
 // roundsNote ends the note of a time taken over rounds.

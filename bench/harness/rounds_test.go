@@ -71,3 +71,28 @@ func TestRoundsRunTheSystemsInTurnAndTakeMedians(t *testing.T) {
 		}
 	}
 }
+
+func TestShortRunsRepeatMoreInLaterRounds(t *testing.T) {
+	for _, c := range []struct {
+		exec        float64
+		repeat, out int
+	}{
+		{4, 5, 100},     // 400 ms of executions
+		{0.1, 5, 200},   // capped
+		{1000, 5, 5},    // long runs keep the configured repeat
+		{0, 5, 5},       // no timing
+		{0.1, 300, 300}, // a larger configured repeat is kept
+	} {
+		if got := roundRepeat(c.exec, c.repeat); got != c.out {
+			t.Errorf("roundRepeat(%g, %d) = %d, want %d", c.exec, c.repeat, got, c.out)
+		}
+	}
+	args := []string{"storel", "run", "p.sdql", "--repeat", "5", "--threads", "2"}
+	got := withRepeat(args, 80)
+	if strings.Join(got, " ") != "storel run p.sdql --repeat 80 --threads 2" || args[4] != "5" {
+		t.Errorf("withRepeat: %q (from %q)", got, args)
+	}
+	if h := New(Config{Rounds: 3}); h.rounds(caseKey{"threads", "spmv", "x", 0}) != 3 {
+		t.Errorf("the threads experiment runs in one round; thread counts need rounds in turn")
+	}
+}

@@ -59,7 +59,7 @@ func run(args []string) error {
 	duck := fs.String("duckdb", "", "duckdb-peer binary (default: REPO/bench/bin/duckdb-peer if built)")
 	taco := fs.String("taco", "", "taco binary (default: REPO/bench/bin/taco from install-peers.sh --taco, else taco on PATH, if any)")
 	repeat := fs.Int("repeat", 5, "runs per measurement; the median is reported")
-	rounds := fs.Int("rounds", 3, "e2e: run each case's systems this many times in turn; the median over rounds is reported")
+	rounds := fs.Int("rounds", 3, "e2e, variants and threads: run each case's systems this many times in turn; the median over rounds is reported")
 	timeout := fs.Duration("timeout", 0, "per-run time limit (default 10m, 60s with --quick)")
 	sweepTimeout := fs.Duration("sweep-timeout", time.Minute, "per-run time limit of the sweep (at most --timeout)")
 	oracleTimeout := fs.Duration("oracle-timeout", 0, "time limit of a reference-interpreter run (default 2m, 30s with --quick)")
