@@ -47,6 +47,49 @@ func csrDot[X, Y number](out []float64, h []int64, l int64, idx []int64, x []X, 
 	return len(h)
 }
 
+// csrRowsIn reports whether CSR rows p (row k from p[k] to p[k+1]) all
+// lie in order within an array of n elements.
+func csrRowsIn(p []int64, n int64) bool {
+	if len(p) == 0 || p[0] < 0 {
+		return false
+	}
+	for k := 1; k < len(p); k++ {
+		if p[k] < p[k-1] {
+			return false
+		}
+	}
+	return p[len(p)-1] <= n
+}
+
+// csrSum adds into out[k] the sum of x[p] over row k's positions p =
+// p[k]..p[k+1]-1 (checked by csrRowsIn) in dotFit's partial sums: the
+// dot with ones, each term x[p] times 1.0 exactly, so a row sums at the
+// add's throughput as a row's dot does.
+func csrSum[X number](out []float64, p []int64, x []X) {
+	out = out[:len(p)-1]
+	for k := range out {
+		row := x[p[k]:p[k+1]]
+		var s0, s1, s2, s3 float64
+		q := 0
+		for ; q+dotLanes <= len(row); q += dotLanes {
+			s0 += float64(row[q])
+			s1 += float64(row[q+1])
+			s2 += float64(row[q+2])
+			s3 += float64(row[q+3])
+		}
+		if q < len(row) {
+			s0 += float64(row[q])
+			if q+1 < len(row) {
+				s1 += float64(row[q+1])
+				if q+2 < len(row) {
+					s2 += float64(row[q+2])
+				}
+			}
+		}
+		out[k] += (s0 + s1) + (s2 + s3)
+	}
+}
+
 // csrDotScatter is dotScatterRows's row loop for CSR rows whose indices
 // fit: for row k, t = ((a*s)*b)*c with s the sum of x[p]*y[idx1[p]]
 // over p = l1..h1[k]-1, then out[idx2[p]] += t*v[p] over p =

@@ -464,3 +464,42 @@ func TestUpRunGuardOnRowKey(t *testing.T) {
 		}
 	}
 }
+
+// TestNestRowSums: a segment loop whose value is an array read at the
+// position alone (a CSR matrix's row sums, SumMMM's column sums of a
+// CSC A) runs its rows' sums as one call of the row-sum primitive, in
+// the row dot's partial sums, into a dense row, a let or a scalar, with
+// the interpreter's result; rows that leave the values array are the
+// interpreter's error.
+func TestNestRowSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 7))
+	const rows = 300
+	for _, tc := range []struct {
+		name, plan string
+		short      bool // A_val shorter than A_pos2 claims
+	}{
+		{"into a dense row", `sum(<i, _> in 0:A_len1)
+		  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) }`, false},
+		{"a let times a row", `sum(<i, _> in 0:A_len1)
+		  let t = sum(<p2, _> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) in
+		  sum(<p1, _> in B_idx2(B_pos2(i):B_pos2(i + 1))) B_val(p1) * t`, false},
+		{"into a scalar", `sum(<i, _> in 0:A_len1)
+		  sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2)`, false},
+		{"values short: the interpreter's error", `sum(<i, _> in 0:A_len1)
+		  { @dense i -> sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) }`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			a := randCSR(rows, 90, 20*rows, rng)
+			a.store(st, "A")
+			randCSR(rows, 40, 6*rows, rng).store(st, "B")
+			if tc.short {
+				st["A_val"] = storage.RealArray(a.val[:len(a.val)-5])
+			}
+			seen := events(func() { agree(t, parse(t, tc.plan, st), st) })
+			if !tc.short && seen["row sums"] == 0 {
+				t.Errorf("no row sums event; saw %v", seen)
+			}
+		})
+	}
+}

@@ -194,7 +194,7 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		scaled = scale.name
 	}
 	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
-	if d == nil || sc == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
+	if d == nil || (d.y == nil && d.yd == nil) || sc == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
 		return nil
 	}
 	s1, s2 := let.loop.seg, loop.loop.seg
@@ -1020,8 +1020,9 @@ func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop
 }
 
 // segDot is the sum of a segment loop whose value is x(p) * y(idx(p)),
-// or y(idx(p)) alone (x nil), p the position and idx the iterated array,
-// with its guards discharged and no let: the
+// y(idx(p)) alone (x nil) or x(p) alone (y and yd nil: a row's sum of
+// its values, the dot with ones), p the position and idx the iterated
+// array, with its guards discharged and no let: the
 // segmented dot product (fit.go's row loops, in assembly on amd64) runs
 // the rows of a block in one call.
 type segDot struct {
@@ -1064,15 +1065,15 @@ func dotOf(l *nloop) *segDot {
 		l.arr.needNarrow = true
 		return &segDot{y: nd.cl}
 	}
+	if x, xInt := posRead(nd); x != nil {
+		return &segDot{x: x.cl, xInt: xInt}
+	}
 	if nd.op != vMul || !nd.real {
 		return nil
 	}
 	at := func(x, g *vnode) *segDot {
-		xInt := false
-		if x.op == vToReal {
-			x, xInt = x.a, true
-		}
-		if x.op != vRead || x.a.op != vLane || x.real == xInt || g.op != vRead || !g.real || g.a.op != vVal || g.a.cl != l.arr || l.arr.info.Elem != ir.Int {
+		x, xInt := posRead(x)
+		if x == nil || g.op != vRead || !g.real || g.a.op != vVal || g.a.cl != l.arr || l.arr.info.Elem != ir.Int {
 			return nil
 		}
 		return &segDot{x: x.cl, y: g.cl, xInt: xInt}
@@ -1085,6 +1086,20 @@ func dotOf(l *nloop) *segDot {
 		l.arr.needNarrow = true
 	}
 	return d
+}
+
+// posRead returns the read of an array at the position that real node x
+// is, and whether the array is int (read through a conversion); nil for
+// another node.
+func posRead(x *vnode) (*vnode, bool) {
+	xInt := false
+	if x.op == vToReal {
+		x, xInt = x.a, true
+	}
+	if x.op != vRead || x.a.op != vLane || x.real == xInt {
+		return nil, false
+	}
+	return x, xInt
 }
 
 // rows adds the sums of rows r0..r1-1 into out, or reports false when a
@@ -1108,6 +1123,18 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 				return false
 			}
 		}
+	}
+	if d.y == nil && d.yd == nil {
+		if !csrRowsIn(p, d.x.n) {
+			return false
+		}
+		if d.xInt {
+			csrSum(out, p, d.x.ints)
+		} else {
+			csrSum(out, p, d.x.reals)
+		}
+		nestSaw("row sums")
+		return true
 	}
 	y, ok := d.yReals(fr)
 	if !ok || (d.x != nil && p[len(p)-1] > d.x.n) {
