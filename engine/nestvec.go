@@ -146,8 +146,6 @@ type vstate struct {
 	rowInts []int64
 	// one holds a range dot's factors that are one value for every k.
 	one []float64
-	// ones is a lone factor's other side in a range dot (dot2): 1.0s.
-	ones []float64
 }
 
 func (fr *frame) vstate(v *vloop) *vstate {

@@ -339,26 +339,22 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 	}
 	m := hi - lo
 	if len(d.fs) == 1 {
-		// A lone factor's sum (a row sum) is its dot with ones: 1*x is
-		// x, bit for bit, and the lanes' four chains of adds hide the
-		// adds' latency as dotOne's do.
-		if int64(len(s.ones)) < m {
-			s.ones = slices.Repeat([]float64{1}, int(m))
-		}
-		nestSaw("range dot of a lone factor, four lanes at a time")
+		// A lone factor's sum (a row sum): each lane's adds in k's
+		// order, eight lanes' chains at a time to hide the adds' latency.
+		nestSaw("range dot of a lone factor, eight lanes at a time")
 		a, sc := base[0], scale[0]
 		switch {
 		case a.scalar:
 			one := [1]int64{a.i}
-			dotOne(s.ones[:m], d.fs[0].cl.reals, one[:], 1, lo, out[:1])
+			sumLanes(d.fs[0].cl.reals, one[:], 1, lo, m, out[:1])
 			for l := range out {
 				out[l] = out[0]
 			}
 		case a.iv != nil && !a.aff:
-			dotOne(s.ones[:m], d.fs[0].cl.reals, a.iv[:n], sc, lo, out)
+			sumLanes(d.fs[0].cl.reals, a.iv[:n], sc, lo, m, out)
 		default:
 			a = s.unscale(d.fs[0].base, a, sc, n)
-			dotOne(s.ones[:m], d.fs[0].cl.reals, s.ints(d.fs[0].base, a, n), 1, lo, out)
+			sumLanes(d.fs[0].cl.reals, s.ints(d.fs[0].base, a, n), 1, lo, m, out)
 		}
 		return true
 	}
@@ -470,6 +466,40 @@ func (s *vstate) unscale(nd *vnode, base *vval, scale int64, n int) *vval {
 		buf[l] = x * scale
 	}
 	return s.put(nd, vval{iv: buf})
+}
+
+// sumLanes is each lane l's sum over q < m of bs[bb[l]*scale+lo+q], in
+// q's order from 0: the loop per lane, the same bits, eight lanes' chains
+// of adds at a time (the adds' throughput, not their latency).
+func sumLanes(bs []float64, bb []int64, scale, lo, m int64, out []float64) {
+	l := 0
+	for ; l+8 <= len(out); l += 8 {
+		var y [8][]float64
+		for j := range y {
+			y[j] = bs[bb[l+j]*scale+lo:][:m]
+		}
+		y0, y1, y2, y3, y4, y5, y6, y7 := y[0], y[1][:len(y[0])], y[2][:len(y[0])], y[3][:len(y[0])], y[4][:len(y[0])], y[5][:len(y[0])], y[6][:len(y[0])], y[7][:len(y[0])]
+		var a0, a1, a2, a3, a4, a5, a6, a7 float64
+		for q := range y0 {
+			a0 += y0[q]
+			a1 += y1[q]
+			a2 += y2[q]
+			a3 += y3[q]
+			a4 += y4[q]
+			a5 += y5[q]
+			a6 += y6[q]
+			a7 += y7[q]
+		}
+		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
+		out[l+4], out[l+5], out[l+6], out[l+7] = a4, a5, a6, a7
+	}
+	for ; l < len(out); l++ {
+		acc := 0.0
+		for _, x := range bs[bb[l]*scale+lo:][:m] {
+			acc += x
+		}
+		out[l] = acc
+	}
 }
 
 // dotOne is dotTwo with the first reads the same m values x for every

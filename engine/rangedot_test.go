@@ -164,7 +164,7 @@ func TestRangeDotBaseScaled(t *testing.T) {
 
 // TestRangeDotLoneFactor: a sum over a range of one real array read at
 // base + k (a dense matrix's row sums, SumMMM's rowsum(B) with B dense)
-// runs as a dot with ones, four lanes at a time, with the lanes a range
+// runs as eight lanes' sums at a time, with the lanes a range
 // or a sparse level's positions, the base one value for the batch or one
 // per lane, the range per lane or empty; its bits are the interpreter's,
 // and a read past the array's end is the interpreter's error.
@@ -197,7 +197,7 @@ func TestRangeDotLoneFactor(t *testing.T) {
 			denseStore(st, "B", tc.bRows, 37, rng)
 			st["B_len1"] = storage.IntScalar(50)
 			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
-				if got := seen["range dot of a lone factor, four lanes at a time"] > 0; tc.lone >= 0 && got != (tc.lone == 1) {
+				if got := seen["range dot of a lone factor, eight lanes at a time"] > 0; tc.lone >= 0 && got != (tc.lone == 1) {
 					t.Errorf("shortRun %d: a lone factor's dot %v, want %v; saw %v", short, got, tc.lone, seen)
 				}
 			})
