@@ -65,24 +65,24 @@ func csrRowsIn(p []int64, n int64) bool {
 // p[k]..p[k+1]-1 (checked by csrRowsIn) in dotFit's partial sums: the
 // dot with ones, each term x[p] times 1.0 exactly, so a row sums at the
 // add's throughput as a row's dot does.
-func csrSum[X number](out []float64, p []int64, x []X) {
+func csrSum(out []float64, p []int64, x []float64) {
 	out = out[:len(p)-1]
 	for k := range out {
 		row := x[p[k]:p[k+1]]
 		var s0, s1, s2, s3 float64
 		q := 0
 		for ; q+dotLanes <= len(row); q += dotLanes {
-			s0 += float64(row[q])
-			s1 += float64(row[q+1])
-			s2 += float64(row[q+2])
-			s3 += float64(row[q+3])
+			s0 += row[q]
+			s1 += row[q+1]
+			s2 += row[q+2]
+			s3 += row[q+3]
 		}
 		if q < len(row) {
-			s0 += float64(row[q])
+			s0 += row[q]
 			if q+1 < len(row) {
-				s1 += float64(row[q+1])
+				s1 += row[q+1]
 				if q+2 < len(row) {
-					s2 += float64(row[q+2])
+					s2 += row[q+2]
 				}
 			}
 		}

@@ -1020,8 +1020,8 @@ func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop
 }
 
 // segDot is the sum of a segment loop whose value is x(p) * y(idx(p)),
-// y(idx(p)) alone (x nil) or x(p) alone (y and yd nil: a row's sum of
-// its values, the dot with ones), p the position and idx the iterated
+// y(idx(p)) alone (x nil) or a real x(p) alone (y and yd nil: a row's
+// sum of its values, the dot with ones), p the position and idx the iterated
 // array, with its guards discharged and no let: the
 // segmented dot product (fit.go's row loops, in assembly on amd64) runs
 // the rows of a block in one call.
@@ -1065,8 +1065,8 @@ func dotOf(l *nloop) *segDot {
 		l.arr.needNarrow = true
 		return &segDot{y: nd.cl}
 	}
-	if x, xInt := posRead(nd); x != nil {
-		return &segDot{x: x.cl, xInt: xInt}
+	if x, xInt := posRead(nd); x != nil && !xInt {
+		return &segDot{x: x.cl}
 	}
 	if nd.op != vMul || !nd.real {
 		return nil
@@ -1128,11 +1128,7 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 		if !csrRowsIn(p, d.x.n) {
 			return false
 		}
-		if d.xInt {
-			csrSum(out, p, d.x.ints)
-		} else {
-			csrSum(out, p, d.x.reals)
-		}
+		csrSum(out, p, d.x.reals)
 		nestSaw("row sums")
 		return true
 	}
