@@ -95,7 +95,8 @@ func (t *laneTest) holds(fr *frame, j0 int64, n int) bool {
 // lsum is an inner loop of the lifted body.
 type lsum struct {
 	open   func(fr *frame) (int64, int64, bool)
-	arr    *cell // itSegment, itArray: the array iterated; nil for a range
+	seg    *segBounds // open's bounds read in place (a CSF fiber), or nil
+	arr    *cell      // itSegment, itArray: the array iterated; nil for a range
 	ks, vs int
 	vreal  bool
 	body   *lstep
@@ -541,7 +542,7 @@ func (x *liftCtx) loop(e *ir.Expr) *lsum {
 		if s.arr.info.Kind != ir.ObjArray {
 			panic(noLift{})
 		}
-		s.open, _ = c.segment(src, s.arr)
+		s.open, s.seg = c.segment(src, s.arr)
 		x.sparse = true
 	case ir.OpGlobal:
 		cl := c.cell(src)
@@ -1465,6 +1466,12 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	if one {
 		mb.begin(&q, xo, bo, acc)
 	}
+	// The inner loop's bounds, read inline where they are a fiber's;
+	// any irregularity goes through open, which reports it.
+	var rd segReader
+	if in.seg != nil {
+		rd = in.seg.reader()
+	}
 	var k, kp [3]int64
 	for p := lo; p < hi; p++ {
 		x := p
@@ -1477,10 +1484,12 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 			return p, true
 		}
 		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
-		lo3, hi3, ok := in.open(fr)
-		if !ok || fr.err != nil {
-			mb.flush(acc)
-			return p, false
+		lo3, hi3, ok := rd.at(fr.i[rd.loSlot], fr.i[rd.hiSlot])
+		if !ok {
+			if lo3, hi3, ok = in.open(fr); !ok || fr.err != nil {
+				mb.flush(acc)
+				return p, false
+			}
 		}
 		if lo3 >= hi3 {
 			continue

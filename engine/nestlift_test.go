@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -413,14 +414,16 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 		want       []string
 		claim      string // a length claimed one more than it is
 		fails      string // the array the error names
+		downPos3   bool   // one fiber's bounds out of order
 	}{
-		{"MTTKRP", liftMTTKRP, [2]int{16, 40}, []string{"lifted at walk", "lifted set-up kept", "lifted fibers"}, "", ""},
-		{"reads across to the end", liftAcross, [2]int{17, 40}, []string{"lifted at walk", "lifted set-up kept"}, "", ""},
-		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, "", "D_val"},
-		{"MTTKRP, C short", liftMTTKRP, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val"},
-		{"MTTKRP, D short", liftMTTKRP, [2]int{16, 40}, []string{"lifted fibers"}, "D_len2", "D_val"},
-		{"MTTKRP, C's row inside the product", liftMTTKRPInline, [2]int{16, 40}, []string{"lifted at walk", "lifted fibers"}, "", ""},
-		{"MTTKRP, C's row inside the product, C short", liftMTTKRPInline, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val"},
+		{"MTTKRP", liftMTTKRP, [2]int{16, 40}, []string{"lifted at walk", "lifted set-up kept", "lifted fibers"}, "", "", false},
+		{"reads across to the end", liftAcross, [2]int{17, 40}, []string{"lifted at walk", "lifted set-up kept"}, "", "", false},
+		{"reads across past the end", liftAcross, [2]int{16, 40}, nil, "", "D_val", false},
+		{"MTTKRP, C short", liftMTTKRP, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val", false},
+		{"MTTKRP, D short", liftMTTKRP, [2]int{16, 40}, []string{"lifted fibers"}, "D_len2", "D_val", false},
+		{"MTTKRP, C's row inside the product", liftMTTKRPInline, [2]int{16, 40}, []string{"lifted at walk", "lifted fibers"}, "", "", false},
+		{"MTTKRP, C's row inside the product, C short", liftMTTKRPInline, [2]int{17, 40}, []string{"lifted fibers"}, "C_len2", "C_val", false},
+		{"MTTKRP, a fiber's bounds out of order", liftMTTKRP, [2]int{16, 40}, []string{"lifted fibers"}, "", "B_idx3", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -429,6 +432,11 @@ func TestLiftedWalkOneFiberPerRow(t *testing.T) {
 			denseStore(st, "D", tc.d[0], tc.d[1], rng)
 			if tc.claim != "" {
 				st[tc.claim] = storage.IntScalar(st[tc.claim].(*storage.Scalar).I + 1)
+			}
+			if tc.downPos3 {
+				p := slices.Clone(b.pos3)
+				p[30], p[31] = p[31], p[30]-1
+				st["B_pos3"] = storage.IntArray(p)
 			}
 			e := parse(t, tc.plan, st)
 			if tc.fails != "" {
