@@ -43,7 +43,7 @@ func (mb *mulBatch) add(acc []float64, m int) {
 		if mb.cs != nil {
 			c = &mb.cs[0]
 		}
-		mulAddRows(&acc[0], int64(w), &mb.x[0], &mb.bs[0], &mb.kb[0], c, &mb.kc[0], int64(m))
+		mulAddRows(&acc[0], int64(w), &mb.x[0], &mb.bs[0], &mb.kb[0][0], c, &mb.kc[0][0], int64(m))
 	}
 	mb.addGo(acc, w, m)
 }

@@ -119,7 +119,9 @@ func TestMulBatch(t *testing.T) {
 							c = cs[kc:][:n]
 						}
 						mulAddScalarGo(want, xs[kx], bs[kb:][:n], c)
-						mb.push(acc, kx, kb, kc, ahead, ahead)
+						if mb.push(kx, kb, kc, ahead, ahead) {
+							mb.flush(acc)
+						}
 					}
 					mb.flush(acc)
 					for i := range want {

@@ -140,6 +140,7 @@ type fibWalk struct {
 	j0         int64
 	n          int
 	w          atWalk
+	rd         segReader // the inner loop's bounds (lsum.seg), read inline
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -1440,6 +1441,9 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		fw.walked, fw.j0, fw.n = true, s.j0, s.n
 		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.keys(l), st, rest, coef, nil)
 		fw.ok = fw.ok && st <= 1 // no lane-major copy of t's array
+		if in.seg != nil {
+			fw.rd = in.seg.reader()
+		}
 	}
 	if !fw.ok {
 		return lo, true
@@ -1468,10 +1472,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	}
 	// The inner loop's bounds, read inline where they are a fiber's;
 	// any irregularity goes through open, which reports it.
-	var rd segReader
-	if in.seg != nil {
-		rd = in.seg.reader()
-	}
+	rd := &fw.rd
 	var k, kp [3]int64
 	for p := lo; p < hi; p++ {
 		x := p
@@ -1604,7 +1605,9 @@ func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64,
 		for i := range ws {
 			kp[ws[i].f] = ws[i].ahead(k[ws[i].f], p+aheadPositions)
 		}
-		mb.push(acc, k[x], k[b], k[2], kp[b], kp[2])
+		if mb.push(k[x], k[b], k[2], kp[b], kp[2]) {
+			mb.flush(acc)
+		}
 	}
 	return hi
 }
@@ -1642,7 +1645,7 @@ type mulBatch struct {
 	x [mulBatchLen]float64 // x's value at each position
 	// kb, kc: per position, b's (c's) first lane in bs (cs), then the
 	// first lane of the row to fetch ahead
-	kb, kc     [2 * mulBatchLen]int64
+	kb, kc     [mulBatchLen][2]int64
 	m, n       int       // positions held; lanes
 	xs, bs, cs []float64 // cs nil: no third factor
 }
@@ -1654,20 +1657,18 @@ func (mb *mulBatch) begin(q *lprod, x, b int, acc []float64) {
 }
 
 // push adds a position whose x is xs[kx], whose lanes of b and c start
-// at kb and kc (pb and pc: rows to fetch ahead), flushing a full batch
-// into acc.
-func (mb *mulBatch) push(acc []float64, kx, kb, kc, pb, pc int64) {
-	m := mb.m
+// at kb and kc (pb and pc: rows to fetch ahead), and reports whether the
+// batch is full: the caller flushes it (a push small enough to inline).
+func (mb *mulBatch) push(kx, kb, kc, pb, pc int64) bool {
+	m := mb.m & (mulBatchLen - 1) // (always mb.m: a full batch is flushed)
 	mb.x[m] = mb.xs[kx]
 	_ = mb.bs[kb:][:mb.n] // (the vector loop reads unchecked)
-	mb.kb[2*m], mb.kb[2*m+1] = kb, pb
 	if mb.cs != nil {
 		_ = mb.cs[kc:][:mb.n]
-		mb.kc[2*m], mb.kc[2*m+1] = kc, pc
 	}
-	if mb.m = m + 1; mb.m == mulBatchLen {
-		mb.flush(acc)
-	}
+	mb.kb[m], mb.kc[m] = [2]int64{kb, pb}, [2]int64{kc, pc}
+	mb.m = m + 1
+	return mb.m == mulBatchLen
 }
 
 // flush adds the batch's positions into acc and empties it.
@@ -1688,9 +1689,9 @@ func (mb *mulBatch) addGo(acc []float64, w, m int) {
 	for i := range m {
 		var cs []float64
 		if mb.cs != nil {
-			cs = mb.cs[mb.kc[2*i]+int64(w):][:n-w]
+			cs = mb.cs[mb.kc[i][0]+int64(w):][:n-w]
 		}
-		mulAddScalarGo(acc[w:], mb.x[i], mb.bs[mb.kb[2*i]+int64(w):][:n-w], cs)
+		mulAddScalarGo(acc[w:], mb.x[i], mb.bs[mb.kb[i][0]+int64(w):][:n-w], cs)
 	}
 }
 
