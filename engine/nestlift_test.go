@@ -62,6 +62,15 @@ const (
 	    { @dense j -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
 	      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
 	        B_val(p3) * C_val(C_len2 * k + j) * D_val(j * D_len2 + l) } }`
+	// MTTKRP with C's row outside the sum over l (a form the optimizer
+	// keeps as written): j inside the fiber, the sum a let of lanes just
+	// before the singleton.
+	liftLetSingleton = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    sum(<j, _> in 0:C_len2)
+	      let t1 = sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	        B_val(p3) * D_val(j * D_len2 + l) in
+	      { @dense j -> C_val(C_len2 * k + j) * t1 } }`
 	// TTM with a dense factor: the range innermost, a row per fiber.
 	liftTTM = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
@@ -157,6 +166,7 @@ func TestLiftedRanges(t *testing.T) {
 		{"MTTKRP", liftMTTKRP, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major", "lifted set-up kept", "lifted fibers"}, []string{"flat"}, ""},
 		{"MTTKRP, C's row inside the product", liftMTTKRPInline, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major", "lifted set-up kept", "lifted fibers"}, nil, ""},
 		{"TTM", liftTTM, [2]int{25, 16}, [2]int{12, 40}, 16, []string{"lifted", "lane-major", "lifted into the appended row"}, []string{"flat"}, ""},
+		{"a let of lanes before the singleton", liftLetSingleton, [2]int{25, 16}, [2]int{16, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, nil, ""},
 		{"reads across", liftAcross, [2]int{25, 16}, [2]int{17, 40}, 16, []string{"lifted", "lifted product", "lifted at", "lane-major"}, nil, ""},
 		{"an index read outside the lifted loop", liftOuterIndex, [2]int{25, 16}, [2]int{46, 40}, 16, []string{"lifted", "lifted at", "lifted set-up kept"}, nil, ""},
 		{"an index read inside the lifted loop", liftInnerIndex, [2]int{25, 16}, [2]int{41, 40}, 16, []string{"lifted", "lifted at"}, nil, "lifted set-up kept"},
@@ -209,6 +219,7 @@ func TestLiftedRangeErrors(t *testing.T) {
 		{"MTTKRP, D short", liftMTTKRP, "D_len2"},
 		{"MTTKRP, C short", liftMTTKRP, "C_len2"},
 		{"TTM, D short", liftTTM, "D_len1"},
+		{"a let of lanes before the singleton, D short", liftLetSingleton, "D_len2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
