@@ -253,11 +253,12 @@ func (c *compiler) liftRange(nl *nloop, body *ir.Expr, lb loopBody) (l *liftLoop
 				e = e.Args[1]
 				continue
 			}
-			if sg := e.Args[1]; sg.Op == ir.OpSingleton && (x.reads(e.Args[0]) || containsLoop(e.Args[0])) {
+			if sg := e.Args[1]; sg.Op == ir.OpSingleton && !ir.FreeVars(sg.Args[0])[e.Vars[0]] && (x.reads(e.Args[0]) || containsLoop(e.Args[0])) {
 				// let v = a in {j -> w}, a a let of lanes: w's value
 				// is let v = a in w, the let computed for the lanes
 				// with the value, as a let inside a value is; no
 				// guard follows it whose errors it could come before.
+				// (Not where the key is the let's variable.)
 				e = &ir.Expr{Op: ir.OpSingleton, Args: []*ir.Expr{sg.Args[0], {Op: ir.OpLet, Vars: e.Vars, Args: []*ir.Expr{e.Args[0], sg.Args[1]}, Type: sg.Args[1].Type, Pos: e.Pos}}, Ann: sg.Ann, Type: sg.Type, Pos: sg.Pos}
 				break
 			}
