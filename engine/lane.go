@@ -20,10 +20,8 @@ func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *build
 		if nd.row && s.rows != nil {
 			panic("engine: a row invariant outside position space")
 		}
-		if nd.real {
-			s.lf[nd.id] = nd.ff(fr)
-		} else {
-			s.li[nd.id] = nd.fi(fr)
+		if !nd.konst {
+			s.setInv(fr, nd)
 		}
 	}
 	s.fetchDicts(fr, v)
@@ -37,6 +35,15 @@ func (v *vloop) runLanes(fr *frame, s *vstate, nl *nloop, lo, hi int64, b *build
 				return
 			}
 		}
+	}
+}
+
+// setInv computes invariant nd into its lane value.
+func (s *vstate) setInv(fr *frame, nd *vnode) {
+	if nd.real {
+		s.lf[nd.id] = nd.ff(fr)
+	} else {
+		s.li[nd.id] = nd.fi(fr)
 	}
 }
 

@@ -240,10 +240,8 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *builder) {
 	v, l := r.v, r.leaf
 	for _, nd := range v.invs {
-		if nd.real {
-			s.lf[nd.id] = nd.ff(fr)
-		} else {
-			s.li[nd.id] = nd.fi(fr)
+		if !nd.konst {
+			s.setInv(fr, nd)
 		}
 	}
 	s.fetchDicts(fr, v)

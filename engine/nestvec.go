@@ -68,8 +68,12 @@ type vnode struct {
 	text string
 	fv   map[string]bool // vInv: its free variables
 	row  bool            // vInv: depends on the enclosing loop's row (nestflat.go)
-	step int             // vRowLet: the position-space step whose values it reads
-	dot  *vdot           // vDot
+	// konst (vInv): reads no variable, so one value for the whole run
+	// of the kernel (globals are bound before it starts): computed once
+	// per frame where its vstate is made, not per batch or short call.
+	konst bool
+	step  int   // vRowLet: the position-space step whose values it reads
+	dot   *vdot // vDot
 }
 
 // vguard is a comparison of two int vectors that must hold in every lane.
@@ -99,6 +103,7 @@ type vloop struct {
 	all      []*vnode
 	rowNodes []*vnode // invariants computed per row in position space
 	invs     []*vnode // the invariants, computed once per short call (lane.go)
+	facts    int      // range-dot factors decided once per run (vstate.dotIn)
 	dot      *segDot  // position space: the rows' sums run as one primitive
 	scatter  *segScatter
 }
@@ -146,6 +151,10 @@ type vstate struct {
 	rowInts []int64
 	// one holds a range dot's factors that are one value for every k.
 	one []float64
+	// dotIn: per range-dot factor whose reads the facts bound for the
+	// whole run (vdotFactor.run), 0 not yet decided, 1 the reads stay
+	// inside its array, -1 the facts do not show it.
+	dotIn []int8
 }
 
 func (fr *frame) vstate(v *vloop) *vstate {
@@ -156,7 +165,13 @@ func (fr *frame) vstate(v *vloop) *vstate {
 	if s == nil {
 		s = &vstate{vals: make([]vval, v.nodes), ib: make([][]int64, v.nodes), fb: make([][]float64, v.nodes),
 			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes),
-			lf: make([]float64, v.nodes), li: make([]int64, v.nodes)}
+			lf: make([]float64, v.nodes), li: make([]int64, v.nodes), dotIn: make([]int8, v.facts)}
+		for _, nd := range v.all {
+			if nd.op == vInv && nd.konst {
+				s.setInv(fr, nd)
+				s.vals[nd.id] = vval{scalar: true, i: s.li[nd.id], f: s.lf[nd.id]}
+			}
+		}
 		fr.vst[v.id] = s
 	}
 	return s
@@ -363,6 +378,7 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 	if !x.uses(e) && safe(e) {
 		cx := x.c.expr(e)
 		n := &vnode{op: vInv, real: cx.t.Base == ir.Real, text: ir.Format(e), fv: ir.FreeVars(e)}
+		n.konst = len(n.fv) == 0
 		if n.real {
 			n.ff = cx.f
 		} else {
@@ -1141,6 +1157,9 @@ func cmpInt[T int64 | float64](op ir.Op, a, b T) bool {
 func (s *vstate) eval(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	switch nd.op {
 	case vInv:
+		if nd.konst {
+			return &s.vals[nd.id], true
+		}
 		if nd.row && s.rows != nil {
 			if nd.real {
 				buf := s.fbuf(nd, n)

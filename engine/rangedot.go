@@ -47,12 +47,30 @@ type vdotTest struct {
 // vdotFactor is a real array read at base + stride*k, or (cl nil) val.
 // facts: base's interval facts (factBounded) bound it over a batch, so
 // a batch whose facts keep the reads inside the array skips the scan
-// of its bases.
+// of its bases. run: where the base and the dot's bounds read only
+// values of the whole run (vnode.konst) and arrays, the facts give the
+// same answer for every batch: decided once per run, in slot run-1 of
+// vstate.dotIn (0: per batch).
 type vdotFactor struct {
 	cl           *cell
 	base, stride *vnode
 	val          *vnode
 	facts        bool
+	run          int
+}
+
+// runBounded reports whether n, factBounded, reads no value that changes
+// within a run of the kernel: its interval is then the run's.
+func runBounded(n *vnode) bool {
+	switch n.op {
+	case vInv:
+		return n.konst
+	case vVal, vRead:
+		return true
+	case vAdd, vSub, vMul:
+		return runBounded(n.a) && runBounded(n.b)
+	}
+	return false
 }
 
 // factBounded reports whether interval bounds int node n over any batch
@@ -148,8 +166,13 @@ func (x *vctx) rangeDot(e *ir.Expr) *vnode {
 		// such; facts matter where it reads an array.
 		if src := intervalSource(bn); len(src) > 0 && factBounded(bn) {
 			df.facts = true
-			x.nl.info.guards = append(x.nl.info.guards, fmt.Sprintf("reads of %s inside %s: discharged per batch by interval facts (%s), else checked from the batch's least and greatest base",
-				ir.Format(f), cl.name, strings.Join(slices.Compact(src), ", ")))
+			when := "per batch"
+			if runBounded(bn) && runBounded(d.lo) && runBounded(d.hi) {
+				x.v.facts++
+				df.run, when = x.v.facts, "once per run"
+			}
+			x.nl.info.guards = append(x.nl.info.guards, fmt.Sprintf("reads of %s inside %s: discharged %s by interval facts (%s), else checked from the batch's least and greatest base",
+				ir.Format(f), cl.name, when, strings.Join(slices.Compact(src), ", ")))
 		}
 		d.fs = append(d.fs, df)
 	}
@@ -186,7 +209,7 @@ func (x *vctx) termNode(t aterm) *vnode {
 	if t.n != nil {
 		return t.n
 	}
-	return x.node(&vnode{op: vInv, fi: func(*frame) int64 { return t.c }, text: fmt.Sprint(t.c)})
+	return x.node(&vnode{op: vInv, fi: func(*frame) int64 { return t.c }, text: fmt.Sprint(t.c), konst: true})
 }
 
 // combine is a op b (vAdd, vSub, vMul), folding constants.
@@ -392,10 +415,24 @@ func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, scale, lo, hi, 
 	case b.scalar:
 		b0, b1 = b.i, b.i
 	case f.facts:
-		var ok bool
-		if b0, b1, ok = f.base.interval(fr, p0, p0+int64(n)); ok && inside(b0, b1, lo, hi, len(f.cl.reals)) {
+		if f.run > 0 && s.dotIn[f.run-1] == 1 {
 			nestSaw("range dot bounds by facts")
 			return true
+		}
+		if f.run == 0 || s.dotIn[f.run-1] == 0 {
+			b0, b1, ok := f.base.interval(fr, p0, p0+int64(n))
+			in := ok && inside(b0, b1, lo, hi, len(f.cl.reals))
+			if f.run > 0 {
+				nestSaw("range dot bounds decided for the run")
+				s.dotIn[f.run-1] = -1
+				if in {
+					s.dotIn[f.run-1] = 1
+				}
+			}
+			if in {
+				nestSaw("range dot bounds by facts")
+				return true
+			}
 		}
 		fallthrough
 	default:

@@ -204,3 +204,46 @@ func TestRangeDotLoneFactor(t *testing.T) {
 		})
 	}
 }
+
+// TestDotBoundsOncePerRun runs SDDMM's plan (a batch a row) through one
+// compiled kernel on stores of two ranks, at 1 and 2 threads: the range
+// dot's reads of V, bounded by values of the whole run (V_len2, the
+// dot's bounds) and S_idx2's facts, are decided once per run and frame,
+// not per batch, and each run has the interpreter's bits (nothing of
+// the run before is kept).
+func TestDotBoundsOncePerRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 13))
+	s := randCSR(60, 50, 700, rng)
+	var e *ir.Expr
+	kernels := map[int]*Kernel{}
+	for _, rank := range []int{8, 5, 8} {
+		st := storage.Store{}
+		s.store(st, "S")
+		denseStore(st, "U", 60, rank, rng)
+		denseStore(st, "V", 50, rank, rng)
+		if e == nil {
+			e = parse(t, shortSDDMM, st)
+		}
+		want, err := eval.Eval(e, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			k := kernels[threads]
+			if k == nil {
+				if k, err = Compile(e, SchemaOf(st), Options{Threads: threads}); err != nil {
+					t.Fatal(err)
+				}
+				kernels[threads] = k
+			}
+			var got value.Value
+			seen := events(func() { got, err = k.Run(st) })
+			if err != nil || !value.Equal(got, want, 0) {
+				t.Fatalf("rank %d, %d threads: not the interpreter's bits (%v):\n%s\n%s", rank, threads, err, value.Format(got), value.Format(want))
+			}
+			if d := seen["range dot bounds decided for the run"]; d < 1 || d > threads || seen["range dot"] <= d {
+				t.Errorf("rank %d, %d threads: bounds decided %d times for %d batches; saw %v", rank, threads, d, seen["range dot"], seen)
+			}
+		}
+	}
+}
