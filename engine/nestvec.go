@@ -189,6 +189,9 @@ type vctx struct {
 	in    string // the variable read as vIn, or ""
 	// rowLets are lets of nl's body read with rows as lanes (vRowLet).
 	rowLets map[string]bool
+	// inline: lets of a range dot read once, built where they are read
+	// (onceRead).
+	inline map[string]*ir.Expr
 }
 
 type noVec struct{}
@@ -218,11 +221,18 @@ func (c *compiler) vectorize(nl *nloop, body *ir.Expr, lb loopBody) (v *vloop) {
 
 func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback bodyFn, depth int) *vloop {
 	x := &vctx{c: c, nl: nl, loopK: nl.e.Vars[0], loopV: nl.e.Vars[1], lets: map[string]*vnode{},
-		v: &vloop{fallback: fallback}, depth: depth - 2}
+		v: &vloop{fallback: fallback}, depth: depth - 2, inline: map[string]*ir.Expr{}}
 	bound := 0
 	// lets binds the scalar lets at the head of e and returns their body.
 	lets := func(e *ir.Expr) *ir.Expr {
 		for ; e.Op == ir.OpLet && c.typeOf(e.Args[0]).Depth == 0; e = e.Args[1] {
+			if e.Args[0].Op == ir.OpSum && onceRead(e) {
+				x.inline[e.Vars[0]] = e.Args[0]
+				c.declare(e.Vars[0], c.typeOf(e.Args[0]))
+				bound++
+				nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+strings.Join(strings.Fields(ir.Format(e.Args[0])), " ")+" (per batch)")
+				continue
+			}
 			n := x.expr(e.Args[0])
 			x.v.lets = append(x.v.lets, n)
 			x.lets[e.Vars[0]] = n
@@ -293,6 +303,28 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 	return x.v
 }
 
+// onceRead reports whether let e's variable is read once in its body,
+// where the let's value means the same (no binder on the way rebinds the
+// variable or what the value reads): the value can be built where it is
+// read. A batch that fails runs whole through the closures, so where
+// the value is computed does not change what a batch gives.
+func onceRead(e *ir.Expr) bool {
+	name, free := e.Vars[0], ir.FreeVars(e.Args[0])
+	reads, ok := 0, true
+	ir.Walk(e.Args[1], func(n *ir.Expr) bool {
+		if n.Op == ir.OpVar && n.Name == name {
+			reads++
+		}
+		for _, v := range n.Vars {
+			if v == name || free[v] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && reads == 1
+}
+
 func containsLoop(e *ir.Expr) bool {
 	found := false
 	ir.Walk(e, func(n *ir.Expr) bool {
@@ -323,6 +355,11 @@ func (x *vctx) uses(e *ir.Expr) bool {
 		}
 	}
 	for n := range x.lets {
+		if fv[n] {
+			return true
+		}
+	}
+	for n := range x.inline {
 		if fv[n] {
 			return true
 		}
@@ -399,6 +436,9 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 		if n, ok := x.lets[e.Name]; ok {
 			return x.node(&vnode{op: vLetRef, real: n.real, a: n})
 		}
+		if v, ok := x.inline[e.Name]; ok {
+			return x.expr(v)
+		}
 		if x.nl.kind == itDict {
 			if n := x.dictVar(e); n != nil {
 				return n
@@ -424,6 +464,17 @@ func (x *vctx) build(e *ir.Expr) *vnode {
 				a = x.node(&vnode{op: vToReal, real: true, a: a})
 			} else {
 				b = x.node(&vnode{op: vToReal, real: true, a: b})
+			}
+		}
+		if op == vMul && a.real {
+			// a * sum: the dot (built here, read nowhere else)
+			// multiplies its lanes as it stores them.
+			if a.op == vDot {
+				a, b = b, a
+			}
+			if b.op == vDot && b.dot.by == nil {
+				b.dot.by = a
+				return b
 			}
 		}
 		return x.node(&vnode{op: op, real: a.real, a: a, b: b})

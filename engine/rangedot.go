@@ -32,10 +32,15 @@ import (
 // dot, 60-90 the loop, for 30 runs each.
 
 // vdot is a range dot's bounds and factors, multiplied left to right.
+// by, where set, is a real the dot is multiplied by (a * sum, the sum
+// written in place or a let used once): each lane's sum is multiplied as
+// it is stored, not in a node and a pass of its own (IEEE products
+// commute, so the bits are a * sum's).
 type vdot struct {
 	lo, hi *vnode
 	fs     []vdotFactor
 	tests  []vdotTest
+	by     *vnode
 }
 
 // vdotTest is a comparison of a + sa*k and b + sb*k (v: a, sa, b, sb).
@@ -307,10 +312,19 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 			}
 		}
 	}
+	var by []float64
+	if d.by != nil {
+		r, ok := s.eval(fr, d.by, p0, n)
+		if !ok {
+			return nil, false
+		}
+		by = s.reals(d.by, r, n)
+		nestSaw("range dot times a factor")
+	}
 	out := s.fbuf(nd, n)
 	nestSaw("range dot")
 	if uniform && len(d.fs) <= 2 {
-		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, &scale, out)
+		return s.put(nd, vval{fv: out}), s.dot2(fr, d, lo.i, hi.i, p0, &base, &scale, by, out)
 	}
 	for i, f := range d.fs {
 		if scale[i] != 1 {
@@ -340,7 +354,19 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 		}
 		out[l] = x
 	}
+	scaleBy(out, by)
 	return s.put(nd, vval{fv: out}), true
+}
+
+// scaleBy multiplies each lane of out by by's (none where by is nil).
+func scaleBy(out, by []float64) {
+	if by == nil {
+		return
+	}
+	by = by[:len(out)]
+	for l, x := range out {
+		out[l] = by[l] * x
+	}
 }
 
 // dot2 is the batch's dots of one or two reads over the same k range
@@ -349,9 +375,10 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 // for the batch (by the bases' interval facts where they prove them, else
 // from the bases' least and greatest), then a straight loop per lane,
 // four lanes at a time where the lanes' bases differ.
-func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scale *[3]int64, out []float64) bool {
+func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scale *[3]int64, by, out []float64) bool {
 	if lo >= hi {
 		clear(out)
+		scaleBy(out, by)
 		return true
 	}
 	n := len(out)
@@ -379,6 +406,7 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 			a = s.unscale(d.fs[0].base, a, sc, n)
 			sumLanes(d.fs[0].cl.reals, s.ints(d.fs[0].base, a, n), 1, lo, m, out)
 		}
+		scaleBy(out, by)
 		return true
 	}
 	as, bs := d.fs[0].cl.reals, d.fs[1].cl.reals
@@ -394,14 +422,15 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 		for l := range out {
 			out[l] = acc
 		}
+		scaleBy(out, by)
 	case a.scalar && b.iv != nil && !b.aff:
-		dotOne(as[a.i+lo:][:m], bs, b.iv[:n], scale[1], lo, out)
+		dotOne(as[a.i+lo:][:m], bs, b.iv[:n], scale[1], lo, by, out)
 	case b.scalar && a.iv != nil && !a.aff:
 		// Products commute bit for bit: the same sums.
-		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], scale[0], lo, out)
+		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], scale[0], lo, by, out)
 	default:
 		a, b = s.unscale(d.fs[0].base, a, scale[0], n), s.unscale(d.fs[1].base, b, scale[1], n)
-		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, out)
+		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, by, out)
 	}
 	return true
 }
@@ -541,8 +570,11 @@ func sumLanes(bs []float64, bb []int64, scale, lo, m int64, out []float64) {
 
 // dotOne is dotTwo with the first reads the same m values x for every
 // lane, the second's bases bb times scale.
-func dotOne(x, bs []float64, bb []int64, scale, lo int64, out []float64) {
+func dotOne(x, bs []float64, bb []int64, scale, lo int64, by, out []float64) {
 	m := int64(len(x))
+	if by != nil {
+		by = by[:len(out)]
+	}
 	l := 0
 	for ; l+4 <= len(out); l += 4 {
 		y0, y1, y2, y3 := bs[bb[l]*scale+lo:][:m], bs[bb[l+1]*scale+lo:][:m], bs[bb[l+2]*scale+lo:][:m], bs[bb[l+3]*scale+lo:][:m]
@@ -554,6 +586,9 @@ func dotOne(x, bs []float64, bb []int64, scale, lo int64, out []float64) {
 			a2 += float64(xq * y2[q])
 			a3 += float64(xq * y3[q])
 		}
+		if by != nil {
+			a0, a1, a2, a3 = by[l]*a0, by[l+1]*a1, by[l+2]*a2, by[l+3]*a3
+		}
 		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
 	}
 	for ; l < len(out); l++ {
@@ -563,13 +598,19 @@ func dotOne(x, bs []float64, bb []int64, scale, lo int64, out []float64) {
 		for q, xq := range x {
 			acc += float64(xq * y[q])
 		}
+		if by != nil {
+			acc = by[l] * acc
+		}
 		out[l] = acc
 	}
 }
 
 // dotTwo is each lane l's sum over q < m of as[ba[l]+lo+q] *
-// bs[bb[l]+lo+q], in q's order.
-func dotTwo(as, bs []float64, ba, bb []int64, lo, m int64, out []float64) {
+// bs[bb[l]+lo+q], in q's order, times by[l] where by is not nil.
+func dotTwo(as, bs []float64, ba, bb []int64, lo, m int64, by, out []float64) {
+	if by != nil {
+		by = by[:len(out)]
+	}
 	// Four lanes at a time: each lane's sum is one chain of adds in k's
 	// order, and four independent chains hide the adds' latency.
 	l := 0
@@ -586,6 +627,9 @@ func dotTwo(as, bs []float64, ba, bb []int64, lo, m int64, out []float64) {
 			a2 += float64(x2[q] * y2[q])
 			a3 += float64(x3[q] * y3[q])
 		}
+		if by != nil {
+			a0, a1, a2, a3 = by[l]*a0, by[l+1]*a1, by[l+2]*a2, by[l+3]*a3
+		}
 		out[l], out[l+1], out[l+2], out[l+3] = a0, a1, a2, a3
 	}
 	for ; l < len(out); l++ {
@@ -594,6 +638,9 @@ func dotTwo(as, bs []float64, ba, bb []int64, lo, m int64, out []float64) {
 		acc := 0.0
 		for q := range x {
 			acc += float64(x[q] * y[q])
+		}
+		if by != nil {
+			acc = by[l] * acc
 		}
 		out[l] = acc
 	}
@@ -635,7 +682,14 @@ func (s *vstate) laneDot(nd *vnode, p int64) (float64, bool) {
 		}
 	}
 	nestSaw("range dot")
-	return s.dotLane(d, lo, hi, &b, &st, &v)
+	x, ok := s.dotLane(d, lo, hi, &b, &st, &v)
+	if d.by != nil && ok {
+		var a float64
+		if a, ok = s.laneF(d.by, p); ok {
+			x = a * x
+		}
+	}
+	return x, ok
 }
 
 // dotLane is one lane's sum over k in lo..hi-1, factor i read at

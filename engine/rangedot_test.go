@@ -247,3 +247,50 @@ func TestDotBoundsOncePerRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeDotTimesFactor runs products of a range dot and a factor of
+// the lane (SDDMM's S_val(p2) * dot, the dot a let read once or written
+// in place, on either side) against the interpreter at 1 and 3 threads,
+// as batches and lane by lane, with the interpreter's bits: the dot
+// multiplies its lanes as it stores them. A let read twice stays a let,
+// its dot unscaled; a factor that reads past its array gives the
+// interpreter's error (its batches go to the closures).
+func TestRangeDotTimesFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 14))
+	s := randCSR(60, 50, 700, rng)
+	const dot = "sum(<k, _> in 0:U_len2) U_val(i * U_len2 + k) * V_val(j * V_len2 + k)"
+	row := func(v string) string {
+		return `sum(<i, _> in 0:S_len1)
+		  { @dense i -> sum(<p2, j> in S_idx2(S_pos2(i):S_pos2(i + 1))) ` + v + ` }`
+	}
+	for _, tc := range []struct {
+		name, plan string
+		scaled     bool
+		fails      bool
+	}{
+		{"a let read once", row("let t = " + dot + " in { @dense j -> S_val(p2) * t }"), true, false},
+		{"in place, the factor second", row("{ @dense j -> (" + dot + ") * S_val(p2) }"), true, false},
+		{"a factor of the row", row("let t = " + dot + " in { @dense j -> 2.5 * t }"), true, false},
+		{"a let read twice", row("let t = " + dot + " in { @dense j -> S_val(p2) * t + t }"), false, false},
+		{"a factor past its array", row("let t = " + dot + " in { @dense j -> W_val(j) * t }"), true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			s.store(st, "S")
+			denseStore(st, "U", 60, 8, rng)
+			denseStore(st, "V", 50, 8, rng)
+			vecStore(st, "W", 40, rng)
+			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
+				if tc.fails {
+					return
+				}
+				if seen["range dot"] == 0 {
+					t.Errorf("shortRun %d: no range dot; saw %v", short, seen)
+				}
+				if got := seen["range dot times a factor"] > 0; got != tc.scaled && short == 0 {
+					t.Errorf("shortRun %d: dot times a factor %v, want %v; saw %v", short, got, tc.scaled, seen)
+				}
+			})
+		})
+	}
+}
