@@ -230,7 +230,7 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 				x.inline[e.Vars[0]] = e.Args[0]
 				c.declare(e.Vars[0], c.typeOf(e.Args[0]))
 				bound++
-				nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+strings.Join(strings.Fields(ir.Format(e.Args[0])), " ")+" (per batch)")
+				nl.info.lets = append(nl.info.lets, letText(e, "per batch, where it is read"))
 				continue
 			}
 			n := x.expr(e.Args[0])
@@ -238,7 +238,7 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 			x.lets[e.Vars[0]] = n
 			c.declare(e.Vars[0], c.typeOf(e.Args[0]))
 			bound++
-			nl.info.lets = append(nl.info.lets, e.Vars[0]+" = "+strings.Join(strings.Fields(ir.Format(e.Args[0])), " ")+" (per batch)")
+			nl.info.lets = append(nl.info.lets, letText(e, "per batch"))
 		}
 		return e
 	}
@@ -301,6 +301,11 @@ func (c *compiler) vectorizeBody(nl *nloop, body *ir.Expr, lb loopBody, fallback
 		nl.info.guards = append(nl.info.guards, g.text)
 	}
 	return x.v
+}
+
+// letText is let e as explain shows it, how it runs in parentheses.
+func letText(e *ir.Expr, how string) string {
+	return e.Vars[0] + " = " + strings.Join(strings.Fields(ir.Format(e.Args[0])), " ") + " (" + how + ")"
 }
 
 // onceRead reports whether let e's variable is read once in its body,
