@@ -47,12 +47,12 @@ func TestFilteredDotAsm(t *testing.T) {
 			for k := range want {
 				want[k], got[k] = float64(k), float64(k)
 			}
-			csrDotIn(want, p, idx, xs, y, win[0], win[1])
-			done := csrDotInAsm(got, p, nidx, xs, gather, y, win[0], win[1])
+			csrDotIn(want, p, idx, xs, y, win[0], win[1], [3]float64{1, 1, 1})
+			done := csrDotInAsm(got, p, nidx, xs, gather, y, win[0], win[1], [3]float64{1, 1, 1})
 			if done != rows && narrowRows {
 				t.Fatalf("window %v gather %v: %d rows done of %d", win, gather, done, rows)
 			}
-			csrDotIn(got[done:], p[done:], idx, xs, y, win[0], win[1])
+			csrDotIn(got[done:], p[done:], idx, xs, y, win[0], win[1], [3]float64{1, 1, 1})
 			for k := range want {
 				if math.Float64bits(want[k]) != math.Float64bits(got[k]) {
 					t.Fatalf("window %v gather %v: row %d: %v, want %v", win, gather, k, got[k], want[k])
@@ -62,7 +62,7 @@ func TestFilteredDotAsm(t *testing.T) {
 	}
 	bad := append([]int64(nil), p...)
 	bad[7] = bad[8] + 1
-	if done := csrDotInAsm(make([]float64, rows), bad, nidx, x, false, y, 0, ny); narrowRows && done != 7 {
+	if done := csrDotInAsm(make([]float64, rows), bad, nidx, x, false, y, 0, ny, [3]float64{1, 1, 1}); narrowRows && done != 7 {
 		t.Fatalf("bad bounds at row 7: %d rows done", done)
 	}
 }
@@ -87,13 +87,13 @@ func BenchmarkFilteredDot(b *testing.B) {
 	})
 	b.Run("filtered-go", func(b *testing.B) {
 		for range b.N {
-			csrDotIn(out, p, idx, x, y, 0, ny)
+			csrDotIn(out, p, idx, x, y, 0, ny, [3]float64{1, 1, 1})
 		}
 	})
 	b.Run("filtered", func(b *testing.B) {
 		for range b.N {
-			if k := csrDotInAsm(out, p, nidx, x, false, y, 0, ny); k < rows {
-				csrDotIn(out[k:], p[k:], idx, x, y, 0, ny)
+			if k := csrDotInAsm(out, p, nidx, x, false, y, 0, ny, [3]float64{1, 1, 1}); k < rows {
+				csrDotIn(out[k:], p[k:], idx, x, y, 0, ny, [3]float64{1, 1, 1})
 			}
 		}
 	})
@@ -113,9 +113,9 @@ func TestFilteredDotLanes(t *testing.T) {
 	want := make([]float64, rows)
 	csrDot(want, p[1:], p[0], idx, x, y, int64(len(idx)), 1, 1, 1)
 	goOut, asmOut := make([]float64, rows), make([]float64, rows)
-	csrDotIn(goOut, p, idx, x, y, 0, ny)
-	done := csrDotInAsm(asmOut, p, nidx, x, false, y, 0, ny)
-	csrDotIn(asmOut[done:], p[done:], idx, x, y, 0, ny)
+	csrDotIn(goOut, p, idx, x, y, 0, ny, [3]float64{1, 1, 1})
+	done := csrDotInAsm(asmOut, p, nidx, x, false, y, 0, ny, [3]float64{1, 1, 1})
+	csrDotIn(asmOut[done:], p[done:], idx, x, y, 0, ny, [3]float64{1, 1, 1})
 	for k := range want {
 		if math.Float64bits(goOut[k]) != math.Float64bits(want[k]) || math.Float64bits(asmOut[k]) != math.Float64bits(want[k]) {
 			t.Fatalf("row %d: filtered %v (Go), %v (assembly), dot %v", k, goOut[k], asmOut[k], want[k])

@@ -72,7 +72,7 @@ func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx
 // csrDotInAsm is csrDotIn in assembly for int32 indices and x of reals,
 // or none (gather): it returns the rows done, short of len(p)-1 at the
 // first row whose bounds are bad.
-func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64) int {
+func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64, sc [3]float64) int {
 	mode, n := int64(12), int64(len(idx))
 	if gather {
 		mode += 2
@@ -80,7 +80,7 @@ func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool
 		n = min(n, int64(len(x)))
 	}
 	ip, xp := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(x))
-	return rowsAsm(out, p[1:], p[0], ip, xp, n, unsafe.SliceData(y), 1, 1, 1, mode, lo, hi-lo)
+	return rowsAsm(out, p[1:], p[0], ip, xp, n, unsafe.SliceData(y), sc[0], sc[1], sc[2], mode, lo, hi-lo)
 }
 
 // csrGatherAsm is rowsGatherFit's CSR rows in assembly, for y of reals

@@ -21,6 +21,6 @@ func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx
 	return 0, false
 }
 
-func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64) int {
+func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64, sc [3]float64) int {
 	return 0
 }

@@ -182,6 +182,10 @@ type nstmt struct {
 	accF      int // scalar value summed by loop into this real slot
 	accI      int
 	val       cx // scalar value computed directly
+	valE      *ir.Expr
+	// rowDot: the rows' values, at their own keys, are this step's
+	// segmented dot times factors invariant in the rows (planFlat).
+	rowDot *rowScale
 	// valVec: a real val over a block's rows as lanes (it may read the
 	// body's lets per row), or nil.
 	valVec *vloop
@@ -618,7 +622,7 @@ func (c *compiler) lowerStmt(nl *nloop, e *ir.Expr, lb loopBody) *nstmt {
 			if lb.spec.real {
 				x = toType(x, ir.Real)
 			}
-			s.val = x
+			s.val, s.valE = x, e.Args[1]
 			if lb.spec.real && vt.Base == ir.Real {
 				// In position space the rows' values are computed a batch
 				// at a time, not by a call per row.

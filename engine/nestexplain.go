@@ -88,7 +88,10 @@ func (nl *nloop) explain(w io.Writer, ind string, threads int) {
 	}
 	if nl.flat != nil {
 		for _, s := range nl.flat.steps {
-			if s.postVec != nil {
+			if r := s.rowDot; r != nil && len(r.e) > 0 {
+				exec += "; each row's value (the sum below times " + formatFactors(r.e) + ")" +
+					", added at its key in place by the segmented dot primitive, which applies the factors"
+			} else if s.postVec != nil {
 				exec += "; the factors " + ir.Format(replaceNode(s.postOf, s.sumOf, &ir.Expr{Op: ir.OpVar, Name: "(the sum below)", Type: s.sumOf.Type})) +
 					" over a block's rows in batches"
 			}
@@ -162,4 +165,20 @@ func (k *Kernel) String() string {
 	var b strings.Builder
 	k.Explain(&b)
 	return b.String()
+}
+
+// formatFactors lists factors as "a", "a and b", "a, b and c".
+func formatFactors(fs []*ir.Expr) string {
+	out := ""
+	for k, f := range fs {
+		switch {
+		case k == 0:
+		case k == len(fs)-1:
+			out += " and "
+		default:
+			out += ", "
+		}
+		out += ir.Format(f)
+	}
+	return out
 }

@@ -118,7 +118,130 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 	}
 	fp.ds = c.dotScatterOf(o, fp)
 	fp.inter = c.interleavedOf(o, fp)
+	c.rowScaleOf(o, fp, names)
 	return fp
+}
+
+// rowScale is the factors f of a row's value ((f[0]*dot)*f[1])*f[2], dot
+// the row's segmented dot and every factor invariant in the rows: the
+// dot primitive, which scales each row's sum by three factors, adds the
+// values into the result in place (directDot) instead of the sums into
+// the rows' values, then their products in batches, then the values
+// into the result. With no factor it is the plain sum at the row's key.
+type rowScale struct {
+	f []realFn
+	e []*ir.Expr // (for Explain)
+}
+
+// rowScaleOf sets rowDot on the step of fp whose loop's dot gives the
+// rows' values when the last step is a real singleton at o's key whose
+// value is that dot times invariant factors: the singleton's own sum
+// ({i -> a * sum ...}), or the let just before it (let t = sum ... in
+// {i -> a * t}), which nothing else reads. names are o's variables and
+// the lets of its body (the rows' values, not invariants).
+func (c *compiler) rowScaleOf(o *nloop, fp *flatPlan, names map[string]bool) {
+	n := len(fp.steps)
+	s := fp.steps[n-1]
+	if s.kind != stSingle || s.child != nil || !o.keyIsRow(s.keyE) {
+		return
+	}
+	invariant := func(fs []*ir.Expr) ([]realFn, bool) {
+		var out []realFn
+		for _, f := range fs {
+			if containsLoop(f) || !safe(f) || f.Type.Depth != 0 || f.Type.Base != ir.Real {
+				return nil, false
+			}
+			for v := range ir.FreeVars(f) {
+				if names[v] {
+					return nil, false
+				}
+			}
+			out = append(out, asReal(c.expr(f)))
+		}
+		return out, true
+	}
+	var dot *nstmt
+	var fs []*ir.Expr
+	switch {
+	case s.loop != nil && s.accF >= 0:
+		f, ok := postFactors(s)
+		if !ok {
+			return
+		}
+		dot, fs = s, f
+	case s.loop == nil && s.valE != nil && n >= 2:
+		let := fp.steps[n-2]
+		if let.kind != stLet || let.loop == nil || let.accF < 0 || !let.realLet {
+			return
+		}
+		f, ok := postFactors(let)
+		if !ok {
+			return
+		}
+		g, ok := scaleChain(s.valE, func(x *ir.Expr) bool { return x.Op == ir.OpVar && x.Name == let.name })
+		if !ok {
+			return
+		}
+		dot, fs = let, append(f, g...)
+	default:
+		return
+	}
+	if dot.loop.vec.dot == nil || len(fs) > 3 {
+		return
+	}
+	if f, ok := invariant(fs); ok {
+		dot.rowDot = &rowScale{f: f, e: fs}
+	}
+}
+
+// postFactors returns the factors of statement s's post, the factors it
+// multiplies its sum by, in order (none when it has no post); false when
+// the post is not such a chain of products.
+func postFactors(s *nstmt) ([]*ir.Expr, bool) {
+	if !s.hasPost() {
+		return nil, true
+	}
+	if s.post == nil {
+		return nil, false
+	}
+	sum := fmt.Sprintf("sum·%d", s.accF)
+	return scaleChain(s.postE, func(x *ir.Expr) bool { return x.Op == ir.OpVar && x.Name == sum })
+}
+
+// scaleChain returns the factors f1..fn of e = ((t * f1) * f2) ... * fn,
+// each product in either order (IEEE products commute), t an expression
+// is accepts; false for another e.
+func scaleChain(e *ir.Expr, is func(*ir.Expr) bool) ([]*ir.Expr, bool) {
+	if is(e) {
+		return nil, true
+	}
+	if e.Op != ir.OpMul || len(e.Args) != 2 || e.Type.Depth != 0 || e.Type.Base != ir.Real {
+		return nil, false
+	}
+	for k := range 2 {
+		if fs, ok := scaleChain(e.Args[k], is); ok {
+			return append(fs, e.Args[1-k]), true
+		}
+	}
+	return nil, false
+}
+
+// directDot adds the values of rows r0..r1-1 (step s's rowDot) into b at
+// the rows' keys by the dot primitive; false when it cannot (the steps
+// then run as they are).
+func (o *nloop) directDot(fr *frame, st *flatState, s *nstmt, r0, r1 int64, b *builder) bool {
+	d := s.loop.vec.dot
+	if !b.spec.dense || !b.spec.real || b.ws != nil || r0 < 0 || int64(len(b.reals)) < r1 ||
+		(len(s.rowDot.f) > 0 && st.keyedUp()) {
+		return false
+	}
+	sc := [3]float64{1, 1, 1}
+	for k, f := range s.rowDot.f {
+		if sc[k] = f(fr); fr.err != nil {
+			return true
+		}
+	}
+	return d.rowsScaled(fr, s.loop, b.reals[r0:r1], r0, r1, sc)
 }
 
 // rowLetStep returns the step among steps whose real let is the whole of
@@ -693,6 +816,9 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				}
 				continue
 			}
+			if s.rowDot != nil && o.directDot(fr, st, s, r0, r1, b) {
+				return // with the singleton after it, the let's one reader
+			}
 			o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
 			if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
 				return
@@ -718,10 +844,8 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			}
 		case stSingle:
 			if s.loop != nil {
-				direct := s.accF >= 0 && o.keyIsRow(s.keyE) && b.spec.dense && b.spec.real && b.ws == nil &&
-					r0 >= 0 && int64(len(b.reals)) >= r1
-				if d := s.loop.vec.dot; direct && !s.hasPost() && d != nil && d.rows(fr, s.loop, b.reals[r0:r1], r0, r1) {
-					continue // row r's sum added at key r in place
+				if s.rowDot != nil && o.directDot(fr, st, s, r0, r1, b) {
+					continue // row r's value added at key r in place
 				}
 				o.flatSums(fr, st, fp, i, s.loop, r0, r1, setRow)
 				if !o.flatPost(fr, st, s, i, r0, r1, setRow) {
@@ -1106,6 +1230,11 @@ func posRead(x *vnode) (*vnode, bool) {
 // guard is not discharged or the indices do not all fit y (the batches
 // then check them).
 func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
+	return d.rowsScaled(fr, l, out, r0, r1, [3]float64{1, 1, 1})
+}
+
+// rowsScaled is rows with each row's sum s added as ((sc[0]*s)*sc[1])*sc[2].
+func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc [3]float64) bool {
 	s := fr.vstate(l.vec)
 	var p []int64
 	idx := l.arr
@@ -1142,7 +1271,7 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 			return false
 		}
 		if d.xInt {
-			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi)
+			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi, sc)
 		} else {
 			var x []float64
 			if d.x != nil {
@@ -1150,9 +1279,9 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 			}
 			k := 0
 			if len(idx.narrow) == len(idx.ints) {
-				k = csrDotInAsm(out, p, idx.narrow, x, d.x == nil, y, lo, hi)
+				k = csrDotInAsm(out, p, idx.narrow, x, d.x == nil, y, lo, hi, sc)
 			}
-			csrDotIn(out[k:], p[k:], idx.ints, x, y, lo, hi)
+			csrDotIn(out[k:], p[k:], idx.ints, x, y, lo, hi, sc)
 		}
 		nestSaw("filtered dot")
 		return true
@@ -1162,18 +1291,19 @@ func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
 	}
 	// Every row is now known to run to its end: out may be the result.
 	var done int
+	a, b, c := sc[0], sc[1], sc[2]
 	if d.x == nil {
-		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, y, idx.n, 0, int64(len(out)), 1, 1, 1))
+		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, y, idx.n, 0, int64(len(out)), a, b, c))
 	} else if n := min(idx.n, d.x.n); d.xInt {
-		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, y, n, 1, 1, 1); ok {
+		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, y, n, a, b, c); ok {
 			done = k
 		} else {
-			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, y, n, 1, 1, 1)
+			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, y, n, a, b, c)
 		}
-	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, y, n, 1, 1, 1); ok {
+	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, y, n, a, b, c); ok {
 		done = k
 	} else {
-		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, y, n, 1, 1, 1)
+		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, y, n, a, b, c)
 	}
 	if done != len(out) {
 		panic("engine: segmented dot stopped on rows its caller checked")
@@ -1332,12 +1462,12 @@ func (d *segDot) filterIn(fr *frame, idx *cell, ny int) (lo, hi int64, ok bool) 
 	return lo, hi, lo >= 0 && hi <= int64(ny)
 }
 
-// csrDotIn is csrDot (a = b = c = 1) of the terms whose index lies in
+// csrDotIn is csrDot (a, b, c = sc) of the terms whose index lies in
 // [lo, hi): the others add nothing. The caller has checked [lo, hi)
 // against y. The terms go into dotFit's partial sums by position:
 // independent chains of additions instead of one, and a row that passes
 // whole sums as dotFit.
-func csrDotIn[X number](out []float64, p []int64, idx []int64, x []X, y []float64, lo, hi int64) {
+func csrDotIn[X number](out []float64, p []int64, idx []int64, x []X, y []float64, lo, hi int64, sc [3]float64) {
 	out = out[:len(p)-1]
 	var one X = 1
 	for r := range out {
@@ -1346,7 +1476,7 @@ func csrDotIn[X number](out []float64, p []int64, idx []int64, x []X, y []float6
 		if x != nil {
 			xp, xmask = unsafe.Pointer(unsafe.SliceData(x[p[r]:p[r+1]])), -1
 		}
-		out[r] += laneDotIn[X](unsafe.Pointer(unsafe.SliceData(ix)), xp, y, xmask, int64(len(ix)), lo, hi)
+		out[r] += ((sc[0] * laneDotIn[X](unsafe.Pointer(unsafe.SliceData(ix)), xp, y, xmask, int64(len(ix)), lo, hi)) * sc[1]) * sc[2]
 	}
 }
 
