@@ -125,7 +125,8 @@ row:
 	JGE   store
 	CMPQ  R9, $4
 	JNE   otherEntry
-	PCALIGN $16
+	JMP   narrowEntry // over the padding
+	PCALIGN $64
 
 narrowEntry:
 	DOT_QUAD(NARROW_I, REAL_X, narrowTail)
@@ -147,8 +148,8 @@ otherEntry:
 	CMPQ  R9, $12
 	JEQ   windowEntry
 	JMP   windowGather
-	PCALIGN $16
 
+	PCALIGN $64
 windowEntry:
 	WIN_QUAD(WIN_DOT, windowTail, wd0, wd1, wd2, wd3)
 	JMP   windowEntry
@@ -156,14 +157,15 @@ windowEntry:
 windowTail:
 	WIN_TAIL(WIN_DOT, partials, wt0, wt1, wt2)
 
+	PCALIGN $64
 windowGather:
 	WIN_QUAD(WIN_GATHER, windowGatherTail, wg0, wg1, wg2, wg3)
 	JMP   windowGather
 
 windowGatherTail:
 	WIN_TAIL(WIN_GATHER, partials, wgt0, wgt1, wgt2)
-	PCALIGN $16
 
+	PCALIGN $64
 realEntry:
 	DOT_QUAD(WIDE_I, REAL_X, realTail)
 	JMP   realEntry
@@ -171,6 +173,7 @@ realEntry:
 realTail:
 	DOT_TAIL(WIDE_I, REAL_X, partials)
 
+	PCALIGN $64
 intEntry:
 	DOT_QUAD(WIDE_I, INT_X, intTail)
 	JMP   intEntry
@@ -178,6 +181,7 @@ intEntry:
 intTail:
 	DOT_TAIL(WIDE_I, INT_X, partials)
 
+	PCALIGN $64
 intNarrowEntry:
 	DOT_QUAD(NARROW_I, INT_X, intNarrowTail)
 	JMP   intNarrowEntry
@@ -185,6 +189,7 @@ intNarrowEntry:
 intNarrowTail:
 	DOT_TAIL(NARROW_I, INT_X, partials)
 
+	PCALIGN $64
 gatherNarrowEntry:
 	GATHER_QUAD(NARROW_I, gatherNarrowTail)
 	JMP   gatherNarrowEntry
@@ -192,6 +197,7 @@ gatherNarrowEntry:
 gatherNarrowTail:
 	GATHER_TAIL(NARROW_I, partials)
 
+	PCALIGN $64
 gatherEntry:
 	GATHER_QUAD(WIDE_I, gatherTail)
 	JMP   gatherEntry
@@ -255,7 +261,13 @@ row2:
 	JLT   dotReal
 	JEQ   dotInt
 	JMP   dotIntN
-	PCALIGN $16
+	// Each loop starts a 64-byte line (a PCALIGN over the function's
+	// alignment raises it): otherwise where the linker places the
+	// function decides whether a loop (the scatter's is 34 bytes)
+	// straddles two lines, which moved BATAX by 15-20% between builds of
+	// unrelated code. Every padded label follows an unconditional jump:
+	// the padding is never run.
+	PCALIGN $64
 
 dotReal:
 	DOT_QUAD(WIDE_I, REAL_X, dotRealTail)
@@ -264,6 +276,7 @@ dotReal:
 dotRealTail:
 	DOT_TAIL(WIDE_I, REAL_X, partials2)
 
+	PCALIGN $64
 dotInt:
 	DOT_QUAD(WIDE_I, INT_X, dotIntTail)
 	JMP   dotInt
@@ -271,6 +284,7 @@ dotInt:
 dotIntTail:
 	DOT_TAIL(WIDE_I, INT_X, partials2)
 
+	PCALIGN $64
 dotRealN:
 	DOT_QUAD(NARROW_I, REAL_X, dotRealNTail)
 	JMP   dotRealN
@@ -278,6 +292,7 @@ dotRealN:
 dotRealNTail:
 	DOT_TAIL(NARROW_I, REAL_X, partials2)
 
+	PCALIGN $64
 dotIntN:
 	DOT_QUAD(NARROW_I, INT_X, dotIntNTail)
 	JMP   dotIntN
@@ -299,23 +314,26 @@ scale:
 	JLT   scatterReal
 	JEQ   scatterInt
 	JMP   scatterIntN
-	PCALIGN $16
+	PCALIGN $64
 
 scatterReal:
 	SCATTER_STEP(WIDE_Q, REAL_V)
 	JNE   scatterReal
 	JMP   next
 
+	PCALIGN $64
 scatterInt:
 	SCATTER_STEP(WIDE_Q, INT_V)
 	JNE   scatterInt
 	JMP   next
 
+	PCALIGN $64
 scatterRealN:
 	SCATTER_STEP(NARROW_Q, REAL_V)
 	JNE   scatterRealN
 	JMP   next
 
+	PCALIGN $64
 scatterIntN:
 	SCATTER_STEP(NARROW_Q, INT_V)
 	JNE   scatterIntN
