@@ -64,8 +64,9 @@ func csrRowsIn(p []int64, n int64) bool {
 // csrSum adds into out[k] the sum of x[p] over row k's positions p =
 // p[k]..p[k+1]-1 (checked by csrRowsIn) in dotFit's partial sums: the
 // dot with ones, each term x[p] times 1.0 exactly, so a row sums at the
-// add's throughput as a row's dot does.
-func csrSum(out []float64, p []int64, x []float64) {
+// add's throughput as a row's dot does. The sum s goes in as
+// ((a*s)*b)*c with a, b, c = sc, as csrDot's.
+func csrSum(out []float64, p []int64, x []float64, sc [3]float64) {
 	out = out[:len(p)-1]
 	for k := range out {
 		row := x[p[k]:p[k+1]]
@@ -86,7 +87,7 @@ func csrSum(out []float64, p []int64, x []float64) {
 				}
 			}
 		}
-		out[k] += (s0 + s1) + (s2 + s3)
+		out[k] += ((sc[0] * ((s0 + s1) + (s2 + s3))) * sc[1]) * sc[2]
 	}
 }
 

@@ -1257,7 +1257,7 @@ func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc
 		if !csrRowsIn(p, d.x.n) {
 			return false
 		}
-		csrSum(out, p, d.x.reals)
+		csrSum(out, p, d.x.reals, sc)
 		nestSaw("row sums")
 		return true
 	}

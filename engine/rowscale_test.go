@@ -43,6 +43,7 @@ func TestRowScale(t *testing.T) {
 		{"three factors either side", `sum(<i, _> in 0:A_len1) let t = ` + dot + ` in { @dense i -> gamma * ((t * alpha) * 3.0) }`, true, "dot"},
 		{"the let's own factor, then the value's", `sum(<i, _> in 0:A_len1) let t = alpha * ` + dot + ` in { @dense i -> t * gamma }`, true, "dot"},
 		{"a scalar times the sum in the singleton", `sum(<i, _> in 0:A_len1) { @dense i -> alpha * ` + dot + ` }`, true, "dot"},
+		{"a let of a row's sum of its values", `sum(<i, _> in 0:A_len1) let t = sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) in { @dense i -> alpha * t }`, true, "row sums"},
 		{"a let of an ELL row's filtered dot", `sum(<i, _> in 0:E_len1) let t = ` + ell + ` in { @dense i -> alpha * t }`, true, "filtered dot"},
 		{"a factor that reads the row", `sum(<i, _> in 0:A_len1) let t = ` + dot + ` in { @dense i -> x_val(i) * t }`, false, "values"},
 		{"a sum besides the product", `sum(<i, _> in 0:A_len1) let t = ` + dot + ` in { @dense i -> alpha * t + gamma }`, false, "values"},
