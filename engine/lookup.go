@@ -108,51 +108,36 @@ func (c *compiler) arrayRead(e *ir.Expr, cl *cell, k cx) cx {
 		fr.fail(boundsError(e, name, kv, int64(n)))
 	}
 	if cl.info.Elem == ir.Real {
-		if k.aff {
-			s, off := k.affSlot, k.affOff
-			return realCx(func(fr *frame) float64 {
-				kv := fr.i[s] + off
-				a := cl.reals
-				if uint64(kv) >= uint64(len(a)) {
-					fail(fr, kv, len(a))
-					return 0
-				}
-				return a[kv]
-			})
-		}
-		kf := k.i
-		return realCx(func(fr *frame) float64 {
-			kv := kf(fr)
-			a := cl.reals
-			if uint64(kv) >= uint64(len(a)) {
-				fail(fr, kv, len(a))
-				return 0
-			}
-			return a[kv]
-		})
+		return realCx(readAt(k, &cl.reals, fail))
 	}
+	return intCx(readAt(k, &cl.ints, fail))
+}
+
+// readAt returns the closure of (*arr)[k], bounds checked; the slice is
+// read at each call, as Exec binds the cell's arrays after compiling.
+func readAt[T int64 | float64](k cx, arr *[]T, fail func(*frame, int64, int)) func(*frame) T {
 	if k.aff {
 		s, off := k.affSlot, k.affOff
-		return intCx(func(fr *frame) int64 {
+		return func(fr *frame) T {
 			kv := fr.i[s] + off
-			a := cl.ints
+			a := *arr
 			if uint64(kv) >= uint64(len(a)) {
 				fail(fr, kv, len(a))
 				return 0
 			}
 			return a[kv]
-		})
+		}
 	}
 	kf := k.i
-	return intCx(func(fr *frame) int64 {
+	return func(fr *frame) T {
 		kv := kf(fr)
-		a := cl.ints
+		a := *arr
 		if uint64(kv) >= uint64(len(a)) {
 			fail(fr, kv, len(a))
 			return 0
 		}
 		return a[kv]
-	})
+	}
 }
 
 // window compiles the bounds of A(lo:hi) for a physical array A, checking

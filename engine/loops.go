@@ -213,30 +213,23 @@ func (c *compiler) compileLoop(e *ir.Expr, lb loopBody) *loop {
 
 func arrayRun(cl *cell, ks, vs int, body bodyFn) func(*frame, srcState, int64, int64, *builder) {
 	if cl.info.Elem == ir.Real {
-		return func(fr *frame, st srcState, from, to int64, b *builder) {
-			a := cl.reals
-			for p := st.lo + from; p < st.lo+to; p++ {
-				if ks >= 0 {
-					fr.i[ks] = p
-				}
-				if vs >= 0 {
-					fr.f[vs] = a[p]
-				}
-				body(fr, b)
-				if fr.err != nil {
-					return
-				}
-			}
-		}
+		return arrayRunOf(&cl.reals, ks, vs, body, func(fr *frame) []float64 { return fr.f })
 	}
+	return arrayRunOf(&cl.ints, ks, vs, body, func(fr *frame) []int64 { return fr.i })
+}
+
+// arrayRunOf is arrayRun over the array *arr (read at each run), its
+// values put in slot vs of slots(fr) (the frame's slots are never
+// reallocated, so read once per run).
+func arrayRunOf[T int64 | float64](arr *[]T, ks, vs int, body bodyFn, slots func(*frame) []T) func(*frame, srcState, int64, int64, *builder) {
 	return func(fr *frame, st srcState, from, to int64, b *builder) {
-		a := cl.ints
+		a, vals := *arr, slots(fr)
 		for p := st.lo + from; p < st.lo+to; p++ {
 			if ks >= 0 {
 				fr.i[ks] = p
 			}
 			if vs >= 0 {
-				fr.i[vs] = a[p]
+				vals[vs] = a[p]
 			}
 			body(fr, b)
 			if fr.err != nil {
@@ -271,35 +264,33 @@ func dictRun(ks, vs int, vt ir.Type, body bodyFn) func(*frame, srcState, int64, 
 	}
 }
 
-// sumScalar compiles a sum whose value is a scalar.
-func (c *compiler) sumScalar(e *ir.Expr) cx {
+// scalarSum compiles a sum (a loop or a merge, as run compiles it) whose
+// value is a scalar.
+func (c *compiler) scalarSum(e *ir.Expr, run func(*ir.Expr, loopBody) accFn) cx {
 	t := c.typeOf(e)
 	if t.Base != ir.Real && t.Base != ir.Int {
 		c.bail(e, "cannot sum %s values", t)
 	}
 	acc := c.newSlot(ir.Type{Base: t.Base})
-	l := c.compileLoop(e, scalarBody(t, acc))
+	all := run(e, scalarBody(t, acc))
 	if t.Base == ir.Real {
-		return realCx(sumOfLoop(l, acc))
+		return realCx(func(fr *frame) float64 {
+			fr.f[acc] = 0
+			all(fr, nil)
+			return fr.f[acc]
+		})
 	}
 	return intCx(func(fr *frame) int64 {
 		fr.i[acc] = 0
-		l.all(fr, nil)
+		all(fr, nil)
 		return fr.i[acc]
 	})
 }
 
-// sumOfLoop returns the closure of a scalar sum compiled as loop l adding
-// into slot acc.
-func sumOfLoop(l *loop, acc int) realFn {
-	return func(fr *frame) float64 {
-		fr.f[acc] = 0
-		l.all(fr, nil)
-		return fr.f[acc]
-	}
-}
+// loopAll compiles sum e as a loop run over its whole source.
+func (c *compiler) loopAll(e *ir.Expr, lb loopBody) accFn { return c.compileLoop(e, lb).all }
 
 // sumAccum compiles a dictionary-valued sum accumulating into a builder.
 func (c *compiler) sumAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
-	return c.compileLoop(e, accumBody(spec, neg)).all
+	return c.loopAll(e, accumBody(spec, neg))
 }

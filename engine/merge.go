@@ -62,7 +62,7 @@ func (v *vecSrc) asDict() dict {
 // same pairs in the same order as the nested loops; anything else runs the
 // nested loops. This is the closure path's merge: the loop-nest IR's
 // merges (nestmerge.go) fall back to it for what they do not take.
-func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) func(*frame, *builder) {
+func (c *compiler) compileMerge(e *ir.Expr, lb loopBody) accFn {
 	op1 := c.vecOperand(e.Args[0])
 	op2 := c.vecOperand(e.Args[1])
 	// A range as the second operand (lo:hi, the optimizer's e:e+1 for a
@@ -370,27 +370,6 @@ func (s *pairs) fill(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
 		p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(jj), a[i]
 	}
 	return n
-}
-
-func (c *compiler) mergeScalar(e *ir.Expr) cx {
-	t := c.typeOf(e)
-	if t.Base != ir.Real && t.Base != ir.Int {
-		c.bail(e, "cannot sum %s values", t)
-	}
-	acc := c.newSlot(ir.Type{Base: t.Base})
-	run := c.compileMerge(e, scalarBody(t, acc))
-	if t.Base == ir.Real {
-		return realCx(func(fr *frame) float64 {
-			fr.f[acc] = 0
-			run(fr, nil)
-			return fr.f[acc]
-		})
-	}
-	return intCx(func(fr *frame) int64 {
-		fr.i[acc] = 0
-		run(fr, nil)
-		return fr.i[acc]
-	})
 }
 
 func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {

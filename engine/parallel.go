@@ -112,42 +112,27 @@ func setter(x cx, s int) func(*frame) {
 	return func(fr *frame) { fr.i[s] = f(fr) }
 }
 
-// withPrologue runs set before x.
+// withPrologue runs set before x (x not at all once set fails).
 func withPrologue(set func(*frame), x cx) cx {
 	switch {
 	case x.d != nil:
-		f := x.d
-		return dictCx(x.t, func(fr *frame) dict {
-			set(fr)
-			if fr.err != nil {
-				return empty
-			}
-			return f(fr)
-		})
+		return dictCx(x.t, prologue(set, x.d, empty))
 	case x.f != nil:
-		f := x.f
-		return realCx(func(fr *frame) float64 {
-			set(fr)
-			if fr.err != nil {
-				return 0
-			}
-			return f(fr)
-		})
+		return realCx(prologue(set, x.f, 0))
 	case x.b != nil:
-		f := x.b
-		return boolCx(func(fr *frame) bool {
-			set(fr)
-			return fr.err == nil && f(fr)
-		})
+		return boolCx(prologue(set, x.b, false))
 	}
-	f := x.i
-	return intCx(func(fr *frame) int64 {
+	return intCx(prologue(set, x.i, 0))
+}
+
+func prologue[T any](set func(*frame), f func(*frame) T, failed T) func(*frame) T {
+	return func(fr *frame) T {
 		set(fr)
 		if fr.err != nil {
-			return 0
+			return failed
 		}
 		return f(fr)
-	})
+	}
 }
 
 // chunks splits positions 0..n-1 into at most parts contiguous chunks.

@@ -78,9 +78,9 @@ func (c *compiler) scalar(e *ir.Expr) cx {
 	case ir.OpLet:
 		return c.letScalar(e)
 	case ir.OpSum:
-		return c.sumScalar(e)
+		return c.scalarSum(e, c.loopAll)
 	case ir.OpMerge:
-		return c.mergeScalar(e)
+		return c.scalarSum(e, c.compileMerge)
 	}
 	c.bail(e, "cannot compile %s as a scalar", e.Op)
 	return cx{}
@@ -240,34 +240,26 @@ func (c *compiler) compare(e *ir.Expr) cx {
 				return boolCx(func(fr *frame) bool { return fr.i[s] < fr.i[t] })
 			}
 		}
-		switch op {
-		case ir.OpEq:
-			return boolCx(func(fr *frame) bool { return fa(fr) == fb(fr) })
-		case ir.OpNe:
-			return boolCx(func(fr *frame) bool { return fa(fr) != fb(fr) })
-		case ir.OpLt:
-			return boolCx(func(fr *frame) bool { return fa(fr) < fb(fr) })
-		case ir.OpLe:
-			return boolCx(func(fr *frame) bool { return fa(fr) <= fb(fr) })
-		case ir.OpGt:
-			return boolCx(func(fr *frame) bool { return fa(fr) > fb(fr) })
-		}
-		return boolCx(func(fr *frame) bool { return fa(fr) >= fb(fr) })
+		return boolCx(compareOf(op, fa, fb))
 	}
-	fa, fb := asReal(a), asReal(b)
+	return boolCx(compareOf(op, asReal(a), asReal(b)))
+}
+
+// compareOf returns the closure of fa op fb, op a comparison.
+func compareOf[T int64 | float64](op ir.Op, fa, fb func(*frame) T) boolFn {
 	switch op {
 	case ir.OpEq:
-		return boolCx(func(fr *frame) bool { return fa(fr) == fb(fr) })
+		return func(fr *frame) bool { return fa(fr) == fb(fr) }
 	case ir.OpNe:
-		return boolCx(func(fr *frame) bool { return fa(fr) != fb(fr) })
+		return func(fr *frame) bool { return fa(fr) != fb(fr) }
 	case ir.OpLt:
-		return boolCx(func(fr *frame) bool { return fa(fr) < fb(fr) })
+		return func(fr *frame) bool { return fa(fr) < fb(fr) }
 	case ir.OpLe:
-		return boolCx(func(fr *frame) bool { return fa(fr) <= fb(fr) })
+		return func(fr *frame) bool { return fa(fr) <= fb(fr) }
 	case ir.OpGt:
-		return boolCx(func(fr *frame) bool { return fa(fr) > fb(fr) })
+		return func(fr *frame) bool { return fa(fr) > fb(fr) }
 	}
-	return boolCx(func(fr *frame) bool { return fa(fr) >= fb(fr) })
+	return func(fr *frame) bool { return fa(fr) >= fb(fr) }
 }
 
 func (c *compiler) call(e *ir.Expr) cx {
@@ -371,91 +363,43 @@ func (c *compiler) ifScalar(e *ir.Expr) cx {
 	}
 	switch t.Base {
 	case ir.Real:
-		a := then.f
-		if els.f == nil {
-			return realCx(func(fr *frame) float64 {
-				if cond(fr) {
-					return a(fr)
-				}
-				return 0
-			})
-		}
-		b := els.f
-		return realCx(func(fr *frame) float64 {
-			if cond(fr) {
-				return a(fr)
-			}
-			return b(fr)
-		})
+		return realCx(ifThen(cond, then.f, els.f))
 	case ir.Bool:
-		a := then.b
-		b := els.b
-		if b == nil {
-			b = func(*frame) bool { return false }
+		return boolCx(ifThen(cond, then.b, els.b))
+	}
+	return intCx(ifThen(cond, then.i, els.i))
+}
+
+// ifThen returns the closure of "if cond then a else b"; with b nil, of
+// "if cond then a" (the zero value otherwise).
+func ifThen[T any](cond boolFn, a, b func(*frame) T) func(*frame) T {
+	if b == nil {
+		return func(fr *frame) T {
+			if cond(fr) {
+				return a(fr)
+			}
+			var zero T
+			return zero
 		}
-		return boolCx(func(fr *frame) bool {
-			if cond(fr) {
-				return a(fr)
-			}
-			return b(fr)
-		})
 	}
-	a := then.i
-	if els.i == nil {
-		return intCx(func(fr *frame) int64 {
-			if cond(fr) {
-				return a(fr)
-			}
-			return 0
-		})
-	}
-	b := els.i
-	return intCx(func(fr *frame) int64 {
+	return func(fr *frame) T {
 		if cond(fr) {
 			return a(fr)
 		}
 		return b(fr)
-	})
+	}
 }
 
 // letValue compiles the value of a let and returns a closure storing it in
 // a new slot for the let's variable (bound in scope until unbind).
 func (c *compiler) letValue(e *ir.Expr) func(*frame) {
 	v := c.expr(e.Args[0])
-	s := c.bind(e.Vars[0], v.t)
-	switch {
-	case v.t.Depth > 0:
-		f := v.d
-		return func(fr *frame) { fr.d[s] = f(fr) }
-	case v.t.Base == ir.Real:
-		f := v.f
-		return func(fr *frame) { fr.f[s] = f(fr) }
-	case v.t.Base == ir.Bool:
-		f := v.b
-		return func(fr *frame) {
-			if f(fr) {
-				fr.i[s] = 1
-			} else {
-				fr.i[s] = 0
-			}
-		}
-	}
-	f := v.i
-	return func(fr *frame) { fr.i[s] = f(fr) }
+	return setter(v, c.bind(e.Vars[0], v.t))
 }
 
 func (c *compiler) letScalar(e *ir.Expr) cx {
 	set := c.letValue(e)
 	body := c.expr(e.Args[1])
 	c.unbind(1)
-	switch {
-	case body.f != nil:
-		f := body.f
-		return realCx(func(fr *frame) float64 { set(fr); return f(fr) })
-	case body.b != nil:
-		f := body.b
-		return boolCx(func(fr *frame) bool { set(fr); return f(fr) })
-	}
-	f := body.i
-	return intCx(func(fr *frame) int64 { set(fr); return f(fr) })
+	return withPrologue(set, body)
 }
