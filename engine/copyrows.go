@@ -166,6 +166,7 @@ var rowsCopiesOff bool
 // alongside; leaves are the rows, one listLeaf each, made on the first
 // read of one (rowAt: the leaf of key k, -1 for none).
 type laidCSR struct {
+	noScalars
 	pos, idx []int64
 	ints     []int64
 	reals    []float64
@@ -258,18 +259,10 @@ func isZeroAt(ints []int64, reals []float64, w int, real bool) bool {
 	return ints[w] == 0
 }
 
-func (d *laidCSR) size() int          { return len(d.keys) }
-func (d *laidCSR) keyAt(p int) int64  { return d.keys[p] }
-func (d *laidCSR) intAt(int) int64    { return 0 }
-func (d *laidCSR) realAt(int) float64 { return 0 }
-func (d *laidCSR) dictAt(p int) dict  { return &d.rows()[p] }
-func (d *laidCSR) has(k int64) bool   { return d.getDict(k) != empty }
-func (d *laidCSR) getInt(int64) (int64, bool) {
-	return 0, true
-}
-func (d *laidCSR) getReal(int64) (float64, bool) {
-	return 0, true
-}
+func (d *laidCSR) size() int         { return len(d.keys) }
+func (d *laidCSR) keyAt(p int) int64 { return d.keys[p] }
+func (d *laidCSR) dictAt(p int) dict { return &d.rows()[p] }
+func (d *laidCSR) has(k int64) bool  { return d.getDict(k) != empty }
 func (d *laidCSR) getDict(k int64) dict {
 	if uint64(k) < uint64(len(d.rowAt)) {
 		if r := d.rowAt[k]; r >= 0 {

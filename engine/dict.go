@@ -35,24 +35,37 @@ type dict interface {
 }
 
 // emptyDict is the empty dictionary of any depth.
-type emptyDict struct{}
+type emptyDict struct {
+	noKids
+	noScalars
+}
 
 var empty dict = emptyDict{}
 
-func (emptyDict) size() int                     { return 0 }
-func (emptyDict) keyAt(int) int64               { return 0 }
-func (emptyDict) intAt(int) int64               { return 0 }
-func (emptyDict) realAt(int) float64            { return 0 }
-func (emptyDict) dictAt(int) dict               { return empty }
-func (emptyDict) has(int64) bool                { return false }
-func (emptyDict) getInt(int64) (int64, bool)    { return 0, true }
-func (emptyDict) getReal(int64) (float64, bool) { return 0, true }
-func (emptyDict) getDict(int64) dict            { return empty }
+func (emptyDict) size() int       { return 0 }
+func (emptyDict) keyAt(int) int64 { return 0 }
+func (emptyDict) has(int64) bool  { return false }
+
+// noKids gives a dictionary of scalars the methods of nested values.
+type noKids struct{}
+
+func (noKids) dictAt(int) dict    { return empty }
+func (noKids) getDict(int64) dict { return empty }
+
+// noScalars gives a dictionary of dictionaries the methods of scalar
+// values (zero, as a missing key's).
+type noScalars struct{}
+
+func (noScalars) intAt(int) int64               { return 0 }
+func (noScalars) realAt(int) float64            { return 0 }
+func (noScalars) getInt(int64) (int64, bool)    { return 0, true }
+func (noScalars) getReal(int64) (float64, bool) { return 0, true }
 
 // arrView is positions lo..hi-1 of a physical array. whole marks the
 // entire array: reading it outside its positions is a data error, while a
 // window (a subarray) just reads zero outside itself.
 type arrView struct {
+	noKids
 	name   string
 	ints   []int64
 	reals  []float64
@@ -75,7 +88,6 @@ func (a *arrView) realAt(p int) float64 {
 	}
 	return float64(a.ints[a.lo+int64(p)])
 }
-func (a *arrView) dictAt(int) dict  { return empty }
 func (a *arrView) has(k int64) bool { return k >= a.lo && k < a.hi }
 func (a *arrView) getInt(k int64) (int64, bool) {
 	if k < a.lo || k >= a.hi {
@@ -95,10 +107,12 @@ func (a *arrView) getReal(k int64) (float64, bool) {
 	}
 	return float64(a.ints[k]), true
 }
-func (a *arrView) getDict(int64) dict { return empty }
 
 // rangeView is lo:hi, the dictionary {i -> i}.
-type rangeView struct{ lo, hi int64 }
+type rangeView struct {
+	noKids
+	lo, hi int64
+}
 
 func (r *rangeView) size() int {
 	if r.hi <= r.lo {
@@ -109,7 +123,6 @@ func (r *rangeView) size() int {
 func (r *rangeView) keyAt(p int) int64    { return r.lo + int64(p) }
 func (r *rangeView) intAt(p int) int64    { return r.lo + int64(p) }
 func (r *rangeView) realAt(p int) float64 { return float64(r.lo + int64(p)) }
-func (r *rangeView) dictAt(int) dict      { return empty }
 func (r *rangeView) has(k int64) bool     { return k >= r.lo && k < r.hi }
 func (r *rangeView) getInt(k int64) (int64, bool) {
 	if r.has(k) {
@@ -123,7 +136,6 @@ func (r *rangeView) getReal(k int64) (float64, bool) {
 	}
 	return 0, true
 }
-func (r *rangeView) getDict(int64) dict { return empty }
 
 // subView is base(lo:hi) for a base that is not a physical array: every
 // position lo..hi-1 is an entry, holding base's value or zero.
@@ -217,6 +229,7 @@ func (t *trieView) getDict(k int64) dict {
 // values alongside (vals: a walk of a mostly-zero row, a dense copy of a
 // sparse matrix's row, then reads only its entries, as slices).
 type denseLeaf struct {
+	noKids
 	ints   []int64
 	reals  []float64
 	real   bool
@@ -291,7 +304,6 @@ func (d *denseLeaf) realAt(p int) float64 {
 	v, _ := d.getReal(d.list()[p])
 	return v
 }
-func (d *denseLeaf) dictAt(int) dict { return empty }
 func (d *denseLeaf) has(k int64) bool {
 	if d.real {
 		v, _ := d.getReal(k)
@@ -320,11 +332,11 @@ func (d *denseLeaf) getReal(k int64) (float64, bool) {
 	}
 	return d.spillF[k], true
 }
-func (d *denseLeaf) getDict(int64) dict { return empty }
 
 // hashLeaf is a built dictionary of scalars in a Go map; the sorted list
 // of its non-zero keys is made on first use.
 type hashLeaf struct {
+	noKids
 	ints  map[int64]int64
 	reals map[int64]float64
 	real  bool
@@ -356,7 +368,6 @@ func (h *hashLeaf) realAt(p int) float64 {
 	v, _ := h.getReal(h.list()[p])
 	return v
 }
-func (h *hashLeaf) dictAt(int) dict { return empty }
 func (h *hashLeaf) has(k int64) bool {
 	if h.real {
 		return h.reals[k] != 0
@@ -375,12 +386,12 @@ func (h *hashLeaf) getReal(k int64) (float64, bool) {
 	}
 	return float64(h.ints[k]), true
 }
-func (h *hashLeaf) getDict(int64) dict { return empty }
 
 // denseNode is a built dictionary of dictionaries, by key in a slice plus
 // a map for keys outside it. On first use (init) its children are frozen
 // and the empty ones dropped.
 type denseNode struct {
+	noScalars
 	b     *builder
 	once  sync.Once
 	kids  []dict // nil: absent
@@ -420,14 +431,10 @@ func (d *denseNode) init() {
 	})
 }
 
-func (d *denseNode) size() int                     { d.init(); return len(d.keys) }
-func (d *denseNode) keyAt(p int) int64             { d.init(); return d.keys[p] }
-func (d *denseNode) intAt(int) int64               { return 0 }
-func (d *denseNode) realAt(int) float64            { return 0 }
-func (d *denseNode) dictAt(p int) dict             { d.init(); return d.getDict(d.keys[p]) }
-func (d *denseNode) has(k int64) bool              { return d.getDict(k) != empty }
-func (d *denseNode) getInt(int64) (int64, bool)    { return 0, true }
-func (d *denseNode) getReal(int64) (float64, bool) { return 0, true }
+func (d *denseNode) size() int         { d.init(); return len(d.keys) }
+func (d *denseNode) keyAt(p int) int64 { d.init(); return d.keys[p] }
+func (d *denseNode) dictAt(p int) dict { d.init(); return d.getDict(d.keys[p]) }
+func (d *denseNode) has(k int64) bool  { return d.getDict(k) != empty }
 func (d *denseNode) getDict(k int64) dict {
 	d.init()
 	if uint64(k) < uint64(len(d.kids)) {
@@ -445,6 +452,7 @@ func (d *denseNode) getDict(k int64) dict {
 // hashNode is a built dictionary of dictionaries in a Go map, frozen on
 // first use like denseNode.
 type hashNode struct {
+	noScalars
 	b    *builder
 	once sync.Once
 	kids map[int64]dict
@@ -466,14 +474,10 @@ func (h *hashNode) init() {
 	})
 }
 
-func (h *hashNode) size() int                     { h.init(); return len(h.keys) }
-func (h *hashNode) keyAt(p int) int64             { h.init(); return h.keys[p] }
-func (h *hashNode) intAt(int) int64               { return 0 }
-func (h *hashNode) realAt(int) float64            { return 0 }
-func (h *hashNode) dictAt(p int) dict             { h.init(); return h.kids[h.keys[p]] }
-func (h *hashNode) has(k int64) bool              { h.init(); _, ok := h.kids[k]; return ok }
-func (h *hashNode) getInt(int64) (int64, bool)    { return 0, true }
-func (h *hashNode) getReal(int64) (float64, bool) { return 0, true }
+func (h *hashNode) size() int         { h.init(); return len(h.keys) }
+func (h *hashNode) keyAt(p int) int64 { h.init(); return h.keys[p] }
+func (h *hashNode) dictAt(p int) dict { h.init(); return h.kids[h.keys[p]] }
+func (h *hashNode) has(k int64) bool  { h.init(); _, ok := h.kids[k]; return ok }
 func (h *hashNode) getDict(k int64) dict {
 	h.init()
 	if c, ok := h.kids[k]; ok {
@@ -485,6 +489,7 @@ func (h *hashNode) getDict(k int64) dict {
 // listLeaf is a built dictionary of scalars as sorted keys with values
 // alongside; on first use the zero entries are dropped from the list.
 type listLeaf struct {
+	noKids
 	keys  []int64
 	ints  []int64
 	reals []float64
@@ -532,7 +537,6 @@ func (l *listLeaf) realAt(p int) float64 {
 	}
 	return float64(l.ints[p])
 }
-func (l *listLeaf) dictAt(int) dict { return empty }
 func (l *listLeaf) find(k int64) (int, bool) {
 	l.init()
 	return slices.BinarySearch(l.keys, k)
@@ -550,7 +554,6 @@ func (l *listLeaf) getReal(k int64) (float64, bool) {
 	}
 	return 0, true
 }
-func (l *listLeaf) getDict(int64) dict { return empty }
 
 // rowLeaf is a closed row of scalars of a workspace level (see
 // workspace.go) frozen as it is: the builder's own sorted list, whose
@@ -588,6 +591,7 @@ func (r *rowLeaf) getReal(k int64) (float64, bool) {
 	}
 	return 0, true
 }
+func (r *rowLeaf) getDict(int64) dict { return empty }
 
 // find is the position of key k in the row's sorted keys, if there.
 func (r *rowLeaf) find(k int64) (int, bool) {
@@ -599,11 +603,11 @@ func (r *rowLeaf) find(k int64) (int, bool) {
 	}
 	return slices.BinarySearch(r.nkeys, int32(k))
 }
-func (r *rowLeaf) getDict(int64) dict { return empty }
 
 // listNode is a built dictionary of dictionaries as sorted keys with
 // children alongside, frozen on first use like denseNode.
 type listNode struct {
+	noScalars
 	b    *builder
 	once sync.Once
 	keys []int64
@@ -623,14 +627,10 @@ func (l *listNode) init() {
 	})
 }
 
-func (l *listNode) size() int                     { l.init(); return len(l.keys) }
-func (l *listNode) keyAt(p int) int64             { l.init(); return l.keys[p] }
-func (l *listNode) intAt(int) int64               { return 0 }
-func (l *listNode) realAt(int) float64            { return 0 }
-func (l *listNode) dictAt(p int) dict             { l.init(); return l.kids[p] }
-func (l *listNode) has(k int64) bool              { l.init(); _, ok := slices.BinarySearch(l.keys, k); return ok }
-func (l *listNode) getInt(int64) (int64, bool)    { return 0, true }
-func (l *listNode) getReal(int64) (float64, bool) { return 0, true }
+func (l *listNode) size() int         { l.init(); return len(l.keys) }
+func (l *listNode) keyAt(p int) int64 { l.init(); return l.keys[p] }
+func (l *listNode) dictAt(p int) dict { l.init(); return l.kids[p] }
+func (l *listNode) has(k int64) bool  { l.init(); _, ok := slices.BinarySearch(l.keys, k); return ok }
 func (l *listNode) getDict(k int64) dict {
 	l.init()
 	if p, ok := slices.BinarySearch(l.keys, k); ok {

@@ -145,19 +145,16 @@ func (o *seqOuter) append(p *seqOuter) bool {
 // seqOuterNode is a dictionary of depth 3 built in sequential mode,
 // frozen: value p is the rows ends[p-1] to ends[p]-1 of rows.
 type seqOuterNode struct {
+	noScalars
 	spec *bspec // the rows' spec
 	rows *seqRows
 	keys []int64
 	ends []int
 }
 
-func (d *seqOuterNode) size() int                     { return len(d.keys) }
-func (d *seqOuterNode) keyAt(p int) int64             { return d.keys[p] }
-func (d *seqOuterNode) intAt(int) int64               { return 0 }
-func (d *seqOuterNode) realAt(int) float64            { return 0 }
-func (d *seqOuterNode) has(k int64) bool              { _, ok := slices.BinarySearch(d.keys, k); return ok }
-func (d *seqOuterNode) getInt(int64) (int64, bool)    { return 0, true }
-func (d *seqOuterNode) getReal(int64) (float64, bool) { return 0, true }
+func (d *seqOuterNode) size() int         { return len(d.keys) }
+func (d *seqOuterNode) keyAt(p int) int64 { return d.keys[p] }
+func (d *seqOuterNode) has(k int64) bool  { _, ok := slices.BinarySearch(d.keys, k); return ok }
 
 func (d *seqOuterNode) dictAt(p int) dict {
 	lo := 0
