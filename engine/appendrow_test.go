@@ -245,7 +245,7 @@ func TestAppendRowsSettle(t *testing.T) {
 				add(i, j, 2)
 			case 1: // a scatter loop writing the slice directly
 				idx := []int64{int64(rng.IntN(30)), 31, int64(rng.IntN(30))}
-				scatterAdd(c, idx, []float64{1, 2, 3}, 1, 1, 1, true)
+				scatterAdd(c, idx, []float64{1, 2, 3}, 1)
 				for q, j := range idx {
 					add(i, j, float64(q+1))
 				}

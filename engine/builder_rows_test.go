@@ -161,7 +161,7 @@ func TestRowsAgainstMaps(t *testing.T) {
 				for q, o := range ops[:n] {
 					idx[q], vals[q] = o.j, o.v
 				}
-				scatterAdd(b.child(ops[0].i), idx, vals, 1, 1, 1, true)
+				scatterAdd(b.child(ops[0].i), idx, vals, 1)
 				ops = ops[n:]
 			}
 		}

@@ -169,7 +169,7 @@ func (r *rowsScatter) scatterBuilt(fr *frame, s *vstate, o *nloop, t dict, p0 in
 			}
 			continue
 		}
-		scatterAdd(b, keys, vals, ts[q], 1, 1, true)
+		scatterAdd(b, keys, vals, ts[q])
 	}
 	return true
 }

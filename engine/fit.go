@@ -189,7 +189,7 @@ const dotLanes = 4
 
 // scatterFit adds t*v[p] at out[idx[p]] for p = l..h-1, which the caller
 // has checked lie within idx and v, for an idx whose values all index
-// out: scatterAdd's dense loop with only set.
+// out: scatterAdd's dense loop.
 func scatterFit[V number](out []float64, idx []int64, v []V, l, h int64, t float64) {
 	ip, vp, op := unsafe.Pointer(unsafe.SliceData(idx)), unsafe.Pointer(unsafe.SliceData(v)), unsafe.Pointer(unsafe.SliceData(out))
 	for p := l; p < h; p++ {

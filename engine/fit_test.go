@@ -142,10 +142,10 @@ func TestFitLoops(t *testing.T) {
 					var s float64
 					if ints {
 						s, _ = sumDot(idx[l:h], xi[l:h], yf)
-						scatterAdd(want, idx2[l:h], xi[l:h], ((a*s)*b)*c, 1, 1, true)
+						scatterAdd(want, idx2[l:h], xi[l:h], ((a*s)*b)*c)
 					} else {
 						s, _ = sumDot(idx[l:h], xf[l:h], yf)
-						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c, 1, 1, true)
+						scatterAdd(want, idx2[l:h], xf[l:h], ((a*s)*b)*c)
 					}
 				}
 				// The assembly also with both index arrays as their
@@ -201,7 +201,7 @@ func TestFitLoops(t *testing.T) {
 			t.Fatalf("trial %d: dotFit = %v, sumDot %v (stop %d)", trial, got, s, bad)
 		}
 		bd := &builder{reals: make([]float64, ny)}
-		scatterAdd(bd, idx[l:h], xf[l:h], s, 1, 1, true)
+		scatterAdd(bd, idx[l:h], xf[l:h], s)
 		out := make([]float64, ny)
 		scatterFit(out, idx, xf, l, h, s)
 		check("scatter", out, bd.reals, 0, 0)

@@ -47,9 +47,9 @@ func (sc *segScatter) rowScatter(fr *frame, l *nloop, lo, hi int64, b *builder) 
 			b.addReal(k, t)
 		}
 	case sc.xInt:
-		scatterAdd(b, keys, sc.x.ints[lo:hi], t, 1, 1, true)
+		scatterAdd(b, keys, sc.x.ints[lo:hi], t)
 	default:
-		scatterAdd(b, keys, sc.x.reals[lo:hi], t, 1, 1, true)
+		scatterAdd(b, keys, sc.x.reals[lo:hi], t)
 	}
 	nestSaw("row scatter")
 	return true
@@ -262,9 +262,9 @@ func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *bui
 			continue
 		}
 		if sc.xInt {
-			scatterAdd(b, idx[wl:wh], sc.x.ints[wl:wh], t, 1, 1, true)
+			scatterAdd(b, idx[wl:wh], sc.x.ints[wl:wh], t)
 		} else {
-			scatterAdd(b, idx[wl:wh], sc.x.reals[wl:wh], t, 1, 1, true)
+			scatterAdd(b, idx[wl:wh], sc.x.reals[wl:wh], t)
 		}
 	}
 }
@@ -397,7 +397,7 @@ func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *bui
 		if !general {
 			i = lo + keysInside(idx[lo:hi], len(b.reals))
 		}
-		scatterAdd(b, idx[i:hi], x[i:hi], ts[q], 1, 1, true)
+		scatterAdd(b, idx[i:hi], x[i:hi], ts[q])
 		if bm != nil {
 			bm = wk.bits
 		}

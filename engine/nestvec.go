@@ -907,7 +907,7 @@ func addByRows[T int64 | float64](b *builder, keys, keys2 []int64, vals []T, add
 // addReals adds vals at keys (aligned) into the scalar level b, in order.
 func addReals(b *builder, keys []int64, vals []float64) {
 	if b.spec.dense && b.ws != nil && !b.app {
-		scatterAdd(b, keys, vals, 1, 1, 1, true)
+		scatterAdd(b, keys, vals, 1)
 		return
 	}
 	if b.spec.dense && b.ws == nil {

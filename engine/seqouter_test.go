@@ -112,7 +112,7 @@ func TestRowsOfRowsAgainstMaps(t *testing.T) {
 				for q, o := range ops[:n] {
 					idx[q], vals[q] = o.k, o.v
 				}
-				scatterAdd(b.child(o.i).child(o.j), idx, vals, 1, 1, 1, true)
+				scatterAdd(b.child(o.i).child(o.j), idx, vals, 1)
 				ops = ops[n:]
 			}
 		}

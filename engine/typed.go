@@ -8,30 +8,26 @@ package engine
 // number is the element type of a physical array.
 type number interface{ int64 | float64 }
 
-// scatterAdd adds a*vals[q], times b then c unless only is set, at key
-// idx[q] of the dense builder bd for every q: the inner loop of sparse
+// scatterAdd adds a*vals[q] at key idx[q] of the dense builder bd for every q: the inner loop of sparse
 // products. In workspace mode it records the keys it writes: in a bitmap
 // of the whole slice when the slice is narrow (see scatterMark), else in
 // the workspace's touched list.
-func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
+func scatterAdd[V number](bd *builder, idx []int64, vals []V, a float64) {
 	vals = vals[:len(idx)]
 	bd.settle() // the loops below write the slice directly
 	out := bd.reals
 	if w := bd.ws; w != nil {
 		if w.marking || w.sweep || len(out) <= bitmapFactor*len(idx) {
 			if w.sweeps(len(out)) {
-				scatterPlain(bd, idx, vals, a, b, c, only)
+				scatterPlain(bd, idx, vals, a)
 				return
 			}
-			scatterMark(bd, w, idx, vals, a, b, c, only)
+			scatterMark(bd, w, idx, vals, a)
 			return
 		}
 		tch := w.touched
 		for q, j := range idx {
 			v := a * float64(vals[q])
-			if !only {
-				v = (v * b) * c
-			}
 			if uint64(j) < uint64(len(out)) {
 				if out[j] == 0 {
 					tch = append(tch, j)
@@ -46,31 +42,17 @@ func scatterAdd[V number](bd *builder, idx []int64, vals []V, a, b, c float64, o
 		bd.reals, w.touched = out, tch
 		return
 	}
-	scatterPlain(bd, idx, vals, a, b, c, only)
+	scatterPlain(bd, idx, vals, a)
 }
 
 // scatterPlain is scatterAdd tracking no keys: outside workspace mode, or
 // in sweep mode.
-func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64, only bool) {
+func scatterPlain[V number](bd *builder, idx []int64, vals []V, a float64) {
 	vals = vals[:len(idx)]
 	bd.settle() // the loops below write the slice directly
 	out := bd.reals
-	if only {
-		for q, j := range idx {
-			v := a * float64(vals[q])
-			if uint64(j) < uint64(len(out)) {
-				out[j] += v
-				continue
-			}
-			bd.reals = out
-			bd.addRealSlow(j, v)
-			out = bd.reals
-		}
-		bd.reals = out
-		return
-	}
 	for q, j := range idx {
-		v := ((a * float64(vals[q])) * b) * c
+		v := a * float64(vals[q])
 		if uint64(j) < uint64(len(out)) {
 			out[j] += v
 			continue
@@ -90,7 +72,7 @@ func scatterPlain[V number](bd *builder, idx []int64, vals []V, a, b, c float64,
 // listing a key tests whether its entry was zero, and release needs no
 // pass of its own over listed keys. Keys outside the slice take the
 // general path and are listed.
-func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, b, c float64, only bool) {
+func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a float64) {
 	vals = vals[:len(idx)]
 	bd.settle() // the loops below write the slice directly
 	out := bd.reals
@@ -99,9 +81,6 @@ func scatterMark[V number](bd *builder, w *workspace, idx []int64, vals []V, a, 
 	w.marking = true
 	for q, j := range idx {
 		v := a * float64(vals[q])
-		if !only {
-			v = (v * b) * c
-		}
 		if uint64(j) < uint64(len(out)) {
 			out[j] += v
 			bm[j>>6] |= 1 << (j & 63)
