@@ -206,20 +206,21 @@ func (g *hashLevels) gatherValues() {
 		return
 	}
 	if g.real {
-		if len(g.reals) != len(g.order) {
-			g.reals = make([]float64, len(g.order))
-		}
-		for q, e := range g.order {
-			g.reals[q] = h.F[e]
-		}
+		g.reals = inOrder(g.reals, h.F, g.order)
 		return
 	}
-	if len(g.ints) != len(g.order) {
-		g.ints = make([]int64, len(g.order))
+	g.ints = inOrder(g.ints, h.I, g.order)
+}
+
+// inOrder returns src[order[q]] for each q, in dst when it has the length.
+func inOrder[V int64 | float64](dst, src []V, order []int32) []V {
+	if len(dst) != len(order) {
+		dst = make([]V, len(order))
 	}
-	for q, e := range g.order {
-		g.ints[q] = h.I[e]
+	for q, e := range order {
+		dst[q] = src[e]
 	}
+	return dst
 }
 
 func (v *hashRow) leaf() bool           { return v.level == v.g.arity-1 }

@@ -101,19 +101,9 @@ func (s *vstate) evalOp(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	}
 	switch {
 	case nd.op == vCmp && nd.a.real:
-		av, bv := s.reals(nd.a, a, n), s.reals(nd.b, b, n)
-		buf := s.ibuf(nd, n)
-		for l := range buf {
-			buf[l] = b2i(cmpInt(nd.cmp, av[l], bv[l]))
-		}
-		return s.put(nd, vval{iv: buf}), true
+		return s.put(nd, vval{iv: cmpLanes(nd.cmp, s.reals(nd.a, a, n), s.reals(nd.b, b, n), s.ibuf(nd, n))}), true
 	case nd.op == vCmp:
-		av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
-		buf := s.ibuf(nd, n)
-		for l := range buf {
-			buf[l] = b2i(cmpInt(nd.cmp, av[l], bv[l]))
-		}
-		return s.put(nd, vval{iv: buf}), true
+		return s.put(nd, vval{iv: cmpLanes(nd.cmp, s.ints(nd.a, a, n), s.ints(nd.b, b, n), s.ibuf(nd, n))}), true
 	case nd.op == vAnd || nd.op == vOr:
 		av, bv := s.ints(nd.a, a, n), s.ints(nd.b, b, n)
 		buf := s.ibuf(nd, n)
@@ -239,6 +229,14 @@ func divInt(op vop, a, b int64) int64 {
 		return a % b
 	}
 	return a / b
+}
+
+// cmpLanes sets buf[l] to 1 where av[l] op bv[l] holds, else 0.
+func cmpLanes[T int64 | float64](op ir.Op, av, bv []T, buf []int64) []int64 {
+	for l := range buf {
+		buf[l] = b2i(cmpInt(op, av[l], bv[l]))
+	}
+	return buf
 }
 
 func b2i(t bool) int64 {
