@@ -172,24 +172,21 @@ func (c *compiler) windowRead(e, sub *ir.Expr, cl *cell, t ir.Type) cx {
 	win := c.window(sub, cl)
 	k := c.keyFn(e.Args[1]).i
 	if cl.info.Elem == ir.Real {
-		return realCx(func(fr *frame) float64 {
-			l, h, ok := win(fr)
-			kv := k(fr)
-			if !ok || kv < l || kv >= h {
-				return 0
-			}
-			return cl.reals[kv]
-		})
+		return realCx(windowAt(win, k, &cl.reals))
 	}
-	x := intCx(func(fr *frame) int64 {
+	return toType(intCx(windowAt(win, k, &cl.ints)), t.Base)
+}
+
+// windowAt returns the closure of (*arr)(lo:hi)(k), win giving lo and hi.
+func windowAt[T int64 | float64](win func(*frame) (int64, int64, bool), k intFn, arr *[]T) func(*frame) T {
+	return func(fr *frame) T {
 		l, h, ok := win(fr)
 		kv := k(fr)
 		if !ok || kv < l || kv >= h {
 			return 0
 		}
-		return cl.ints[kv]
-	})
-	return toType(x, t.Base)
+		return (*arr)[kv]
+	}
 }
 
 // hashRead compiles H(k1)...(kd) for a hash map of arity d: one probe.
