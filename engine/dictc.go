@@ -52,12 +52,7 @@ func (c *compiler) dictValue(e *ir.Expr, t ir.Type) dictFn {
 			if len(e.Args) == 3 {
 				b, _ = c.dictExpr(e.Args[2])
 			}
-			return func(fr *frame) dict {
-				if cond(fr) {
-					return a(fr)
-				}
-				return b(fr)
-			}
+			return ifThen(cond, a, b)
 		}
 	case ir.OpLet:
 		if !constructive(e) {
