@@ -147,6 +147,12 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 		if r0 >= r1 {
 			continue // no entries: no row
 		}
+		if s := x.seq; s != nil && r0 == ends[c] && r0 != ends[0] {
+			if n := s.keepRows(ends, c, lo, hi, keys, vals, key); n > c {
+				block, c = true, n-1
+				continue
+			}
+		}
 		k := key(c)
 		rk, rv := keys[r0-lo:r1-lo], vals[r0-lo:r1-lo]
 		if s := x.seq; s != nil && r0 == ends[c] && r1 == ends[c+1] && r0 != ends[0] && s.keepRow(k, rk, rv, int(hi-r0)) {
@@ -209,6 +215,71 @@ func (s *seqRows) keepRow(k int64, keys []int64, vals []float64, need int) bool 
 	w.carved += m
 	store(s, chunkReals, carved(w.realBlock, vb[:m]), carved(w.keyBlock, kb[:m]))
 	return true
+}
+
+// keepRows records the whole rows c, c+1, ... of appendRows' block (row
+// c' at key key(c'), its entries keys and vals from ends[c']-lo to
+// ends[c'+1]-lo), each a list kept where it is written, as keepRow does
+// one row, and returns the row it stopped at: the first that is not
+// whole within lo..hi or not such a list (its key does not follow, its
+// keys do not increase or fit a 4-byte list key, or it is half full or
+// more: a dense row), which keepRow or the builder then takes. The rows
+// of a block follow one another in the level's blocks: their room is
+// made once, and each row after the first extends the chunk its
+// predecessor is in, so a row costs its entries' copy and its record,
+// not a call of keepRow and store (TTV's rows are 14 entries on
+// average, of 1 or 2 per fiber).
+func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, key func(c int) int64) int {
+	w := s.w
+	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app || !s.closeRow() {
+		return c
+	}
+	last := c
+	for last+1 < len(ends) && ends[last+1] <= hi {
+		last++
+	}
+	if last == c || ends[c] < lo {
+		return c
+	}
+	if need := int(ends[last] - ends[c]); room(w, w.realBlock) < need && !growAppend(w, &w.realBlock, need) {
+		return c
+	}
+	kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
+	var ch *seqChunk // the chunk the rows so far extend
+	n := 0           // entries written
+	for ; c < last; c++ {
+		r0, r1 := ends[c]-lo, ends[c+1]-lo
+		if r0 == r1 {
+			continue // no entries: no row
+		}
+		rk, rv := keys[r0:r1], vals[r0:r1]
+		k := key(c)
+		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit || len(rk) > len(kb)-n || len(rk) > len(vb)-n {
+			break
+		}
+		m, ok := appendIncreasing(kb[n:], vb[n:], rk, rv, -1)
+		if !ok || m > 0 && int(kb[n+m-1])+1 <= denseLeafFactor*m {
+			break
+		}
+		s.key = k
+		if m == 0 {
+			continue // zeros only: no entry
+		}
+		n += m
+		w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
+		w.carved += m
+		if ch == nil {
+			store(s, chunkReals, carved(w.realBlock, vb[n-m:n]), carved(w.keyBlock, kb[n-m:n]))
+			ch = &s.chunks[len(s.chunks)-1]
+			continue
+		}
+		ch.reals, ch.cols = ch.reals[:len(ch.reals)+m], ch.cols[:len(ch.cols)+m]
+		nestSaw("rows kept in one loop")
+		push(&s.keys, k)
+		push(&s.vEnds, int32(len(ch.reals)))
+		push(&s.cEnds, int32(len(ch.cols)))
+	}
+	return c
 }
 
 // appendVals adds vals at keys (aligned; nil: the run of keys lo,

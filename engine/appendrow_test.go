@@ -496,7 +496,8 @@ func TestAppendIncreasing(t *testing.T) {
 // as a block" event): rows that are lists, rows half full or more
 // (closed dense), fibers whose sum is zero (no entry), and level-1 keys
 // repeated in a user's layout (two iterations into one row: those rows
-// go the general way). Each agrees with the interpreter at 1 and 3
+// go the general way). List rows after the first of a block are kept in
+// one loop, each extending its predecessor's chunk. Each agrees with the interpreter at 1 and 3
 // threads.
 func TestRowsBlockSink(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 11))
@@ -504,11 +505,13 @@ func TestRowsBlockSink(t *testing.T) {
 		name          string
 		i, j, k, nnz  int
 		zeros, repeat bool
+		lists         bool // list rows follow one another in a block
 	}{
-		{"lists", 600, 300, 20, 4000, false, false},
-		{"dense rows", 200, 6, 20, 3000, false, false},
-		{"zero sums", 600, 300, 20, 4000, true, false},
-		{"repeated row keys", 600, 300, 20, 4000, false, true},
+		{"lists", 600, 300, 20, 4000, false, false, true},
+		{"dense rows", 200, 6, 20, 3000, false, false, false},
+		{"dense and list rows", 300, 12, 20, 1500, false, false, true},
+		{"zero sums", 600, 300, 20, 4000, true, false, true},
+		{"repeated row keys", 600, 300, 20, 4000, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -534,6 +537,9 @@ func TestRowsBlockSink(t *testing.T) {
 			seen := events(func() { agree(t, e, st) })
 			if seen["rows appended as a block"] == 0 {
 				t.Errorf("no block of rows went into the sink together; events %v", seen)
+			}
+			if tc.lists && seen["rows kept in one loop"] == 0 {
+				t.Errorf("no list row extended the one before in one loop; events %v", seen)
 			}
 		})
 	}
