@@ -155,10 +155,6 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 		}
 		k := key(c)
 		rk, rv := keys[r0-lo:r1-lo], vals[r0-lo:r1-lo]
-		if s := x.seq; s != nil && r0 == ends[c] && r1 == ends[c+1] && r0 != ends[0] && s.keepRow(k, rk, rv, int(hi-r0)) {
-			block = true
-			continue
-		}
 		if s := x.seq; s != nil && k < s.key {
 			return c
 		}
@@ -177,57 +173,16 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 	return c
 }
 
-// keepRow records a whole row at key k, its values vals at keys, closed
-// where it is written in the level's blocks (growing them, when short,
-// to room for need entries), and reports whether it could: not when the
-// open row is not appending, k does not follow, or the keys do not
-// increase or fit a 4-byte list key.
-func (s *seqRows) keepRow(k int64, keys []int64, vals []float64, need int) bool {
-	w := s.w
-	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app ||
-		k <= s.key || keys[len(keys)-1] > narrowKeyLimit || !s.closeRow() {
-		return false
-	}
-	if room(w, w.realBlock) < len(vals) {
-		growAppend(w, &w.realBlock, need)
-	}
-	kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
-	m, ok := appendIncreasing(kb, vb, keys, vals, -1)
-	if !ok {
-		return false
-	}
-	s.key = k
-	if m == 0 {
-		return true // zeros only: no entry
-	}
-	if int(kb[m-1])+1 <= denseLeafFactor*m {
-		// Half full or more: closed the way an appended row is (a
-		// dense slice from key 0).
-		s.live = true
-		s.cur.startAppend()
-		w.appended = m
-		s.closeAppended()
-		s.live = false
-		return true
-	}
-	// A list kept where it was written.
-	w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
-	w.carved += m
-	store(s, chunkReals, carved(w.realBlock, vb[:m]), carved(w.keyBlock, kb[:m]))
-	return true
-}
-
 // keepRows records the whole rows c, c+1, ... of appendRows' block (row
 // c' at key key(c'), its entries keys and vals from ends[c']-lo to
-// ends[c'+1]-lo), each a list kept where it is written, as keepRow does
-// one row, and returns the row it stopped at: the first that is not
-// whole within lo..hi or not such a list (its key does not follow, its
-// keys do not increase or fit a 4-byte list key, or it is half full or
-// more: a dense row), which keepRow or the builder then takes. The rows
-// of a block follow one another in the level's blocks: their room is
-// made once, and each row after the first extends the chunk its
-// predecessor is in, so a row costs its entries' copy and its record,
-// not a call of keepRow and store (TTV's rows are 14 entries on
+// ends[c'+1]-lo), each closed where it is written in the level's blocks,
+// and returns the row it stopped at: the first that is not whole within
+// lo..hi, or whose key does not follow or keys do not increase or fit a
+// 4-byte list key (the builder then takes it). A row half full or more
+// is closed the way an appended row is (a dense slice from key 0); a
+// list is kept where it was written. The rows' room is made once, and a
+// list after a list extends the chunk its predecessor is in: a row costs
+// its entries' copy and its record (TTV's rows are 14 entries on
 // average, of 1 or 2 per fiber).
 func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, key func(c int) int64) int {
 	w := s.w
@@ -241,12 +196,18 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	if last == c || ends[c] < lo {
 		return c
 	}
-	if need := int(ends[last] - ends[c]); room(w, w.realBlock) < need && !growAppend(w, &w.realBlock, need) {
-		return c
+	var kb []int32
+	var vb []float64
+	var ch *seqChunk // the chunk the lists since kb's start extend
+	n := 0           // entries written from kb's start
+	free := func(need int) {
+		if room(w, w.realBlock) < need {
+			growAppend(w, &w.realBlock, need)
+		}
+		kb, vb = w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
+		ch, n = nil, 0
 	}
-	kb, vb := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
-	var ch *seqChunk // the chunk the rows so far extend
-	n := 0           // entries written
+	free(int(ends[last] - ends[c]))
 	for ; c < last; c++ {
 		r0, r1 := ends[c]-lo, ends[c+1]-lo
 		if r0 == r1 {
@@ -254,16 +215,30 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 		}
 		rk, rv := keys[r0:r1], vals[r0:r1]
 		k := key(c)
-		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit || len(rk) > len(kb)-n || len(rk) > len(vb)-n {
+		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit {
 			break
 		}
+		if len(rk) > min(len(kb), len(vb))-n {
+			free(int(ends[last] - ends[c]))
+		}
 		m, ok := appendIncreasing(kb[n:], vb[n:], rk, rv, -1)
-		if !ok || m > 0 && int(kb[n+m-1])+1 <= denseLeafFactor*m {
+		if !ok {
 			break
 		}
 		s.key = k
 		if m == 0 {
 			continue // zeros only: no entry
+		}
+		if int(kb[n+m-1])+1 <= denseLeafFactor*m {
+			// Half full or more: the row, at the blocks' free end, is
+			// closed as an appended row (spread in place).
+			s.live = true
+			s.cur.startAppend()
+			w.appended = m
+			s.closeAppended()
+			s.live = false
+			free(int(ends[last] - ends[c+1]))
+			continue
 		}
 		n += m
 		w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
