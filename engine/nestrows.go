@@ -366,8 +366,13 @@ func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *bui
 	// slice, or the slice swept whole, when it is at most bitmapFactor
 	// times the batch's rows; else listed.
 	general := wk != nil && !wk.marking && !wk.sweep && len(b.reals) > bitmapFactor*len(ws)
+	// marks: the keys go into the bitmap bm. bm is nil while the slice
+	// is empty (no key is inside it, so addRows writes none), which is
+	// why marks, not bm, says whether to take the bitmap again once
+	// scatterAdd has grown the slice.
 	var bm []uint64
-	if !general && wk != nil && !wk.sweeps(len(b.reals)) {
+	marks := !general && wk != nil && !wk.sweeps(len(b.reals))
+	if marks {
 		growBits(&wk.bits, (len(b.reals)+63)>>6)
 		wk.marking, bm = true, wk.bits
 	}
@@ -398,7 +403,7 @@ func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *bui
 			i = lo + keysInside(idx[lo:hi], len(b.reals))
 		}
 		scatterAdd(b, idx[i:hi], x[i:hi], ts[q])
-		if bm != nil {
+		if marks {
 			bm = wk.bits
 		}
 	}
