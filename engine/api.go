@@ -53,6 +53,8 @@ type Kernel struct {
 	alt *Kernel
 	// copyBufs: the lane-major copies' buffers, kept between runs.
 	copyBufs copyBufs
+	// mem: the working memory of the run's frames, kept between runs.
+	mem memPool
 }
 
 // Compile compiles plan, a typed expression closed except for physical
@@ -359,6 +361,8 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 	fr := newFrame(k.ni, k.nf, k.nd)
 	fr.copies.bufs, fr.copies.helpers = &k.copyBufs, k.threads-1
 	defer fr.copies.release() // after every worker of the run has stopped
+	k.mem.keep = k.threads
+	k.mem.take(fr)
 	res := &Result{Type: k.typ}
 	err := runGuarded(func() {
 		switch {
@@ -372,6 +376,9 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 			res.i = k.root.i(fr)
 		}
 	})
+	// After a panic a worker may still be running on its frame: the run's
+	// memory is not kept.
+	k.mem.release(err == nil)
 	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start)}
 	if sampler != nil {
 		res.Stats.StartHeap, res.Stats.PeakHeap = sampler.start, sampler.stop()

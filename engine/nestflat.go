@@ -546,6 +546,18 @@ type flatState struct {
 	up *upRows
 }
 
+// retire readies st for another run, keeping its buffers (frameMem).
+func (st *flatState) retire() {
+	clear(st.rlo)
+	clear(st.rhi)
+	for i := range st.laid {
+		d := &st.laid[i]
+		st.laid[i] = laidRows{keys: kept(d.keys)[:0], ints: kept(d.ints)[:0], reals: kept(d.reals)[:0]}
+	}
+	*st = flatState{vals: keptEach(st.vals), ivals: keptEach(st.ivals), rlo: st.rlo, rhi: st.rhi,
+		starts: keptEach(st.starts), rlos: keptEach(st.rlos), dots: keptEach(st.dots), laid: st.laid, keys: kept(st.keys)}
+}
+
 // upRows maps rows of o to the iterations of the loop around it: row r
 // belongs to iteration r0+c where bounds[c] <= r < bounds[c+1].
 type upRows struct {

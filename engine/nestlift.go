@@ -207,6 +207,22 @@ type liftState struct {
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int
+	live   bool // made or renewed for the run under way (frameMem)
+}
+
+// retire readies s for another run: it keeps the lanes' buffers and the
+// count of calls (gen: a setup of an earlier one is stale), and drops
+// the views, copies and walks of the run that ended.
+func (s *liftState) retire() {
+	clear(s.lets)
+	clear(s.lsc)
+	clear(s.lone)
+	clear(s.prods)
+	clear(s.majors)
+	clear(s.setups)
+	clear(s.fibs)
+	*s = liftState{out: kept(s.out), buf: keptEach(s.buf), lets: s.lets, lsc: s.lsc, lone: s.lone, prods: s.prods,
+		majors: s.majors, setups: s.setups, fibs: s.fibs, gen: s.gen}
 }
 
 type noLift struct{}
@@ -707,8 +723,11 @@ func (fr *frame) liftState(nl *nloop) *liftState {
 	s := fr.lst[nl.liftID]
 	l := nl.lift
 	if s == nil {
-		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), setups: make([]prodSetup, l.sums), fibs: make([]fibWalk, l.fibs), copies: fr.copies}
+		s = &liftState{buf: make([][]float64, l.nodes), prods: make([]lprod, l.nodes), majors: make([]laneMajor, l.nodes), lets: make([][]float64, l.lets), lsc: make([]float64, l.lets), lone: make([]bool, l.lets), setups: make([]prodSetup, l.sums), fibs: make([]fibWalk, l.fibs)}
 		fr.lst[nl.liftID] = s
+	}
+	if !s.live {
+		s.live, s.copies = true, fr.copies
 	}
 	return s
 }

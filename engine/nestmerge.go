@@ -94,6 +94,12 @@ type mergeState struct {
 	row  segReader // runRows: the segment of the loop around the merge
 }
 
+// retire readies s for another run: its batches stay, the readers of
+// the run's arrays go.
+func (s *mergeState) retire() {
+	*s = mergeState{pos: s.pos, regs: s.regs}
+}
+
 func (fr *frame) mstate(m *nmerge) *mergeState {
 	for len(fr.mst) <= m.id {
 		fr.mst = append(fr.mst, nil)

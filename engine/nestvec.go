@@ -155,6 +155,8 @@ type vstate struct {
 	// whole run (vdotFactor.run), 0 not yet decided, 1 the reads stay
 	// inside its array, -1 the facts do not show it.
 	dotIn []int8
+	// live: made or renewed for the run under way (retire).
+	live bool
 }
 
 func (fr *frame) vstate(v *vloop) *vstate {
@@ -166,15 +168,34 @@ func (fr *frame) vstate(v *vloop) *vstate {
 		s = &vstate{vals: make([]vval, v.nodes), ib: make([][]int64, v.nodes), fb: make([][]float64, v.nodes),
 			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes),
 			lf: make([]float64, v.nodes), li: make([]int64, v.nodes), dotIn: make([]int8, v.facts)}
+		fr.vst[v.id] = s
+	}
+	if !s.live {
+		s.live = true
 		for _, nd := range v.all {
 			if nd.op == vInv && nd.konst {
 				s.setInv(fr, nd)
 				s.vals[nd.id] = vval{scalar: true, i: s.li[nd.id], f: s.lf[nd.id]}
 			}
 		}
-		fr.vst[v.id] = s
 	}
 	return s
+}
+
+// retire readies s for another run: it keeps the batch buffers and
+// drops the rest, values and decisions of the run that ended (or failed
+// anywhere).
+func (s *vstate) retire() {
+	clear(s.vals)
+	clear(s.skip)
+	clear(s.lf)
+	clear(s.li)
+	clear(s.dotIn)
+	clear(s.dicts)
+	*s = vstate{vals: s.vals, skip: s.skip, lf: s.lf, li: s.li, dotIn: s.dotIn, dicts: s.dicts,
+		ib: keptEach(s.ib), fb: keptEach(s.fb), rowF: keptEach(s.rowF), rowI: keptEach(s.rowI),
+		pass: s.pass, held: s.held[:0], one: s.one,
+		rowKeys: kept(s.rowKeys), rowVals: kept(s.rowVals), rowInts: kept(s.rowInts)}
 }
 
 // vctx is the state of vectorizing one loop's body.
