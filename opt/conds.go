@@ -23,6 +23,27 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		}
 		return true
 	},
+	// reads(e, x, ...): e reads one of the variables x, ... (notfree's
+	// negation).
+	"reads": func(s *session, m match, args []string) bool {
+		e, ok := metaClass(m, args[0])
+		if !ok {
+			return false
+		}
+		fv := s.g.Data(e).FV
+		for _, a := range args[1:] {
+			if sym, ok := s.metaSym(m, a); ok && fv.has(uint32(sym)) {
+				return true
+			}
+		}
+		return false
+	},
+	// shares(a, b): a reads a variable that b reads.
+	"shares": func(s *session, m match, args []string) bool {
+		a, ok1 := metaClass(m, args[0])
+		b, ok2 := metaClass(m, args[1])
+		return ok1 && ok2 && len(s.g.Data(a).FV.intersect(s.g.Data(b).FV)) > 0
+	},
 	"distinct": func(s *session, m match, args []string) bool {
 		seen := map[uint64]bool{}
 		for _, a := range args {

@@ -148,8 +148,9 @@ CREATE TENSOR y AS
 // TestLookupsSeekIntoSortedRows: a lookup A(i)(j) into a CSR matrix at
 // keys that come from another tensor is a seek into row i (a merge with
 // the range j:j+1, F1v) or, where the other tensor's row i is a sorted
-// segment too (a COO walked as runs), one merge of the two rows; never a
-// scan of the row per lookup.
+// segment too (a COO walked as runs), one merge of the two rows, or,
+// where the other tensor's row is a hash map, a walk of A's row that
+// probes it; never a scan of the row per lookup.
 func TestLookupsSeekIntoSortedRows(t *testing.T) {
 	const ewise = `CREATE TENSOR C AS
   sum(<(i,j), b> in B) { i -> { j -> b * A(i)(j) } };`
@@ -175,13 +176,16 @@ func TestLookupsSeekIntoSortedRows(t *testing.T) {
 			if e.Op == ir.OpMerge && (e.Args[1].Op == ir.OpRange || e.Args[0].Op == ir.OpSubArray && e.Args[1].Op == ir.OpSubArray) {
 				seeks++
 			}
+			if f == "hash" && e.Op == ir.OpLookup && e.Args[0].Op == ir.OpVar {
+				seeks++ // a probe of the walked hash row
+			}
 			if e.Op == ir.OpSum && e.Args[0].Op == ir.OpSubArray && e.Args[1].Op == ir.OpIf {
 				scans++
 			}
 			return true
 		})
 		if seeks == 0 || scans > 0 {
-			t.Errorf("B=%s: %d seeks or row merges and %d filtered scans in the search's plan:\n%s", f, seeks, scans, ir.Format(plan))
+			t.Errorf("B=%s: %d seeks, row merges or probes and %d filtered scans in the search's plan:\n%s", f, seeks, scans, ir.Format(plan))
 		}
 	}
 }
@@ -600,5 +604,32 @@ func TestCOOPlansWalkFibers(t *testing.T) {
 		if got.Cost.Value > want.Cost.Value*1.0001 {
 			t.Errorf("%s over coo costs %s, over csf %s:\n%s\n--\n%s", c.name, got.Cost, want.Cost, ir.Format(got.Plan), ir.Format(want.Plan))
 		}
+	}
+}
+
+// mttkrpRowOutside is MTTKRP with C's row outside the sum over l: per
+// fiber (i, k) and rank j, C(k)(j) times the fiber's dot with row j of D.
+const mttkrpRowOutside = `CREATE TENSOR A AS
+  sum(<i, Bi> in B)
+    sum(<k, Bik> in Bi)
+      sum(<j, c> in C(k)) { i -> { j -> c * sum(<l, b> in Bik) b * D(j)(l) } };`
+
+// TestFactorOfLoopBodyMovesIntoSum: MTTKRP written with C's row outside
+// the sum over l reaches the plan of its tuple form (examples/), whose
+// rank j runs above B's fibers: D2n moves C(k)(j), which depends on the
+// loop over k, into the sum over l it multiplies, and the loops over k
+// and l then nest under j. Without D2n the search keeps j inside each
+// fiber, as the program is written, and the plan costs more.
+func TestFactorOfLoopBodyMovesIntoSum(t *testing.T) {
+	tuple, _ := examples.Source("mttkrp")
+	ts := []tensorSpec{{"B", "csf", []int64{20, 30, 40}, 0.05}, {"C", "dense", []int64{30, 8}, 1}, {"D", "dense", []int64{8, 40}, 1}}
+	want := optimizeForm(t, "mttkrp", string(tuple), ts, Options{})
+	got := optimizeForm(t, "mttkrp", mttkrpRowOutside, ts, Options{})
+	if got.Cost.Value > want.Cost.Value*1.0001 {
+		t.Errorf("C's row outside the sum: cost %s, the tuple form's %s; the plan:\n%s", got.Cost, want.Cost, ir.Format(got.Plan))
+	}
+	without := optimizeForm(t, "mttkrp", mttkrpRowOutside, ts, Options{Rules: func(name string) bool { return name != "D2n" }})
+	if without.Cost.Value <= got.Cost.Value*1.1 {
+		t.Errorf("without D2n the plan costs %s, with it %s: want it dearer", without.Cost, got.Cost)
 	}
 }
