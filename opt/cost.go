@@ -521,6 +521,11 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[2].temp
 		ownKids(1, 1, 2)
 		self(classFV, c-k(1)-k(2))
+		if b := kids[2]; b.lift && kids[1].loops && !kids[1].built {
+			// let t = sum(...) in {j -> v}: the engine lifts the range
+			// over j all the same, the let's loops run per run of lanes.
+			lift, liftKey = true, b.liftKey
+		}
 	case opSum:
 		src := d(2).Card
 		// The layout's coefficient prices a step of the iteration, not

@@ -1,12 +1,14 @@
 package opt
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
+	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
 
@@ -113,5 +115,31 @@ func TestLiftedRangeRanks(t *testing.T) {
 		if f != "coo" && costs[0] >= costs[1] {
 			t.Errorf("B %s: the rank above B's row costs %.3g, inside each fiber %.3g", f, costs[0], costs[1])
 		}
+	}
+}
+
+// TestLiftedRangeWithLet: a rank whose singleton's value reads a let
+// bound in front of it (let t1 = sum_l B*D in {j -> C*t1}, MTTKRP with
+// C's row outside the sum over l) is lifted by the engine as the bare
+// singleton is, the let's loop run once per run of lanes: the model
+// charges a lifted run per fiber (liftRun), as it does the let-free
+// plan with the rank inside each fiber.
+func TestLiftedRangeWithLet(t *testing.T) {
+	const withLet = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<j, _> in 0:C_len2)
+      let t1 = sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l) in
+      { @dense j -> C_val(C_len2 * k + j) * t1 } }`
+	src, _ := examples.Source("mttkrp")
+	tensors := []tensorSpec{{"B", "csf", []int64{200, 150, 20}, 0.002}, {"C", "dense", []int64{150, 16}, 1}, {"D", "dense", []int64{16, 20}, 1}}
+	naive, st := setupProgram(t, "mttkrp", src, 3, tensors)
+	fibers := float64(len(st["B_idx2"].(*storage.Array).I))
+	costs := planCosts(t, naive, st, withLet)
+	defer func(v float64) { liftRun = v }(liftRun)
+	run := liftRun
+	liftRun = 0
+	free := planCosts(t, naive, st, withLet)
+	if got := costs[0] - free[0]; math.Abs(got-fibers*run) > 0.01*fibers*run {
+		t.Errorf("the lifted runs cost %.4g, want %.0f fibers x %g", got, fibers, run)
 	}
 }
