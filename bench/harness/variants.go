@@ -151,6 +151,7 @@ var variantKernels = []variantKernel{
 		vf("tuple, B coo, C D dense", "mttkrp_tuple", fm{"B": "coo", "C": "dense", "D": "dense"}),
 		vf("tuple, B hash, C D dense", "mttkrp_tuple", fm{"B": "hash", "C": "dense", "D": "dense"}),
 		vf("nested, B csf, C D dense", "mttkrp_nested", fm{"B": "csf", "C": "dense", "D": "dense"}),
+		vf("C row outside the sum over l, B csf, C D dense", "mttkrp_rowout", fm{"B": "csf", "C": "dense", "D": "dense"}),
 	}},
 }
 
