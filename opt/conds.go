@@ -10,33 +10,13 @@ import (
 // gets the metavariables named in the rule, bound by the match.
 var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"notfree": func(s *session, m match, args []string) bool {
-		e, ok := metaClass(m, args[0])
-		if !ok {
-			return false
-		}
-		fv := s.g.Data(e).FV
-		for _, a := range args[1:] {
-			sym, ok := s.metaSym(m, a)
-			if !ok || fv.has(uint32(sym)) {
-				return false
-			}
-		}
-		return true
+		r, ok := readsAny(s, m, args)
+		return ok && !r
 	},
-	// reads(e, x, ...): e reads one of the variables x, ... (notfree's
-	// negation).
+	// reads(e, x, ...): e reads one of the variables x, ....
 	"reads": func(s *session, m match, args []string) bool {
-		e, ok := metaClass(m, args[0])
-		if !ok {
-			return false
-		}
-		fv := s.g.Data(e).FV
-		for _, a := range args[1:] {
-			if sym, ok := s.metaSym(m, a); ok && fv.has(uint32(sym)) {
-				return true
-			}
-		}
-		return false
+		r, ok := readsAny(s, m, args)
+		return ok && r
 	},
 	// shares(a, b): a reads a variable that b reads.
 	"shares": func(s *session, m match, args []string) bool {
@@ -102,6 +82,26 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 		_, hi := s.store[xn].(*storage.Array).IntRange()
 		return s.g.Data(c).Range == interval{0, hi, true}
 	}),
+}
+
+// readsAny reports whether the class of metavariable args[0] reads one
+// of the variables args[1:]; ok is false where one is unbound.
+func readsAny(s *session, m match, args []string) (reads, ok bool) {
+	e, ok := metaClass(m, args[0])
+	if !ok {
+		return false, false
+	}
+	fv := s.g.Data(e).FV
+	for _, a := range args[1:] {
+		sym, ok := s.metaSym(m, a)
+		if !ok {
+			return false, false
+		}
+		if fv.has(uint32(sym)) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // built reports whether the class c is a dictionary the plan already
