@@ -48,7 +48,7 @@ func inlineCheap(e *ir.Expr) *ir.Expr {
 	for i, a := range e.Args {
 		c.Args[i] = inlineCheap(a)
 	}
-	if c.Op == ir.OpLet && cheapScalar(c.Args[0], 2) {
+	if c.Op == ir.OpLet && cheapScalar(c.Args[0], 3) {
 		return inlineCheap(ir.Subst(c.Args[1], map[string]*ir.Expr{c.Vars[0]: c.Args[0]}))
 	}
 	return c
@@ -56,7 +56,7 @@ func inlineCheap(e *ir.Expr) *ir.Expr {
 
 // cheapScalar reports whether e is a scalar computed by at most depth
 // reads and index operations from variables and constants: k, 3, N, k+1,
-// A_val(p), A_pos2(i+1).
+// A_val(p), A_pos2(i+1), C_val(k * C_len2 + j) (a dense matrix's entry).
 func cheapScalar(e *ir.Expr, depth int) bool {
 	if e.Type.Depth > 0 {
 		return false
@@ -66,7 +66,11 @@ func cheapScalar(e *ir.Expr, depth int) bool {
 		return true
 	case ir.OpLookup:
 		return depth > 0 && e.Args[0].Op == ir.OpGlobal && cheapScalar(e.Args[1], depth-1)
-	case ir.OpAdd, ir.OpSub:
+	case ir.OpAdd, ir.OpSub, ir.OpMul:
+		// A product of an index (row times width), not of values.
+		if e.Op == ir.OpMul && e.Type != ir.IntType {
+			return false
+		}
 		return depth > 0 && cheapScalar(e.Args[0], depth-1) && cheapScalar(e.Args[1], depth-1)
 	}
 	return false
