@@ -1694,7 +1694,11 @@ func (mb *mulBatch) push(kx, kb, kc, pb, pc int64) bool {
 	if mb.cs != nil {
 		_ = mb.cs[kc:][:mb.n]
 	}
-	mb.kb[m], mb.kc[m] = [2]int64{kb, pb}, [2]int64{kc, pc}
+	// Two statements: a tuple assignment builds its values on the stack
+	// first, and the 16-byte load of two 8-byte stores waits for them
+	// (a failed store forward per position).
+	mb.kb[m] = [2]int64{kb, pb}
+	mb.kc[m] = [2]int64{kc, pc}
 	mb.m = m + 1
 	return mb.m == mulBatchLen
 }
