@@ -1441,10 +1441,18 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 	}
 	nestSaw("lifted at walk")
 	q := *pr // local: the views' offsets change per position
-	at := [3]*lview{&q.a, &q.b, &q.c}
 	ws := ps.ws[:ps.nw]
 	for i := range ws {
-		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
+		// By field, not through a pointer to the view: a store into
+		// the local q needs no write barrier.
+		switch w := &ws[i]; w.f {
+		case 0:
+			q.a.src, q.a.stride = w.src, w.stride
+		case 1:
+			q.b.src, q.b.stride = w.src, w.stride
+		default:
+			q.c.src, q.c.stride = w.src, w.stride
+		}
 	}
 	return walkAt(&s.batch, ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
 }
@@ -1681,7 +1689,13 @@ type mulBatch struct {
 // begin readies an empty mb for q's views (x, b: oneValue's) and acc.
 func (mb *mulBatch) begin(q *lprod, x, b int, acc []float64) {
 	vs := [3][]float64{q.a.src, q.b.src, q.c.src}
-	mb.m, mb.n, mb.xs, mb.bs, mb.cs = 0, len(acc), vs[x], vs[b], vs[2]
+	mb.m, mb.n = 0, len(acc)
+	// A walk per fiber (TTM's) begins a batch per fiber over the same
+	// arrays: setSlice writes no pointer then (a write barrier while the
+	// collector marks).
+	setSlice(&mb.xs, vs[x])
+	setSlice(&mb.bs, vs[b])
+	setSlice(&mb.cs, vs[2])
 }
 
 // push adds a position whose x is xs[kx], whose lanes of b and c start
