@@ -1577,7 +1577,10 @@ func (s *liftState) setFibLet(fr *frame, fb *lfib) bool {
 // views' offsets k, and returns the first position a walk's bounds do
 // not hold at.
 func walkAt(mb *mulBatch, ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc []float64) int64 {
-	if x, b, ok := q.oneValue(); ok {
+	// A walk of a few positions (a TTM fiber's, each its own row) goes
+	// position by position: a batch's set-up costs more than it saves
+	// there, and addTo adds in the batch's order, to the same bits.
+	if x, b, ok := q.oneValue(); ok && hi-lo > shortRun {
 		mb.begin(q, x, b, acc)
 		kp := k
 		p := walkOne(mb, ws, &k, &kp, x, b, lo, hi, acc)

@@ -613,3 +613,36 @@ func TestLiftedFibersOneBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestLiftedShortWalks: TTM's walk per fiber (a row of lanes each) adds
+// a fiber of at most shortRun entries position by position, a longer one
+// through a batch; both give the interpreter's result (1 and 3 threads)
+// and the bits of the loops per j.
+func TestLiftedShortWalks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 47))
+	for _, tc := range []struct {
+		name  string
+		d3    int
+		nnz   int
+		batch bool // a batch expected (a fiber longer than shortRun)
+	}{
+		{"fibers of at most 3 entries", 3, 500, false},
+		{"long fibers", 40, 6000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := randCSF(20, 15, tc.d3, tc.nnz, rng)
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "D", 16, tc.d3, rng)
+			e := parse(t, liftTTM, st)
+			seen := events(func() { agree(t, e, st) })
+			if seen["lifted at walk"] == 0 {
+				t.Errorf("no walk: %v", seen)
+			}
+			if got := seen["lifted batch"] > 0; got != tc.batch {
+				t.Errorf("a batch: %v, want %v: %v", got, tc.batch, seen)
+			}
+			sameBitsPerJ(t, e, st, nil)
+		})
+	}
+}
