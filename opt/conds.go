@@ -22,7 +22,7 @@ var condFuncs = map[string]func(s *session, m match, args []string) bool{
 	"shares": func(s *session, m match, args []string) bool {
 		a, ok1 := metaClass(m, args[0])
 		b, ok2 := metaClass(m, args[1])
-		return ok1 && ok2 && len(s.g.Data(a).FV.intersect(s.g.Data(b).FV)) > 0
+		return ok1 && ok2 && s.g.Data(b).FV.hasAny(s.g.Data(a).FV...)
 	},
 	"distinct": func(s *session, m match, args []string) bool {
 		seen := map[uint64]bool{}
