@@ -14,7 +14,9 @@ import (
 // to a few chunks past sweepMax's scale, with zeros, -0 (not listed),
 // NaN and infinities (listed) at random, and rows empty or full. The
 // room past the entries is filled with garbage first: nothing there may
-// be read back.
+// be read back. The AVX-512 counts of non-zeros (nonZeros, and
+// nonZeroInts over the values' bits, where -0's is not zero) agree
+// with the Go loops' from every offset up to a chunk (unaligned loads).
 func TestSweepChunksAgree(t *testing.T) {
 	if !cpuAVX512 {
 		t.Skip("no AVX-512 here")
@@ -42,6 +44,20 @@ func TestSweepChunksAgree(t *testing.T) {
 			keys[i], vals[i] = -7, 3.5
 		}
 		want := sweepGo(slices.Clone(ws), 0, gk, gv)
+		bits := make([]int64, n)
+		for i, v := range ws {
+			bits[i] = int64(math.Float64bits(v))
+		}
+		off := rng.IntN(min(n, 8) + 1)
+		if c := nonZeros(ws); c != want {
+			t.Fatalf("trial %d (%d keys): %d non-zeros counted, %d listed", trial, n, c, want)
+		}
+		if c, w := nonZeros(ws[off:]), nonZerosGo(ws[off:]); c != w {
+			t.Fatalf("trial %d (%d keys from %d): %d non-zeros, want %d", trial, n, off, c, w)
+		}
+		if c, w := nonZeroInts(bits[off:]), nonZeroIntsGo(bits[off:]); c != w {
+			t.Fatalf("trial %d (%d ints from %d): %d non-zeros, want %d", trial, n, off, c, w)
+		}
 		got := sweepReals(ws, keys, vals)
 		for k, v := range ws {
 			if v != 0 || math.Signbit(v) {

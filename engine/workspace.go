@@ -767,10 +767,11 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 
 // hasNonZeros reports whether the row, reals or ints, has at least need
 // non-zero elements. It counts a block at a time, without branches in
-// the block, and stops at the first block that reaches need: a full row
-// is read about halfway.
+// the block (a vector compare per eight elements where the assembly
+// runs), and stops at the first block that reaches need: a full row is
+// read about halfway.
 func hasNonZeros(reals []float64, ints []int64, need int) bool {
-	const block = 32
+	const block = 64
 	n := 0
 	for len(reals) > 0 && n < need {
 		m := min(len(reals), block)
@@ -785,9 +786,9 @@ func hasNonZeros(reals []float64, ints []int64, need int) bool {
 	return n >= need
 }
 
-// nonZeros and nonZeroInts count the non-zero elements of s, without
-// branches.
-func nonZeros(s []float64) int {
+// nonZerosGo and nonZeroIntsGo count the non-zero elements of s,
+// without branches (nonZeros and nonZeroInts where no assembly runs).
+func nonZerosGo(s []float64) int {
 	n := uint64(0)
 	for _, v := range s {
 		b := math.Float64bits(v) &^ (1 << 63) // -0 is zero
@@ -796,7 +797,7 @@ func nonZeros(s []float64) int {
 	return int(n)
 }
 
-func nonZeroInts(s []int64) int {
+func nonZeroIntsGo(s []int64) int {
 	n := uint64(0)
 	for _, v := range s {
 		b := uint64(v)
