@@ -10,8 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 
 	"github.com/storel/storel/engine"
 	"github.com/storel/storel/examples"
@@ -25,6 +25,8 @@ var (
 	calibrateRounds  = flag.Int("opt.calibrate.rounds", 7, "TestCalibrate: timed rounds per plan (the median is fitted)")
 	calibrateFastest = flag.Bool("opt.calibrate.fastest", false, "TestCalibrate: fit each plan's fastest round, not its median (on a loaded machine, the round least slowed by the other work)")
 	calibrateFree    = flag.String("opt.calibrate.free", "", "TestCalibrate: comma-separated coefficients to fit that are otherwise held (costScalarOp, ...)")
+	calibrateData    = flag.String("opt.calibrate.data", "../../shared/data", "TestCalibrate: the directory of the real matrices and tensors")
+	calibrateOnly    = flag.String("opt.calibrate.only", "", "TestCalibrate: comma-separated coefficients to fit, the others held at their values (default: every coefficient the plans use, but the ratios of BenchmarkLayouts)")
 	calibrateAll     = flag.Bool("opt.calibrate.all", false, "TestCalibrate: fit every candidate plan, not only the search's plans")
 )
 
@@ -36,7 +38,7 @@ var modelCoefs = []struct {
 }{
 	{"costScalarOp", &costScalarOp}, {"costCall", &costCall},
 	{"iterRange", &iterRange}, {"iterArray", &iterArray}, {"iterHash", &iterHash},
-	{"loopRun", &loopRun},
+	{"loopRun", &loopRun}, {"mergeRun", &mergeRun}, {"loopRerun", &loopRerun},
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
 	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow}, {"insertScatter", &insertScatter},
 	{"mergeStep", &mergeStep}, {"tempDict", &tempDict}, {"loopCall", &loopCall},
@@ -249,6 +251,34 @@ type calibPlan struct {
 	modelNow float64 // the cost under the coefficients as they are
 }
 
+// MTTKRP's plans with B csf, C csr and D dense: the fiber of B walked
+// again per entry j of C's row, or each fiber's products with D's rows
+// (its transpose, built once) added into a row of j.
+const (
+	mttkrpFiberPerJ = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+      let t8 =
+        sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+          B_val(p3) * D_val(j * D_len2 + l)
+      in
+      { @dense j -> C_val(p4) * t8 } }`
+	mttkrpRowsOfD = `let t1 =
+  sum(<k3, _> in 0:D_len2)
+    { @dense k3 -> sum(<j1, _> in 0:D_len1)
+      { @dense j1 -> D_val(D_len2 * j1 + k3) } }
+in
+sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    let t4 =
+      sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+        sum(<k1, v1> in t1(l))
+          { @dense k1 -> B_val(p3) * v1 }
+    in
+    sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+      { @dense j -> C_val(p4) * t4(j) } }`
+)
+
 // calibCases are the calibration's programs: SpMV and BATAX over two real
 // matrices in every matrix format, SpMV over a generated matrix with few
 // non-empty rows (where dcsr should win), and the other paper kernels over
@@ -266,7 +296,7 @@ func calibCases(t *testing.T) []*calibCase {
 	}
 	matrices := []string{"bcsstk16", "wiki-Vote"}
 	for _, m := range matrices {
-		c, err := storage.ReadTensorFile("../../shared/data/"+m+".mtx.gz", storage.ReadOptions{})
+		c, err := storage.ReadTensorFile(*calibrateData+"/"+m+".mtx.gz", storage.ReadOptions{})
 		if err != nil {
 			t.Skipf("real data: %v", err)
 		}
@@ -302,6 +332,23 @@ func calibCases(t *testing.T) []*calibCase {
 	mC, mD := randomCOO(r, []int64{80, 16}, 0.5), randomCOO(r, []int64{16, 100}, 0.5)
 	add("mttkrp", "csf", "mttkrp", cooSpec{"B", "csf", t3}, cooSpec{"C", "csr", mC}, cooSpec{"D", "csr", mD})
 	add("mttkrp", "coo", "mttkrp", cooSpec{"B", "coo", t3}, cooSpec{"C", "csr", mC}, cooSpec{"D", "csr", mD})
+	// MTTKRP as the e2e experiment runs it, over the real 3-tensors
+	// (fibers of one or two entries) with factors of rank 25 and density
+	// 1/32, D in each layout: a merge of each fiber with a row of D, a
+	// dense read per entry, a probe, or a walk of D's column.
+	for _, m := range []string{"wordnet30_synset_ptr_synset", "orghs_gene_go_evidence_direct"} {
+		b, err := storage.ReadTensorFile(*calibrateData+"/"+m+".tns.gz", storage.ReadOptions{})
+		if err != nil {
+			t.Skipf("real data: %v", err)
+		}
+		c, d := randomCOO(r, []int64{b.Dims[1], 25}, 1.0/32), randomCOO(r, []int64{25, b.Dims[2]}, 1.0/32)
+		for _, f := range []string{"csr", "dense", "csc", "hash"} {
+			add("mttkrp "+m[:strings.IndexAny(m, "3_")], "D "+f, "mttkrp", cooSpec{"B", "csf", b}, cooSpec{"C", "csr", c}, cooSpec{"D", f, d})
+		}
+		// With D dense: the fiber walked again per entry of C's row,
+		// and D's transpose built once and added per fiber.
+		out[len(out)-3].alts = map[string]string{"fiber per j": mttkrpFiberPerJ, "rows of D": mttkrpRowsOfD}
+	}
 	// MTTKRP with dense factors of rank 16 over fibers of about one entry
 	// (as orghs): the rank lifted above B's row, or inside each fiber.
 	short := randomCOO(r, []int64{2000, 1500, 20}, 0.001)
@@ -313,13 +360,23 @@ func calibCases(t *testing.T) []*calibCase {
 	// SumMMM over bcsstk16 csr and a factor of 250 columns csc: B's few
 	// entries scattered into its row sums (the search's plan), or A's
 	// many into its column sums.
-	a, err := storage.ReadTensorFile("../../shared/data/bcsstk16.mtx.gz", storage.ReadOptions{})
+	a, err := storage.ReadTensorFile(*calibrateData+"/bcsstk16.mtx.gz", storage.ReadOptions{})
 	if err != nil {
 		t.Skipf("real data: %v", err)
 	}
 	add("summmm bcsstk16", "csr/csc", "summmm", cooSpec{"A", "csr", a}, cooSpec{"B", "csc", randomCOO(r, []int64{a.Dims[0], 250}, 1.0/32)})
 	out[len(out)-1].alts = map[string]string{"A scattered": summmmPlacements[0], "B scattered": summmmPlacements[1]}
 	return out
+}
+
+// fittedLabel reports whether the calibration runs and fits the plans of
+// this label: the search's plans and the alternatives of their kind. The
+// naive plans and the programs as written spend most of their time
+// building whole tensors as nested dictionaries, which the model prices
+// by terms that do not fit the loop plans, and take seconds a run
+// (-opt.calibrate.all runs and fits them too).
+func fittedLabel(label string) bool {
+	return label != "naive" && label != "as written" || *calibrateAll
 }
 
 // TestCalibrate fits the cost coefficients of cost.go to the engine. It
@@ -346,7 +403,7 @@ func TestCalibrate(t *testing.T) {
 		seen := map[string]bool{}
 		for _, cand := range res.Candidates {
 			key := ir.Format(cand.Plan)
-			if seen[key] {
+			if seen[key] || !fittedLabel(cand.Label) {
 				continue
 			}
 			seen[key] = true
@@ -383,19 +440,19 @@ func TestCalibrate(t *testing.T) {
 	run := func(p *calibPlan, reps int) float64 {
 		// The garbage of the plans before is not this plan's.
 		runtime.GC()
-		start := time.Now()
+		start := processCPU()
 		for range reps {
 			if _, err := p.kernel.Run(p.c.st); err != nil {
 				t.Fatalf("%s %s %s: %v", p.c.group, p.c.label, p.label, err)
 			}
 		}
-		return float64(time.Since(start).Nanoseconds()) / float64(reps)
+		return float64(processCPU()-start) / float64(reps)
 	}
-	// Each round takes at least 5 ms of a plan; a plan slower than
+	// Each round takes at least 10 ms of a plan; a plan slower than
 	// 0.3 s runs once.
 	for _, p := range plans {
 		once := run(p, 1)
-		p.reps = max(1, min(2000, int(5e6/once)))
+		p.reps = max(1, min(2000, int(1e7/max(once, 1))))
 		p.tooSlow = once > 3e8
 	}
 	// Rounds go over every plan in turn, so that a burst of load on the
@@ -409,12 +466,6 @@ func TestCalibrate(t *testing.T) {
 		}
 	}
 	current := currentCoefs()
-	// The search's plans (and the alternatives of its kind) are fitted,
-	// the ones compared across formats:
-	// the naive plans and the programs as written spend most of their
-	// time building whole tensors as nested dictionaries, which the model
-	// prices by terms that do not fit the loop plans (-opt.calibrate.all
-	// fits them too).
 	var fitted []*calibPlan
 	var terms [][]float64
 	var medians []float64
@@ -423,11 +474,9 @@ func TestCalibrate(t *testing.T) {
 		if *calibrateFastest {
 			p.median = slices.Min(p.rounds)
 		}
-		if p.label != "naive" && p.label != "as written" || *calibrateAll {
-			fitted = append(fitted, p)
-			terms = append(terms, p.terms)
-			medians = append(medians, p.median)
-		}
+		fitted = append(fitted, p)
+		terms = append(terms, p.terms)
+		medians = append(medians, p.median)
 	}
 	// A coefficient is fitted where at least three plans have its term;
 	// the rest keep their values. So do those the fit cannot tell apart
@@ -446,13 +495,15 @@ func TestCalibrate(t *testing.T) {
 		if held[modelCoefs[k].name] {
 			continue
 		}
+		// A term below one unit per 10 µs of the plan's time is the
+		// epsilon every node costs, not a use of the coefficient.
 		n := 0
 		for _, p := range fitted {
-			if p.terms[k] > 0 {
+			if p.terms[k] > 1e-4*p.median {
 				n++
 			}
 		}
-		free[k] = n >= 3
+		free[k] = n >= 3 && (*calibrateOnly == "" || slices.Contains(strings.Split(*calibrateOnly, ","), modelCoefs[k].name))
 	}
 	fit := fitNonNeg(terms, medians, free, current)
 	// The fit of each round alone, for the spread of each coefficient.
@@ -532,6 +583,17 @@ func mainTerms(terms, c []float64) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// processCPU is the CPU time, user and system, the process has used in
+// nanoseconds: what a plan costs, with its collector's work on other
+// threads and without the time other processes take the cores.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func median(xs []float64) float64 {

@@ -1,0 +1,51 @@
+package opt
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/storel/storel/examples"
+)
+
+// TestMTTKRPFactorLayoutRanking pins the model's ranking of MTTKRP's
+// factor D in csr, dense, csc and hash, with B's fibers of one or two
+// entries (as wordnet's and orghs') and D's rows long: the merge of each
+// fiber with a row of D (csr) is cheapest, then the fiber walked again per
+// entry of C's row with a dense read (dense), then the same walk with a
+// walk of D's column (csc) or a probe (hash) per entry. The clock agrees
+// (CPU ms per execution, one thread, bench/results/calibrate.txt's
+// "mttkrp wordnet" group: csr 25, dense 30, hash 36, csc 41).
+func TestMTTKRPFactorLayoutRanking(t *testing.T) {
+	src, _ := examples.Source("mttkrp")
+	r := rand.New(rand.NewPCG(7, 8))
+	b := randomCOO(r, []int64{300, 26, 3000}, 1.0/2000)
+	c, d := randomCOO(r, []int64{26, 25}, 1.0/32), randomCOO(r, []int64{25, 3000}, 1.0/32)
+	layouts := []string{"csr", "dense", "csc", "hash"}
+	var alts []Alternative
+	for _, f := range layouts {
+		naive, st := setupCOO(t, rand.New(rand.NewPCG(1, 1)), "mttkrp", src, []cooSpec{{"B", "csf", b}, {"C", "csr", c}, {"D", f, d}})
+		alts = append(alts, Alternative{Label: f, Naive: naive, Store: st})
+	}
+	res, err := OptimizeAlternatives(alts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := slices.Clone(res.Labels)
+	cost := map[string]float64{}
+	for i, l := range res.Labels {
+		cost[l] = res.Results[i].Cost.Value
+	}
+	slices.SortStableFunc(ranked, func(x, y string) int {
+		switch {
+		case cost[x] < cost[y]:
+			return -1
+		case cost[x] > cost[y]:
+			return 1
+		}
+		return 0
+	})
+	if ranked[0] != "csr" || ranked[1] != "dense" || res.Labels[res.Best] != "csr" {
+		t.Fatalf("ranked %v (costs %v), chose %s; want csr, then dense, then csc and hash", ranked, cost, res.Labels[res.Best])
+	}
+}
