@@ -78,9 +78,10 @@ var (
 	// meets nothing is passed over. On wordnet and orghs (rank 25,
 	// density 1/32) these plans take 1.1-3x the CPU time of the merge
 	// with D csr that the model without it prices above them. Fitted
-	// alone, 189-215 a run over two runs (bench/results/calibrate.txt). Only a whole plan is charged it
-	// (termCost): whether the engine lifts the loop or opens it once per
-	// run depends on the nest around it.
+	// alone, 189-215 a run over two runs (bench/results/calibrate.txt).
+	// Only a whole plan is charged it (termCost): whether the engine
+	// lifts the loop or opens it once per run depends on the nest around
+	// it.
 	loopRerun = 200.0
 
 	lookupArray = 1.0  // γ_lookup of a dense level
