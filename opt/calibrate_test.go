@@ -369,6 +369,40 @@ func calibCases(t *testing.T) []*calibCase {
 	return out
 }
 
+// freeCoefs says which coefficients (names) the fit may move: one that
+// at least three plans use, not held, and among only where only is given.
+// A plan uses a coefficient whose term is above one unit per 10 µs of
+// its time (times, ns): below, it is the epsilon every node costs.
+func freeCoefs(names []string, terms [][]float64, times []float64, held map[string]bool, only []string) []bool {
+	free := make([]bool, len(names))
+	for k, name := range names {
+		n := 0
+		for i, row := range terms {
+			if row[k] > 1e-4*times[i] {
+				n++
+			}
+		}
+		free[k] = n >= 3 && !held[name] && (only == nil || slices.Contains(only, name))
+	}
+	return free
+}
+
+// TestFreeCoefs: a coefficient whose term is the nodes' epsilon in every
+// plan, one used by two plans only, a held one and one left out of only
+// are not fitted.
+func TestFreeCoefs(t *testing.T) {
+	names := []string{"used", "epsilon", "twice", "held", "other"}
+	terms := [][]float64{{1e4, 5, 1e4, 1e4, 1e4}, {1e4, 5, 1e4, 1e4, 1e4}, {1e4, 5, 0, 1e4, 1e4}, {1e4, 5, 0, 1e4, 1e4}}
+	times := []float64{1e7, 1e7, 1e7, 1e7}
+	held := map[string]bool{"held": true}
+	if got, want := freeCoefs(names, terms, times, held, nil), []bool{true, false, false, false, true}; !slices.Equal(got, want) {
+		t.Errorf("free %v, want %v", got, want)
+	}
+	if got, want := freeCoefs(names, terms, times, held, []string{"used", "held"}), []bool{true, false, false, false, false}; !slices.Equal(got, want) {
+		t.Errorf("only used and held: free %v, want %v", got, want)
+	}
+}
+
 // fittedLabel reports whether the calibration runs and fits the plans of
 // this label: the search's plans and the alternatives of their kind. The
 // naive plans and the programs as written spend most of their time
@@ -490,21 +524,15 @@ func TestCalibrate(t *testing.T) {
 	for _, name := range strings.Split(*calibrateFree, ",") {
 		delete(held, strings.TrimSpace(name))
 	}
-	free := make([]bool, len(modelCoefs))
-	for k := range modelCoefs {
-		if held[modelCoefs[k].name] {
-			continue
-		}
-		// A term below one unit per 10 µs of the plan's time is the
-		// epsilon every node costs, not a use of the coefficient.
-		n := 0
-		for _, p := range fitted {
-			if p.terms[k] > 1e-4*p.median {
-				n++
-			}
-		}
-		free[k] = n >= 3 && (*calibrateOnly == "" || slices.Contains(strings.Split(*calibrateOnly, ","), modelCoefs[k].name))
+	var only []string
+	if *calibrateOnly != "" {
+		only = strings.Split(*calibrateOnly, ",")
 	}
+	names := make([]string, len(modelCoefs))
+	for k, c := range modelCoefs {
+		names[k] = c.name
+	}
+	free := freeCoefs(names, terms, medians, held, only)
 	fit := fitNonNeg(terms, medians, free, current)
 	// The fit of each round alone, for the spread of each coefficient.
 	perRound := make([][]float64, len(modelCoefs))
