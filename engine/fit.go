@@ -109,6 +109,22 @@ func csrDotScatter[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []int6
 	return len(h1)
 }
 
+// csrScaleScatter adds v[p]*ts[k] at out[idx[p]] over CSR row k (p =
+// l..h[k]-1, as csrDot), for an idx whose values all index out, each row
+// scaled by its own factor. It stops at the first row with l < 0, l >
+// h[k] or h[k] > n and returns the rows done.
+func csrScaleScatter[X number](out []float64, h []int64, l int64, idx []int64, v []X, n int64, ts []float64) int {
+	ts = ts[:len(h)]
+	for k, e := range h {
+		if l < 0 || l > e || e > n {
+			return k
+		}
+		scatterFit(out, idx, v, l, e, ts[k])
+		l = e
+	}
+	return len(h)
+}
+
 // csrGatherScatter is csrDotScatter for a pattern matrix (no value
 // arrays): t = ((a*s)*b)*c with s the sum of y[idx1[p]], then
 // out[idx2[p]] += t.

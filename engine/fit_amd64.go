@@ -14,6 +14,9 @@ func dotRows(h *int64, out *float64, rows int64, l int64, idx unsafe.Pointer, x 
 //go:noescape
 func dotScatterRows2(h1 *int64, l1 int64, idx1 unsafe.Pointer, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 unsafe.Pointer, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
 
+//go:noescape
+func scaleScatterRows(h *int64, l int64, idx unsafe.Pointer, v unsafe.Pointer, n int64, ts *float64, out *float64, rows int64, ints int64) int64
+
 // asmChunk bounds the rows of one assembly call: the runtime cannot
 // preempt assembly, so one long call would hold up a collection.
 const asmChunk = 4096
@@ -116,4 +119,23 @@ func csrDotScatterAsm[X, Y number](out []float64, h1 []int64, l1 int64, idx1 []i
 		l1, l2 = h1[k+int(rows)-1], h2[k+int(rows)-1]
 	}
 	return len(h1), true
+}
+
+// csrScaleScatterAsm is csrScaleScatter in assembly (false where there is
+// none). It reads the indices from nidx when that is idx narrowed.
+func csrScaleScatterAsm[X number](out []float64, h []int64, l int64, idx []int64, nidx []int32, v []X, n int64, ts []float64) (int, bool) {
+	if len(h) == 0 || len(out) == 0 {
+		return 0, false
+	}
+	ts = ts[:len(h)]
+	ip, narrow := narrowFlag(idx, nidx)
+	vp := unsafe.Pointer(unsafe.SliceData(v))
+	for k := 0; k < len(h); k += asmChunk {
+		rows := int64(min(asmChunk, len(h)-k))
+		if done := scaleScatterRows(&h[k], l, ip, vp, n, &ts[k], &out[0], rows, intFlag(v)+narrow); done < rows {
+			return k + int(done), true
+		}
+		l = h[k+int(rows)-1]
+	}
+	return len(h), true
 }

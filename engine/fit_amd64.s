@@ -345,3 +345,66 @@ next:
 done2:
 	MOVQ CX, ret+136(FP)
 	RET
+
+// func scaleScatterRows(h *int64, l int64, idx unsafe.Pointer, v unsafe.Pointer, n int64, ts *float64, out *float64, rows int64, ints int64) int64
+//
+// csrScaleScatter: out[idx[p]] += v[p]*ts[k] over row k (p = l..h[k]-1
+// as in dotRows), each row scaled by its own factor. Values and indices
+// as dotScatterRows2's second rows (ints + 4: idx holds int32s).
+TEXT ·scaleScatterRows(SB), NOSPLIT, $0-80
+	MOVQ h+0(FP), R8
+	MOVQ l+8(FP), R11
+	MOVQ idx+16(FP), R14
+	MOVQ v+24(FP), R15
+	MOVQ ts+40(FP), R9
+	MOVQ out+48(FP), R10
+	XORQ CX, CX
+
+srow:
+	CMPQ  CX, rows+56(FP)
+	JGE   sdone
+	MOVQ  (R8)(CX*8), R12
+	ROW_OK(R11, R12, sdone)
+	CMPQ  R12, n+32(FP)
+	JGT   sdone
+	MOVSD (R9)(CX*8), X1
+	CMPQ  R11, R12
+	JGE   snext
+	MOVQ  ints+64(FP), DX
+	CMPQ  DX, $4
+	JEQ   sRealN
+	CMPQ  DX, $1
+	JLT   sReal
+	JEQ   sInt
+	JMP   sIntN
+	PCALIGN $64
+
+sReal:
+	SCATTER_STEP(WIDE_Q, REAL_V)
+	JNE sReal
+	JMP snext
+
+	PCALIGN $64
+sInt:
+	SCATTER_STEP(WIDE_Q, INT_V)
+	JNE sInt
+	JMP snext
+
+	PCALIGN $64
+sRealN:
+	SCATTER_STEP(NARROW_Q, REAL_V)
+	JNE sRealN
+	JMP snext
+
+	PCALIGN $64
+sIntN:
+	SCATTER_STEP(NARROW_Q, INT_V)
+	JNE sIntN
+
+snext:
+	INCQ CX
+	JMP  srow
+
+sdone:
+	MOVQ CX, ret+72(FP)
+	RET

@@ -24,3 +24,7 @@ func csrGatherAsm[Y number](out []float64, h []int64, l int64, idx []int64, nidx
 func csrDotInAsm(out []float64, p []int64, idx []int32, x []float64, gather bool, y []float64, lo, hi int64, sc [3]float64) int {
 	return 0
 }
+
+func csrScaleScatterAsm[X number](out []float64, h []int64, l int64, idx []int64, nidx []int32, v []X, n int64, ts []float64) (int, bool) {
+	return 0, false
+}

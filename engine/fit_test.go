@@ -177,6 +177,50 @@ func TestFitLoops(t *testing.T) {
 					}
 				}
 			}
+			// A CSC matrix's columns times a vector: each row scatters
+			// v[p]*ts[q] with a factor of its own, against scatterAdd row
+			// by row; in Go and, where there is any, in assembly.
+			ts := randReals(rng, rows)
+			stop2 := int64(rows)
+			for q := lo; q < int64(rows); q++ {
+				if l, h := pos[q], pos[q+1]; l < 0 || l > h || h > n2 {
+					stop2 = q
+					break
+				}
+			}
+			for _, ints := range []bool{false, true} {
+				want := &builder{reals: make([]float64, nout)}
+				for q := lo; q < stop2; q++ {
+					l, h := pos[q], pos[q+1]
+					if ints {
+						scatterAdd(want, idx2[l:h], xi[l:h], ts[q])
+					} else {
+						scatterAdd(want, idx2[l:h], xf[l:h], ts[q])
+					}
+				}
+				for _, nidx := range [][]int32{nil, narrow(idx2)} {
+					for _, impl := range []string{"go", "asm"} {
+						if impl == "go" && nidx != nil {
+							continue
+						}
+						got := make([]float64, nout)
+						k, ok := 0, true
+						switch {
+						case impl == "go" && ints:
+							k = csrScaleScatter(got, hs, pos[lo], idx2, xi, n2, ts[lo:])
+						case impl == "go":
+							k = csrScaleScatter(got, hs, pos[lo], idx2, xf, n2, ts[lo:])
+						case ints:
+							k, ok = csrScaleScatterAsm(got, hs, pos[lo], idx2, nidx, xi, n2, ts[lo:])
+						default:
+							k, ok = csrScaleScatterAsm(got, hs, pos[lo], idx2, nidx, xf, n2, ts[lo:])
+						}
+						if ok {
+							check(fmt.Sprintf("scale-scatter rows (%s, narrow %v, int values %v)", impl, nidx != nil, ints), got, want.reals, lo+int64(k), stop2)
+						}
+					}
+				}
+			}
 			// A pattern matrix's rows: a gather, then t at every key,
 			// against sumGather and addReal row by row.
 			want := &builder{spec: &bspec{dense: true, real: true}, reals: make([]float64, nout)}

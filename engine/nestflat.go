@@ -1903,6 +1903,7 @@ func scatterOf(l *nloop, row bool) *segScatter {
 		if x.op != vRead || x.a.op != vLane || x.real == xInt || !factor(t) {
 			return nil
 		}
+		l.arr.needNarrow = true
 		return &segScatter{x: x.cl, xInt: xInt, t: t, step: -1}
 	}
 	if sc := at(nd.a, nd.b); sc != nil {
@@ -1947,7 +1948,12 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 		}
 	}
 	keys := idx.ints
-	for r, t := range ts {
+	done := 0
+	if sc.x != nil {
+		done = sc.fitRows(out, p, idx, ts)
+	}
+	for r := done; r < len(ts); r++ {
+		t := ts[r]
 		lo, hi := p[r], p[r+1]
 		ks := keys[lo:hi]
 		if sc.x == nil {
@@ -1971,6 +1977,26 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 	}
 	nestSaw("scatter")
 	return true
+}
+
+// fitRows runs the rows of positions p whose bounds lie within idx and
+// x, all of whose keys index out, without checks (in assembly where there
+// is any), and returns how many it ran: the rows from the first bad one on
+// are left to the checked loop.
+func (sc *segScatter) fitRows(out []float64, p []int64, idx *cell, ts []float64) int {
+	h, l, n := p[1:], p[0], min(idx.n, sc.x.n, int64(len(idx.ints)))
+	if sc.xInt {
+		n = min(n, int64(len(sc.x.ints)))
+		if k, ok := csrScaleScatterAsm(out, h, l, idx.ints, idx.narrow, sc.x.ints, n, ts); ok {
+			return k
+		}
+		return csrScaleScatter(out, h, l, idx.ints, sc.x.ints, n, ts)
+	}
+	n = min(n, int64(len(sc.x.reals)))
+	if k, ok := csrScaleScatterAsm(out, h, l, idx.ints, idx.narrow, sc.x.reals, n, ts); ok {
+		return k
+	}
+	return csrScaleScatter(out, h, l, idx.ints, sc.x.reals, n, ts)
 }
 
 // parentFlat decides whether loop p, whose body is guards and then one

@@ -60,6 +60,7 @@ type paperCase struct {
 
 var paperCases = []paperCase{
 	{"spmv", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "csr"}},
+	{"spmv", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "csc"}},
 	{"batax", map[string][]int64{"A": {60, 50}}, map[string]string{"A": "csr"}},
 	{"mmm", map[string][]int64{"A": {40, 30}, "B": {30, 20}}, map[string]string{"A": "csr", "B": "csr"}},
 	{"mmm", map[string][]int64{"A": {200, 300}, "B": {300, 60}}, map[string]string{"A": "csr", "B": "csc"}},
@@ -70,8 +71,8 @@ var paperCases = []paperCase{
 
 // TestOptimizedPlans runs the optimizer's physical plans of the paper's
 // kernels (paper Table 3 formats) and checks them against the interpreter.
-// SpMV's and BATAX's CSR row loops must read the column indices' 32-bit
-// copy where the assembly can.
+// SpMV's and BATAX's CSR row loops (and SpMV's CSC column scatter) must
+// read the indices' 32-bit copy where the assembly can.
 func TestOptimizedPlans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	defer func() { narrowRead = nil }()
