@@ -96,6 +96,10 @@ func TestNestKernels(t *testing.T) {
 		{"BATAX, x shorter", nestBATAX, m / 3, []string{"flat", "fallback", "scatter"}},
 		{"BATAX, the scale a let of its own", nestBATAXScaleLet, m, []string{"flat", "dot-scatter"}},
 		{"dense MV", nestDenseMV, m, []string{"range dot"}},
+		// A transpose's row sums (a CSC matrix's, or SumMMM's B in
+		// CSC): each entry's value alone scattered at its key.
+		{"column sums by a scatter", `sum(<i, _> in 0:A_len1) sum(<p, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) { @dense j -> A_val(p) }`,
+			m, []string{"flat", "scatter"}},
 		// Rows whose terms add into the outer loop's own scalar: one
 		// segmented dot over the block's positions.
 		{"a dot into a scalar", `sum(<i, _> in 0:A_len1) sum(<p2, j> in A_idx2(A_pos2(i):A_pos2(i + 1))) A_val(p2) * x_val(j)`,

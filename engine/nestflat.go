@@ -112,7 +112,7 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 		if s.letVec != nil && !rowLetSteps(s.letVec, fp.steps[:i]) {
 			s.letVec = nil
 		}
-		if s.loop != nil && s.loop.vec.scatter != nil {
+		if s.loop != nil && s.loop.vec.scatter != nil && s.loop.vec.scatter.t != nil {
 			s.loop.vec.scatter.step = rowLetStep(s.loop.vec.scatter.t, fp.steps[:i])
 		}
 	}
@@ -317,7 +317,7 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		scaled = scale.name
 	}
 	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
-	if d == nil || (d.y == nil && d.yd == nil) || sc == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
+	if d == nil || (d.y == nil && d.yd == nil) || sc == nil || sc.t == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
 		return nil
 	}
 	s1, s2 := let.loop.seg, loop.loop.seg
@@ -1869,7 +1869,7 @@ func (o *nloop) keyIsRow(k *ir.Expr) bool {
 type segScatter struct {
 	x    *cell
 	xInt bool
-	t    *vnode // the row's factor
+	t    *vnode // the row's factor; nil: 1, the value x(p) alone
 	// step: the position-space step whose let is the factor t (a bare
 	// row let, as vRowLet binds it), its per-row values read as they are;
 	// -1 evaluates t row by row.
@@ -1892,19 +1892,33 @@ func scatterOf(l *nloop, row bool) *segScatter {
 	if factor(nd) {
 		return &segScatter{t: nd, step: -1} // a pattern's row: t at each key
 	}
-	if nd.op != vMul || !nd.real {
-		return nil
-	}
-	at := func(x, t *vnode) *segScatter {
+	// lane: x, the read of an array at the lane's position (through a
+	// conversion when the array is int), or nil.
+	lane := func(x *vnode) (*cell, bool) {
 		xInt := false
 		if x.op == vToReal {
 			x, xInt = x.a, true
 		}
-		if x.op != vRead || x.a.op != vLane || x.real == xInt || !factor(t) {
+		if x.op != vRead || x.a.op != vLane || x.real == xInt {
+			return nil, false
+		}
+		return x.cl, xInt
+	}
+	if x, xInt := lane(nd); x != nil && nd.real {
+		// x(p) at each key: a transpose's column sums (CSC to rows).
+		l.arr.needNarrow = true
+		return &segScatter{x: x, xInt: xInt, step: -1}
+	}
+	if nd.op != vMul || !nd.real {
+		return nil
+	}
+	at := func(x, t *vnode) *segScatter {
+		xc, xInt := lane(x)
+		if xc == nil || !factor(t) {
 			return nil
 		}
 		l.arr.needNarrow = true
-		return &segScatter{x: x.cl, xInt: xInt, t: t, step: -1}
+		return &segScatter{x: xc, xInt: xInt, t: t, step: -1}
 	}
 	if sc := at(nd.a, nd.b); sc != nil {
 		return sc
@@ -1935,9 +1949,15 @@ func (sc *segScatter) rows(fr *frame, l *nloop, st *flatState, fp *flatPlan, i i
 		return false
 	}
 	var ts []float64
-	if sc.step >= 0 {
+	switch {
+	case sc.t == nil:
+		ts = grow(&s.units, int(r1-r0))
+		for r := range ts {
+			ts[r] = 1
+		}
+	case sc.step >= 0:
 		ts = st.vals[sc.step][:r1-r0]
-	} else {
+	default:
 		ts = grow(&s.rowF[sc.t.id], int(r1-r0))
 		for r := r0; r < r1; r++ {
 			setRow(r, i)

@@ -33,12 +33,15 @@ func (sc *segScatter) rowScatter(fr *frame, l *nloop, lo, hi int64, b *builder) 
 	if lo < 0 || hi > int64(len(idx)) || (sc.x != nil && hi > sc.x.n) {
 		return false
 	}
-	s := fr.vstate(l.vec)
-	tv, ok := s.eval(fr, sc.t, lo, 1)
-	if !ok {
-		return false // a read off its array: the batches find the error
+	t := 1.0
+	if sc.t != nil {
+		s := fr.vstate(l.vec)
+		tv, ok := s.eval(fr, sc.t, lo, 1)
+		if !ok {
+			return false // a read off its array: the batches find the error
+		}
+		t = s.reals(sc.t, tv, 1)[0]
 	}
-	t := s.reals(sc.t, tv, 1)[0]
 	b.holdKeysOf(l.arr)
 	keys := idx[lo:hi]
 	switch {

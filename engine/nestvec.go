@@ -151,6 +151,8 @@ type vstate struct {
 	rowInts []int64
 	// one holds a range dot's factors that are one value for every k.
 	one []float64
+	// units: a scatter's factor 1 per row, where its value is x(p) alone.
+	units []float64
 	// dotIn: per range-dot factor whose reads the facts bound for the
 	// whole run (vdotFactor.run), 0 not yet decided, 1 the reads stay
 	// inside its array, -1 the facts do not show it.
@@ -194,7 +196,7 @@ func (s *vstate) retire() {
 	clear(s.dicts)
 	*s = vstate{vals: s.vals, skip: s.skip, lf: s.lf, li: s.li, dotIn: s.dotIn, dicts: s.dicts,
 		ib: keptEach(s.ib), fb: keptEach(s.fb), rowF: keptEach(s.rowF), rowI: keptEach(s.rowI),
-		pass: s.pass, held: s.held[:0], one: s.one,
+		pass: s.pass, held: s.held[:0], one: s.one, units: s.units,
 		rowKeys: kept(s.rowKeys), rowVals: kept(s.rowVals), rowInts: kept(s.rowInts)}
 }
 
