@@ -71,6 +71,20 @@
 #define REAL_V MOVSD (R15)(R11*8), X0
 #define INT_V XORPS X0, X0; CVTSQ2SD (R15)(R11*8), X0
 
+// A row's scatter by the values' and indices' kind in DX (ints: 0 reals,
+// 1 ints, + 4 int32 indices): to one of the loops SCATTER_LOOPS lays out
+// under the labels R (reals), I (ints), RN and IN (int32 indices).
+#define SCATTER_KIND(R, I, RN, IN) CMPQ DX, $4; JEQ RN; CMPQ DX, $1; JLT R; JEQ I; JMP IN
+
+// The four row scatter loops, each from a 64-byte line (see dotScatterRows2),
+// each on to NEXT at the row's end. Every padded label follows an
+// unconditional jump.
+#define SCATTER_LOOPS(R, I, RN, IN, NEXT) PCALIGN $64; \
+	R: SCATTER_STEP(WIDE_Q, REAL_V); JNE R; JMP NEXT; PCALIGN $64; \
+	I: SCATTER_STEP(WIDE_Q, INT_V); JNE I; JMP NEXT; PCALIGN $64; \
+	RN: SCATTER_STEP(NARROW_Q, REAL_V); JNE RN; JMP NEXT; PCALIGN $64; \
+	IN: SCATTER_STEP(NARROW_Q, INT_V); JNE IN; JMP NEXT
+
 // A row's bounds: to BAD unless 0 <= L <= H (H <= n is checked next to
 // it: go vet cannot see frame references in a macro's arguments).
 #define ROW_OK(L, H, BAD) TESTQ L, L; JLT BAD; CMPQ L, H; JGT BAD
@@ -308,35 +322,8 @@ scale:
 	CMPQ  R11, R12
 	JGE   next
 	MOVQ  ints+128(FP), DX
-	CMPQ  DX, $4
-	JEQ   scatterRealN
-	CMPQ  DX, $1
-	JLT   scatterReal
-	JEQ   scatterInt
-	JMP   scatterIntN
-	PCALIGN $64
-
-scatterReal:
-	SCATTER_STEP(WIDE_Q, REAL_V)
-	JNE   scatterReal
-	JMP   next
-
-	PCALIGN $64
-scatterInt:
-	SCATTER_STEP(WIDE_Q, INT_V)
-	JNE   scatterInt
-	JMP   next
-
-	PCALIGN $64
-scatterRealN:
-	SCATTER_STEP(NARROW_Q, REAL_V)
-	JNE   scatterRealN
-	JMP   next
-
-	PCALIGN $64
-scatterIntN:
-	SCATTER_STEP(NARROW_Q, INT_V)
-	JNE   scatterIntN
+	SCATTER_KIND(scatterReal, scatterInt, scatterRealN, scatterIntN)
+	SCATTER_LOOPS(scatterReal, scatterInt, scatterRealN, scatterIntN, next)
 
 next:
 	INCQ CX
@@ -371,35 +358,8 @@ srow:
 	CMPQ  R11, R12
 	JGE   snext
 	MOVQ  ints+64(FP), DX
-	CMPQ  DX, $4
-	JEQ   sRealN
-	CMPQ  DX, $1
-	JLT   sReal
-	JEQ   sInt
-	JMP   sIntN
-	PCALIGN $64
-
-sReal:
-	SCATTER_STEP(WIDE_Q, REAL_V)
-	JNE sReal
-	JMP snext
-
-	PCALIGN $64
-sInt:
-	SCATTER_STEP(WIDE_Q, INT_V)
-	JNE sInt
-	JMP snext
-
-	PCALIGN $64
-sRealN:
-	SCATTER_STEP(NARROW_Q, REAL_V)
-	JNE sRealN
-	JMP snext
-
-	PCALIGN $64
-sIntN:
-	SCATTER_STEP(NARROW_Q, INT_V)
-	JNE sIntN
+	SCATTER_KIND(sReal, sInt, sRealN, sIntN)
+	SCATTER_LOOPS(sReal, sInt, sRealN, sIntN, snext)
 
 snext:
 	INCQ CX
