@@ -118,6 +118,7 @@ type nloop struct {
 	merge    *nmerge      // itMerge: the intersection and its body
 	mrow     *rowMerge    // the body is one merge into a row (nestmerge.go)
 	liftID   int
+	liftRows *liftRows     // the body opens a row that a lifted range fills (nestliftrows.go)
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
 	proofs   []*guardProof // the statement guards facts may discharge, decided per entry
@@ -410,6 +411,8 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 				if nl.upSingle != nil {
 					nl.info.exec += ", each iteration's entries into its key's row (in sequential mode appended where they stay, storage sized from the walked level)"
 				}
+			} else if nl.liftRows = liftRowsOf(nl); nl.liftRows != nil {
+				nl.info.exec = "per iteration, the lifted range's lanes written where its row stays and the row recorded closed (in sequential mode; otherwise through the builder)"
 			}
 		}
 	}
@@ -710,6 +713,10 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	}
 	if in := nl.rowsLoop(fr); in != nil {
 		nl.runRows(fr, in, lo, hi, b)
+		return
+	}
+	if nl.liftRows != nil {
+		nl.runLiftRows(fr, lo, hi, b)
 		return
 	}
 	if nl.kind == itRuns {

@@ -739,25 +739,8 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 		return false // (an error already recorded is not the run's to drop)
 	}
 	n := int(hi - lo)
-	for i := range l.tests {
-		if !l.tests[i].holds(fr, lo, n) {
-			fr.err = nil
-			return false
-		}
-	}
-	for _, st := range l.steps {
-		switch {
-		case st.cond != nil:
-			if !st.cond(fr) && fr.err == nil {
-				return true
-			}
-		case st.set != nil:
-			st.set(fr)
-		}
-		if fr.err != nil {
-			fr.err = nil
-			return false
-		}
+	if ok, none := l.enter(fr, lo, n); !ok || none {
+		return ok
 	}
 	s := fr.liftState(nl)
 	s.gen++
@@ -817,6 +800,34 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 	b.addRow(lo, out)
 	nestSaw("lifted")
 	return true
+}
+
+// enter runs the guards and lets before the singleton for lanes
+// lo..lo+n-1: ok false where the run cannot be taken (nothing added, no
+// error kept), none where a guard that does not read j fails (the
+// iterations add nothing).
+func (l *liftLoop) enter(fr *frame, lo int64, n int) (ok, none bool) {
+	for i := range l.tests {
+		if !l.tests[i].holds(fr, lo, n) {
+			fr.err = nil
+			return false, false
+		}
+	}
+	for _, st := range l.steps {
+		switch {
+		case st.cond != nil:
+			if !st.cond(fr) && fr.err == nil {
+				return true, true
+			}
+		case st.set != nil:
+			st.set(fr)
+		}
+		if fr.err != nil {
+			fr.err = nil
+			return false, false
+		}
+	}
+	return true, false
 }
 
 // lanes returns node n's buffer of s.n lanes.

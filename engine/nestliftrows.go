@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"math"
+	"slices"
+)
+
+// Rows of lifted ranges. A loop whose body is {j -> v}, v a lifted range
+// (nestlift.go) into a dense row of reals, in a dictionary of rows in
+// sequential mode (seqrows.go), opens a row per iteration: TTM's fibers
+// (i, j), each a dense row of B's k computed as lanes over the fiber's
+// entries. Through the builder each such row costs the statement
+// dispatch, the row's opening (seqRow: the previous row closed, the next
+// one started appending), the range's own checks and the room for its
+// run (appendRun), then the run kept key by key (keepRun) and the row
+// closed again: several times what the lanes of a fiber of one or two
+// entries cost. So the loop runs its iterations itself: per iteration
+// the range's lanes are written at the free end of the level's blocks,
+// where the row is to stay, and the row is recorded closed at once; a
+// row of lanes from key 0 with no zero (the common case) is recorded as
+// the dense slice it is, with no key written. The rows, their bytes and
+// their order are those of the builder's way. An iteration the rows
+// cannot take (a key not after the last row's, the row open or the mode
+// left, a range too short or too long for lanes, a run of lanes that
+// fails) runs the general way, which reports any error.
+
+// liftRows is a loop whose body, after guards and lets of no loop, is a
+// singleton (single) whose value is the lifted range k.
+type liftRows struct {
+	single *nstmt
+	k      *nloop
+}
+
+// liftRowsOf returns nl's liftRows, or nil when its body does not have
+// that form.
+func liftRowsOf(nl *nloop) *liftRows {
+	s := nl.stmt
+	for ; s != nil && (s.kind == stGuard || s.kind == stLet && s.loop == nil); s = s.next {
+	}
+	if s == nil || s.kind != stSingle || s.child == nil || s.scattered || s.child.depth != 1 || !s.child.dense || !s.child.real {
+		return nil
+	}
+	in := s.next
+	if in == nil || in.kind != stLoop || in.next != nil || in.loop.lift == nil || in.loop.kind != itRange {
+		return nil
+	}
+	return &liftRows{single: s, k: in.loop}
+}
+
+// runLiftRows runs iterations lo..hi-1 of nl, each row through the
+// liftRows where it takes it, else the general way.
+func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
+	r := nl.liftRows
+	end := hi // the positions of the level walked from here on
+	if nl.kind == itSegment || nl.kind == itArray {
+		end = max(end, int64(len(nl.arr.ints)))
+	}
+	for p := lo; p < hi; p++ {
+		nl.setVars(fr, p)
+		if !r.row(fr, nl, b, end-p) {
+			nl.exec(fr, nl.stmt, b)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+}
+
+// row runs nl's body for the iteration set in fr into b, a dictionary of
+// rows in sequential mode, and reports whether it did; false with
+// nothing done (no row opened, nothing added, no error kept) where the
+// general way is to run it. rows bounds the rows to come (a row per
+// iteration; a walk of a whole level, TTM's fibers, has its positions
+// from here on): the rows' records are sized for them at the first
+// rows, not grown row after row.
+func (r *liftRows) row(fr *frame, nl *nloop, b *builder, rows int64) bool {
+	if b == nil || b.spec.depth != 2 || b.x == nil || b.x.seq == nil {
+		return false
+	}
+	sq := b.x.seq
+	for st := nl.stmt; st != r.single; st = st.next {
+		if st.kind == stGuard {
+			if (st.proof == nil || fr.i[st.proof.slot] == 0) && !st.cond(fr) {
+				return true // (an error is the loop's to report)
+			}
+			continue
+		}
+		if st.set(fr); fr.err != nil {
+			return true
+		}
+	}
+	k := r.single.key(fr)
+	if fr.err != nil {
+		return true
+	}
+	w := sq.w
+	if k <= sq.key || sq.cur.ws != w || sq.cur.spec.depth != 1 {
+		return false
+	}
+	kl := r.k
+	lo, hi, ok := kl.open(fr)
+	n := int(hi - lo)
+	if !ok || fr.err != nil || hi-lo < liftMin || hi-lo > liftLanes || lo < 0 || hi-1 > narrowKeyLimit {
+		fr.err = nil
+		return false
+	}
+	if !sq.closeRow() {
+		return false
+	}
+	if w.appended != 0 || room(w, w.realBlock) < n && !growAppend(w, &w.realBlock, n) {
+		return false
+	}
+	l := kl.lift
+	if ok, none := l.enter(fr, lo, n); !ok {
+		return false
+	} else if none {
+		sq.key = k // an empty row records nothing
+		return true
+	}
+	run := w.realBlock[len(w.realBlock):cap(w.realBlock)][:n]
+	s := fr.liftState(kl)
+	s.gen++
+	s.j0, s.n = lo, n
+	if !s.set(fr, l.val, run) {
+		fr.err = nil
+		return false
+	}
+	nestSaw("lifted rows")
+	nestSaw("lifted")
+	if kl.orig != nil {
+		nestSaw("range swapped outward")
+	}
+	sq.key = k
+	if len(sq.keys) <= 1 && int64(cap(sq.keys)-len(sq.keys)) < rows && rows <= math.MaxInt32 {
+		m := int(rows)
+		sq.keys, sq.vEnds, sq.cEnds = slices.Grow(sq.keys, m), slices.Grow(sq.vEnds, m), slices.Grow(sq.cEnds, m)
+	}
+	if lo == 0 && noZero(run) {
+		// As closeAppendedRow keeps a run of keys 0..n-1: the dense
+		// slice where it is.
+		w.realBlock = w.realBlock[:len(w.realBlock)+n]
+		w.carved += n
+		store(sq, chunkReals, run, nil)
+		return true
+	}
+	sq.live = true
+	sq.cur.startAppend()
+	sq.cur.keepRun(lo, run)
+	sq.closeAppended()
+	sq.live = false
+	return true
+}
+
+// noZero reports whether no value of v is zero (or -0).
+func noZero(v []float64) bool {
+	for _, x := range v {
+		if x == 0 {
+			return false
+		}
+	}
+	return true
+}
