@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/storel/storel/storage"
+)
+
+// TestLiftedRows runs loops whose body opens a row that a lifted range
+// fills (TTM's fibers) against the interpreter at 1 and 3 threads and
+// the bits of the loops per j, and checks that the rows went through the
+// lifted rows: rows of lanes from key 0 with no zero, rows with zeros
+// (-0 among them) and rows of zeros only, a range not from key 0, guards
+// and lets before the singleton, a guard of the range that fails (no
+// entry), and rows the general way takes: keys that repeat, a guard on
+// j that fails in some lanes.
+func TestLiftedRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 41))
+	b := randCSF(30, 25, 40, 700, rng)
+	fiber := func(head, key, rng, guard string) string {
+		return `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+		  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1))) ` + head + `
+		    { @dense ` + key + ` -> sum(<j, _> in ` + rng + `) ` + guard + `
+		      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l) } } }`
+	}
+	for _, tc := range []struct {
+		name, plan string
+		zeros      bool // D's columns l < 20 zero (-0 in some), others half zero
+		general    bool // some rows the general way (no "lifted rows" for them)
+	}{
+		{"TTM, the range swapped outward", liftTTM, false, false},
+		{"rows from key 0", fiber("", "k", "0:D_len1", ""), false, false},
+		{"rows with zeros", fiber("", "k", "0:D_len1", ""), true, false},
+		{"a range not from key 0", fiber("", "k", "3:D_len1", ""), false, false},
+		{"a range not from key 0, zeros", fiber("", "k", "3:D_len1", ""), true, false},
+		{"a guard and a let before the singleton", fiber("if k != 4 then let m = k + 1 in", "m", "0:D_len1", ""), false, false},
+		{"a guard of the range that fails for some rows", fiber("", "k", "0:D_len1", "if D_val(k) < 0.5 then"), false, false},
+		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, true},
+		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "D", 12, 40, rng)
+			if tc.zeros {
+				d := st["D_val"].(*storage.Array).F
+				for j := range 12 {
+					for l := range 40 {
+						switch {
+						case l < 20 && l%2 == 0:
+							d[j*40+l] = math.Copysign(0, -1)
+						case l < 20, j%2 == 0:
+							d[j*40+l] = 0
+						}
+					}
+				}
+			}
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			if seen["lifted rows"] == 0 {
+				t.Errorf("no row went through the lifted rows: %v", seen)
+			}
+			if tc.general && seen["lifted rows"] >= 2*len(b.idx2) { // a row a fiber, at 1 and 3 threads
+				t.Errorf("no row went the general way: %v", seen)
+			}
+			sameBitsPerJ(t, e, st, nil)
+		})
+	}
+}
