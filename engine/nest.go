@@ -732,6 +732,11 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 		}
 		return
 	}
+	nl.runPerIteration(fr, lo, hi, b)
+}
+
+// runPerIteration runs iterations lo..hi-1 of nl's body one by one.
+func (nl *nloop) runPerIteration(fr *frame, lo, hi int64, b *builder) {
 	for p := lo; p < hi; p++ {
 		nl.setVars(fr, p)
 		nl.exec(fr, nl.stmt, b)

@@ -51,13 +51,18 @@ func liftRowsOf(nl *nloop) *liftRows {
 // liftRows where it takes it, else the general way.
 func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 	r := nl.liftRows
+	if b == nil || b.spec.depth != 2 || b.x == nil {
+		nl.runPerIteration(fr, lo, hi, b)
+		return
+	}
+	s := fr.liftState(r.k)
 	end := hi // the positions of the level walked from here on
 	if nl.kind == itSegment || nl.kind == itArray {
 		end = max(end, int64(len(nl.arr.ints)))
 	}
 	for p := lo; p < hi; p++ {
 		nl.setVars(fr, p)
-		if !r.row(fr, nl, b, end-p) {
+		if !r.row(fr, nl, b, s, end-p) {
 			nl.exec(fr, nl.stmt, b)
 		}
 		if fr.err != nil {
@@ -67,17 +72,18 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 }
 
 // row runs nl's body for the iteration set in fr into b, a dictionary of
-// rows in sequential mode, and reports whether it did; false with
-// nothing done (no row opened, nothing added, no error kept) where the
-// general way is to run it. rows bounds the rows to come (a row per
-// iteration; a walk of a whole level, TTM's fibers, has its positions
-// from here on): the rows' records are sized for them at the first
-// rows, not grown row after row.
-func (r *liftRows) row(fr *frame, nl *nloop, b *builder, rows int64) bool {
-	if b == nil || b.spec.depth != 2 || b.x == nil || b.x.seq == nil {
+// rows (s: the lifted range's state), and reports whether it did; false
+// with nothing done (no row opened, nothing added, no error kept) where
+// the general way is to run it: b not in sequential mode, among others.
+// rows bounds the rows to come (a row per iteration; a walk of a whole
+// level, TTM's fibers, has its positions from here on): the rows'
+// records are sized for them at the first rows, not grown row after
+// row.
+func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int64) bool {
+	sq := b.x.seq
+	if sq == nil {
 		return false
 	}
-	sq := b.x.seq
 	for st := nl.stmt; st != r.single; st = st.next {
 		if st.kind == stGuard {
 			if (st.proof == nil || fr.i[st.proof.slot] == 0) && !st.cond(fr) {
@@ -118,7 +124,6 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, rows int64) bool {
 		return true
 	}
 	run := w.realBlock[len(w.realBlock):cap(w.realBlock)][:n]
-	s := fr.liftState(kl)
 	s.gen++
 	s.j0, s.n = lo, n
 	if !s.set(fr, l.val, run) {
