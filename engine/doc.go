@@ -40,6 +40,10 @@
 //	                       short range leaf) run as lanes: the inner
 //	                       loops once for many keys, values of the key
 //	                       as vectors
+//	nestliftrows.go        a loop whose iterations each open a row that
+//	                       a lifted range fills (TTM's fibers): the lanes
+//	                       written where the row stays, the row recorded
+//	                       closed, no builder call per row
 //	nestswap.go            a dense range inside a sparse loop that adds
 //	                       its runs into one row (TTM's fiber) swapped
 //	                       outward, to lift: the row summed in lanes
