@@ -141,6 +141,15 @@ type fibWalk struct {
 	n          int
 	w          atWalk
 	rd         segReader // the inner loop's bounds (lsum.seg), read inline
+	// The views and the product's shape of the inner loop's walks as of
+	// their set-up's ver (ver 0: none yet): a row's fibers call runFibers
+	// once per row (WordNet's MTTKRP: 1.9 fibers, 3 entries a row), and
+	// these stay as they are until the walks change.
+	ver      uint64
+	q        lprod
+	xo, bo   int
+	one      bool
+	counting bool // a factor still counts toward its lane-major copy
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -1399,6 +1408,7 @@ type atWalk struct {
 // or large).
 func (s *liftState) walks(l *lsum, ps *prodSetup) bool {
 	ps.walked, ps.wj0, ps.wn, ps.nw = true, s.j0, s.n, -1
+	ps.ver++
 	nw := 0
 	for i, f := range l.prod.fs {
 		if f == nil || !l.vary[i] {
@@ -1485,7 +1495,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	if !fw.walked || fw.j0 != s.j0 || fw.n != s.n {
 		r := fb.read
 		st, rest, coef := indexParts(fr, r, &fb.ix)
-		fw.walked, fw.j0, fw.n = true, s.j0, s.n
+		fw.walked, fw.j0, fw.n, fw.ver = true, s.j0, s.n, 0
 		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.keys(l), st, rest, coef, nil)
 		fw.ok = fw.ok && st <= 1 // no lane-major copy of t's array
 		if in.seg != nil {
@@ -1496,23 +1506,16 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		return lo, true
 	}
 	nestSaw("lifted fibers")
-	var q lprod
-	at := [3]*lview{&q.a, &q.b, &q.c}
 	ws := ps.ws[:ps.nw]
-	for i := range ws {
-		at[ws[i].f].src, at[ws[i].f].stride = ws[i].src, ws[i].stride
-	}
 	t := &fw.w
-	at[fb.fi].src, at[fb.fi].stride = t.src, t.stride
-	// A factor still counting toward its lane-major copy is checked per
-	// iteration; once every one has its copy (or needs none), none is.
-	counting := false
-	for i, f := range in.prod.fs {
-		counting = counting || f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i])
+	if fw.ver != ps.ver {
+		fw.prologue(in, ps, fb.fi)
+	} else {
+		nestSaw("lifted fibers kept")
 	}
+	q, xo, bo, one, counting := fw.q, fw.xo, fw.bo, fw.one, fw.counting
 	// One value times slices: every iteration's positions go into one
 	// batch, flushed before anything else adds into acc.
-	xo, bo, one := q.oneValue()
 	mb := &s.batch
 	if one {
 		mb.begin(&q, xo, bo, acc)
@@ -1576,6 +1579,24 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	}
 	mb.flush(acc)
 	return hi, true
+}
+
+// prologue sets fw's views of in's walks ps and of t (factor fi), and
+// whether any factor still counts toward its lane-major copy (checked
+// per iteration then; once every one has its copy, or needs none, none
+// is), as of ps.ver.
+func (fw *fibWalk) prologue(in *lsum, ps *prodSetup, fi int) {
+	fw.ver, fw.q = ps.ver, lprod{}
+	at := [3]*lview{&fw.q.a, &fw.q.b, &fw.q.c}
+	for _, w := range ps.ws[:ps.nw] {
+		at[w.f].src, at[w.f].stride = w.src, w.stride
+	}
+	at[fi].src, at[fi].stride = fw.w.src, fw.w.stride
+	fw.counting = false
+	for i, f := range in.prod.fs {
+		fw.counting = fw.counting || f != nil && in.vary[i] && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i])
+	}
+	fw.xo, fw.bo, fw.one = fw.q.oneValue()
 }
 
 // setFibLet sets fb's let of t, if it has one, as the general loop
@@ -1781,8 +1802,11 @@ type prodSetup struct {
 	gen                 uint64
 	strides, rest, coef [3]int64
 	majors              [3]*laneMajor
-	// walked: ws[:nw] (nw < 0: none) are the walks of lanes wj0.., wn.
+	// walked: ws[:nw] (nw < 0: none) are the walks of lanes wj0.., wn,
+	// made as the set-up's ver-th (a view of them kept elsewhere is of
+	// the walks at its ver).
 	walked bool
+	ver    uint64
 	wj0    int64
 	wn, nw int
 	ws     [3]atWalk

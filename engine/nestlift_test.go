@@ -614,6 +614,34 @@ func TestLiftedFibersOneBatch(t *testing.T) {
 	}
 }
 
+// TestLiftedFibersKeptViews: a row's call of the lifted fiber walk
+// takes the views its walks had the row before (MTTKRP on WordNet: a
+// call per row of 1.9 fibers), made again only once the walks change:
+// here D's lane-major copy, made partway through the run, gives the
+// later rows other walks. The interpreter's result (1 and 3 threads) and
+// the bits of the loops per j either way.
+func TestLiftedFibersKeptViews(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 53))
+	b := randCSF(300, 20, 200, 900, rng) // a row: about 2 fibers of 1-2 entries
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "C", 20, 16, rng)
+		denseStore(st, "D", 16, 200, rng)
+		e := parse(t, plan, st)
+		seen := events(func() {
+			if _, err := runEngine(e, st, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if seen["lane-major"] == 0 || seen["lifted fibers kept"] < seen["lifted fibers"]/2 {
+			t.Errorf("views made per row: %v", seen)
+		}
+		agree(t, e, st)
+		sameBitsPerJ(t, e, st, nil)
+	}
+}
+
 // TestLiftedShortWalks: TTM's walk per fiber (a row of lanes each) adds
 // a fiber of at most shortRun entries position by position, a longer one
 // through a batch; both give the interpreter's result (1 and 3 threads)
