@@ -1233,9 +1233,26 @@ func (c *sharedCopy) copyTiles() {
 	end := int64(len(c.src))
 	for t := c.next.Add(1) - 1; t < c.tiles; t = c.next.Add(1) - 1 {
 		r0, b0 := t/nb*64, t%nb*64
-		for r := r0; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
+		b1 := min(b0+64, c.stride)
+		r := r0
+		// Four rows at a time where all four hold the tile's columns
+		// whole: each column's four values go out as one contiguous
+		// store of four, a check per four.
+		for ; r+4 <= min(r0+64, c.rows) && (r+3)*c.stride+b1 <= end; r += 4 {
+			s0 := c.src[r*c.stride+b0 : r*c.stride+b1]
+			s1 := c.src[(r+1)*c.stride+b0 : (r+1)*c.stride+b1][:len(s0)]
+			s2 := c.src[(r+2)*c.stride+b0 : (r+2)*c.stride+b1][:len(s0)]
+			s3 := c.src[(r+3)*c.stride+b0 : (r+3)*c.stride+b1][:len(s0)]
+			k := b0*c.rows + r
+			for i, v := range s0 {
+				o := c.vals[k : k+4 : k+4]
+				o[0], o[1], o[2], o[3] = v, s1[i], s2[i], s3[i]
+				k += c.rows
+			}
+		}
+		for ; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
 			out := c.vals[b0*c.rows+r:]
-			for i, v := range c.src[r*c.stride+b0 : min(r*c.stride+min(b0+64, c.stride), end)] {
+			for i, v := range c.src[r*c.stride+b0 : min(r*c.stride+b1, end)] {
 				out[int64(i)*c.rows] = v
 			}
 		}

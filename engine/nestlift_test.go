@@ -543,6 +543,32 @@ func TestLaneMajorCopyHelped(t *testing.T) {
 	}
 }
 
+// TestLaneMajorCopyShapes: the lane-major copy, four rows at a time
+// where a tile's rows are whole, holds src's element r*stride+b at
+// b*rows+r for rows not a multiple of four, more than a tile of rows
+// and of columns, and a last row cut short by src's end (zero past it).
+func TestLaneMajorCopyShapes(t *testing.T) {
+	for _, sh := range []struct{ n, stride int64 }{{16 * 40, 40}, {17 * 40, 40}, {70 * 130, 130}, {70*130 - 57, 130}, {3*9 + 2, 9}, {6 * 200, 200}} {
+		src := make([]float64, sh.n)
+		for i := range src {
+			src[i] = float64(i + 1)
+		}
+		c := (*runCopies)(nil).entry(src, sh.stride)
+		c.lanes()
+		for r := range c.rows {
+			for b := range sh.stride {
+				want := 0.0
+				if r*sh.stride+b < sh.n {
+					want = src[r*sh.stride+b]
+				}
+				if got := c.vals[b*c.rows+r]; got != want {
+					t.Fatalf("%d values at stride %d: row %d column %d is %v, want %v", sh.n, sh.stride, r, b, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestLiftedCopyZeros copies a dense matrix into a built dense-of-dense
 // dictionary (MMM's copy of a dense B), its lanes written into the
 // appended row: rows of zeros only, few non-zeros (-0 among the zeros),
