@@ -1650,18 +1650,24 @@ func walkAt(mb *mulBatch, ws []atWalk, q *lprod, k [3]int64, lo, hi int64, acc [
 // where a walk's bounds do not hold.
 func walkTo(ws []atWalk, k *[3]int64, p int64) bool {
 	for i := range ws {
-		w := &ws[i]
-		x := p
-		if w.keys != nil {
-			x = w.keys[p]
-		}
-		u := w.rest + w.coef*x + w.sh
-		if uint64(u) >= uint64(w.lim) {
+		ku, ok := ws[i].at(p)
+		if !ok {
 			return false
 		}
-		k[w.f] = u*w.mul + w.add
+		k[ws[i].f] = ku
 	}
 	return true
+}
+
+// at returns walk w's offset at position p, and whether p is inside its
+// bounds.
+func (w *atWalk) at(p int64) (int64, bool) {
+	x := p
+	if w.keys != nil {
+		x = w.keys[p]
+	}
+	u := w.rest + w.coef*x + w.sh
+	return u*w.mul + w.add, uint64(u) < uint64(w.lim)
 }
 
 // oneValue reports whether q's lanes are (x*b)*c as addTo computes them,
@@ -1687,11 +1693,15 @@ func (q *lprod) oneValue() (x, b int, ok bool) {
 // walk sets). The walks set their offsets in k and kp.
 func walkOne(mb *mulBatch, ws []atWalk, k, kp *[3]int64, x, b int, lo, hi int64, acc []float64) int64 {
 	for p := lo; p < hi; p++ {
-		if !walkTo(ws, k, p) {
-			return p
-		}
+		// walkTo and ahead in one pass over the walks (an offset fetched
+		// ahead for a position that then fails is never pushed).
 		for i := range ws {
-			kp[ws[i].f] = ws[i].ahead(k[ws[i].f], p+aheadPositions)
+			w := &ws[i]
+			ku, ok := w.at(p)
+			if !ok {
+				return p
+			}
+			k[w.f], kp[w.f] = ku, w.ahead(ku, p+aheadPositions)
 		}
 		if mb.push(k[x], k[b], k[2], kp[b], kp[2]) {
 			mb.flush(acc)
@@ -1713,8 +1723,8 @@ func (w *atWalk) ahead(k, p int64) int64 {
 	if w.keys == nil || p >= int64(len(w.keys)) {
 		return k
 	}
-	if u := w.rest + w.coef*w.keys[p] + w.sh; uint64(u) < uint64(w.lim) {
-		return u*w.mul + w.add
+	if ku, ok := w.at(p); ok {
+		return ku
 	}
 	return k
 }
