@@ -130,7 +130,7 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 // returns the row it stopped at: before a row whose key does not follow
 // the rows so far (that row is left for the general way), or at once
 // when b is not appending rows of reals.
-func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, vals []float64, key func(c int) int64) int {
+func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
 	x := b.x
 	if x == nil || !x.sequential && x.seq == nil || x.seq != nil && x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
 		return c0
@@ -148,12 +148,12 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 			continue // no entries: no row
 		}
 		if s := x.seq; s != nil && r0 == ends[c] && r0 != ends[0] {
-			if n := s.keepRows(ends, c, lo, hi, keys, vals, key); n > c {
+			if n := s.keepRows(ends, c, lo, hi, keys, vals, ukeys, key); n > c {
 				block, c = true, n-1
 				continue
 			}
 		}
-		k := key(c)
+		k := rowKey(ukeys, key, c)
 		rk, rv := keys[r0-lo:r1-lo], vals[r0-lo:r1-lo]
 		if s := x.seq; s != nil && k < s.key {
 			return c
@@ -173,6 +173,15 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 	return c
 }
 
+// rowKey is the key of row c: ukeys[c] where the keys are at hand, else
+// key(c).
+func rowKey(ukeys []int64, key func(c int) int64, c int) int64 {
+	if ukeys != nil {
+		return ukeys[c]
+	}
+	return key(c)
+}
+
 // keepRows records the whole rows c, c+1, ... of appendRows' block (row
 // c' at key key(c'), its entries keys and vals from ends[c']-lo to
 // ends[c'+1]-lo), each closed where it is written in the level's blocks,
@@ -184,7 +193,7 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 // list after a list extends the chunk its predecessor is in: a row costs
 // its entries' copy and its record (TTV's rows are 14 entries on
 // average, of 1 or 2 per fiber).
-func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, key func(c int) int64) int {
+func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
 	w := s.w
 	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app || !s.closeRow() {
 		return c
@@ -214,7 +223,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 			continue // no entries: no row
 		}
 		rk, rv := keys[r0:r1], vals[r0:r1]
-		k := key(c)
+		k := rowKey(ukeys, key, c)
 		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit {
 			break
 		}

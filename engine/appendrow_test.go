@@ -497,8 +497,10 @@ func TestAppendIncreasing(t *testing.T) {
 // (closed dense), fibers whose sum is zero (no entry), and level-1 keys
 // repeated in a user's layout (two iterations into one row: those rows
 // go the general way). List rows after the first of a block are kept in
-// one loop, each extending its predecessor's chunk. Each agrees with the interpreter at 1 and 3
-// threads.
+// one loop, each extending its predecessor's chunk. The rows' keys (i,
+// the values of B's first level) are read from the level's array in
+// place, not evaluated row by row. Each agrees with the interpreter at 1
+// and 3 threads.
 func TestRowsBlockSink(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 11))
 	for _, tc := range []struct {
@@ -540,6 +542,9 @@ func TestRowsBlockSink(t *testing.T) {
 			}
 			if tc.lists && seen["rows kept in one loop"] == 0 {
 				t.Errorf("no list row extended the one before in one loop; events %v", seen)
+			}
+			if seen["row keys read in place"] == 0 {
+				t.Errorf("the rows' keys were not read in place; events %v", seen)
 			}
 		})
 	}

@@ -580,6 +580,22 @@ func (o *nloop) rowSink(fr *frame, st *flatState, b *builder) *builder {
 	return b
 }
 
+// keys returns the keys of the rows of u's iterations, keys[c] that of
+// iteration r0+c, where the singleton's key is the value p walks (the
+// entries of its index array, as a CSF level's coordinates): read in
+// place, no variables set and no key evaluated per row. Nil otherwise.
+func (u *upRows) keys() []int64 {
+	k, p := u.single.keyE, u.p
+	if k == nil || k.Op != ir.OpVar || k.Name != p.e.Vars[1] || (p.kind != itSegment && p.kind != itArray) || p.vreal || p.arr.ints == nil {
+		return nil
+	}
+	n := int64(len(u.bounds) - 1)
+	if u.r0 < 0 || u.r0+n > int64(len(p.arr.ints)) {
+		return nil
+	}
+	return p.arr.ints[u.r0 : u.r0+n]
+}
+
 // keyedUp reports whether o runs the rows of several iterations of the
 // loop around it, each iteration's into its own row (upRows.single).
 func (st *flatState) keyedUp() bool { return st.up != nil && st.up.single != nil }
@@ -888,12 +904,16 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// keys come in order, else row by row.
 				setRow(r0, i)
 				appended, lim := true, min(r1, kend)
+				ukeys := u.keys()
+				if ukeys != nil {
+					nestSaw("row keys read in place")
+				}
 				for c, g0 := u.c, r0; g0 < r1; {
 					if g0 < lim {
 						// The rows from c on that start before lim into
 						// the sink together (the first and last maybe in
 						// part).
-						if n := b.appendRows(u.bounds, c, g0, lim, keys[g0-r0:], st.vals[i][g0-r0:], func(c int) int64 {
+						if n := b.appendRows(u.bounds, c, g0, lim, keys[g0-r0:], st.vals[i][g0-r0:], ukeys, func(c int) int64 {
 							u.p.setVars(fr, u.r0+int64(c))
 							return u.single.key(fr)
 						}); n > c {
