@@ -105,11 +105,11 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 		// Else it stays: rows closed dense take no key from it (MTTKRP's
 		// rows of rank R would make and zero half as many bytes of keys
 		// again as of values).
-		kb := make([]int32, 0, size)
+		kb := newBlock[int32](size)
 		copy(kb[:n], keys)
 		w.keyBlock = kb
 	}
-	vb := make([]V, 0, size)
+	vb := newBlock[V](size)
 	copy(vb[:n], vals)
 	*block = vb
 	return true

@@ -158,6 +158,7 @@ func TestMain(m *testing.M) {
 	parallelMin = 0
 	workerWake = 0
 	mergeEntryWork = 0
+	blockUnzeroed = poisonBlock
 	os.Exit(m.Run())
 }
 

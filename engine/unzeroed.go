@@ -61,6 +61,23 @@ func (b *builder) zeroRange(lo, hi int64) {
 	}
 }
 
+// newBlock returns an empty block of a level's lists (keys or values)
+// with room for n entries, in memory that is not zeroed: every entry of
+// such a block is written before it is read (a row's entries where they
+// stay, then kept; scratch past the kept ones written first), so zeroing
+// it would be a pass over the level's whole storage for nothing (TTV on
+// orghs: 3.6 MB an execution, the rows' entries being 300,000).
+func newBlock[T int32 | int64 | float64](n int) []T {
+	if n <= 0 {
+		return nil
+	}
+	b := unsafe.Slice((*T)(mallocgc(uintptr(n)*unsafe.Sizeof(T(0)), nil, false)), n)
+	if blockUnzeroed != nil {
+		blockUnzeroed(b)
+	}
+	return b[:0]
+}
+
 // rowUnzeroed and rangeZeroed, when set (by tests), are called with the
 // length of each row reserveUnzeroed allocates and each range zeroRange
 // zeroes, on the goroutine that does it.
@@ -68,3 +85,8 @@ var (
 	rowUnzeroed func(n int64)
 	rangeZeroed func(lo, hi int64)
 )
+
+// blockUnzeroed, when set (by tests), is given each block newBlock
+// allocates, whole, before it is used: tests fill it with values no
+// result holds, so that an entry read before it is written shows.
+var blockUnzeroed func(b any)

@@ -166,14 +166,14 @@ var narrowKeyLimit int64 = math.MaxInt32
 // the level's blocks, starting new blocks when they are full; commit
 // then keeps the entries used. A row bigger than a block gets storage
 // of its own.
-func carve[K, V any](keyBlock *[]K, valBlock *[]V, need, carved int) ([]K, []V) {
+func carve[K int32, V int64 | float64](keyBlock *[]K, valBlock *[]V, need, carved int) ([]K, []V) {
 	if need > maxBlock/4 {
 		return make([]K, need), make([]V, need)
 	}
 	kb, vb := *keyBlock, *valBlock
 	if cap(kb)-len(kb) < need || cap(vb)-len(vb) < need {
 		size := blockSize(need, carved)
-		kb, vb = make([]K, 0, size), make([]V, 0, size)
+		kb, vb = newBlock[K](size), newBlock[V](size)
 		*keyBlock, *valBlock = kb, vb
 	}
 	return kb[len(kb) : len(kb)+need], vb[len(vb) : len(vb)+need]
