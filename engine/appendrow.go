@@ -205,18 +205,13 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	if last == c || ends[c] < lo {
 		return c
 	}
-	var kb []int32
-	var vb []float64
+	// The rows' records are sized once; the blocks' and the chunk's
+	// lengths are brought up to date where the next step reads them
+	// (sync), not row by row.
+	s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, last-c), slices.Grow(s.vEnds, last-c), slices.Grow(s.cEnds, last-c)
+	kb, vb := s.freeRoom(int(ends[last] - ends[c]))
 	var ch *seqChunk // the chunk the lists since kb's start extend
-	n := 0           // entries written from kb's start
-	free := func(need int) {
-		if room(w, w.realBlock) < need {
-			growAppend(w, &w.realBlock, need)
-		}
-		kb, vb = w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
-		ch, n = nil, 0
-	}
-	free(int(ends[last] - ends[c]))
+	n, pend := 0, 0  // entries written from kb's start; of those, not yet in the blocks' lengths
 	for ; c < last; c++ {
 		r0, r1 := ends[c]-lo, ends[c+1]-lo
 		if r0 == r1 {
@@ -228,7 +223,9 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 			break
 		}
 		if len(rk) > min(len(kb), len(vb))-n {
-			free(int(ends[last] - ends[c]))
+			s.sync(ch, pend)
+			kb, vb = s.freeRoom(int(ends[last] - ends[c]))
+			ch, n, pend = nil, 0, 0
 		}
 		m, ok := appendIncreasing(kb[n:], vb[n:], rk, rv, -1)
 		if !ok {
@@ -241,29 +238,54 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 		if int(kb[n+m-1])+1 <= denseLeafFactor*m {
 			// Half full or more: the row, at the blocks' free end, is
 			// closed as an appended row (spread in place).
+			s.sync(ch, pend)
 			s.live = true
 			s.cur.startAppend()
 			w.appended = m
 			s.closeAppended()
 			s.live = false
-			free(int(ends[last] - ends[c+1]))
+			kb, vb = s.freeRoom(int(ends[last] - ends[c+1]))
+			ch, n, pend = nil, 0, 0
 			continue
 		}
 		n += m
-		w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
-		w.carved += m
 		if ch == nil {
+			w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+m], w.realBlock[:len(w.realBlock)+m]
+			w.carved += m
 			store(s, chunkReals, carved(w.realBlock, vb[n-m:n]), carved(w.keyBlock, kb[n-m:n]))
 			ch = &s.chunks[len(s.chunks)-1]
 			continue
 		}
-		ch.reals, ch.cols = ch.reals[:len(ch.reals)+m], ch.cols[:len(ch.cols)+m]
-		nestSaw("rows kept in one loop")
+		pend += m
 		push(&s.keys, k)
-		push(&s.vEnds, int32(len(ch.reals)))
-		push(&s.cEnds, int32(len(ch.cols)))
+		push(&s.vEnds, int32(len(ch.reals)+pend))
+		push(&s.cEnds, int32(len(ch.cols)+pend))
 	}
+	s.sync(ch, pend)
 	return c
+}
+
+// freeRoom makes room for need entries at the free end of the level's
+// blocks (new blocks where short) and returns the free ends.
+func (s *seqRows) freeRoom(need int) ([]int32, []float64) {
+	w := s.w
+	if room(w, w.realBlock) < need {
+		growAppend(w, &w.realBlock, need)
+	}
+	return w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]
+}
+
+// sync adds the pend entries that keepRows wrote after those of the rows
+// its chunk ch holds to the level's blocks and to ch.
+func (s *seqRows) sync(ch *seqChunk, pend int) {
+	if pend == 0 {
+		return
+	}
+	w := s.w
+	w.keyBlock, w.realBlock = w.keyBlock[:len(w.keyBlock)+pend], w.realBlock[:len(w.realBlock)+pend]
+	w.carved += pend
+	ch.reals, ch.cols = ch.reals[:len(ch.reals)+pend], ch.cols[:len(ch.cols)+pend]
+	nestSaw("rows kept in one loop")
 }
 
 // appendVals adds vals at keys (aligned; nil: the run of keys lo,
@@ -412,18 +434,19 @@ func (b *builder) keepRun(lo int64, run []float64) {
 func appendIncreasing[V int64 | float64](ak []int32, av []V, keys []int64, vals []V, last int64) (int, bool) {
 	vals = vals[:len(keys)]
 	ak, av = ak[:len(keys)], av[:len(keys)]
-	down, zero := false, false
+	// Flags, not branches: one pass of loads and stores.
+	var down, zero uint8
 	for l, k := range keys {
 		v := vals[l]
 		ak[l], av[l] = int32(k), v
-		down = down || k <= last
-		zero = zero || v == 0
+		down |= bit(k <= last)
+		zero |= bit(v == 0)
 		last = k
 	}
-	if down {
+	if down != 0 {
 		return 0, false
 	}
-	if !zero {
+	if zero == 0 {
 		return len(keys), true
 	}
 	m := 0
@@ -434,6 +457,14 @@ func appendIncreasing[V int64 | float64](ak []int32, av []V, keys []int64, vals 
 		}
 	}
 	return m, true
+}
+
+// bit is b as 0 or 1.
+func bit(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // closeAppended records the appending row of s (its cur) as a closed
