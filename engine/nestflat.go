@@ -1867,10 +1867,12 @@ func (fr *frame) flat(o *nloop) *flatState {
 }
 
 // grow sets *s to n elements, reallocated (contents dropped) when its
-// capacity is short, and returns it.
+// capacity is short, and returns it. Doubling stops at the longest
+// buffer kept between runs (maxKeptBuffer): a block's buffer doubled past
+// it would be made again every run.
 func grow[T int64 | float64](s *[]T, n int) []T {
 	if cap(*s) < n {
-		*s = make([]T, n, max(n, 2*cap(*s)))
+		*s = make([]T, n, max(n, min(2*cap(*s), maxKeptBuffer)))
 	}
 	*s = (*s)[:n]
 	return *s
