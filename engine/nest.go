@@ -389,6 +389,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			nl.flatID = c.nflat
 			c.nflat++
 			nl.info.exec = "blocks of iterations, inner loops in position space"
+			if nl.flat.keyed != nil {
+				nl.info.exec += "; each iteration's row at its key " + ir.Format(nl.flat.keyed.keyE) + " takes its lanes (in sequential mode whole rows appended where they stay)"
+			}
 			for _, s := range nl.flat.steps {
 				if s.loop != nil && s.loop.kind == itRange && !s.loop.rowRange && s.loop.vec.dot == nil {
 					nl.info.exec += fmt.Sprintf(" (per iteration when a range is longer than %d)", flatRange)

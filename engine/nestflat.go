@@ -42,6 +42,10 @@ type flatPlan struct {
 	ds    *dotScatter  // the steps are one dot-then-scatter row primitive
 	inter *interleaved // or rows interleaved eight to a chunk (nestinter.go)
 	steps []*nstmt
+	// keyed: O's body ends in { key -> L }, a row of scalars at a variable
+	// that L, the last step, fills: a batch's lanes go to their rows'
+	// rows (keyedRows), in sequential mode written where they stay.
+	keyed *nstmt
 }
 
 // planFlat decides whether loop o's statements can run in position space.
@@ -52,6 +56,7 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 	names := map[string]bool{o.e.Vars[0]: true, o.e.Vars[1]: true}
 	fp := &flatPlan{}
 	inner := 0
+steps:
 	for s := o.stmt; s != nil; s = s.next {
 		fp.steps = append(fp.steps, s)
 		switch s.kind {
@@ -81,7 +86,16 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 			inner++
 		case stSingle:
 			if s.child != nil {
-				return nil
+				l := s.next
+				if s.child.depth != 1 || s.scattered || s.keyE.Op != ir.OpVar || l == nil || l.kind != stLoop || l.next != nil ||
+					l.loop.kind != itSegment || l.loop.vec == nil || l.loop.vec.key == nil || l.loop.vec.key2 != nil || !o.follows(l.loop, names) {
+					return nil
+				}
+				fp.keyed = s
+				fp.steps[len(fp.steps)-1] = l
+				inner++
+				l.loop.vec.dot, l.loop.vec.scatter = nil, nil // its sink is rows, not a scalar or o's row
+				break steps
 			}
 			if s.loop != nil {
 				if !o.follows(s.loop, names) {
@@ -116,9 +130,11 @@ func (c *compiler) planFlat(o *nloop) *flatPlan {
 			s.loop.vec.scatter.step = rowLetStep(s.loop.vec.scatter.t, fp.steps[:i])
 		}
 	}
-	fp.ds = c.dotScatterOf(o, fp)
-	fp.inter = c.interleavedOf(o, fp)
-	c.rowScaleOf(o, fp, names)
+	if fp.keyed == nil {
+		fp.ds = c.dotScatterOf(o, fp)
+		fp.inter = c.interleavedOf(o, fp)
+		c.rowScaleOf(o, fp, names)
+	}
 	return fp
 }
 
@@ -1643,8 +1659,18 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 	s.rowIdx = i
 	s.fl = st
 	s.r0 = r0
-	defer func() { s.rows, s.fl, s.ranged, s.rlos = nil, nil, false, nil }()
-	if b != nil && v.key != nil && v.key2 == nil && v.key.op == vVal && b.spec.dense && b.spec.real {
+	if fp.keyed != nil {
+		// The rows' keys, read once a block (a variable: no error).
+		rk := grow(&s.keysOf, int(r1-r0))
+		for r := r0; r < r1; r++ {
+			setRow(r, i)
+			rk[r-r0] = fp.keyed.key(fr)
+		}
+		s.keyed = fp.keyed
+		nestSaw("keyed rows")
+	}
+	defer func() { s.rows, s.fl, s.ranged, s.rlos, s.keyed = nil, nil, false, nil, nil }()
+	if b != nil && v.key != nil && v.key2 == nil && v.key.op == vVal && b.spec.dense && b.spec.real && s.keyed == nil {
 		b.holdKeysOf(v.key.cl)
 	}
 	if len(v.rowNodes) > 0 {
@@ -1653,11 +1679,14 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 			return
 		}
 	}
-	row := 0
-	for p0 := q0; p0 < q1; p0 += vbatch {
-		n := int(min(q1-p0, vbatch))
+	row, n := 0, 0
+	for p0 := q0; p0 < q1; p0 += int64(n) {
+		n = int(min(q1-p0, vbatch))
 		for p[row+1] <= p0 {
 			row++
+		}
+		if s.keyed != nil && p0+int64(n) < q1 {
+			n = wholeRows(p, row, p0, n)
 		}
 		s.row0 = row
 		if !perRow {
@@ -1682,7 +1711,13 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 			} else {
 				l.setVars(fr, q)
 			}
-			if perRow {
+			if s.keyed != nil {
+				k := s.keyed.key(fr)
+				if fr.err != nil {
+					return
+				}
+				v.fallback(fr, b.child(k))
+			} else if perRow {
 				if l.sink.accF >= 0 {
 					fr.f[l.sink.accF] = st.vals[i][r]
 					v.fallback(fr, nil)
@@ -1700,6 +1735,21 @@ func (o *nloop) flatRun(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop,
 			}
 		}
 	}
+}
+
+// wholeRows returns the lanes of a batch of up to n from p0, in row
+// row of the row starts p, that end where a row does, so that the rows
+// go into a keyed sink whole (appendRows) rather than a row in two
+// parts, each appended to an open row: n where no row after row starts
+// within the n lanes (a row longer than a batch).
+func wholeRows(p []int64, row int, p0 int64, n int) int {
+	end := p0 + int64(n)
+	rest := p[row+1:]
+	j := sort.Search(len(rest), func(j int) bool { return rest[j] > end })
+	if j > 0 && rest[j-1] > p0 {
+		return int(rest[j-1] - p0)
+	}
+	return n
 }
 
 // prepareRows computes the per-row values of l's row-dependent
@@ -1727,11 +1777,13 @@ func (s *vstate) prepareRows(fr *frame, v *vloop, r0, r1 int64, step int, setRow
 // values vals of a row node: rows are the row starts (vstate.rows), r
 // the row of the first lane.
 func spread[T int64 | float64](buf, vals []T, rows []int64, r int, p0 int64) {
-	for l := range buf {
-		for rows[r+1] <= p0+int64(l) {
-			r++
+	for l := 0; l < len(buf); r++ {
+		// Row r's lanes up to its end: one fill, no test per lane.
+		e := int(min(rows[r+1]-p0, int64(len(buf))))
+		v := vals[r]
+		for ; l < e; l++ {
+			buf[l] = v
 		}
-		buf[l] = vals[r]
 	}
 }
 
@@ -2068,7 +2120,7 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 			return nil
 		}
 	}
-	if o == nil || p.ks < 0 {
+	if o == nil || p.ks < 0 || o.flat.keyed != nil {
 		return nil
 	}
 	if single != nil {

@@ -136,6 +136,10 @@ type vstate struct {
 	ranged bool // the lanes are keys rlo + q - rows[r] of a range loop
 	rlo    int64
 	rlos   []int64 // or rlos[r] + q - rows[r]: bounds per row
+	// keyed: the lanes go to their rows' rows (flatPlan.keyed), row r's
+	// at key keysOf[r].
+	keyed  *nstmt
+	keysOf []int64
 	rowF   [][]float64
 	rowI   [][]int64
 	in     []float64 // vIn's lanes for the batch
@@ -766,7 +770,7 @@ func (v *vloop) batch(fr *frame, s *vstate, nl *nloop, p0 int64, n int, b *build
 	if !v.check(fr, s, p0, n) {
 		return false
 	}
-	if v.key != nil && v.key2 == nil && b.spec.real && b.spec.dense && b.ws == nil {
+	if v.key != nil && v.key2 == nil && s.keyed == nil && b.spec.real && b.spec.dense && b.ws == nil {
 		if done, ok := v.scatterProduct(fr, s, p0, n, b); done {
 			return ok
 		}
@@ -899,12 +903,43 @@ func (v *vloop) sink(fr *frame, s *vstate, nl *nloop, val *vval, p0 int64, n int
 		}
 		keys2 = s.ints(v.key2, k2, n)
 	}
-	if b.spec.real {
+	switch {
+	case s.keyed != nil && b.spec.kid.real:
+		keyedRows(s, p0, keys, s.reals(v.val, val, n), b, addReals)
+	case s.keyed != nil:
+		keyedRows(s, p0, keys, s.ints(v.val, val, n), b, addInts)
+	case b.spec.real:
 		addByRows(b, keys, keys2, s.reals(v.val, val, n), addReals)
-	} else {
+	default:
 		addByRows(b, keys, keys2, s.ints(v.val, val, n), addInts)
 	}
 	return true
+}
+
+// keyedRows adds a batch's values vals at keys (aligned, lanes from p0
+// of a block in position space) into the rows of b: each lane into the
+// row at its row's key (s.keyed). Whole rows go in as a block where b
+// appends rows in sequence (appendRows), written where they stay; the
+// rest a run of lanes per row, as addByRows adds them.
+func keyedRows[T int64 | float64](s *vstate, p0 int64, keys []int64, vals []T, b *builder, add func(*builder, []int64, []T)) {
+	ends, rk, c := s.rows, s.keysOf, s.row0
+	hi := p0 + int64(len(keys))
+	if f, ok := any(vals).([]float64); ok {
+		c = b.appendRows(ends, c, p0, hi, keys, f, func(r int) int64 { return rk[r] })
+	}
+	for ; c+1 < len(ends) && ends[c] < hi; c++ {
+		r0, r1 := max(ends[c], p0)-p0, min(ends[c+1], hi)-p0
+		if r0 < r1 {
+			addRow(b, rk[c], keys[r0:r1], vals[r0:r1], add)
+		}
+	}
+}
+
+// addRow adds vals at keys (aligned) into the row of b at key k.
+func addRow[T int64 | float64](b *builder, k int64, keys []int64, vals []T, add func(*builder, []int64, []T)) {
+	if !appendKid(b, k, keys, vals) {
+		add(b.child(k), keys, vals)
+	}
 }
 
 // addByRows adds vals at keys into b with add, or, into a two-level
@@ -920,9 +955,7 @@ func addByRows[T int64 | float64](b *builder, keys, keys2 []int64, vals []T, add
 		for e < len(keys) && keys[e] == k {
 			e++
 		}
-		if !appendKid(b, k, keys2[l:e], vals[l:e]) {
-			add(b.child(k), keys2[l:e], vals[l:e])
-		}
+		addRow(b, k, keys2[l:e], vals[l:e], add)
 		l = e
 	}
 }

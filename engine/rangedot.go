@@ -428,11 +428,76 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 	case b.scalar && a.iv != nil && !a.aff:
 		// Products commute bit for bit: the same sums.
 		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], scale[0], lo, by, out)
+	case a.iv != nil && !a.aff && b.iv != nil && !b.aff && d.fs[0].base.rowUniform() && s.longRows(p0, n):
+		s.dotByRows(as, bs, a.iv[:n], b.iv[:n], scale[0], scale[1], lo, m, p0, by, out)
+	case a.iv != nil && !a.aff && b.iv != nil && !b.aff && d.fs[1].base.rowUniform() && s.longRows(p0, n):
+		// Products commute bit for bit: the same sums.
+		s.dotByRows(bs, as, b.iv[:n], a.iv[:n], scale[1], scale[0], lo, m, p0, by, out)
 	default:
 		a, b = s.unscale(d.fs[0].base, a, scale[0], n), s.unscale(d.fs[1].base, b, scale[1], n)
 		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, by, out)
 	}
 	return true
+}
+
+// dotByRows is dotOne row by row over a batch in position space
+// (s.rows, lanes from p0) whose first factor's base, x times xsc, is one
+// value in every lane of a row (rowUniform: SDDMM's U(i,:) over the
+// entries of row i): each row's lanes read the same m values of xs
+// instead of a gather per lane.
+func (s *vstate) dotByRows(xs, ys []float64, x, y []int64, xsc, ysc, lo, m, p0 int64, by, out []float64) {
+	p, hi := s.rows, p0+int64(len(out))
+	for r := s.row0; r+1 < len(p) && p[r] < hi; r++ {
+		l0, l1 := max(p[r], p0)-p0, min(p[r+1], hi)-p0
+		if l0 >= l1 {
+			continue
+		}
+		var byr []float64
+		if by != nil {
+			byr = by[l0:l1]
+		}
+		dotOne(xs[x[l0]*xsc+lo:][:m], ys, y[l0:l1], ysc, lo, byr, out[l0:l1])
+	}
+}
+
+// longRows reports whether a batch of n lanes from p0 is in position
+// space (s.rows) with rows of dotLanes lanes or more on average: shorter
+// rows would call dotOne for a lane or two (TTM's fibers of one or two
+// entries), where a gather per lane costs less.
+func (s *vstate) longRows(p0 int64, n int) bool {
+	if s.rows == nil {
+		return false
+	}
+	r := s.row0 + n/dotLanes
+	return r+1 >= len(s.rows) || s.rows[r] >= p0+int64(n)
+}
+
+// rowsMinMax is minMax of lanes v from p0 that are one value in all
+// the lanes of a row (rowUniform): read at the rows' first lanes.
+func (s *vstate) rowsMinMax(v []int64, p0 int64) (int64, int64) {
+	p, hi := s.rows, p0+int64(len(v))
+	b0, b1 := v[0], v[0]
+	for r := s.row0 + 1; r+1 < len(p) && p[r] < hi; r++ {
+		if x := v[p[r]-p0]; x < b0 {
+			b0 = x
+		} else if x > b1 {
+			b1 = x
+		}
+	}
+	return b0, b1
+}
+
+// rowUniform reports whether int node n has one value in all the lanes
+// of a row in position space: it reads no lane, only invariants and
+// the row's variables (spread over its lanes).
+func (n *vnode) rowUniform() bool {
+	switch n.op {
+	case vInv:
+		return true
+	case vAdd, vSub, vMul:
+		return n.a.rowUniform() && n.b.rowUniform()
+	}
+	return false
 }
 
 // dotBaseInside reports whether base + k, for each k in lo..hi-1 (lo <
@@ -469,7 +534,11 @@ func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, scale, lo, hi, 
 		if len(ib) == 0 {
 			return true
 		}
-		b0, b1 = minMax(ib)
+		if s.rows != nil && f.base.rowUniform() {
+			b0, b1 = s.rowsMinMax(ib, p0)
+		} else {
+			b0, b1 = minMax(ib)
+		}
 		if scale != 1 {
 			if !small(b0) || !small(b1) || !small(scale) {
 				return false
