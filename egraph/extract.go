@@ -58,6 +58,8 @@ func (x *Extractor[D, C]) computeCosts() {
 		}
 	}
 	var kids []C
+	// nodes: each node's cost at its latest evaluation.
+	nodes := make([]bestChoice[C], len(g.nodes))
 	budget := maxEvaluationsPerNode*len(queue) + 1024
 	for head := 0; head < len(queue) && budget > 0; head++ {
 		nid := queue[head]
@@ -79,13 +81,31 @@ func (x *Extractor[D, C]) computeCosts() {
 		}
 		class := g.uf.find(g.nodes[nid].class)
 		cost, ok := x.cost(g, class, n, kids)
-		if !ok {
+		nodes[nid] = bestChoice[C]{cost: cost, node: nid, ok: ok}
+		b := &x.best[class]
+		switch {
+		case ok && (!b.ok || x.less(cost, b.cost)):
+			*b = nodes[nid]
+		case b.ok && b.node == nid:
+			// The class's best node now costs more (or nothing): a cost
+			// that depends on more than its children's numbers (what
+			// they build, which loops they hold) may rise when a child
+			// switches to a cheaper term. Keeping the old number would
+			// price a term the class no longer has, so the class takes
+			// its cheapest node at their latest costs.
+			old := *b
+			*b = bestChoice[C]{}
+			for _, m := range g.classes[class].nodes {
+				if c := nodes[m]; c.ok && (!b.ok || x.less(c.cost, b.cost)) {
+					*b = c
+				}
+			}
+			if b.ok && b.node == old.node && !x.less(old.cost, b.cost) && !x.less(b.cost, old.cost) {
+				continue
+			}
+		default:
 			continue
 		}
-		if b := &x.best[class]; b.ok && !x.less(cost, b.cost) {
-			continue
-		}
-		x.best[class] = bestChoice[C]{cost: cost, node: nid, ok: true}
 		for _, p := range g.classes[class].parents {
 			if !queued[p] && !g.dead[p] {
 				queued[p] = true

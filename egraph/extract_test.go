@@ -142,6 +142,46 @@ func TestExtractStructuredCost(t *testing.T) {
 	}
 }
 
+// A cost that depends on more than its children's numbers: g of a child
+// that f built costs 100 more. The class of x switches from x to the
+// cheaper (f y) after g(x) was costed; g's class must then price the g
+// it has, g(f y), and so prefer z, not keep the number g(x) had.
+type builtCost struct {
+	work  float64
+	built bool
+}
+
+func TestExtractCostRisesWithChild(t *testing.T) {
+	l, g := newPlainGraph()
+	x := g.AddExpr(mustExpr(l, "x"))
+	root := g.Add(l.Op(l.g, x))
+	fy := g.AddExpr(mustExpr(l, "(f y)"))
+	g.Union(x, fy)
+	g.Union(root, g.AddExpr(mustExpr(l, "z")))
+	g.Rebuild()
+	leaf := map[string]float64{"x": 5, "y": 1, "z": 50}
+	cost := func(_ *EGraph[NoData], _ ClassID, n Node, kids []builtCost) (builtCost, bool) {
+		switch n.Op {
+		case l.sym:
+			return builtCost{work: leaf[l.syms.Name(n.Payload)]}, true
+		case l.f:
+			return builtCost{work: kids[0].work + 1, built: true}, true
+		case l.g:
+			c := builtCost{work: kids[0].work + 1}
+			if kids[0].built {
+				c.work += 100
+			}
+			return c, true
+		}
+		return builtCost{}, false
+	}
+	x2 := NewExtractor(g, cost, func(a, b builtCost) bool { return a.work < b.work })
+	e, c, err := x2.Extract(root)
+	if err != nil || e.Format(l) != "z" || c.work != 50 {
+		t.Errorf("extracted %v at %v (%v), want z at 50", e, c.work, err)
+	}
+}
+
 func TestDot(t *testing.T) {
 	l, g := newPlainGraph()
 	a := g.AddExpr(mustExpr(l, "(+ x 1)"))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 
 	"github.com/storel/storel/egraph"
 	"github.com/storel/storel/ir"
@@ -79,9 +80,6 @@ var (
 	// density 1/32) these plans take 1.1-3x the CPU time of the merge
 	// with D csr that the model without it prices above them. Fitted
 	// alone, 189-215 a run over two runs (bench/results/calibrate.txt).
-	// Only a whole plan is charged it (termCost): whether the engine
-	// lifts the loop or opens it once per run depends on the nest around
-	// it.
 	loopRerun = 200.0
 
 	lookupArray = 1.0  // γ_lookup of a dense level
@@ -258,9 +256,11 @@ type planCost struct {
 	// once per run of lanes (see liftShare).
 	own []costPart
 	// loops: the plan has a sum or merge; sparse: a loop over something
-	// other than a range; winFV: what the sources of its loops read.
+	// other than a range; winFV: what the sources of its loops read;
+	// topWin: what its outermost loops read, their sources and the keys
+	// they are filtered on (keyTestFV).
 	loops, sparse bool
-	winFV         varSet
+	winFV, topWin varSet
 	// lift: the plan is a singleton {liftKey -> v} with v a real scalar,
 	// liftLeaf whether v has no loop: a range over the key with this
 	// body is lifted by the engine (with sparse loops in v) or swapped
@@ -438,11 +438,12 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	denseRow := g.Data(class).Type.Depth == 1 && g.Data(class).Type.Base == ir.Real
 	lift, liftKey, liftLeaf, swapRange, rangeFV := false, uint32(0), false, false, varSet(nil)
 	denseKey, scatterKey := false, uint32(0)
-	loops, sparse, winFV := false, false, varSet(nil)
+	loops, sparse, winFV, topWin := false, false, varSet(nil), varSet(nil)
 	for _, x := range kids {
 		loops = loops || x.loops
 		sparse = sparse || x.sparse
 		winFV = winFV.union(x.winFV)
+		topWin = topWin.union(x.topWin)
 	}
 	allKids := make([]int, len(kids))
 	for i := range allKids {
@@ -563,6 +564,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[3].temp
 		loops = true
 		winFV = winFV.union(d(2).FV)
+		topWin = d(2).FV.union(s.keyTestFV(g, n))
 		isRange := src.Layout() == LayoutArray && s.hasOp(n.Children[2], opRange)
 		sparse = sparse || !isRange
 		key, keyed := bindSym(g, n.Children[0])
@@ -582,9 +584,10 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			// The range below moves above this loop and lifts: one run
 			// per run of this loop, not per step.
 			extra = liftRun
-		case s.wholePlan && !isRange && body.loops && len(body.winFV) > 0 && !body.winFV.hasAny(binders...):
+		case !isRange && body.loops && len(body.winFV) > 0 && !body.winFV.hasAny(binders...) && !body.topWin.hasAny(binders...):
 			// The body's loops walk sources that do not move with this
-			// loop, and nothing lifts them: they run again per step.
+			// loop, and nothing lifts them: they run again per step. An
+			// outer one filtered on this loop's key is a seek at it.
 			extra = size * loopRerun
 		}
 		c += extra
@@ -604,6 +607,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[5].temp
 		loops, sparse = true, true
 		winFV = winFV.union(d(3).FV).union(d(4).FV)
+		topWin = d(3).FV.union(d(4).FV)
 		ownKids(1, 3, 4)
 		ownKids(mergeMatches(n1, n2), 5)
 		self(classFV, c-k(3)-k(4)-mergeMatches(n1, n2)*k(5))
@@ -633,12 +637,13 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		}
 	}
 	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts,
-		own: own, loops: loops, sparse: sparse, winFV: winFV, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV,
+		own: own, loops: loops, sparse: sparse, winFV: winFV, topWin: topWin, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV,
 		denseKey: denseKey, scatterKey: scatterKey}
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}
-	pc.built = dict && (n.Op == opSum || n.Op == opMerge)
+	// A let's value is built where its body is (let t10 = t1 in sum(...)).
+	pc.built = dict && (n.Op == opSum || n.Op == opMerge || n.Op == opLet && kids[2].built)
 	if s.closedBuild(g, class, n) {
 		// Read where it is used, built once at the top.
 		pc.v, pc.once, pc.built, pc.own = costEpsilon, pc.total(), false, nil
@@ -658,6 +663,33 @@ func liftShare(body planCost, binders []uint32, h float64) float64 {
 		}
 	}
 	return max(0, min(inv-h, body.v-h))
+}
+
+// keyTestFV is what the test of sum n's body compares a binder with
+// (sum(<x, v> in row) if x == j then ...): such a scan finds the entry at
+// j, a seek once the physical stage makes it a merge with j:j+1, so its
+// window moves with j as a lookup's would.
+func (s *session) keyTestFV(g *graph, n egraph.Node) varSet {
+	binders := s.binderSyms(g, n)
+	var fv varSet
+	for _, bid := range g.Nodes(n.Children[3]) {
+		b := g.Node(bid)
+		if b.Op != opIf && b.Op != opIfElse {
+			continue
+		}
+		for _, tid := range g.Nodes(b.Children[0]) {
+			t := g.Node(tid)
+			if t.Op != opEq {
+				continue
+			}
+			for i, side := range t.Children {
+				if k, ok := bindSym(g, side); ok && slices.Contains(binders, uint32(k)) {
+					fv = fv.union(g.Data(t.Children[1-i]).FV)
+				}
+			}
+		}
+	}
+	return fv
 }
 
 // binderSyms are the variables a sum or merge node binds.
@@ -876,12 +908,6 @@ func (s *session) termCost(e *ir.Expr, asHash bool) (Cost, error) {
 	// do not see it; the plans compared across storage mappings and forms
 	// are each costed here.
 	laned := map[*ir.Expr]bool{}
-	// So is a loop run again per step of a sparse loop around it
-	// (loopRerun): whether the engine lifts it or opens it once per run
-	// depends on the nest, and charged in the extraction it steers the
-	// search to temporaries that cost more.
-	s.wholePlan = true
-	defer func() { s.wholePlan = false }()
 	var walk func(e *ir.Expr, c egraph.ClassID) planCost
 	walk = func(e *ir.Expr, c egraph.ClassID) planCost {
 		c = s.g.Find(c)

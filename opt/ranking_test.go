@@ -10,12 +10,13 @@ import (
 
 // TestMTTKRPFactorLayoutRanking pins the model's ranking of MTTKRP's
 // factor D in csr, dense, csc and hash, with B's fibers of one or two
-// entries (as wordnet's and orghs') and D's rows long: the merge of each
-// fiber with a row of D (csr) is cheapest, then the fiber walked again per
-// entry of C's row with a dense read (dense), then the same walk with a
-// walk of D's column (csc) or a probe (hash) per entry. The clock agrees
-// (CPU ms per execution, one thread, bench/results/calibrate.txt's
-// "mttkrp wordnet" group: csr 25, dense 30, hash 36, csc 41).
+// entries (as wordnet's and orghs') and D's rows long: the merges are
+// cheapest, of each fiber with a row of D (csr) or of C's row with a
+// column of D per entry of the fiber (csc), then the fiber walked again
+// per entry of C's row with a dense read (dense), then the same walk with
+// a probe per entry (hash). The clock agrees (CPU ms per execution, one
+// thread, wordnet with C 26x25 and D 25x117659 of density 1/32: csr
+// 25-29, csc 27-29, dense 30, hash 36).
 func TestMTTKRPFactorLayoutRanking(t *testing.T) {
 	src, _ := examples.Source("mttkrp")
 	r := rand.New(rand.NewPCG(7, 8))
@@ -45,7 +46,10 @@ func TestMTTKRPFactorLayoutRanking(t *testing.T) {
 		}
 		return 0
 	})
-	if ranked[0] != "csr" || ranked[1] != "dense" || res.Labels[res.Best] != "csr" {
-		t.Fatalf("ranked %v (costs %v), chose %s; want csr, then dense, then csc and hash", ranked, cost, res.Labels[res.Best])
+	merges := []string{"csc", "csr"}
+	top := []string{ranked[0], ranked[1]}
+	slices.Sort(top)
+	if !slices.Equal(top, merges) || ranked[2] != "dense" {
+		t.Fatalf("ranked %v (costs %v), chose %s; want csr and csc, then dense, then hash", ranked, cost, res.Labels[res.Best])
 	}
 }

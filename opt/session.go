@@ -47,9 +47,6 @@ type session struct {
 	// noHoist makes a sum or merge charge its body's invariants per step
 	// (see planCost.parts): a test's baseline.
 	noHoist bool
-	// wholePlan: termCost prices a whole plan, not the extraction a
-	// node (loopRerun).
-	wholePlan bool
 
 	// seen holds the matches already applied (see matchKey).
 	seen map[uint64]bool
