@@ -1,6 +1,7 @@
 package opt
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -51,5 +52,27 @@ func TestMTTKRPFactorLayoutRanking(t *testing.T) {
 	slices.Sort(top)
 	if !slices.Equal(top, merges) || ranked[2] != "dense" {
 		t.Fatalf("ranked %v (costs %v), chose %s; want csr and csc, then dense, then hash", ranked, cost, res.Labels[res.Best])
+	}
+}
+
+// TestMTTKRPExtractionPricesItsPlan: the cost the physical stage's
+// extraction gives its plan is the plan's cost costed whole, so that the
+// search ranks plans as the comparison of storage choices does (a loop run
+// again per step of a sparse loop around it, a let of a built dictionary).
+func TestMTTKRPExtractionPricesItsPlan(t *testing.T) {
+	src, _ := examples.Source("mttkrp")
+	r := rand.New(rand.NewPCG(7, 8))
+	b := randomCOO(r, []int64{300, 26, 3000}, 1.0/2000)
+	c, d := randomCOO(r, []int64{26, 25}, 1.0/32), randomCOO(r, []int64{25, 3000}, 1.0/32)
+	for _, f := range []string{"csr", "dense", "csc", "hash"} {
+		naive, st := setupCOO(t, rand.New(rand.NewPCG(1, 1)), "mttkrp", src, []cooSpec{{"B", "csf", b}, {"C", "csr", c}, {"D", f, d}})
+		res, err := Optimize(naive, st, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext := res.Stages[len(res.Stages)-1].Cost.Value
+		if res.Chosen != "optimized" || math.Abs(ext-res.Cost.Value) > 0.01*res.Cost.Value {
+			t.Errorf("D %s: extracted at %.4g, the %s plan costed whole %.4g", f, ext, res.Chosen, res.Cost.Value)
+		}
 	}
 }
