@@ -217,6 +217,8 @@ type liftState struct {
 	j0     int64
 	n      int
 	live   bool // made or renewed for the run under way (frameMem)
+	// walked: the inner loop of the rows walked one by one (walkRow), or nil
+	walked *lsum
 }
 
 // retire readies s for another run: it keeps the lanes' buffers and the

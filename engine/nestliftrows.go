@@ -56,6 +56,7 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	s := fr.liftState(r.k)
+	s.walked = walkedRows(r.k.lift.val)
 	end := hi // the positions of the level walked from here on
 	if nl.kind == itSegment || nl.kind == itArray {
 		end = max(end, int64(len(nl.arr.ints)))
@@ -126,7 +127,7 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 	run := w.realBlock[len(w.realBlock):cap(w.realBlock)][:n]
 	s.gen++
 	s.j0, s.n = lo, n
-	if !s.set(fr, l.val, run) {
+	if !s.walkRow(fr, run) && !s.set(fr, l.val, run) {
 		fr.err = nil
 		return false
 	}
@@ -162,6 +163,75 @@ func noZero(v []float64) bool {
 		if x == 0 {
 			return false
 		}
+	}
+	return true
+}
+
+// walkedRows returns the inner loop of a lifted range's value v where v
+// is the sum of one product over it whose factors are all walked with
+// index parts of the whole run (TTM's fiber: A_val(p3) * B_val(k*B_len2
+// + l)), else nil. Once runProd has made that set-up, a row is its
+// positions walked into the lanes (walkRow): the range's chain (set,
+// runSum, runProd, runAt) and its checks are not paid again per row.
+func walkedRows(v *lnode) *lsum {
+	if v.op != lSum {
+		return nil
+	}
+	l := v.sum
+	if l.open == nil || l.prod == nil || !l.at || !l.global || l.fib != nil {
+		return nil
+	}
+	for i, f := range l.prod.fs {
+		if f != nil && (!l.vary[i] || l.ats[i].t < 0) {
+			return nil
+		}
+	}
+	return l
+}
+
+// walkRow sets run (s's lanes) to the value of s.walked, the walks of
+// its set-up made, and reports whether it did; false with run and fr
+// unchanged where the set-up is not made yet for these lanes (or a
+// factor is still counting toward its lane-major copy): s.set runs it.
+// A position the walks cannot take goes to runProd, as in runSum.
+func (s *liftState) walkRow(fr *frame, run []float64) bool {
+	l := s.walked
+	if l == nil {
+		return false
+	}
+	ps := &s.setups[l.id]
+	if ps.gen == 0 || !ps.walked || ps.wj0 != s.j0 || ps.wn != s.n || ps.nw < 0 {
+		return false
+	}
+	for i, f := range l.prod.fs {
+		if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+			return false
+		}
+	}
+	lo, hi, ok := l.open(fr)
+	if !ok || fr.err != nil || lo < hi && !l.covers(lo, hi) {
+		fr.err = nil
+		return false
+	}
+	clear(run)
+	if lo >= hi {
+		return true
+	}
+	nestSaw("lifted rows walked")
+	var q lprod
+	ws := ps.ws[:ps.nw]
+	for i := range ws {
+		switch w := &ws[i]; w.f {
+		case 0:
+			q.a.src, q.a.stride = w.src, w.stride
+		case 1:
+			q.b.src, q.b.stride = w.src, w.stride
+		default:
+			q.c.src, q.c.stride = w.src, w.stride
+		}
+	}
+	if p := walkAt(&s.batch, ws, &q, [3]int64{}, lo, hi, run); p < hi {
+		return s.runProd(fr, l, p, hi, run)
 	}
 	return true
 }

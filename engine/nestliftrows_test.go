@@ -59,6 +59,9 @@ func TestLiftedRows(t *testing.T) {
 			}
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
+			if seen["lifted rows walked"] == 0 && !tc.general {
+				t.Errorf("no row was walked after the first: %v", seen)
+			}
 			if seen["lifted rows"] == 0 {
 				t.Errorf("no row went through the lifted rows: %v", seen)
 			}
