@@ -14,31 +14,39 @@ import (
 // lifted rows: rows of lanes from key 0 with no zero, rows with zeros
 // (-0 among them) and rows of zeros only, a range not from key 0, guards
 // and lets before the singleton, a guard of the range that fails (no
-// entry), and rows the general way takes: keys that repeat, a guard on
-// j that fails in some lanes.
+// entry), lanes from another key in some rows, and rows the general way
+// takes: keys that repeat, a guard on j that fails in some lanes. Rows
+// after the first are walked into their lanes (walkRow) except where a
+// factor of the value is read at the row's own index.
 func TestLiftedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 41))
 	b := randCSF(30, 25, 40, 700, rng)
-	fiber := func(head, key, rng, guard string) string {
+	fiberOf := func(head, key, rng, guard, val string) string {
 		return `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 		  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1))) ` + head + `
 		    { @dense ` + key + ` -> sum(<j, _> in ` + rng + `) ` + guard + `
-		      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l) } } }`
+		      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) ` + val + ` } } }`
+	}
+	fiber := func(head, key, rng, guard string) string {
+		return fiberOf(head, key, rng, guard, "B_val(p3) * D_val(j * D_len2 + l)")
 	}
 	for _, tc := range []struct {
 		name, plan string
 		zeros      bool // D's columns l < 20 zero (-0 in some), others half zero
 		general    bool // some rows the general way (no "lifted rows" for them)
+		unwalked   bool // the range's value not walked row by row (walkedRows)
 	}{
-		{"TTM, the range swapped outward", liftTTM, false, false},
-		{"rows from key 0", fiber("", "k", "0:D_len1", ""), false, false},
-		{"rows with zeros", fiber("", "k", "0:D_len1", ""), true, false},
-		{"a range not from key 0", fiber("", "k", "3:D_len1", ""), false, false},
-		{"a range not from key 0, zeros", fiber("", "k", "3:D_len1", ""), true, false},
-		{"a guard and a let before the singleton", fiber("if k != 4 then let m = k + 1 in", "m", "0:D_len1", ""), false, false},
-		{"a guard of the range that fails for some rows", fiber("", "k", "0:D_len1", "if D_val(k) < 0.5 then"), false, false},
-		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, true},
-		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, true},
+		{"TTM, the range swapped outward", liftTTM, false, false, false},
+		{"rows from key 0", fiber("", "k", "0:D_len1", ""), false, false, false},
+		{"rows with zeros", fiber("", "k", "0:D_len1", ""), true, false, false},
+		{"a range not from key 0", fiber("", "k", "3:D_len1", ""), false, false, false},
+		{"a range not from key 0, zeros", fiber("", "k", "3:D_len1", ""), true, false, false},
+		{"a guard and a let before the singleton", fiber("if k != 4 then let m = k + 1 in", "m", "0:D_len1", ""), false, false, false},
+		{"a guard of the range that fails for some rows", fiber("", "k", "0:D_len1", "if D_val(k) < 0.5 then"), false, false, false},
+		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, true, false},
+		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, true, false},
+		{"lanes from another key in some rows", fiber("", "k", "k % 3:D_len1", ""), false, false, false},
+		{"a factor read at the row's own index", fiberOf("", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l) * D_val(i)"), false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -59,8 +67,8 @@ func TestLiftedRows(t *testing.T) {
 			}
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
-			if seen["lifted rows walked"] == 0 && !tc.general {
-				t.Errorf("no row was walked after the first: %v", seen)
+			if walked := seen["lifted rows walked"]; walked == 0 && !tc.general && !tc.unwalked || walked > 0 && tc.unwalked {
+				t.Errorf("rows walked row by row: %d, want them only where the value is walked (%v): %v", walked, !tc.unwalked, seen)
 			}
 			if seen["lifted rows"] == 0 {
 				t.Errorf("no row went through the lifted rows: %v", seen)
