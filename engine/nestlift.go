@@ -1482,9 +1482,15 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 	nestSaw("lifted at walk")
 	q := *pr // local: the views' offsets change per position
 	ws := ps.ws[:ps.nw]
+	q.walked(ws)
+	return walkAt(&s.batch, ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
+}
+
+// walked sets the arrays and strides of q's views that walks ws set.
+func (q *lprod) walked(ws []atWalk) {
 	for i := range ws {
 		// By field, not through a pointer to the view: a store into
-		// the local q needs no write barrier.
+		// a local q (this inlined) needs no write barrier.
 		switch w := &ws[i]; w.f {
 		case 0:
 			q.a.src, q.a.stride = w.src, w.stride
@@ -1494,7 +1500,6 @@ func (s *liftState) runAt(l *lsum, lo, hi int64, pr *lprod, acc []float64, ps *p
 			q.c.src, q.c.stride = w.src, w.stride
 		}
 	}
-	return walkAt(&s.batch, ws, &q, [3]int64{q.a.k, q.b.k, q.c.k}, lo, hi, acc)
 }
 
 // runFibers runs iterations lo.. of l, an lfib, and returns the first

@@ -220,16 +220,7 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 	nestSaw("lifted rows walked")
 	var q lprod
 	ws := ps.ws[:ps.nw]
-	for i := range ws {
-		switch w := &ws[i]; w.f {
-		case 0:
-			q.a.src, q.a.stride = w.src, w.stride
-		case 1:
-			q.b.src, q.b.stride = w.src, w.stride
-		default:
-			q.c.src, q.c.stride = w.src, w.stride
-		}
-	}
+	q.walked(ws)
 	if p := walkAt(&s.batch, ws, &q, [3]int64{}, lo, hi, run); p < hi {
 		return s.runProd(fr, l, p, hi, run)
 	}
