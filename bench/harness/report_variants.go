@@ -46,13 +46,13 @@ func writeVariants(w *mdWriter, ms []*Measurement, notes []Note) {
 			if v, ok := m.Figures[figVsFastest]; ok {
 				vsF = ratioCell(v, targetVsFastest)
 				if v > targetVsFastest {
-					missFastest[kernel] = append(missFastest[kernel], fmt.Sprintf("%s (%.3g×)", m.System, v))
+					missFastest[kernel] = append(missFastest[kernel], missed(kernel, m.System, v))
 				}
 			}
 			if v, ok := m.Figures[figVsLoop]; ok {
 				vsL = ratioCell(v, targetVsLoop)
 				if v > targetVsLoop {
-					missLoop[kernel] = append(missLoop[kernel], fmt.Sprintf("%s (%.3g×)", m.System, v))
+					missLoop[kernel] = append(missLoop[kernel], missed(kernel, m.System, v))
 				}
 			}
 			cost := "—"
@@ -96,6 +96,16 @@ func writeVariants(w *mdWriter, ms []*Measurement, notes []Note) {
 		w.p("**Forms without a checked time** (%d; not counted above): %s.", len(failed), strings.Join(failed, "; "))
 		w.p("")
 	}
+}
+
+// missed is a form past a target at ratio v, with why its layout does
+// more work where the form says.
+func missed(kernel, form string, v float64) string {
+	s := fmt.Sprintf("%s (%.3g×)", form, v)
+	if why := formWhy(kernel, form); why != "" {
+		s += " — " + why
+	}
+	return s
 }
 
 // writeMisses lists, per kernel, the forms past a target.

@@ -361,3 +361,23 @@ func TestVariantExplainCosts(t *testing.T) {
 		t.Errorf("no costs: %v", figs)
 	}
 }
+
+// TestMissedSaysWhy: a form whose layout does more work than the fastest
+// form's says what that work is where it misses a target; others do not.
+func TestMissedSaysWhy(t *testing.T) {
+	n := 0
+	for _, k := range variantKernels {
+		for _, f := range k.forms {
+			got := missed(k.kernel, f.name, 2)
+			if want := f.name + " (2×)"; f.why == "" && got != want || f.why != "" && got != want+" — "+f.why {
+				t.Errorf("%s %s: %q", k.kernel, f.name, got)
+			}
+			if f.why != "" {
+				n++
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d forms say why, want 3 (SumMMM B dense and the two ELL forms)", n)
+	}
+}
