@@ -648,3 +648,34 @@ func TestFactorOfLoopBodyMovesIntoSum(t *testing.T) {
 		t.Errorf("without D2n the plan costs %s, with it %s: want it dearer", without.Cost, got.Cost)
 	}
 }
+
+// TestRowJoinedWithItself: BATAX walks each row of A twice (A(i,j) *
+// A(i,k)). Over sell, whose value reads intervals cannot bound, F3 could
+// not fuse the outer walk (its body walks the row's mapping again) and LT4
+// could not hoist the row's dot product out of it: the plan built each row
+// as a dense vector and walked it, the dot product recomputed per entry.
+// F3s and LT4s give it the csr plan's shape: two walks of the row side by
+// side, none over a built dictionary.
+func TestRowJoinedWithItself(t *testing.T) {
+	src, _ := examples.Source("batax")
+	for _, format := range []string{"sell", "csr"} {
+		res := optimizeForm(t, "batax", string(src), []tensorSpec{{"A", format, []int64{40, 40}, 0.1}}, Options{})
+		var depth func(e *ir.Expr) int
+		depth = func(e *ir.Expr) int {
+			d := 0
+			for _, a := range e.Args {
+				d = max(d, depth(a))
+			}
+			if e.Op == ir.OpSum {
+				if e.Args[0].Op == ir.OpSum {
+					t.Errorf("%s: a walk of a built dictionary:\n%s", format, ir.Format(res.Plan))
+				}
+				d++
+			}
+			return d
+		}
+		if d := depth(res.Plan); d != 2 {
+			t.Errorf("%s: loops nested %d deep, want 2 (rows, then each row's walks):\n%s", format, d, ir.Format(res.Plan))
+		}
+	}
+}
