@@ -29,6 +29,14 @@ type bestChoice[C any] struct {
 	ok   bool
 }
 
+// maxRisesPerClass bounds how often a class takes another node because its
+// best one came to cost more: costs that rise and fall with their
+// children's choices can go round a cycle of classes, each rise requeuing
+// parents, for as long as the evaluation budget lasts (a random program
+// took 60x its optimization time). Past it, the class keeps its choice and
+// number, as a cost that only falls would.
+const maxRisesPerClass = 2
+
 // maxEvaluationsPerNode bounds the work of a cost function that keeps
 // improving (non-monotone costs on a cycle): past it, the current best
 // choices are kept.
@@ -60,6 +68,7 @@ func (x *Extractor[D, C]) computeCosts() {
 	var kids []C
 	// nodes: each node's cost at its latest evaluation.
 	nodes := make([]bestChoice[C], len(g.nodes))
+	rises := make([]uint8, len(x.best))
 	budget := maxEvaluationsPerNode*len(queue) + 1024
 	for head := 0; head < len(queue) && budget > 0; head++ {
 		nid := queue[head]
@@ -86,7 +95,8 @@ func (x *Extractor[D, C]) computeCosts() {
 		switch {
 		case ok && (!b.ok || x.less(cost, b.cost)):
 			*b = nodes[nid]
-		case b.ok && b.node == nid:
+		case b.ok && b.node == nid && rises[class] < maxRisesPerClass:
+			rises[class]++
 			// The class's best node now costs more (or nothing): a cost
 			// that depends on more than its children's numbers (what
 			// they build, which loops they hold) may rise when a child

@@ -217,3 +217,27 @@ func TestDump(t *testing.T) {
 }
 
 func itoaClass(c ClassID) string { return strconv.Itoa(int(c)) }
+
+// Costs that rise each time they are evaluated, on a cycle of classes
+// (x = f(y), y = g(x)): each rise makes the class pick again and requeue
+// its parents, round the cycle. The extractor must stop after a few rises
+// per class, not spend its whole evaluation budget.
+func TestExtractRisingCostsOnCycleStop(t *testing.T) {
+	l, g := newPlainGraph()
+	x, y := g.AddExpr(mustExpr(l, "x")), g.AddExpr(mustExpr(l, "y"))
+	g.Union(x, g.Add(l.Op(l.f, y)))
+	g.Union(y, g.Add(l.Op(l.g, x)))
+	g.Rebuild()
+	calls := 0
+	cost := func(_ *EGraph[NoData], _ ClassID, n Node, kids []float64) (float64, bool) {
+		calls++
+		if n.Op == l.sym {
+			return 1000, true
+		}
+		return float64(calls), true
+	}
+	NewExtractor(g, cost, func(a, b float64) bool { return a < b })
+	if calls > 8*maxRisesPerClass+8 {
+		t.Errorf("%d cost evaluations on a cycle of two classes", calls)
+	}
+}
