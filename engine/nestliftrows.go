@@ -213,15 +213,28 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 		fr.err = nil
 		return false
 	}
-	clear(run)
 	if lo >= hi {
+		clear(run)
 		return true
 	}
 	nestSaw("lifted rows walked")
 	var q lprod
 	ws := ps.ws[:ps.nw]
 	q.walked(ws)
-	if p := walkAt(&s.batch, ws, &q, [3]int64{}, lo, hi, run); p < hi {
+	var k [3]int64
+	if hi-lo <= shortRun && walkTo(ws, &k, lo) {
+		// The first position's product is written into the lanes, not
+		// added to lanes cleared first: the row's lanes are fresh
+		// output, each store to them a miss. Only a zero's sign may
+		// differ from 0+x (-0), and no zero is kept.
+		q.a.k, q.b.k, q.c.k = k[0], k[1], k[2]
+		q.setTo(run)
+		nestSaw("lifted rows set")
+		lo++
+	} else {
+		clear(run)
+	}
+	if p := walkAt(&s.batch, ws, &q, k, lo, hi, run); p < hi {
 		return s.runProd(fr, l, p, hi, run)
 	}
 	return true

@@ -17,7 +17,8 @@ import (
 // entry), lanes from another key in some rows, and rows the general way
 // takes: keys that repeat, a guard on j that fails in some lanes. Rows
 // after the first are walked into their lanes (walkRow) except where a
-// factor of the value is read at the row's own index.
+// factor of the value is read at the row's own index, a short row's
+// first position writing its lanes (no clear before).
 func TestLiftedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 41))
 	b := randCSF(30, 25, 40, 700, rng)
@@ -69,6 +70,9 @@ func TestLiftedRows(t *testing.T) {
 			seen := events(func() { agree(t, e, st) })
 			if walked := seen["lifted rows walked"]; walked == 0 && !tc.general && !tc.unwalked || walked > 0 && tc.unwalked {
 				t.Errorf("rows walked row by row: %d, want them only where the value is walked (%v): %v", walked, !tc.unwalked, seen)
+			}
+			if set := seen["lifted rows set"]; (set == 0) != (seen["lifted rows walked"] == 0) {
+				t.Errorf("rows whose first position sets their lanes: %d, want some where rows are walked: %v", set, seen)
 			}
 			if seen["lifted rows"] == 0 {
 				t.Errorf("no row went through the lifted rows: %v", seen)
