@@ -298,13 +298,20 @@ func (b *builder) reserve(n int64) {
 // one stray huge key still goes to the spill map rather than allocate
 // gigabytes.
 func (b *builder) holdKeysOf(c *cell) {
+	if c.imin >= 0 {
+		b.holdKeys(c.imax, int64(len(c.ints)))
+	}
+}
+
+// holdKeys is holdKeysOf for n keys from 0 to kmax.
+func (b *builder) holdKeys(kmax, n int64) {
 	if b.app {
 		return // no slice to size while the row appends
 	}
-	if c.imin < 0 || c.imax < int64(len(b.reals)) || c.imax >= max(maxDenseJump, denseKeysFactor*int64(len(c.ints))) {
+	if kmax < int64(len(b.reals)) || kmax >= max(maxDenseJump, denseKeysFactor*n) {
 		return
 	}
-	b.growReals(int(c.imax + 1))
+	b.growReals(int(kmax + 1))
 }
 
 // denseKeysFactor bounds holdKeysOf's dense level against the length of

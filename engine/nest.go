@@ -398,7 +398,10 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 					break
 				}
 			}
-			if nl.flat.inter != nil {
+			switch {
+			case nl.flat.inter != nil && nl.flat.inter.scatter:
+				nl.info.exec += "; rows whose reads interleave eight to a chunk walked from their chunk's base, each row's dot and then its scatter"
+			case nl.flat.inter != nil:
 				nl.info.exec += "; chunks of 8 rows whose reads interleave run as SIMD lanes"
 			}
 		} else {

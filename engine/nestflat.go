@@ -305,13 +305,14 @@ type dotScatter struct {
 	a         realFn // nil: 1
 }
 
-// dotScatterOf recognizes the steps [guards..., let t = dot, scatter by
-// t] over the same segments, where the scale the scatter reads is the
-// dot times a factor a that does not depend on the row: written in the
-// let (let t = a * dot) or in a let of its own after it (let t = dot in
-// let u = a * t, scatter by u).
-func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
-	var let, scale, loop *nstmt
+// dotThenScatter recognizes the steps [guards..., let t = dot, scatter
+// by t] of a row: the let summing over the row, the loop scattering it,
+// the name of the scale the scatter reads and the factor a of that scale
+// (nil: 1) that does not depend on the row, written in the let (let t =
+// a * dot) or in a let of its own after it (let t = dot in let u = a * t,
+// scatter by u). How the two loops walk the row is the caller's to check.
+func dotThenScatter(o *nloop, fp *flatPlan) (let, loop *nstmt, scaled string, a *ir.Expr, ok bool) {
+	var scale *nstmt
 	for _, s := range fp.steps {
 		switch {
 		case s.kind == stGuard:
@@ -322,25 +323,16 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		case s.kind == stLoop && let != nil && loop == nil:
 			loop = s
 		default:
-			return nil
+			return nil, nil, "", nil, false
 		}
 	}
 	if let == nil || loop == nil || let.accF < 0 {
-		return nil
+		return nil, nil, "", nil, false
 	}
-	scaled := let.name
+	scaled = let.name
 	if scale != nil {
 		scaled = scale.name
 	}
-	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
-	if d == nil || (d.y == nil && d.yd == nil) || sc == nil || sc.t == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
-		return nil
-	}
-	s1, s2 := let.loop.seg, loop.loop.seg
-	if s1.lo != s2.lo || s1.loOff != s2.loOff {
-		return nil
-	}
-	ds := &dotScatter{dot: let.loop, scat: loop.loop}
 	// factor returns a of a * t (or t * a; IEEE products commute), t the
 	// variable or sum named by of, or nil.
 	factor := func(v, of *ir.Expr, name string) *ir.Expr {
@@ -362,18 +354,35 @@ func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
 		}
 		return a
 	}
-	var a *ir.Expr
 	switch {
 	case let.post != nil && scale != nil:
-		return nil
+		return nil, nil, "", nil, false
 	case let.post != nil:
 		a = factor(let.postOf, let.sumOf, "")
 	case scale != nil:
 		a = factor(scale.letOf, nil, let.name)
 	}
 	if (let.post != nil || scale != nil) && a == nil {
+		return nil, nil, "", nil, false
+	}
+	return let, loop, scaled, a, true
+}
+
+// dotScatterOf recognizes dotThenScatter's steps over the same segments.
+func (c *compiler) dotScatterOf(o *nloop, fp *flatPlan) *dotScatter {
+	let, loop, scaled, a, ok := dotThenScatter(o, fp)
+	if !ok {
 		return nil
 	}
+	d, sc := let.loop.vec.dot, loop.loop.vec.scatter
+	if d == nil || (d.y == nil && d.yd == nil) || sc == nil || sc.t == nil || sc.t.text != scaled || (d.x == nil) != (sc.x == nil) || (d.x != nil && d.xInt != sc.xInt) {
+		return nil
+	}
+	s1, s2 := let.loop.seg, loop.loop.seg
+	if s1.lo != s2.lo || s1.loOff != s2.loOff {
+		return nil
+	}
+	ds := &dotScatter{dot: let.loop, scat: loop.loop}
 	if a != nil {
 		ds.a = asReal(c.expr(a))
 	}

@@ -41,6 +41,14 @@ type interleaved struct {
 	a, b, d          int64 // offsets: key P(q+a), length R(q+b), base 2*Cp(c+d)
 	cols, x          *cell
 	vals             *cell // nil: no value factor (a pattern matrix)
+	// scatter: each row's dot, times scale (nil: 1), goes back over the
+	// same row's entries, each its value times the scaled dot into the
+	// result at its column (a dot bound by a let, then a loop over the
+	// row: BATAX), rather than into the result at P(q+a); perm is nil.
+	scatter bool
+	scale   realFn
+	// fac: the scatter's value is fac times the scaled dot (no values).
+	fac realFn
 }
 
 // lanes is the normal-form analysis for one lane.
@@ -170,11 +178,16 @@ func binForm(op ir.Op, f, g linear) (linear, bool) {
 }
 
 // interleavedOf returns the interleaved form of outer loop o whose flat
-// steps are fp's, or nil.
+// steps are fp's, or nil: either one sum per row into the result at a
+// key of the row, or dotThenScatter's steps whose two loops walk the
+// same interleaved row.
 func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 	sk := o.sink
 	if o.kind != itRange || sk.spec == nil || !sk.spec.dense || !sk.spec.real || sk.spec.depth != 1 {
 		return nil
+	}
+	if let, loop, scaled, a, ok := dotThenScatter(o, fp); ok {
+		return c.interDotScatter(o, let.loop, loop.loop, let.name, scaled, a)
 	}
 	var s *nstmt
 	for _, st := range fp.steps {
@@ -186,70 +199,163 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 			return nil
 		}
 	}
-	if s == nil || s.loop == nil || s.child != nil || s.hasPost() || s.accF < 0 || !s.loop.rowRange {
-		return nil
-	}
-	l := s.loop
-	src := l.e.Args[0]
-	terms := operands(ir.OpMul, l.e.Args[1], nil)
-	if len(terms) > 2 {
+	if s == nil || s.loop == nil || s.child != nil || s.hasPost() || s.accF < 0 {
 		return nil
 	}
 	it := &interleaved{}
-	var colE, valE *ir.Expr
+	colE, valE, ok := c.dotTerms(s.loop, it)
+	if !ok || !c.interRow(o, s.loop, colE, valE, it) {
+		return nil
+	}
+	// The rows' key: P(q + a) for an int array P, the same in every lane.
+	a := c.lanesOf(o, s.loop)
+	var perm string
+	for lane := range int64(interH) {
+		a.lane = lane
+		p, off, ok := a.arrayAt(s.keyE)
+		if !ok || (lane > 0 && (p != perm || off != it.a)) {
+			return nil
+		}
+		perm, it.a = p, off
+	}
+	it.perm = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: perm})
+	return it
+}
+
+// interDotScatter returns the interleaved form of a row's dot (loop dot,
+// bound by a let) and a scatter of the same row's entries by column
+// scaled by the variable scaled, which is the dot times a (nil: 1), or
+// nil.
+func (c *compiler) interDotScatter(o, dot, scat *nloop, let, scaled string, a *ir.Expr) *interleaved {
+	it := &interleaved{scatter: true}
+	colE, valE, ok := c.dotTerms(dot, it)
+	if !ok || !c.interRow(o, dot, colE, valE, it) || !scat.rowRange || scat.e.Args[1].Op != ir.OpSingleton {
+		return nil
+	}
+	// The scatter: { col -> v } over the dot's row, its column where the
+	// dot reads it and v the scaled dot times the value at that index
+	// (V(iv) * scaled) or times a factor invariant in the rows.
+	body := scat.e.Args[1]
+	v := body.Args[1]
+	var sValE, fac *ir.Expr
+	if v.Op == ir.OpMul && len(v.Args) == 2 {
+		f, t := v.Args[0], v.Args[1]
+		if isVar(f, scaled) {
+			f, t = t, f
+		}
+		v = t
+		switch {
+		case f.Op == ir.OpLookup && f.Args[0].Op == ir.OpGlobal && it.vals != nil && f.Args[0].Name == it.vals.name:
+			sValE = f.Args[1]
+		case it.vals == nil && !containsLoop(f) && safe(f) && !readsAny(f, o.e.Vars[0], o.e.Vars[1], scat.e.Vars[0], scat.e.Vars[1], let, scaled):
+			fac = f
+		default:
+			return nil
+		}
+	}
+	if !isVar(v, scaled) || (sValE == nil) != (it.vals == nil) || !columnLike(body.Args[0]) {
+		return nil
+	}
+	again := &interleaved{x: it.x, vals: it.vals}
+	if !c.interRow(o, scat, body.Args[0], sValE, again) || again.rlen != it.rlen || again.b != it.b ||
+		again.cpos != it.cpos || again.d != it.d || again.cols != it.cols {
+		return nil
+	}
+	if a != nil {
+		it.scale = asReal(c.expr(a))
+	}
+	if fac != nil {
+		it.fac = asReal(c.expr(fac))
+	}
+	return it
+}
+
+func isVar(e *ir.Expr, name string) bool { return e.Op == ir.OpVar && e.Name == name }
+
+// readsAny reports whether e reads one of the variables names.
+func readsAny(e *ir.Expr, names ...string) bool {
+	fv := ir.FreeVars(e)
+	for _, n := range names {
+		if fv[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// dotTerms splits the body of row loop l, a product of x(col) and at
+// most one value read, into it.x and it.vals: the column's and the
+// value's index expressions, or false.
+func (c *compiler) dotTerms(l *nloop, it *interleaved) (colE, valE *ir.Expr, ok bool) {
+	terms := operands(ir.OpMul, l.e.Args[1], nil)
+	if len(terms) > 2 {
+		return nil, nil, false
+	}
 	for _, t := range terms {
 		if t.Op != ir.OpLookup || t.Args[0].Op != ir.OpGlobal {
-			return nil
+			return nil, nil, false
 		}
 		info, ok := c.schema[t.Args[0].Name]
 		switch {
 		case !ok || info.Kind != ir.ObjArray:
-			return nil
+			return nil, nil, false
 		case info.Elem == ir.Real && it.x == nil && columnLike(t.Args[1]):
 			it.x, colE = c.cell(t.Args[0]), t.Args[1]
 		case valE == nil && (info.Elem == ir.Real || info.Elem == ir.Int):
 			it.vals, valE = c.cell(t.Args[0]), t.Args[1]
 		default:
-			return nil
+			return nil, nil, false
 		}
 	}
-	if it.x == nil {
-		return nil
-	}
-	a := &lanes{c: c, q: [2]string{o.e.Vars[0], o.e.Vars[1]}, k: [2]string{l.e.Vars[0], l.e.Vars[1]}, reads: map[string]read{}}
-	// arrayAt: e is G(q + off) for an int array G, the same in every lane.
-	arrayAt := func(e *ir.Expr, lane int64) (string, int64, bool) {
-		if e.Op != ir.OpLookup || e.Args[0].Op != ir.OpGlobal {
-			return "", 0, false
-		}
-		f, ok := a.form(e)
-		if !ok || len(f) != 1 {
-			return "", 0, false
-		}
-		for key := range f {
-			r, ok := a.reads[key]
-			if !ok || f[key] != 1 || !r.idx.only("c") || r.idx["c"] != interH {
-				return "", 0, false
-			}
-			return r.g, r.idx["1"] - lane, true
-		}
+	return colE, valE, it.x != nil
+}
+
+// lanesOf is the lane analysis of row loop l inside outer loop o.
+func (c *compiler) lanesOf(o, l *nloop) *lanes {
+	return &lanes{c: c, q: [2]string{o.e.Vars[0], o.e.Vars[1]}, k: [2]string{l.e.Vars[0], l.e.Vars[1]}, reads: map[string]read{}}
+}
+
+// arrayAt reports that e is G(q + off) for an int array G, the same in
+// every lane: G and off.
+func (a *lanes) arrayAt(e *ir.Expr) (string, int64, bool) {
+	if e.Op != ir.OpLookup || e.Args[0].Op != ir.OpGlobal {
 		return "", 0, false
 	}
+	f, ok := a.form(e)
+	if !ok || len(f) != 1 {
+		return "", 0, false
+	}
+	for key := range f {
+		r, ok := a.reads[key]
+		if !ok || f[key] != 1 || !r.idx.only("c") || r.idx["c"] != interH {
+			return "", 0, false
+		}
+		return r.g, r.idx["1"] - a.lane, true
+	}
+	return "", 0, false
+}
+
+// interRow proves that row loop l of o walks an interleaved row: its
+// range 0:R(q+b), at step k of row q = 8c+l the column colE the half
+// 2*Cp(c+d) + l + 8k of the words of an int array C, and the value valE
+// (nil: none) the entry at that same index. It sets it's rlen, b, cpos,
+// d and cols.
+func (c *compiler) interRow(o, l *nloop, colE, valE *ir.Expr, it *interleaved) bool {
+	if !l.rowRange {
+		return false
+	}
+	src := l.e.Args[0]
+	a := c.lanesOf(o, l)
 	var base0 linear
-	var perm, rlen, cols string
+	var rlen, cols string
 	for lane := range int64(interH) {
 		a.lane = lane
-		p, off, ok := arrayAt(s.keyE, lane)
-		if !ok || (lane > 0 && (p != perm || off != it.a)) {
-			return nil
-		}
-		perm, it.a = p, off
 		if lo, ok := a.form(src.Args[0]); !ok || len(lo) != 0 {
-			return nil // the kernels run each row's steps from 0
+			return false // the kernels run each row's steps from 0
 		}
-		r, off, ok := arrayAt(src.Args[1], lane)
+		r, off, ok := a.arrayAt(src.Args[1])
 		if !ok || (lane > 0 && (r != rlen || off != it.b)) {
-			return nil
+			return false
 		}
 		rlen, it.b = r, off
 		// The column: a half of C(w), the one the lane's if picks.
@@ -258,7 +364,7 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 			cf, ok := a.form(ce.Args[0])
 			cv, isConst := cf.constant()
 			if !ok || !isConst {
-				return nil
+				return false
 			}
 			if cv != 0 {
 				ce = ce.Args[1]
@@ -268,53 +374,52 @@ func (c *compiler) interleavedOf(o *nloop, fp *flatPlan) *interleaved {
 		}
 		half, ok := halfOf(ce)
 		if !ok || ce.Args[0].Op != ir.OpLookup || ce.Args[0].Args[0].Op != ir.OpGlobal {
-			return nil
+			return false
 		}
 		cr := ce.Args[0]
 		if lane > 0 && cr.Args[0].Name != cols {
-			return nil
+			return false
 		}
 		cols = cr.Args[0].Name
 		if info := c.schema[cols]; info.Kind != ir.ObjArray || info.Elem != ir.Int {
-			return nil
+			return false
 		}
 		w, ok := a.form(cr.Args[1])
 		if !ok {
-			return nil
+			return false
 		}
 		// Index 2w+h of the array read as 32-bit halves.
 		cb := constLinear(half).add(w, 2)
 		if cb["k"] != interH {
-			return nil
+			return false
 		}
 		if valE != nil {
 			vb, ok := a.form(valE)
 			if !ok || !maps.Equal(vb, cb) {
-				return nil
+				return false
 			}
 		}
 		delete(cb, "k")
 		if lane == 0 {
 			base0 = cb
 		} else if !maps.Equal(cb, constLinear(lane).add(base0, 1)) {
-			return nil
+			return false
 		}
 	}
 	// The chunk's base is 2 * Cp(c + d): its words from Cp(c + d) on.
 	if len(base0) != 1 {
-		return nil
+		return false
 	}
 	for key, m := range base0 {
 		r, ok := a.reads[key]
 		if !ok || m != 2 || !r.idx.only("c") || r.idx["c"] != 1 {
-			return nil
+			return false
 		}
 		it.cpos, it.d = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: r.g}), r.idx["1"]
 	}
-	it.perm = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: perm})
 	it.rlen = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: rlen})
 	it.cols = c.cell(&ir.Expr{Op: ir.OpGlobal, Name: cols})
-	return it
+	return true
 }
 
 // halfOf reports which 32-bit half of a word e reads: w % 2^32 the low
@@ -351,9 +456,23 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		cols.halfMax < 0 || cols.halfMax >= min(int64(len(x.reals)), 1<<31) {
 		return false
 	}
+	scale, fac := 1.0, 1.0
+	if it.scale != nil {
+		if scale = it.scale(fr); fr.err != nil {
+			return true
+		}
+	}
+	if it.fac != nil {
+		if fac = it.fac(fr); fr.err != nil {
+			return true
+		}
+	}
+	if it.scatter {
+		b.holdKeys(cols.halfMax, 2*int64(len(cols.ints)))
+	}
 	rows := func(a, z int64) bool {
 		for q := a; q < z; q++ {
-			if !it.row(q, b) {
+			if !it.row(q, scale, fac, b) {
 				if o.flatRows(fr, q, q+1, b); fr.err != nil {
 					return false
 				}
@@ -362,8 +481,11 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		return true
 	}
 	// Chunks c0..c1-1: rows inside lo..hi-1, lanes inside the arrays.
-	c0 := max((max(lo, 0)+h-1)/h, ceilDiv(-it.a, h), ceilDiv(-it.b, h), -it.d)
-	c1 := min(hi/h, (int64(len(perm.ints))-it.a)/h, (int64(len(rlen.ints))-it.b)/h, int64(len(cpos.ints))-it.d)
+	c0 := max((max(lo, 0)+h-1)/h, ceilDiv(-it.b, h), -it.d)
+	c1 := min(hi/h, (int64(len(rlen.ints))-it.b)/h, int64(len(cpos.ints))-it.d)
+	if !it.scatter {
+		c0, c1 = max(c0, ceilDiv(-it.a, h)), min(c1, (int64(len(perm.ints))-it.a)/h)
+	}
 	if c0 >= c1 {
 		rows(lo, hi)
 		return true
@@ -371,21 +493,33 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	if !rows(lo, c0*h) {
 		return true
 	}
-	b.holdKeysOf(perm)
-	P, R, Cp := perm.ints[c0*h+it.a:c1*h+it.a], rlen.ints[c0*h+it.b:c1*h+it.b], cpos.ints[c0+it.d:c1+it.d]
-	// Int values convert exactly in SIMD when |v| < 2^51 (interkernel_amd64.s).
-	exact := it.vals != nil && it.vals.imin >= -1<<51 && it.vals.imax < 1<<51
+	R, Cp := rlen.ints[c0*h+it.b:c1*h+it.b], cpos.ints[c0+it.d:c1+it.d]
+	var P []int64
+	var sums []float64
+	if it.scatter {
+		// The kernels leave the rows' dots in sums, lane by lane, each
+		// at its own key; the rows then scatter them in order (no dot
+		// reads the result).
+		sums = make([]float64, h*min(c1-c0, sellChunkCalls))
+	} else {
+		b.holdKeysOf(perm)
+		P = perm.ints[c0*h+it.a : c1*h+it.a]
+	}
 	nestSaw("interleaved")
 	for c := int64(0); c < c1-c0; {
 		end := min(c1-c0, c+sellChunkCalls)
 		var done int64
-		switch {
-		case it.vals == nil:
-			done = sellChunks[float64](b.reals, P, R, Cp, cols.ints, nil, x.reals, c, end, false)
-		case it.vals.info.Elem == ir.Real:
-			done = sellChunks(b.reals, P, R, Cp, cols.ints, it.vals.reals, x.reals, c, end, false)
-		default: // int values, converted as they are read
-			done = sellChunks(b.reals, P, R, Cp, cols.ints, it.vals.ints, x.reals, c, end, exact)
+		if it.scatter {
+			sums := sums[:(end-c)*h]
+			clear(sums)
+			done = c + it.chunks(sums, interIota[:(end-c)*h], R[c*h:end*h], Cp[c:end], 0, end-c)
+			for ci := c; ci < done; ci++ {
+				for l := range h {
+					it.scatterRow(R[ci*h+l], 2*Cp[ci]+l, scale*sums[(ci-c)*h+l], fac, b)
+				}
+			}
+		} else {
+			done = it.chunks(b.reals, P, R, Cp, c, end)
 		}
 		if c = done; c < end {
 			// The chunk failed a check: its rows one at a time.
@@ -399,14 +533,41 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	return true
 }
 
+// interIota is the keys 0, 1, ... of the rows' dots of one kernel call.
+var interIota = func() []int64 {
+	k := make([]int64, interH*sellChunkCalls)
+	for i := range k {
+		k[i] = int64(i)
+	}
+	return k
+}()
+
+// chunks runs sellChunks over it's columns, values and x: chunks c..end-1
+// of P, R and Cp into out; the first chunk it did not run.
+func (it *interleaved) chunks(out []float64, P, R, Cp []int64, c, end int64) int64 {
+	cols, x := it.cols.ints, it.x.reals
+	switch {
+	case it.vals == nil:
+		return sellChunks[float64](out, P, R, Cp, cols, nil, x, c, end, false)
+	case it.vals.info.Elem == ir.Real:
+		return sellChunks(out, P, R, Cp, cols, it.vals.reals, x, c, end, false)
+	}
+	// Int values, converted as they are read: exactly in SIMD when
+	// |v| < 2^51 (interkernel_amd64.s).
+	exact := it.vals.imin >= -1<<51 && it.vals.imax < 1<<51
+	return sellChunks(out, P, R, Cp, cols, it.vals.ints, x, c, end, exact)
+}
+
 // row runs row q alone, lane q%8 of chunk q/8, into b, adding its terms
-// in order from 0.0 as the kernels do; false, having run nothing, when
-// q < 0 or a read would leave its array. The caller has checked that
-// every half of the columns' words indexes x.
-func (it *interleaved) row(q int64, b *builder) bool {
+// in order from 0.0 as the kernels do, and then the sum at the row's key
+// or, scattering, each entry's value (or fac) times scale times the sum
+// at its column, in order; false, having run nothing, when q < 0 or a read
+// would leave its array. The caller has checked that every half of the
+// columns' words indexes x.
+func (it *interleaved) row(q int64, scale, fac float64, b *builder) bool {
 	const h = int64(interH)
 	kq, rq, cq := q+it.a, q+it.b, q/h+it.d
-	if q < 0 || kq < 0 || kq >= int64(len(it.perm.ints)) || rq < 0 || rq >= int64(len(it.rlen.ints)) ||
+	if q < 0 || (!it.scatter && (kq < 0 || kq >= int64(len(it.perm.ints)))) || rq < 0 || rq >= int64(len(it.rlen.ints)) ||
 		cq < 0 || cq >= int64(len(it.cpos.ints)) {
 		return false
 	}
@@ -423,21 +584,90 @@ func (it *interleaved) row(q int64, b *builder) bool {
 			return false
 		}
 	}
-	s := 0.0
-	for k := range max(n, 0) {
-		i := base + h*k
-		col := cols[i>>1] >> (32 * (i & 1)) & (storage.PackedHalf - 1)
-		switch {
-		case it.vals == nil:
-			s += x[col]
-		case it.vals.info.Elem == ir.Real:
-			s += it.vals.reals[i] * x[col]
-		default:
-			s += float64(it.vals.ints[i]) * x[col]
-		}
+	n = max(n, 0)
+	var s float64
+	switch {
+	case it.vals == nil:
+		s = interDot[float64](cols, nil, x, base, n)
+	case it.vals.info.Elem == ir.Real:
+		s = interDot(cols, it.vals.reals, x, base, n)
+	default:
+		s = interDot(cols, it.vals.ints, x, base, n)
 	}
-	b.addReal(it.perm.ints[kq], s)
+	if !it.scatter {
+		b.addReal(it.perm.ints[kq], s)
+		return true
+	}
+	it.scatterRow(n, base, scale*s, fac, b)
 	return true
+}
+
+// scatterRow adds, for k < n, the entry at half index base + 8k (or
+// fac, without values) times the scaled dot t into b at its column, in
+// order. The caller has checked that the entries lie inside the arrays.
+func (it *interleaved) scatterRow(n, base int64, t, fac float64, b *builder) {
+	const h = int64(interH)
+	n = max(n, 0)
+	if it.fac != nil {
+		t = fac * t
+	}
+	cols := it.cols.ints
+	if it.cols.halfMax >= int64(len(b.reals)) {
+		// A column past the dense level: each goes through addReal.
+		for k := range n {
+			i := base + h*k
+			v := t
+			switch {
+			case it.vals == nil:
+			case it.vals.info.Elem == ir.Real:
+				v = it.vals.reals[i] * t
+			default:
+				v = float64(it.vals.ints[i]) * t
+			}
+			b.addReal(cols[i>>1]>>(32*(i&1))&(storage.PackedHalf-1), v)
+		}
+		return
+	}
+	switch {
+	case it.vals == nil:
+		interScatter[float64](b.reals, cols, nil, base, n, t)
+	case it.vals.info.Elem == ir.Real:
+		interScatter(b.reals, cols, it.vals.reals, base, n, t)
+	default:
+		interScatter(b.reals, cols, it.vals.ints, base, n, t)
+	}
+}
+
+// interDot is the sum over k < n of the entry at half index base + 8k
+// (1 where vals is nil) times x at its column, in order from 0.0.
+func interDot[V number](cols []int64, vals []V, x []float64, base, n int64) float64 {
+	const h, low = int64(interH), storage.PackedHalf - 1
+	s := 0.0
+	if vals == nil {
+		for i := base; i < base+h*n; i += h {
+			s += x[cols[i>>1]>>(32*(i&1))&low]
+		}
+		return s
+	}
+	for i := base; i < base+h*n; i += h {
+		s += float64(vals[i]) * x[cols[i>>1]>>(32*(i&1))&low]
+	}
+	return s
+}
+
+// interScatter adds, for k < n, the entry at half index base + 8k (1
+// where vals is nil) times t into out at its column, in order.
+func interScatter[V number](out []float64, cols []int64, vals []V, base, n int64, t float64) {
+	const h, low = int64(interH), storage.PackedHalf - 1
+	if vals == nil {
+		for i := base; i < base+h*n; i += h {
+			out[cols[i>>1]>>(32*(i&1))&low] += t
+		}
+		return
+	}
+	for i := base; i < base+h*n; i += h {
+		out[cols[i>>1]>>(32*(i&1))&low] += float64(vals[i]) * t
+	}
 }
 
 func ceilDiv(a, b int64) int64 {

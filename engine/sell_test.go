@@ -19,7 +19,7 @@ import (
 // and compares the engine with the reference interpreter on the same
 // plan; SpMV must also give what it gives over CSR up to rounding (a
 // sell lane adds its row's entries in order, a CSR row in four partial
-// sums), and must run as interleaved rows (nestinter.go).
+// sums), and both must run as interleaved rows (nestinter.go).
 func TestSellKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 9 {
@@ -75,10 +75,11 @@ func TestSellKernels(t *testing.T) {
 				}
 				// Below one entry per row on average the optimizer may add
 				// each entry into its row (a key per entry) rather than
-				// each row's sum (a key per row, most of them empty), a
-				// plan without interleaved rows.
-				if want := program == "spmv"; (!want || int64(len(c.Vals)) >= rows) && interleavedRows(k) != want {
-					t.Fatalf("trial %d %s %s: interleaved rows %v, want %v", trial, format, program, !want, want)
+				// each row's sum (a key per row, most of them empty), or
+				// scatter each entry by the row's dot, plans without
+				// interleaved rows.
+				if int64(len(c.Vals)) >= rows && !interleavedRows(k) {
+					t.Fatalf("trial %d %s %s: not interleaved rows", trial, format, program)
 				}
 				got, err := k.Run(st)
 				if err != nil {
@@ -110,7 +111,7 @@ func TestSellKernels(t *testing.T) {
 	}
 }
 
-// TestSellInconsistentData runs the sell SpMV plan over stores whose
+// TestSellInconsistentData runs the sell SpMV and BATAX plans over stores whose
 // arrays contradict each other (a column past x, a chunk's words past the
 // end of the columns, keys out of range, negative lengths, values cut
 // short): the engine, whose interleaved rows hand such chunks to the
@@ -145,37 +146,39 @@ func TestSellInconsistentData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		good["x"] = x
-		plan := optimizedPlan(t, "spmv", map[string]string{"A": format}, good)
+		good["x"], good["beta"] = x, storage.RealScalar(0.5)
 		ints := func(name string) []int64 { return good[name].(*storage.Array).I }
 		cpos := ints("A_cpos")
-		for _, tc := range []struct {
-			name  string
-			array string // the array whose copy is broken
-			edit  func(a []int64) []int64
-			fails string // the array an error must name, "" if none is expected
-		}{
-			{"column past x", "A_cols", func(a []int64) []int64 { a[cpos[3]] += cols; return a }, "x"},
-			{"words past the end", "A_cpos", func(a []int64) []int64 { a[5] = int64(len(ints("A_cols"))) - 2; return a }, broken},
-			{"negative word offset", "A_cpos", func(a []int64) []int64 { a[2] = -4; return a }, broken},
-			{"key past the rows", "A_perm", func(a []int64) []int64 { a[17] = 5000; return a }, ""},
-			{"negative key", "A_perm", func(a []int64) []int64 { a[9] = -2; return a }, ""},
-			{"negative length", "A_rlen", func(a []int64) []int64 { a[33] = -3; return a }, ""},
-			{"longer row", "A_rlen", func(a []int64) []int64 { a[40] += 50; return a }, broken},
-		} {
-			t.Run(format+"/"+tc.name, func(t *testing.T) {
-				st := maps.Clone(good)
-				st[tc.array] = storage.IntArray(tc.edit(slices.Clone(ints(tc.array))))
-				checkSellRun(t, plan, st, tc.fails)
-			})
-		}
-		if format == "sell" {
-			t.Run("sell/values cut short", func(t *testing.T) {
-				st := maps.Clone(good)
-				v := good["A_val"].(*storage.Array).F
-				st["A_val"] = storage.RealArray(slices.Clone(v[:len(v)/2]))
-				checkSellRun(t, plan, st, "A_val")
-			})
+		for _, program := range []string{"spmv", "batax"} {
+			plan := optimizedPlan(t, program, map[string]string{"A": format}, good)
+			for _, tc := range []struct {
+				name  string
+				array string // the array whose copy is broken
+				edit  func(a []int64) []int64
+				fails string // the array an error must name, "" if none is expected
+			}{
+				{"column past x", "A_cols", func(a []int64) []int64 { a[cpos[3]] += cols; return a }, "x"},
+				{"words past the end", "A_cpos", func(a []int64) []int64 { a[5] = int64(len(ints("A_cols"))) - 2; return a }, broken},
+				{"negative word offset", "A_cpos", func(a []int64) []int64 { a[2] = -4; return a }, broken},
+				{"key past the rows", "A_perm", func(a []int64) []int64 { a[17] = 5000; return a }, ""},
+				{"negative key", "A_perm", func(a []int64) []int64 { a[9] = -2; return a }, ""},
+				{"negative length", "A_rlen", func(a []int64) []int64 { a[33] = -3; return a }, ""},
+				{"longer row", "A_rlen", func(a []int64) []int64 { a[40] += 50; return a }, broken},
+			} {
+				t.Run(program+"/"+format+"/"+tc.name, func(t *testing.T) {
+					st := maps.Clone(good)
+					st[tc.array] = storage.IntArray(tc.edit(slices.Clone(ints(tc.array))))
+					checkSellRun(t, plan, st, tc.fails)
+				})
+			}
+			if format == "sell" {
+				t.Run(program+"/sell/values cut short", func(t *testing.T) {
+					st := maps.Clone(good)
+					v := good["A_val"].(*storage.Array).F
+					st["A_val"] = storage.RealArray(slices.Clone(v[:len(v)/2]))
+					checkSellRun(t, plan, st, "A_val")
+				})
+			}
 		}
 	}
 }
