@@ -30,7 +30,9 @@
 //	                       lanes); inner ranges whose bounds change from
 //	                       row to row in position space (nestflat.go),
 //	                       rows whose reads interleave eight to a chunk
-//	                       as SIMD lanes (nestinter.go, interkernel*)
+//	                       as SIMD lanes, their sums added at their keys
+//	                       or their dots scattered back over the rows
+//	                       (nestinter.go, interkernel*)
 //	rangedot.go            a sum over a range inside a batch (SDDMM's rank
 //	                       dot, a dense matrix's row): a straight loop
 //	                       per lane, reads and guards checked at the

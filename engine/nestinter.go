@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 	"slices"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -22,7 +23,13 @@ import (
 // other CPUs). That is the layout of sliced ELLPACK (storage's sell) and
 // of any user mapping that interleaves rows the same way.
 //
-// Nothing is matched by shape: interleavedOf puts every index in a
+// The same rows serve a row's dot bound by a let and then a loop over
+// the same row's entries scattering them by column, scaled by the dot
+// (BATAX: dotThenScatter's steps): the dots run as above into sums of
+// their own, then each row scatters, rows in order. No dot reads the
+// result, so the order of the result's additions is the general path's.
+//
+// Nothing is matched by shape: interRow puts every index in a
 // linear normal form with q = 8c+l for each lane l (q/8, q%8 and q%2
 // fold for c >= 0; an if on the lane folds to its branch; array reads
 // are atoms at a normalized index) and proves the adjacency from those
@@ -656,17 +663,21 @@ func interDot[V number](cols []int64, vals []V, x []float64, base, n int64) floa
 }
 
 // interScatter adds, for k < n, the entry at half index base + 8k (1
-// where vals is nil) times t into out at its column, in order.
+// where vals is nil) times t into out at its column, in order, without
+// checks (as in fit.go): the caller has checked that the entries lie
+// inside cols and vals and that every half of cols' words indexes out.
 func interScatter[V number](out []float64, cols []int64, vals []V, base, n int64, t float64) {
 	const h, low = int64(interH), storage.PackedHalf - 1
+	op, cp := unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(cols))
 	if vals == nil {
 		for i := base; i < base+h*n; i += h {
-			out[cols[i>>1]>>(32*(i&1))&low] += t
+			*(*float64)(unsafe.Add(op, (at[int64](cp, i>>1)>>(32*(i&1))&low)*8)) += t
 		}
 		return
 	}
+	vp := unsafe.Pointer(unsafe.SliceData(vals))
 	for i := base; i < base+h*n; i += h {
-		out[cols[i>>1]>>(32*(i&1))&low] += float64(vals[i]) * t
+		*(*float64)(unsafe.Add(op, (at[int64](cp, i>>1)>>(32*(i&1))&low)*8)) += float64(at[V](vp, i)) * t
 	}
 }
 

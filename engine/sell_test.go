@@ -224,9 +224,11 @@ func interleavedRows(k *Kernel) bool {
 // TestInterleavedForms: interleaved rows are proven from the indices, not
 // matched by shape: SpMV over sell's arrays written another way (factors
 // swapped, the halves chosen by an odd lane, the index's terms in
-// another order, rows offset into the arrays) runs interleaved, and
-// layouts whose reads do not interleave (lanes reversed in the values,
-// a stride of 4) do not; every one agrees with the interpreter at 1 and
+// another order, rows offset into the arrays) runs interleaved, as does
+// BATAX's row, a dot bound by a let and then a scatter of the same row
+// (scaled in a let or in the scatter), and layouts whose reads do not
+// interleave (lanes reversed in the values, a stride of 4, a scatter
+// over other entries than the dot's) do not; every one agrees with the interpreter at 1 and
 // 3 threads.
 func TestInterleavedForms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 15))
@@ -264,6 +266,19 @@ func TestInterleavedForms(t *testing.T) {
 			A_val(2 * A_cpos(q / 8) + 8 * k + 7 - q % 8) * x(` + col(`A_cpos(q / 8) + 4 * k + q % 8 / 2`) + `) }`, false},
 		{"a stride of 4", `sum(<q, _> in 0:A_dim1) { @dense A_perm(q) -> sum(<k, _> in 0:A_rlen(q) / 2)
 			A_val(2 * A_cpos(q / 8) + 8 * k + q % 8) * x(` + col(`A_cpos(q / 8) + 2 * k + q % 8 / 2`) + `) }`, false},
+		{"dot and scatter, offset rows", `sum(<q, _> in 8:A_dim1 + 8)
+			let t = sum(<k, _> in 0:R8(q)) x(` + col(`A_cpos(q / 8 - 1) + 4 * k + q % 8 / 2`) + `) * A_val(2 * A_cpos(q / 8 - 1) + 8 * k + q % 8) in
+			let u = 0.5 * t in
+			sum(<j, _> in 0:R8(q)) { @dense ` + col(`q % 8 / 2 + 4 * j + A_cpos(q / 8 - 1)`) + ` -> u * A_val(q % 8 + 8 * j + 2 * A_cpos(q / 8 - 1)) }`, true},
+		{"dot and scatter, scaled in the scatter", `sum(<q, _> in 0:A_dim1)
+			let t = sum(<k, _> in 0:A_rlen(q)) x(` + col(`A_cpos(q / 8) + 4 * k + q % 8 / 2`) + `) in
+			sum(<j, _> in 0:A_rlen(q)) { @dense ` + col(`A_cpos(q / 8) + 4 * j + q % 8 / 2`) + ` -> t * 0.5 }`, true},
+		{"the scatter's values from other lanes", `sum(<q, _> in 0:A_dim1)
+			let t = sum(<k, _> in 0:A_rlen(q)) x(` + col(`A_cpos(q / 8) + 4 * k + q % 8 / 2`) + `) * A_val(2 * A_cpos(q / 8) + 8 * k + q % 8) in
+			sum(<j, _> in 0:A_rlen(q)) { @dense ` + col(`A_cpos(q / 8) + 4 * j + q % 8 / 2`) + ` -> A_val(2 * A_cpos(q / 8) + 8 * j + 7 - q % 8) * t }`, false},
+		{"the scatter over the next row", `sum(<q, _> in 0:A_dim1 - 1)
+			let t = sum(<k, _> in 0:A_rlen(q)) x(` + col(`A_cpos(q / 8) + 4 * k + q % 8 / 2`) + `) * A_val(2 * A_cpos(q / 8) + 8 * k + q % 8) in
+			sum(<j, _> in 0:A_rlen(q + 1)) { @dense ` + col(`A_cpos(q / 8) + 4 * j + q % 8 / 2`) + ` -> A_val(2 * A_cpos(q / 8) + 8 * j + q % 8) * t }`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := parse(t, tc.plan, st)
