@@ -143,26 +143,3 @@ func withMemoryLimit(limit uint64) func() {
 	old := debug.SetMemoryLimit(int64(limit))
 	return func() { debug.SetMemoryLimit(old) }
 }
-
-// BatchGCPercent is the GC percent for RunOptions.GCPercent of a process
-// that runs programs one after another, as the storel command does. A
-// run builds its output while the collector marks concurrently, so under
-// the default percent (100) the heap goal, twice the live heap the last
-// cycle found, swings with how much of the output was built by then;
-// each time it falls, the runtime's scavenger returns pages to the OS
-// that the next repetition faults in again, and each cycle marks the
-// output built so far. Twice the default halves the cycles and the page
-// faults of an execution (MMM, bcsstk16 times a 4884x250 factor: 900 to
-// 500) for a heap up to three times the live one instead of twice; 300
-// grows the heap further with no fewer faults.
-const BatchGCPercent = 200
-
-// withGCPercent sets the collector's GC percent to p (when positive) for
-// the run and returns the function that restores the previous one.
-func withGCPercent(p int) func() {
-	if p <= 0 {
-		return func() {}
-	}
-	old := debug.SetGCPercent(p)
-	return func() { debug.SetGCPercent(old) }
-}

@@ -3,7 +3,6 @@ package storel_test
 import (
 	"errors"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -31,9 +30,6 @@ var limitedRuns = []storel.RunOptions{
 	{Plan: storel.PlanOptimized, Threads: 3},
 	{Plan: storel.PlanNaive, Threads: 1},
 	{Plan: storel.PlanOptimized, Engine: storel.EngineInterp},
-	// As the storel command runs: the collector less eager, the limit
-	// its backstop.
-	{Plan: storel.PlanOptimized, Threads: 1, GCPercent: storel.BatchGCPercent},
 }
 
 func limitError(t *testing.T, what string, err error, limit, msg string) {
@@ -80,22 +76,6 @@ func TestLongRunStopsAtTheTimeLimit(t *testing.T) {
 		o.TimeLimit = 50 * time.Millisecond
 		err := runLimited(t, "sum(<i,_> in 0:n) sum(<j,_> in 0:n) (i * j) % 7", 100000, o)
 		limitError(t, string(o.Plan)+"/"+string(o.Engine), err, "time", "the run stopped at its time limit, 50ms")
-	}
-}
-
-// A run's GC percent holds for the run only: the process's own is back
-// after it, whether the run succeeds or stops at a limit.
-func TestRunRestoresGCPercent(t *testing.T) {
-	old := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(old)
-	for n, o := range map[int64]storel.RunOptions{
-		100:    {Threads: 1, GCPercent: storel.BatchGCPercent},
-		100000: {Threads: 1, GCPercent: storel.BatchGCPercent, TimeLimit: time.Millisecond},
-	} {
-		runLimited(t, "sum(<i,_> in 0:n) sum(<j,_> in 0:n) (i * j) % 7", n, o)
-		if p := debug.SetGCPercent(77); p != 77 {
-			t.Errorf("after a run (time limit %v) the GC percent is %d, want the process's 77", o.TimeLimit, p)
-		}
 	}
 }
 

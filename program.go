@@ -117,14 +117,6 @@ type RunOptions struct {
 	MemoryLimit int64
 	// TimeLimit stops an execution that runs longer; 0: no limit.
 	TimeLimit time.Duration
-	// GCPercent, when positive, is the Go collector's GC percent while
-	// the run compiles and executes (runtime/debug.SetGCPercent; the
-	// process's own is restored after): a batch caller sets it above
-	// the default 100 (BatchGCPercent) so that the collector marks a
-	// growing output less often and the heap keeps the pages the next
-	// repetition reuses. The memory limit stays the backstop. 0 leaves
-	// the process's setting.
-	GCPercent int
 }
 
 // Memory accounts for a compiled kernel's memory (a fused plan never
@@ -233,7 +225,6 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 		}
 		defer withMemoryLimit(limit)()
 	}
-	defer withGCPercent(o.GCPercent)()
 	lim := engine.Limits{Memory: limit, Time: o.TimeLimit}
 	res := &Result{Type: plan.Type, Plan: plan, Variant: v, Dims: v.Dims}
 	res.Timings = append(res.Timings, p.Timings...)

@@ -412,17 +412,7 @@ func hasTensorExt(p string) bool {
 func (o *options) runOptions(p *storel.Program) (storel.RunOptions, error) {
 	oo, err := o.optimizeOptions(p)
 	return storel.RunOptions{Plan: storel.Plan(o.plan), Engine: storel.Engine(o.engine), Repeat: o.repeat, Threads: o.threads, Optimize: oo,
-		MemoryLimit: o.memLimit, TimeLimit: o.runLimit, GCPercent: gcPercent(os.Getenv)}, err
-}
-
-// gcPercent is the collector's GC percent for a run (RunOptions.GCPercent)
-// given the environment: storel.BatchGCPercent, as storel is a batch
-// tool, unless the user chose one with GOGC, which the runtime applies.
-func gcPercent(getenv func(string) string) int {
-	if getenv("GOGC") != "" {
-		return 0
-	}
-	return storel.BatchGCPercent
+		MemoryLimit: o.memLimit, TimeLimit: o.runLimit}, err
 }
 
 // run executes p as the flags say.
