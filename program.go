@@ -296,7 +296,12 @@ func (p *Program) Run(o RunOptions) (*Result, error) {
 		measure := measured && r == runs-1
 		// Only the last run's result is kept: the run before's output is
 		// garbage now, so it neither stays live through this run nor
-		// grows the heap under it.
+		// grows the heap under it, and its storage goes to this run
+		// (engine.Result.Release), unless this run measures the memory
+		// it takes.
+		if lastKernel != nil && !measure {
+			lastKernel.Release()
+		}
 		last, res.kernel, lastKernel = nil, nil, nil
 		var base uint64
 		if measure {
@@ -371,6 +376,9 @@ func (v *Variant) runError(err error) error {
 
 // liveHeap collects garbage and returns the bytes of live heap objects.
 func liveHeap() uint64 {
+	// Two cycles: storage released by earlier runs (engine.Result.Release)
+	// is held by a sync.Pool for one cycle more.
+	runtime.GC()
 	runtime.GC()
 	return engine.HeapBytes()
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -55,6 +56,8 @@ type Kernel struct {
 	copyBufs copyBufs
 	// mem: the working memory of the run's frames, kept between runs.
 	mem memPool
+	// out: the full blocks the run under way makes (released.go).
+	out *blockSink
 }
 
 // Compile compiles plan, a typed expression closed except for physical
@@ -96,7 +99,7 @@ func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel,
 	plan0, schema0 := plan, schema
 	plan, schema, levels := hashWalks(plan, schema, dense)
 	plan, schema, runNodes := runWalks(plan, schema)
-	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly, levels: levels}
+	c := &compiler{schema: schema, cells: map[string]*cell{}, threads: opts.Threads, noNests: closuresOnly, levels: levels, out: &blockSink{}}
 	if !opts.Limits.none() {
 		c.mon = &monitor{lim: opts.Limits}
 	}
@@ -127,7 +130,7 @@ func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel,
 	}
 	c.bindRuns(runNodes)
 	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
-		nests: c.nests, declined: c.declined, copies: c.copies, threads: max(opts.Threads, 1), mon: c.mon, runs: runNodes}
+		nests: c.nests, declined: c.declined, copies: c.copies, threads: max(opts.Threads, 1), mon: c.mon, runs: runNodes, out: c.out}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)
@@ -182,6 +185,8 @@ type Result struct {
 	f     float64
 	b     bool
 	d     dict
+	// blocks: the full blocks of d's rows, by entry size (Release).
+	blocks [2][]unsafe.Pointer
 }
 
 // Value converts the result to a logical value (int64, float64, bool or
@@ -363,6 +368,7 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 	defer fr.copies.release() // after every worker of the run has stopped
 	k.mem.keep = k.threads
 	k.mem.take(fr)
+	k.out.start()
 	res := &Result{Type: k.typ}
 	err := runGuarded(func() {
 		switch {
@@ -379,6 +385,7 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 	// After a panic a worker may still be running on its frame: the run's
 	// memory is not kept.
 	k.mem.release(err == nil)
+	res.blocks = k.out.stop()
 	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start)}
 	if sampler != nil {
 		res.Stats.StartHeap, res.Stats.PeakHeap = sampler.start, sampler.stop()
@@ -404,7 +411,9 @@ func (k *Kernel) Run(st storage.Store) (value.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.Value(), nil
+	v := r.Value()
+	r.Release() // v is a copy
+	return v, nil
 }
 
 // Eval compiles plan for the objects of st and runs it: the engine's

@@ -105,11 +105,11 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 		// Else it stays: rows closed dense take no key from it (MTTKRP's
 		// rows of rank R would make and zero half as many bytes of keys
 		// again as of values).
-		kb := newBlock[int32](size)
+		kb := newBlock[int32](size, w.out)
 		copy(kb[:n], keys)
 		w.keyBlock = kb
 	}
-	vb := newBlock[V](size)
+	vb := newBlock[V](size, w.out)
 	copy(vb[:n], vals)
 	*block = vb
 	return true
@@ -522,7 +522,7 @@ func closeAppendedRow[V int64 | float64](s *seqRows, chunk func(*seqChunk) *[]V,
 			row[k] = vals[q]
 		}
 		if m <= maxBlock/4 {
-			_, room := carve(&w.keyBlock, block, m, w.carved)
+			_, room := carve(&w.keyBlock, block, m, w.carved, w.out)
 			copy(room, row)
 			*block = (*block)[:len(*block)+m]
 			w.carved += m

@@ -15,6 +15,7 @@ type bspec struct {
 	dense bool
 	list  bool
 	kid   *bspec // depth > 1: the spec of the values
+	out   *blockSink
 }
 
 // maxDenseJump bounds how far past its current length a dense level grows
@@ -186,7 +187,7 @@ func newBuilder(s *bspec) *builder {
 	b := &builder{spec: s}
 	if s.depth > 1 {
 		b.x = &builderAux{sequential: startsSequential(s)}
-		b.x.tree = &tree{root: b}
+		b.x.tree = &tree{root: b, out: s.out.current()}
 	}
 	b.init()
 	return b

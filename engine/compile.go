@@ -18,6 +18,8 @@ type compiler struct {
 	// levels: the objects of hash maps' layouts the plan reads
 	// (hashwalk.go), by name.
 	levels map[string]levelRef
+	// out: the kernel's, for the dictionaries its runs build.
+	out *blockSink
 	// Slot counts of the frame.
 	ni, nf, nd int
 	threads    int

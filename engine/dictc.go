@@ -187,6 +187,7 @@ func (c *compiler) specFor(e *ir.Expr, t ir.Type) *bspec {
 			dense: dense,
 			list:  !dense && !hash,
 			kid:   spec,
+			out:   c.out,
 		}
 	}
 	return spec

@@ -202,7 +202,7 @@ func closeSeqRow[V int64 | float64](s *seqRows, c *builder, vals func(*seqChunk)
 			if n > maxBlock/4 {
 				store(s, vals, *own, nil)
 			} else {
-				_, room := carve(&w.keyBlock, block, n, w.carved)
+				_, room := carve(&w.keyBlock, block, n, w.carved, w.out)
 				copy(room, *own)
 				uncarveDense(dense, &w.carvedDense, *own)
 				*block = (*block)[:len(*block)+n]

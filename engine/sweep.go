@@ -74,14 +74,14 @@ func sweepLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense, 
 	var vals []V
 	need := len(ws)
 	if need > 0 {
-		keys, vals = carve(&w.keyBlock, block, need, w.carved)
+		keys, vals = carve(&w.keyBlock, block, need, w.carved, w.out)
 		if n = sweepRow(ws, keys, vals); n > 0 {
 			hi = int64(keys[n-1])
 		}
 	}
 	if n > 0 && hi+1 <= denseLeafFactor*int64(n) {
 		// From the list (not committed: the room is reused) to a slice.
-		row := carveDense(dense, int(hi+1), &w.carvedDense)
+		row := carveDense(dense, int(hi+1), &w.carvedDense, w.out)
 		for p, k := range keys[:n] {
 			row[k] = vals[p]
 		}

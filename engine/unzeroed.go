@@ -61,17 +61,27 @@ func (b *builder) zeroRange(lo, hi int64) {
 	}
 }
 
-// newBlock returns an empty block of a level's lists (keys or values)
+// newBlock returns an empty block of a level's rows (keys or values)
 // with room for n entries, in memory that is not zeroed: every entry of
 // such a block is written before it is read (a row's entries where they
-// stay, then kept; scratch past the kept ones written first), so zeroing
-// it would be a pass over the level's whole storage for nothing (TTV on
-// orghs: 3.6 MB an execution, the rows' entries being 300,000).
-func newBlock[T int32 | int64 | float64](n int) []T {
+// stay, then kept; scratch past the kept ones written first; a dense row
+// zeroed as it is carved), so zeroing it would be a pass over the level's
+// whole storage for nothing (TTV on orghs: 3.6 MB an execution, the rows'
+// entries being 300,000). A full block (maxBlock entries) made in a run
+// (out not nil) may be one a released result gave back, and is listed
+// for the run's result (released.go).
+func newBlock[T int32 | int64 | float64](n int, out *runBlocks) []T {
 	if n <= 0 {
 		return nil
 	}
-	b := unsafe.Slice((*T)(mallocgc(uintptr(n)*unsafe.Sizeof(T(0)), nil, false)), n)
+	size := unsafe.Sizeof(T(0))
+	var p unsafe.Pointer
+	if n == maxBlock && out != nil {
+		p = out.fullBlock(size)
+	} else {
+		p = mallocgc(uintptr(n)*size, nil, false)
+	}
+	b := unsafe.Slice((*T)(p), n)
 	if blockUnzeroed != nil {
 		blockUnzeroed(b)
 	}

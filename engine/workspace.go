@@ -82,6 +82,9 @@ type tree struct {
 	// and a split run makes a tree per chunk.
 	slab  []builder
 	slabN int
+	// out: the full blocks of the run that builds the tree, for its
+	// result (released.go); nil outside a kernel's run.
+	out *runBlocks
 }
 
 // alloc returns a zero builder of the tree.
@@ -138,6 +141,7 @@ type workspace struct {
 	// zero: closing the row drops such entries).
 	appended int
 	summed   bool
+	out      *runBlocks // the tree's
 }
 
 // Representation thresholds (see release).
@@ -166,14 +170,14 @@ var narrowKeyLimit int64 = math.MaxInt32
 // the level's blocks, starting new blocks when they are full; commit
 // then keeps the entries used. A row bigger than a block gets storage
 // of its own.
-func carve[K int32, V int64 | float64](keyBlock *[]K, valBlock *[]V, need, carved int) ([]K, []V) {
+func carve[K int32, V int64 | float64](keyBlock *[]K, valBlock *[]V, need, carved int, out *runBlocks) ([]K, []V) {
 	if need > maxBlock/4 {
 		return make([]K, need), make([]V, need)
 	}
 	kb, vb := *keyBlock, *valBlock
 	if cap(kb)-len(kb) < need || cap(vb)-len(vb) < need {
 		size := blockSize(need, carved)
-		kb, vb = newBlock[K](size), newBlock[V](size)
+		kb, vb = newBlock[K](size, out), newBlock[V](size, out)
 		*keyBlock, *valBlock = kb, vb
 	}
 	return kb[len(kb) : len(kb)+need], vb[len(vb) : len(vb)+need]
@@ -190,18 +194,21 @@ func blockSize(need, carved int) int {
 }
 
 // carveDense returns a zero slice of length and capacity n for a dense
-// leaf, out of *block (see carve).
-func carveDense[V any](block *[]V, n int, carved *int) []V {
+// leaf, out of *block (see carve). The block is not zeroed, the slice is
+// as it is carved: the row is in the cache when it is written.
+func carveDense[V int64 | float64](block *[]V, n int, carved *int, out *runBlocks) []V {
 	if n > maxBlock/4 {
 		return make([]V, n)
 	}
 	b := *block
 	if cap(b)-len(b) < n {
-		b = make([]V, 0, blockSize(n, *carved))
+		b = newBlock[V](blockSize(n, *carved), out)
 	}
 	*carved += n
 	*block = b[:len(b)+n]
-	return b[len(b) : len(b)+n : len(b)+n]
+	row := b[len(b) : len(b)+n : len(b)+n]
+	clear(row)
+	return row
 }
 
 // commit keeps the first n entries of the room carve gave for need.
@@ -218,7 +225,7 @@ func (t *tree) workspace(depth int) *workspace {
 	}
 	w := t.levels[depth]
 	if w == nil {
-		w = &workspace{}
+		w = &workspace{out: t.out}
 		t.levels[depth] = w
 	}
 	return w
@@ -365,7 +372,7 @@ func (b *builder) release() {
 		_, hi, _ := keyRange(touched)
 		w.kids, b.x.kids = b.x.kids, nil // the slice may have grown
 		if hi+1 <= 4*int64(len(touched)) {
-			b.x.kids, w.kids = handOver(w.kids, hi+1, nil, nil)
+			b.x.kids, w.kids = handOver(w.kids, hi+1)
 			b.ws, w.touched = nil, touched[:0]
 			return
 		}
@@ -453,7 +460,7 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	}
 	if entries > 0 && hi+1 <= denseLeafFactor*int64(entries) {
 		clear(marked)
-		*own, *shared = handOver(*shared, hi+1, dense, &w.carvedDense)
+		*own = handOverLeaf(*shared, hi+1, dense, &w.carvedDense, w.out)
 		w.startStreak(hi + 1)
 		b.ws = nil
 		w.touched = w.touched[:0] // the length only: no barrier
@@ -464,7 +471,7 @@ func releaseLeaf[V int64 | float64](b *builder, w *workspace, own, shared, dense
 	var n int
 	if hi <= narrowKeyLimit {
 		// Keys of 4 bytes, not 8: a list entry of 12 bytes, not 16.
-		keys, vals := carve(&w.keyBlock, block, need, w.carved)
+		keys, vals := carve(&w.keyBlock, block, need, w.carved, w.out)
 		n = compactRow(*shared, touched, marked, lo, hi, sorted, keys, vals, &w.bits)
 		keepList(b, w, own, block, keys, vals, need, n, m)
 	} else {
@@ -703,25 +710,29 @@ func deleteZeros[V int64 | float64](m map[int64]V) {
 	}
 }
 
-// handOver gives the n first keys of the workspace slice ws to a builder
-// of its own and returns the workspace's new slice. A leaf's slice is
-// carved out of block (see carveDense) and ws is zeroed behind the copy.
-// Children (block nil): when ws is not much longer, the builder takes ws
-// itself and the workspace a fresh zeroed slice; otherwise the builder
-// gets a copy. The builder's capacity never grows past cap(ws), below
-// which no key is spilled.
-func handOver[V any](ws []V, n int64, block *[]V, carved *int) (own, rest []V) {
-	if block != nil {
-		own = carveDense(block, int(n), carved)
-	} else {
-		if int64(cap(ws)) <= 2*n {
-			return ws[:n], make([]V, len(ws))
-		}
-		own = make([]V, n)
+// handOver gives the n first children of the workspace slice ws to a
+// builder of its own and returns the workspace's new slice: when ws is
+// not much longer, the builder takes ws itself and the workspace a fresh
+// zeroed slice; otherwise the builder gets a copy. The builder's capacity
+// never grows past cap(ws), below which no key is spilled.
+func handOver(ws []kid, n int64) (own, rest []kid) {
+	if int64(cap(ws)) <= 2*n {
+		return ws[:n], make([]kid, len(ws))
 	}
+	own = make([]kid, n)
 	copy(own, ws)
 	clear(ws[:n])
 	return own, ws
+}
+
+// handOverLeaf gives the n first keys of a leaf's workspace slice ws to
+// a builder: a copy carved out of block (see carveDense); ws is zeroed
+// behind it.
+func handOverLeaf[V int64 | float64](ws []V, n int64, block *[]V, carved *int, out *runBlocks) []V {
+	own := carveDense(block, int(n), carved, out)
+	copy(own, ws)
+	clear(ws[:n])
+	return own
 }
 
 // startStreak counts a dense row of the workspace over keys 0..n-1, and
@@ -757,9 +768,9 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 		n = w.hint
 	}
 	if s.real {
-		nb.reals = carveDense(&w.denseReals, n, &w.carvedDense)
+		nb.reals = carveDense(&w.denseReals, n, &w.carvedDense, w.out)
 	} else {
-		nb.ints = carveDense(&w.denseInts, n, &w.carvedDense)
+		nb.ints = carveDense(&w.denseInts, n, &w.carvedDense, w.out)
 	}
 	w.last = nb
 	return nb
