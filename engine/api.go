@@ -6,7 +6,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
@@ -185,8 +184,8 @@ type Result struct {
 	f     float64
 	b     bool
 	d     dict
-	// blocks: the full blocks of d's rows, by entry size (Release).
-	blocks [2][]unsafe.Pointer
+	// owned: the pooled storage of d's rows (Release).
+	owned []owned
 }
 
 // Value converts the result to a logical value (int64, float64, bool or
@@ -385,7 +384,7 @@ func (k *Kernel) exec(st storage.Store, sample bool) (*Result, error) {
 	// After a panic a worker may still be running on its frame: the run's
 	// memory is not kept.
 	k.mem.release(err == nil)
-	res.blocks = k.out.stop()
+	res.owned = k.out.stop()
 	res.Stats = Stats{Compile: k.compileTime, Execute: time.Since(start)}
 	if sampler != nil {
 		res.Stats.StartHeap, res.Stats.PeakHeap = sampler.start, sampler.stop()

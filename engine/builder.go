@@ -327,7 +327,12 @@ var realsGrown func()
 func (b *builder) growReals(n int) {
 	b.settle()
 	c := cap(b.reals)
-	b.reals = growTo(b.reals, n)
+	if c == 0 && n >= longRow {
+		// Made whole: a released result's row may serve (released.go).
+		b.reals = pooledRow[float64](n, b.spec.out.current(), true)
+	} else {
+		b.reals = growTo(b.reals, n)
+	}
 	if cap(b.reals) > c && realsGrown != nil {
 		realsGrown()
 	}
@@ -339,7 +344,11 @@ func (b *builder) growReals(n int) {
 func (b *builder) growInts(n int) {
 	b.settle()
 	c := cap(b.ints)
-	b.ints = growTo(b.ints, n)
+	if c == 0 && n >= longRow {
+		b.ints = pooledRow[int64](n, b.spec.out.current(), true)
+	} else {
+		b.ints = growTo(b.ints, n)
+	}
 	if cap(b.ints) > c && b.x != nil && len(b.x.mint) > 0 {
 		b.ints = unspill(b, b.ints, b.x.mint)
 	}

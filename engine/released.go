@@ -8,29 +8,46 @@ import (
 
 // The storage of a released result. A large result's rows live in the
 // blocks of its levels (workspace.go), most of them of the full size
-// (maxBlock entries). Made afresh, each run's blocks are memory the
-// process has not touched since the collector freed the last run's: the
-// heap goal follows how much of the output each cycle finds built, the
-// scavenger returns the pages in between to the OS, and the next run
-// faults them in again (MMM on bcsstk16: ~900 page faults, ~2 ms of
-// system time a run, a third of its Go loop's time). A caller that is
-// done with a result says so (Result.Release); its full blocks then go
-// to a pool that later runs, of any kernel, take their full blocks
-// from. The pool is a sync.Pool: blocks no run takes back are dropped by
-// the collector's next cycles, so a released result holds no memory for
+// (maxBlock entries), or in one long dense row (SpMV's). Made afresh,
+// each run's storage is memory the process has not touched since the
+// collector freed the last run's: the heap goal follows how much of the
+// output each cycle finds built, the scavenger returns the pages in
+// between to the OS, and the next run faults them in again (MMM on
+// bcsstk16: ~900 page faults, ~2 ms of system time a run, a third of its
+// Go loop's time). A caller that is done with a result says so
+// (Result.Release); its full blocks and long rows then go to pools, by
+// size in bytes, that later runs of any kernel take such storage from.
+// The pools are sync.Pools: storage no run takes back is dropped by the
+// collector's next cycles, so a released result holds no memory for
 // long.
 
-// blockPools holds released full blocks by the size of their entries:
-// 4 bytes (keys), 8 bytes (values).
-var blockPools [2]sync.Pool
+// longRow is the fewest entries of a dense row made whole (reserved, or
+// grown from nothing) that goes through the pools: shorter rows cost
+// little to make, and their sizes vary more.
+const longRow = 1 << 15
 
-func poolClass(size uintptr) int { return int(size / 8) }
+// pools holds a *sync.Pool per size in bytes.
+var pools sync.Map
 
-// runBlocks lists the full blocks a run made, for its result.
+func poolOf(bytes uintptr) *sync.Pool {
+	if p, ok := pools.Load(bytes); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := pools.LoadOrStore(bytes, &sync.Pool{})
+	return p.(*sync.Pool)
+}
+
+// owned is a piece of pooled storage: its address and size.
+type owned struct {
+	p     unsafe.Pointer
+	bytes uintptr
+}
+
+// runBlocks lists the pooled storage a run made, for its result.
 type runBlocks struct {
 	mu     sync.Mutex
-	closed bool // the run is over: blocks made later are not its result's
-	blocks [2][]unsafe.Pointer
+	closed bool // the run is over: storage made later is not its result's
+	owned  []owned
 }
 
 // blockSink is a kernel's: the runBlocks of the run under way (nil
@@ -49,39 +66,52 @@ func (s *blockSink) current() *runBlocks {
 // start begins a run's list.
 func (s *blockSink) start() { s.run.Store(&runBlocks{}) }
 
-// stop ends the run's list and returns its blocks.
-func (s *blockSink) stop() [2][]unsafe.Pointer {
+// stop ends the run's list and returns it.
+func (s *blockSink) stop() []owned {
 	r := s.run.Swap(nil)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
-	return r.blocks
+	return r.owned
 }
 
-// fullBlock returns a block of maxBlock entries of the given size, taken
-// from the pool if one is there, and lists it in r.
-func (r *runBlocks) fullBlock(size uintptr) unsafe.Pointer {
-	c := poolClass(size)
-	p, _ := blockPools[c].Get().(unsafe.Pointer)
+// take returns bytes of memory, not zeroed, from the pool of that size
+// if it has some, and lists them in r.
+func (r *runBlocks) take(bytes uintptr) unsafe.Pointer {
+	p, _ := poolOf(bytes).Get().(unsafe.Pointer)
 	if p == nil {
-		p = mallocgc(maxBlock*size, nil, false)
+		p = mallocgc(bytes, nil, false)
 	}
 	r.mu.Lock()
 	if !r.closed {
-		r.blocks[c] = append(r.blocks[c], p)
+		r.owned = append(r.owned, owned{p, bytes})
 	}
 	r.mu.Unlock()
 	return p
+}
+
+// pooledRow returns a dense row of n entries for a run (out, nil outside
+// one), zeroed if zero is set.
+func pooledRow[V int64 | float64](n int, out *runBlocks, zero bool) []V {
+	if out == nil || n < longRow {
+		if zero {
+			return make([]V, n)
+		}
+		return unzeroedRow[V](n)
+	}
+	row := unsafe.Slice((*V)(out.take(uintptr(n)*unsafe.Sizeof(V(0)))), n)
+	if zero {
+		clear(row)
+	}
+	return row
 }
 
 // Release tells the engine that the caller is done with r and with every
 // dictionary read from it (Value's result is a copy and stays valid):
 // the storage of r's rows goes to later runs. r holds no value after.
 func (r *Result) Release() {
-	for c, ps := range r.blocks {
-		for _, p := range ps {
-			blockPools[c].Put(p)
-		}
+	for _, o := range r.owned {
+		poolOf(o.bytes).Put(o.p)
 	}
 	*r = Result{Type: r.Type, Stats: r.Stats}
 }

@@ -38,10 +38,10 @@ func (b *builder) reserveUnzeroed(n int64) bool {
 		cap(b.reals)+cap(b.ints) > 0 || n <= 0 || n > maxReserve {
 		return false
 	}
-	if s.real {
-		b.reals = unzeroedRow[float64](int(n))
+	if out := s.out.current(); s.real {
+		b.reals = pooledRow[float64](int(n), out, false)
 	} else {
-		b.ints = unzeroedRow[int64](int(n))
+		b.ints = pooledRow[int64](int(n), out, false)
 	}
 	if rowUnzeroed != nil {
 		rowUnzeroed(n)
@@ -74,12 +74,12 @@ func newBlock[T int32 | int64 | float64](n int, out *runBlocks) []T {
 	if n <= 0 {
 		return nil
 	}
-	size := unsafe.Sizeof(T(0))
+	bytes := uintptr(n) * unsafe.Sizeof(T(0))
 	var p unsafe.Pointer
 	if n == maxBlock && out != nil {
-		p = out.fullBlock(size)
+		p = out.take(bytes)
 	} else {
-		p = mallocgc(uintptr(n)*size, nil, false)
+		p = mallocgc(bytes, nil, false)
 	}
 	b := unsafe.Slice((*T)(p), n)
 	if blockUnzeroed != nil {
