@@ -97,6 +97,9 @@ func HandLoop(args []string) error {
 	// output's entries (outside the timed runs).
 	var loop func() any
 	var answer func(any) *Answer
+	// The loops write their output where the last run's was, as storel's
+	// repeated runs reuse a released result's storage.
+	var buf outBuf
 	switch *kernel {
 	case "spmv", "batax":
 		if err = need("A"); err == nil {
@@ -105,28 +108,28 @@ func HandLoop(args []string) error {
 				return fmt.Errorf("x has %d values, A %d columns", len(x), a.cols)
 			}
 			beta := scalar["beta"]
-			loop = func() any { return spmvLoop(a, x) }
+			loop = func() any { return spmvLoop(&buf, a, x) }
 			if *kernel == "batax" {
-				loop = func() any { return bataxLoop(a, x, beta) }
+				loop = func() any { return bataxLoop(&buf, a, x, beta) }
 			}
 			answer = func(o any) *Answer { return vectorAnswer(o.([]float64)) }
 		}
 	case "summmm":
 		if err = need("A", "B"); err == nil {
 			a, b := csrOf(t["A"]), csrOf(t["B"])
-			loop = func() any { return summmmLoop(a, b) }
+			loop = func() any { return summmmLoop(&buf, a, b) }
 			answer = func(o any) *Answer { return &Answer{Entries: []Entry{{Val: o.(float64)}}} }
 		}
 	case "mmm":
 		if err = need("A", "B"); err == nil {
 			a, b := csrOf(t["A"]), csrOf(t["B"])
-			loop = func() any { return mmmLoop(a, b) }
+			loop = func() any { return mmmLoop(&buf, a, b) }
 			answer = func(o any) *Answer { return denseAnswer(o.([]float64), int(b.cols)) }
 		}
 	case "sddmm":
 		if err = need("S", "U", "V"); err == nil {
 			s, u, v := csrOf(t["S"]), denseOf(t["U"], false), denseOf(t["V"], false)
-			loop = func() any { return sddmmLoop(s, u, v) }
+			loop = func() any { return sddmmLoop(&buf, s, u, v) }
 			answer = func(o any) *Answer {
 				return csrAnswer(&csr{rows: s.rows, cols: s.cols, pos: s.pos, idx: s.idx, val: o.([]float64)})
 			}
@@ -137,19 +140,19 @@ func HandLoop(args []string) error {
 			if int64(len(v)) != t["T"].Dims[2] {
 				return fmt.Errorf("v has %d values, T's third mode %d", len(v), t["T"].Dims[2])
 			}
-			loop = func() any { return ttvLoop(f, v) }
+			loop = func() any { return ttvLoop(&buf, f, v) }
 			answer = func(o any) *Answer { return fiberAnswer(f, o.([]float64), 1) }
 		}
 	case "ttm":
 		if err = need("A", "B"); err == nil {
 			f, b := csfOf(t["A"]), denseOf(t["B"], true)
-			loop = func() any { return ttmLoop(f, b) }
+			loop = func() any { return ttmLoop(&buf, f, b) }
 			answer = func(o any) *Answer { return fiberAnswer(f, o.([]float64), b.cols) }
 		}
 	case "mttkrp":
 		if err = need("B", "C", "D"); err == nil {
 			f, c, d := csfOf(t["B"]), denseOf(t["C"], false), denseOf(t["D"], true)
-			loop = func() any { return mttkrpLoop(f, c, d) }
+			loop = func() any { return mttkrpLoop(&buf, f, c, d) }
 			answer = func(o any) *Answer { return denseAnswer(o.([]float64), min(c.cols, d.cols)) }
 		}
 	}
@@ -287,8 +290,25 @@ func csfOf(c *storage.COO) *csf {
 	return f
 }
 
-func spmvLoop(a *csr, x []float64) []float64 {
-	y := make([]float64, a.rows)
+// outBuf is a loop's output kept from one run to the next.
+type outBuf []float64
+
+// take returns n values of the kept output, zeroed where the loop adds
+// into them.
+func (b *outBuf) take(n int, zero bool) []float64 {
+	if cap(*b) < n {
+		*b = make([]float64, n)
+		return *b
+	}
+	*b = (*b)[:n]
+	if zero {
+		clear(*b)
+	}
+	return *b
+}
+
+func spmvLoop(buf *outBuf, a *csr, x []float64) []float64 {
+	y := buf.take(int(a.rows), false)
 	for i := range y {
 		seg, v := a.row(int64(i))
 		s := 0.0
@@ -300,8 +320,8 @@ func spmvLoop(a *csr, x []float64) []float64 {
 	return y
 }
 
-func bataxLoop(a *csr, x []float64, beta float64) []float64 {
-	q := make([]float64, a.cols)
+func bataxLoop(buf *outBuf, a *csr, x []float64, beta float64) []float64 {
+	q := buf.take(int(a.cols), true)
 	for i := int64(0); i < a.rows; i++ {
 		seg, v := a.row(i)
 		t := 0.0
@@ -316,8 +336,8 @@ func bataxLoop(a *csr, x []float64, beta float64) []float64 {
 	return q
 }
 
-func summmmLoop(a, b *csr) float64 {
-	rowsum := make([]float64, b.rows)
+func summmmLoop(buf *outBuf, a, b *csr) float64 {
+	rowsum := buf.take(int(b.rows), true)
 	for k := range rowsum {
 		_, v := b.row(int64(k))
 		for _, x := range v {
@@ -335,9 +355,9 @@ func summmmLoop(a, b *csr) float64 {
 
 // mmmLoop returns A·B as a dense row-major matrix, accumulated row by row
 // (B has few columns: 250 in the harness).
-func mmmLoop(a, b *csr) []float64 {
+func mmmLoop(buf *outBuf, a, b *csr) []float64 {
 	cols := int(b.cols)
-	out := make([]float64, int(a.rows)*cols)
+	out := buf.take(int(a.rows)*cols, true)
 	for i := int64(0); i < a.rows; i++ {
 		acc := out[int(i)*cols : int(i+1)*cols]
 		for p := a.pos[i]; p < a.pos[i+1]; p++ {
@@ -355,8 +375,8 @@ func mmmLoop(a, b *csr) []float64 {
 }
 
 // sddmmLoop returns the values of the result in S's pattern.
-func sddmmLoop(s *csr, u, v *dense) []float64 {
-	out := make([]float64, len(s.val))
+func sddmmLoop(buf *outBuf, s *csr, u, v *dense) []float64 {
+	out := buf.take(len(s.val), false)
 	r := min(u.cols, v.cols)
 	for i := int64(0); i < s.rows; i++ {
 		ui := u.val[int(i)*u.cols : int(i)*u.cols+r]
@@ -374,8 +394,8 @@ func sddmmLoop(s *csr, u, v *dense) []float64 {
 }
 
 // ttvLoop returns one value per (i,j) fiber of f.
-func ttvLoop(f *csf, v []float64) []float64 {
-	out := make([]float64, len(f.j))
+func ttvLoop(buf *outBuf, f *csf, v []float64) []float64 {
+	out := buf.take(len(f.j), false)
 	for b := range f.j {
 		seg, vals := f.fiber(b)
 		s := 0.0
@@ -389,8 +409,8 @@ func ttvLoop(f *csf, v []float64) []float64 {
 
 // ttmLoop returns a dense row of K values per (i,j) fiber of f; bt is
 // B(k,l) stored l-major (bt.rows = L, bt.cols = K).
-func ttmLoop(f *csf, bt *dense) []float64 {
-	out := make([]float64, len(f.j)*bt.cols)
+func ttmLoop(buf *outBuf, f *csf, bt *dense) []float64 {
+	out := buf.take(len(f.j)*bt.cols, true)
 	for b := range f.j {
 		acc := out[b*bt.cols : (b+1)*bt.cols]
 		seg, vals := f.fiber(b)
@@ -406,9 +426,9 @@ func ttmLoop(f *csf, bt *dense) []float64 {
 
 // mttkrpLoop returns the dense I x R result; c is C(k,j) row-major, dt is
 // D(j,l) stored l-major.
-func mttkrpLoop(f *csf, c, dt *dense) []float64 {
+func mttkrpLoop(buf *outBuf, f *csf, c, dt *dense) []float64 {
 	r := min(c.cols, dt.cols)
-	out := make([]float64, int(f.dims[0])*r)
+	out := buf.take(int(f.dims[0])*r, true)
 	t := make([]float64, r)
 	for a, i := range f.i {
 		acc := out[i*r : (i+1)*r]
