@@ -649,17 +649,30 @@ func TestFactorOfLoopBodyMovesIntoSum(t *testing.T) {
 	}
 }
 
+// bataxTuple is BATAX as one sum over two tuple patterns of A joined on
+// the row.
+const bataxTuple = `
+CREATE real SCALAR beta;
+CREATE real ARRAY x(A_dim2);
+CREATE TENSOR Q AS
+  sum(<(i,j), a> in A, <(i,k), b> in A) { j -> beta * a * b * x(k) };
+`
+
 // TestRowJoinedWithItself: BATAX walks each row of A twice (A(i,j) *
 // A(i,k)). Over sell, whose value reads intervals cannot bound, F3 could
 // not fuse the outer walk (its body walks the row's mapping again) and LT4
 // could not hoist the row's dot product out of it: the plan built each row
 // as a dense vector and walked it, the dot product recomputed per entry.
 // F3s and LT4s give it the csr plan's shape: two walks of the row side by
-// side, none over a built dictionary.
+// side, none over a built dictionary. The tuple form joins A with itself
+// on the row (batax_tuple.sdql): LK8 makes the second walk the first's
+// row, where over sell it was a scan of every row per row.
 func TestRowJoinedWithItself(t *testing.T) {
-	src, _ := examples.Source("batax")
-	for _, format := range []string{"sell", "csr"} {
-		res := optimizeForm(t, "batax", string(src), []tensorSpec{{"A", format, []int64{40, 40}, 0.1}}, Options{})
+	nested, _ := examples.Source("batax")
+	forms := map[string]string{"nested": string(nested), "tuple": bataxTuple}
+	for _, tc := range []struct{ form, format string }{{"nested", "sell"}, {"nested", "csr"}, {"tuple", "sell"}, {"tuple", "csr"}} {
+		format := tc.form + ", " + tc.format
+		res := optimizeForm(t, "batax", forms[tc.form], []tensorSpec{{"A", tc.format, []int64{40, 40}, 0.1}}, Options{})
 		var depth func(e *ir.Expr) int
 		depth = func(e *ir.Expr) int {
 			d := 0

@@ -47,6 +47,11 @@ import (
 //	dropunique          (not a test) an unannotated singleton of the
 //	                    right-hand side loses @unique: the rule puts it
 //	                    under a different sum
+//	filtered            (not a test) e[s(k) := v] replaces the walks of s
+//	                    filtered to the key k (sum(<k2, v2> in s) if k ==
+//	                    k2 then c, either side of ==, a lookup written as
+//	                    a loop) by let k2 = k in let v2 = v in c, instead
+//	                    of the lookups s(k)
 
 // The file ends with the stages of the search:
 //
@@ -75,6 +80,7 @@ type ruleDef struct {
 	Bidir        bool
 	Conds        []condSpec
 	DropUnique   bool
+	Filtered     bool
 }
 
 // condSpec is one condition: a predicate applied to metavariables.
@@ -112,6 +118,8 @@ func parseRuleFile(name, text string) ([]*ruleDef, []*stageDef, error) {
 				errs = append(errs, fmt.Sprintf("%s:%d: rule %s: %v", name, cur.Line, cur.Name, err))
 			case spec.Name == "dropunique":
 				cur.DropUnique = true
+			case spec.Name == "filtered":
+				cur.Filtered = true
 			default:
 				cur.Conds = append(cur.Conds, spec)
 			}

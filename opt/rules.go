@@ -336,7 +336,12 @@ func (s *session) rewrites(rs *ruleSet, enabled func(name string) bool) ([]*egra
 				}
 			}
 			for _, t := range replaced {
-				if _, ok := s.findTerm(&rhsEnv{cr: cr, class: class, m: m}, t); !ok {
+				env := &rhsEnv{cr: cr, class: class, m: m}
+				if cr.def.Filtered {
+					if !s.hasFilteredWalk(env, t) {
+						return false
+					}
+				} else if _, ok := s.findTerm(env, t); !ok {
 					return false
 				}
 			}
@@ -551,6 +556,14 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		if !ok {
 			return 0, false
 		}
+		if len(p.kids) > 2 && env.cr.def.Filtered {
+			src, ok1 := s.findTerm(env, p.kids[2].kids[0])
+			key, ok2 := s.findTerm(env, p.kids[2].kids[1])
+			if !ok1 || !ok2 {
+				return 0, false
+			}
+			return s.subst.replaceFiltered(body, src, key, r)
+		}
 		if len(p.kids) > 2 {
 			t, ok := s.findTerm(env, p.kids[2])
 			if !ok {
@@ -637,6 +650,22 @@ func (s *session) findTerm(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 		n.Children[i] = c
 	}
 	return s.g.Lookup(n)
+}
+
+// hasFilteredWalk reports whether the graph holds a walk of s filtered
+// to the key k, for the replaced term s(k) of a filtered rule.
+func (s *session) hasFilteredWalk(env *rhsEnv, t *pat) bool {
+	src, ok1 := s.findTerm(env, t.kids[0])
+	key, ok2 := s.findTerm(env, t.kids[1])
+	if !ok1 || !ok2 {
+		return false
+	}
+	for _, nid := range s.g.Parents(src) {
+		if _, ok := s.filteredWalk(s.g.Node(nid), src, key); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // replacedTerms are the terms a right-hand side replaces (e[t := r]).

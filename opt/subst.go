@@ -149,8 +149,17 @@ func (t *substituter) node(op egraph.Op, payload uint64, kids []egraph.ClassID, 
 }
 
 // replaceKey memoizes replace: the class, the replaced term's class and
-// the replacement.
-type replaceKey struct{ c, t, r egraph.ClassID }
+// the replacement; for replaceFiltered, t is the walked source and k the
+// key (0 for replace).
+type replaceKey struct{ c, t, r, k egraph.ClassID }
+
+// replaceTarget is what replaceWalk replaces: the class t, or (filtered)
+// the walks of t filtered to the key k. fv are the target's variables.
+type replaceTarget struct {
+	t, k     egraph.ClassID
+	filtered bool
+	fv       varSet
+}
 
 // replace returns the class of c with the occurrences of the term of
 // class t replaced by r, where the variables of t and r mean what they
@@ -164,22 +173,62 @@ type replaceKey struct{ c, t, r egraph.ClassID }
 func (t *substituter) replace(c, target, r egraph.ClassID) (egraph.ClassID, bool) {
 	t.budget = maxSubstNodes
 	g := t.s.g
-	bound := g.Data(target).FV.union(g.Data(r).FV)
-	return t.replaceWalk(c, g.Find(target), g.Find(r), bound)
+	fv := g.Data(target).FV
+	return t.replaceWalk(c, replaceTarget{t: g.Find(target), fv: fv}, g.Find(r), fv.union(g.Data(r).FV))
 }
 
-func (t *substituter) replaceWalk(c, target, r egraph.ClassID, bound varSet) (egraph.ClassID, bool) {
+// replaceFiltered returns the class of c with the walks of src filtered
+// to the key k (sum(<k2, v2> in src) if k == k2 then e, or k2 == k)
+// replaced by let k2 = k in let v2 = r in e, where r is src's value at k:
+// such a walk visits that one entry. As for replace, the variables of
+// src, k and r mean what they mean at c.
+func (t *substituter) replaceFiltered(c, src, k, r egraph.ClassID) (egraph.ClassID, bool) {
+	t.budget = maxSubstNodes
+	g := t.s.g
+	fv := g.Data(src).FV.union(g.Data(k).FV)
+	target := replaceTarget{t: g.Find(src), k: g.Find(k), filtered: true, fv: fv}
+	return t.replaceWalk(c, target, g.Find(r), fv.union(g.Data(r).FV))
+}
+
+// filteredWalk returns the class of e where n is sum(<k2, v2> in src) if
+// k == k2 then e (or k2 == k).
+func (s *session) filteredWalk(n egraph.Node, src, k egraph.ClassID) (egraph.ClassID, bool) {
+	g := s.g
+	if n.Op != opSum || g.Find(n.Children[2]) != g.Find(src) {
+		return 0, false
+	}
+	k, k2 := g.Find(k), g.Find(n.Children[0])
+	for _, bid := range g.Nodes(n.Children[3]) {
+		b := g.Node(bid)
+		if b.Op != opIf {
+			continue
+		}
+		for _, cid := range g.Nodes(b.Children[0]) {
+			eq := g.Node(cid)
+			if eq.Op != opEq {
+				continue
+			}
+			l, r := g.Find(eq.Children[0]), g.Find(eq.Children[1])
+			if l == k && r == k2 || l == k2 && r == k {
+				return b.Children[1], true
+			}
+		}
+	}
+	return 0, false
+}
+
+func (t *substituter) replaceWalk(c egraph.ClassID, target replaceTarget, r egraph.ClassID, bound varSet) (egraph.ClassID, bool) {
 	g := t.s.g
 	c = g.Find(c)
-	if c == target {
+	if !target.filtered && c == target.t {
 		return r, true
 	}
-	for _, v := range g.Data(target).FV {
+	for _, v := range target.fv {
 		if !g.Data(c).FV.has(v) {
 			return c, true // no term of c need hold the target
 		}
 	}
-	key := replaceKey{c, target, r}
+	key := replaceKey{c, target.t, r, target.k}
 	if id, ok := t.replaced[key]; ok {
 		return g.Find(id), true
 	}
@@ -202,7 +251,17 @@ nodes:
 		}
 		out := append([]egraph.ClassID(nil), n.Children...)
 		changed := false
-		for i := nb; i < len(out); i++ {
+		op, payload := n.Op, n.Payload
+		if e, ok := t.s.filteredWalk(n, target.t, target.k); ok && target.filtered && !shadow {
+			// The walk visits one entry: let k2 = k in let v2 = r in e.
+			e, ok := t.replaceWalk(e, target, r, bound)
+			if !ok {
+				continue
+			}
+			inner := t.s.add(egraph.Node{Op: opLet, Children: []egraph.ClassID{n.Children[1], r, e}})
+			op, payload, out, changed = opLet, 0, []egraph.ClassID{n.Children[0], target.k, inner}, true
+		}
+		for i := nb; i < len(out) && op == n.Op; i++ {
 			if shadow && inScope(n.Op, i) {
 				continue
 			}
@@ -217,7 +276,7 @@ nodes:
 			continue
 		}
 		t.budget--
-		id := t.s.add(egraph.Node{Op: n.Op, Payload: n.Payload, Children: out})
+		id := t.s.add(egraph.Node{Op: op, Payload: payload, Children: out})
 		if !have {
 			result, have = id, true
 		} else {

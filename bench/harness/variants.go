@@ -127,6 +127,7 @@ var variantKernels = []variantKernel{
 		cooUserForm("nested, A user COO (--storage coo_user.sdql)", "batax_nested", "x", "beta"),
 		vf("nested, x --tensor, A csr", "batax_nested_xtensor", fm{"A": "csr", "x": ""}, "beta"),
 		vf("tuple, A csr", "batax_tuple", fm{"A": "csr"}, "x", "beta"),
+		vf("tuple, A sell", "batax_tuple", fm{"A": "sell"}, "x", "beta"),
 		vf("lookup A(i)(j), A csr", "batax_lookup", fm{"A": "csr"}, "x", "beta"),
 		vf("beta * sum, A csr", "batax_scaled", fm{"A": "csr"}, "x", "beta"),
 	}},
