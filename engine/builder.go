@@ -1078,53 +1078,23 @@ func (c *kid) done(s *bspec) dict {
 func isEmpty(d dict) bool {
 	switch x := d.(type) {
 	case *denseLeaf:
-		for _, v := range x.reals {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range x.ints {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range x.spillF {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range x.spillI {
-			if v != 0 {
-				return false
-			}
-		}
-		return true
+		return !hasNonZeros(x.reals, x.ints, 1) && !anyNonZero(x.spillF) && !anyNonZero(x.spillI)
 	case *listLeaf:
-		for _, v := range x.reals {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range x.ints {
-			if v != 0 {
-				return false
-			}
-		}
-		return true
+		return !hasNonZeros(x.reals, x.ints, 1)
 	case *hashLeaf:
-		for _, v := range x.reals {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range x.ints {
-			if v != 0 {
-				return false
-			}
-		}
-		return true
+		return !anyNonZero(x.reals) && !anyNonZero(x.ints)
 	}
 	return d.size() == 0
+}
+
+// anyNonZero reports whether a value of m is not zero.
+func anyNonZero[T int64 | float64](m map[int64]T) bool {
+	for _, v := range m {
+		if v != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freezeNode returns the finished dictionary of dictionaries. Its
