@@ -163,7 +163,7 @@ func (r *rowsScatter) scatterBuilt(fr *frame, s *vstate, o *nloop, t dict, p0 in
 	for q, w := range ws {
 		keys, vals, ok := r.rowSlices(t.getDict(w), s)
 		if !ok {
-			o.iterate(fr, p0+int64(q), p0+int64(q)+1, b)
+			o.runPerIteration(fr, p0+int64(q), p0+int64(q)+1, b)
 			if fr.err != nil {
 				return true
 			}

@@ -221,7 +221,7 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 	for p0 := lo; p0 < hi; p0 += vbatch {
 		n := int(min(hi-p0, vbatch))
 		if !r.batch(fr, s, o, t, p0, n, b) {
-			o.iterate(fr, p0, p0+int64(n), b)
+			o.runPerIteration(fr, p0, p0+int64(n), b)
 		}
 		if fr.err != nil {
 			return true
@@ -258,7 +258,7 @@ func (r *rowsScatter) lanes(fr *frame, s *vstate, o *nloop, lo, hi int64, b *bui
 			wl, wh = pa[w], pa[w+1]
 		}
 		if wl < 0 || wl > wh || wh > lim {
-			o.iterate(fr, p, p+1, b)
+			o.runPerIteration(fr, p, p+1, b)
 			if fr.err != nil {
 				return
 			}
@@ -310,17 +310,6 @@ func (b *builder) leaveRowsInOrder() {
 	if x := b.x; x != nil && (x.sequential || x.seq != nil) && (x.seq == nil || x.seq.outer == nil) {
 		b.leaveSequential()
 		nestSaw("rows out of sequence")
-	}
-}
-
-// iterate runs positions lo..hi-1 of o through its statements.
-func (o *nloop) iterate(fr *frame, lo, hi int64, b *builder) {
-	for p := lo; p < hi; p++ {
-		o.setVars(fr, p)
-		o.exec(fr, o.stmt, b)
-		if fr.err != nil {
-			return
-		}
 	}
 }
 
@@ -392,7 +381,7 @@ func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *bui
 			lo, hi = pa[w], pa[w+1]
 		}
 		if lo < 0 || lo > hi || hi > lim {
-			o.iterate(fr, p0+int64(q), p0+int64(q)+1, b)
+			o.runPerIteration(fr, p0+int64(q), p0+int64(q)+1, b)
 			if fr.err != nil {
 				return
 			}
