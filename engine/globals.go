@@ -54,19 +54,6 @@ func infoOf(obj storage.Object) GlobalInfo {
 	return g
 }
 
-// DeclSchema describes the objects declared by CREATE statements.
-func DeclSchema(decls []*ir.Decl) Schema {
-	s := Schema{}
-	for _, d := range decls {
-		g := GlobalInfo{Kind: d.Kind, Elem: d.Elem}
-		if d.Kind == ir.ObjHashMap || d.Kind == ir.ObjTrie {
-			g.Arity = len(d.Dims)
-		}
-		s[d.Name] = g
-	}
-	return s
-}
-
 // cell is where the closures of a kernel find a physical object. Run
 // fills the cells before executing; closures read them.
 type cell struct {
