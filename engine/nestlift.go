@@ -150,6 +150,10 @@ type fibWalk struct {
 	xo, bo   int
 	one      bool
 	counting bool // a factor still counts toward its lane-major copy
+	// atPos: the inner loop's bounds are read at the iteration's own
+	// position (a CSF fiber's pos(p):pos(p+1)), so an iteration that the
+	// walks take whole sets no variable: the walks read none.
+	atPos bool
 }
 
 // lindex is the index of a read in an inner loop: base + stride*j where
@@ -1522,8 +1526,10 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		fw.walked, fw.j0, fw.n, fw.ver = true, s.j0, s.n, 0
 		fw.w, fw.ok = s.walk(l, r, fb.fi, fb.ix.keys(l), st, rest, coef, nil)
 		fw.ok = fw.ok && st <= 1 // no lane-major copy of t's array
+		fw.atPos = false
 		if in.seg != nil {
 			fw.rd = in.seg.reader()
+			fw.atPos = l.ks >= 0 && fw.rd.loSlot == l.ks && fw.rd.hiSlot == l.ks
 		}
 	}
 	if !fw.ok {
@@ -1546,7 +1552,17 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	}
 	// The inner loop's bounds, read inline where they are a fiber's;
 	// any irregularity goes through open, which reports it.
-	rd := &fw.rd
+	// Where they are read at the iteration's own position (atPos), the
+	// iteration's variables are set only before what reads fr.
+	rd, atPos := &fw.rd, fw.atPos
+	if atPos {
+		nestSaw("lifted fibers at their positions")
+	}
+	vars := func(p int64) {
+		if atPos {
+			setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+		}
+	}
 	var k, kp [3]int64
 	for p := lo; p < hi; p++ {
 		x := p
@@ -1558,9 +1574,16 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 			mb.flush(acc)
 			return p, true
 		}
-		setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
-		lo3, hi3, ok := rd.at(fr.i[rd.loSlot], fr.i[rd.hiSlot])
+		var lo3, hi3 int64
+		var ok bool
+		if atPos {
+			lo3, hi3, ok = rd.at(p, p)
+		} else {
+			setIterVars(fr, l.ks, l.vs, l.arr, l.vreal, p)
+			lo3, hi3, ok = rd.at(fr.i[rd.loSlot], fr.i[rd.hiSlot])
+		}
 		if !ok {
+			vars(p)
 			if lo3, hi3, ok = in.open(fr); !ok || fr.err != nil {
 				mb.flush(acc)
 				return p, false
@@ -1575,6 +1598,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 					if ps.majors[i] = s.major(f, ps.strides[i], int64(s.n)*(hi3-lo3)); ps.majors[i] != nil {
 						ps.walked = false // the walks change: runProd's, from here
 						mb.flush(acc)
+						vars(p)
 						if !s.setFibLet(fr, fb) || !s.runProd(fr, in, lo3, hi3, acc) {
 							return p, false
 						}
@@ -1587,12 +1611,30 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		var p3 int64
 		if one {
 			kp[fb.fi] = t.ahead(k[fb.fi], p+aheadPositions) // t's row aheadPositions iterations on
-			p3 = walkOne(mb, ws, &k, &kp, xo, bo, lo3, hi3, acc)
+			// walkOne's loop, here: a call per iteration of 1.6
+			// positions (MTTKRP on WordNet) costs more than they do.
+			p3 = hi3
+		walk:
+			for r := lo3; r < hi3; r++ {
+				for i := range ws {
+					w := &ws[i]
+					ku, ok := w.at(r)
+					if !ok {
+						p3 = r
+						break walk
+					}
+					k[w.f], kp[w.f] = ku, w.ahead(ku, r+aheadPositions)
+				}
+				if mb.push(k[xo], k[bo], k[2], kp[bo], kp[2]) {
+					mb.flush(acc)
+				}
+			}
 		} else {
 			p3 = walkAt(mb, ws, &q, k, lo3, hi3, acc)
 		}
 		if p3 < hi3 {
 			mb.flush(acc)
+			vars(p)
 			if !s.setFibLet(fr, fb) || !s.runProd(fr, in, p3, hi3, acc) {
 				return p, false
 			}
@@ -1602,6 +1644,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		}
 	}
 	mb.flush(acc)
+	vars(hi - 1) // as the loop per iteration leaves them
 	return hi, true
 }
 

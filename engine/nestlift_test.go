@@ -668,6 +668,42 @@ func TestLiftedFibersKeptViews(t *testing.T) {
 	}
 }
 
+// TestLiftedFibersAtTheirPositions: where a fiber's bounds are read at
+// the walked iteration's own position (B_pos3(p2):B_pos3(p2 + 1)), the
+// lifted fiber walk sets the iteration's variables only before what
+// reads them: here t3's let (C's row at k) when D's lane-major copy,
+// made partway through a row, sends a fiber to runProd, and an empty
+// fiber between others. The interpreter's result (1 and 3 threads) and
+// the bits of the loops per j.
+func TestLiftedFibersAtTheirPositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 61))
+	a := randCSF(300, 20, 200, 900, rng) // a row: about 2 fibers of 1-2 entries
+	b := &sparseCSF{dims: a.dims, pos1: a.pos1, idx1: a.idx1, pos2: []int64{0}, pos3: []int64{0}, idx3: a.idx3, val: a.val}
+	for r := range a.idx1 {
+		for f := a.pos2[r]; f < a.pos2[r+1]; f++ {
+			if f == a.pos2[r] && r%5 == 2 && a.idx2[f] > 0 {
+				b.idx2 = append(b.idx2, a.idx2[f]-1) // an empty fiber first
+				b.pos3 = append(b.pos3, a.pos3[f])
+			}
+			b.idx2 = append(b.idx2, a.idx2[f])
+			b.pos3 = append(b.pos3, a.pos3[f+1])
+		}
+		b.pos2 = append(b.pos2, int64(len(b.idx2)))
+	}
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "C", 20, 16, rng)
+		denseStore(st, "D", 16, 200, rng)
+		e := parse(t, plan, st)
+		seen := events(func() { agree(t, e, st) })
+		if seen["lifted fibers at their positions"] == 0 || seen["lane-major"] == 0 {
+			t.Errorf("no walk of fibers at their positions: %v", seen)
+		}
+		sameBitsPerJ(t, e, st, nil)
+	}
+}
+
 // TestLiftedShortWalks: TTM's walk per fiber (a row of lanes each) adds
 // a fiber of at most shortRun entries position by position, a longer one
 // through a batch; both give the interpreter's result (1 and 3 threads)
