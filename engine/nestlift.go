@@ -1543,12 +1543,14 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	} else {
 		nestSaw("lifted fibers kept")
 	}
-	q, xo, bo, one, counting := fw.q, fw.xo, fw.bo, fw.one, fw.counting
+	// (q's offsets are set per position where walkAt uses it: a view
+	// of fw's, not a copy per call.)
+	q, xo, bo, one, counting := &fw.q, fw.xo, fw.bo, fw.one, fw.counting
 	// One value times slices: every iteration's positions go into one
 	// batch, flushed before anything else adds into acc.
 	mb := &s.batch
 	if one {
-		mb.begin(&q, xo, bo, acc)
+		mb.begin(q, xo, bo, acc)
 	}
 	// The inner loop's bounds, read inline where they are a fiber's;
 	// any irregularity goes through open, which reports it.
@@ -1630,7 +1632,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 				}
 			}
 		} else {
-			p3 = walkAt(mb, ws, &q, k, lo3, hi3, acc)
+			p3 = walkAt(mb, ws, q, k, lo3, hi3, acc)
 		}
 		if p3 < hi3 {
 			mb.flush(acc)
@@ -1639,7 +1641,7 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 				return p, false
 			}
 			if one {
-				mb.begin(&q, xo, bo, acc) // (runProd's walks use it too)
+				mb.begin(q, xo, bo, acc) // (runProd's walks use it too)
 			}
 		}
 	}
@@ -1800,14 +1802,25 @@ type mulBatch struct {
 
 // begin readies an empty mb for q's views (x, b: oneValue's) and acc.
 func (mb *mulBatch) begin(q *lprod, x, b int, acc []float64) {
-	vs := [3][]float64{q.a.src, q.b.src, q.c.src}
 	mb.m, mb.n = 0, len(acc)
-	// A walk per fiber (TTM's) begins a batch per fiber over the same
-	// arrays: setSlice writes no pointer then (a write barrier while the
-	// collector marks).
-	setSlice(&mb.xs, vs[x])
-	setSlice(&mb.bs, vs[b])
-	setSlice(&mb.cs, vs[2])
+	// A walk per fiber (TTM's) or per row (MTTKRP's fibers) begins a
+	// batch over the same arrays: setSlice writes no pointer then (a
+	// write barrier while the collector marks). The views are read in
+	// place, not gathered into an array of slices first.
+	setSlice(&mb.xs, q.view(x).src)
+	setSlice(&mb.bs, q.view(b).src)
+	setSlice(&mb.cs, q.c.src)
+}
+
+// view returns q's view i: a, b or c.
+func (q *lprod) view(i int) *lview {
+	switch i {
+	case 0:
+		return &q.a
+	case 1:
+		return &q.b
+	}
+	return &q.c
 }
 
 // push adds a position whose x is xs[kx], whose lanes of b and c start
