@@ -649,12 +649,7 @@ func TestLiftedFibersOneBatch(t *testing.T) {
 func TestLiftedFibersKeptViews(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 53))
 	b := randCSF(300, 20, 200, 900, rng) // a row: about 2 fibers of 1-2 entries
-	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
-		st := storage.Store{}
-		b.store(st, "B")
-		denseStore(st, "C", 20, 16, rng)
-		denseStore(st, "D", 16, 200, rng)
-		e := parse(t, plan, st)
+	eachLiftedMTTKRP(t, b, rng, func(e *ir.Expr, st storage.Store) {
 		seen := events(func() {
 			if _, err := runEngine(e, st, 1); err != nil {
 				t.Fatal(err)
@@ -664,6 +659,21 @@ func TestLiftedFibersKeptViews(t *testing.T) {
 			t.Errorf("views made per row: %v", seen)
 		}
 		agree(t, e, st)
+	})
+}
+
+// eachLiftedMTTKRP stores b with dense C (20 x 16) and D (16 x 200),
+// runs f on each MTTKRP plan of the lifted fiber walk over them, and
+// checks the bits of the loops per j.
+func eachLiftedMTTKRP(t *testing.T, b *sparseCSF, rng *rand.Rand, f func(e *ir.Expr, st storage.Store)) {
+	t.Helper()
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "C", 20, 16, rng)
+		denseStore(st, "D", 16, 200, rng)
+		e := parse(t, plan, st)
+		f(e, st)
 		sameBitsPerJ(t, e, st, nil)
 	}
 }
@@ -690,18 +700,12 @@ func TestLiftedFibersAtTheirPositions(t *testing.T) {
 		}
 		b.pos2 = append(b.pos2, int64(len(b.idx2)))
 	}
-	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
-		st := storage.Store{}
-		b.store(st, "B")
-		denseStore(st, "C", 20, 16, rng)
-		denseStore(st, "D", 16, 200, rng)
-		e := parse(t, plan, st)
+	eachLiftedMTTKRP(t, b, rng, func(e *ir.Expr, st storage.Store) {
 		seen := events(func() { agree(t, e, st) })
 		if seen["lifted fibers at their positions"] == 0 || seen["lane-major"] == 0 {
 			t.Errorf("no walk of fibers at their positions: %v", seen)
 		}
-		sameBitsPerJ(t, e, st, nil)
-	}
+	})
 }
 
 // TestLiftedShortWalks: TTM's walk per fiber (a row of lanes each) adds
