@@ -1555,7 +1555,8 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 	// The inner loop's bounds, read inline where they are a fiber's;
 	// any irregularity goes through open, which reports it.
 	// Where they are read at the iteration's own position (atPos), the
-	// iteration's variables are set only before what reads fr.
+	// iteration's variables are set only before what reads fr (nothing
+	// past the loop reads them: they are its own).
 	rd, atPos := &fw.rd, fw.atPos
 	if atPos {
 		nestSaw("lifted fibers at their positions")
@@ -1646,7 +1647,6 @@ func (s *liftState) runFibers(fr *frame, l *lsum, lo, hi int64, acc []float64) (
 		}
 	}
 	mb.flush(acc)
-	vars(hi - 1) // as the loop per iteration leaves them
 	return hi, true
 }
 
