@@ -667,17 +667,20 @@ func interDot[V number](cols []int64, vals []V, x []float64, base, n int64) floa
 // checks (as in fit.go): the caller has checked that the entries lie
 // inside cols and vals and that every half of cols' words indexes out.
 func interScatter[V number](out []float64, cols []int64, vals []V, base, n int64, t float64) {
-	const h, low = int64(interH), storage.PackedHalf - 1
+	const h = int64(interH)
+	// A row's entries are 8 halves apart, so every one is the same half
+	// of its word: the shift is the row's, and the words are 4 apart.
+	shift, w := uint(32*(base&1)), base>>1
 	op, cp := unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(cols))
 	if vals == nil {
-		for i := base; i < base+h*n; i += h {
-			*(*float64)(unsafe.Add(op, (at[int64](cp, i>>1)>>(32*(i&1))&low)*8)) += t
+		for k := range n {
+			*(*float64)(unsafe.Add(op, int64(uint32(at[int64](cp, w+h/2*k)>>shift))*8)) += t
 		}
 		return
 	}
 	vp := unsafe.Pointer(unsafe.SliceData(vals))
-	for i := base; i < base+h*n; i += h {
-		*(*float64)(unsafe.Add(op, (at[int64](cp, i>>1)>>(32*(i&1))&low)*8)) += float64(at[V](vp, i)) * t
+	for k := range n {
+		*(*float64)(unsafe.Add(op, int64(uint32(at[int64](cp, w+h/2*k)>>shift))*8)) += float64(at[V](vp, base+h*k)) * t
 	}
 }
 
