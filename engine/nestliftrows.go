@@ -3,6 +3,8 @@ package engine
 import (
 	"math"
 	"slices"
+
+	"github.com/storel/storel/ir"
 )
 
 // Rows of lifted ranges. A loop whose body is {j -> v}, v a lifted range
@@ -19,8 +21,11 @@ import (
 // where the row is to stay, and the row is recorded closed at once; a
 // row of lanes from key 0 with no zero (the common case) is recorded as
 // the dense slice it is, with no key written. The rows, their bytes and
-// their order are those of the builder's way. An iteration the rows
-// cannot take (a key not after the last row's, the row open or the mode
+// their order are those of the builder's way. Where the rows' keys are
+// the values the loop walks and each row is a walk of a fiber, the rows
+// after the first run in blocks (liftRows.rows): a loop over the block's
+// rows with no call, variable or check per row beyond the walk's own.
+// An iteration the rows cannot take (a key not after the last row's, the row open or the mode
 // left, a range too short or too long for lanes, a run of lanes that
 // fails) runs the general way, which reports any error.
 
@@ -29,6 +34,12 @@ import (
 type liftRows struct {
 	single *nstmt
 	k      *nloop
+	// block: the rows can run in blocks (rows): the singleton is the
+	// loop's body and its key the value the loop walks (a CSF level's
+	// coordinates), the range's bounds read no variable, and its lanes
+	// are the walked rows' (walkedRows) with no guard or let before them
+	// and the fiber's bounds read in place.
+	block bool
 }
 
 // liftRowsOf returns nl's liftRows, or nil when its body does not have
@@ -44,7 +55,12 @@ func liftRowsOf(nl *nloop) *liftRows {
 	if in == nil || in.kind != stLoop || in.next != nil || in.loop.lift == nil || in.loop.kind != itRange {
 		return nil
 	}
-	return &liftRows{single: s, k: in.loop}
+	r := &liftRows{single: s, k: in.loop}
+	l, key := in.loop.lift, s.keyE
+	w := walkedRows(l.val)
+	r.block = s == nl.stmt && key.Op == ir.OpVar && key.Name == nl.e.Vars[1] && (nl.kind == itSegment || nl.kind == itArray) && !nl.vreal &&
+		len(ir.FreeVars(in.loop.e.Args[0])) == 0 && len(l.tests) == 0 && len(l.steps) == 0 && w != nil && w.seg != nil
+	return r
 }
 
 // runLiftRows runs iterations lo..hi-1 of nl, each row through the
@@ -62,6 +78,11 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 		end = max(end, int64(len(nl.arr.ints)))
 	}
 	for p := lo; p < hi; p++ {
+		if r.block {
+			if p = r.rows(fr, nl, b, s, p, hi); p == hi {
+				return
+			}
+		}
 		nl.setVars(fr, p)
 		if !r.row(fr, nl, b, s, end-p) {
 			nl.exec(fr, nl.stmt, b)
@@ -70,6 +91,99 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 			return
 		}
 	}
+}
+
+// rows runs iterations p.. of nl into b as row does, a block of them in
+// one loop once the walks of the range's set-up are made (a row before
+// went through row): per row the key and the fiber's bounds are read in
+// place, its positions walked into its lanes at the free end of the
+// level's blocks and the row recorded as the dense slice it is, with no
+// variable set and no check or call that holds for every row of the
+// block. It returns the first iteration it did not run (p where the
+// block cannot start): a key out of order, a fiber the walks cannot
+// take, a row with a zero or with no room left go to row, the general
+// way, which runs them from the start (a row's lanes are not recorded
+// until all are written).
+func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi int64) int64 {
+	sq := b.x.seq
+	l, kl := s.walked, r.k
+	if sq == nil || sq.live || len(sq.chunks) == 0 || l == nil {
+		return p
+	}
+	w := sq.w
+	if sq.cur.ws != w || sq.cur.spec.depth != 1 || w.appended != 0 {
+		return p
+	}
+	j0, j1, ok := kl.open(fr) // (its bounds read no variable)
+	if !ok || fr.err != nil || j0 != 0 || j1 < liftMin || j1 > liftLanes || j1-1 > narrowKeyLimit {
+		fr.err = nil
+		return p
+	}
+	n := int(j1)
+	ps := &s.setups[l.id]
+	if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 {
+		return p
+	}
+	for i, f := range l.prod.fs {
+		if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+			return p
+		}
+	}
+	ch := &sq.chunks[len(sq.chunks)-1]
+	if rest := w.realBlock[len(w.realBlock):cap(w.realBlock)]; len(rest) == 0 || !follows(ch.reals, rest[:1]) {
+		return p
+	}
+	s.j0, s.n = 0, n
+	var q lprod
+	ws := ps.ws[:ps.nw]
+	q.walked(ws)
+	// The fiber's bounds read the slots of the loop's position (p), of
+	// its value (keys[p]), or of a loop around it (as they are).
+	keys, rd := nl.arr.ints, l.seg.reader()
+	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
+	cEnd := int32(len(ch.cols))
+	p0, last := p, sq.key
+	for ; p < hi && room(w, w.realBlock) >= n; p++ {
+		k := keys[p]
+		switch rd.loSlot {
+		case nl.ks:
+			lo3 = p
+		case nl.vs:
+			lo3 = k
+		}
+		switch rd.hiSlot {
+		case nl.ks:
+			hi3 = p
+		case nl.vs:
+			hi3 = k
+		}
+		f0, f1, ok := rd.at(lo3, hi3)
+		if k <= last || !ok || f0 >= f1 || !l.covers(f0, f1) {
+			break
+		}
+		run := w.realBlock[len(w.realBlock):][:n]
+		if walkLanes(&s.batch, ws, &q, f0, f1, run) < f1 || !noZero(run) {
+			break
+		}
+		w.realBlock = w.realBlock[:len(w.realBlock)+n]
+		ch.reals = ch.reals[:len(ch.reals)+n]
+		push(&sq.keys, k)
+		push(&sq.vEnds, int32(len(ch.reals)))
+		push(&sq.cEnds, cEnd)
+		last = k
+	}
+	if p > p0 {
+		w.carved += int(p-p0) * n
+		sq.key = last
+		nestSaw("lifted rows in a block")
+		nestSaw("lifted rows walked")
+		nestSaw("lifted rows")
+		nestSaw("lifted")
+		if kl.orig != nil {
+			nestSaw("range swapped outward")
+		}
+	}
+	return p
 }
 
 // row runs nl's body for the iteration set in fr into b, a dictionary of
@@ -221,6 +335,17 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 	var q lprod
 	ws := ps.ws[:ps.nw]
 	q.walked(ws)
+	if p := walkLanes(&s.batch, ws, &q, lo, hi, run); p < hi {
+		return s.runProd(fr, l, p, hi, run)
+	}
+	return true
+}
+
+// walkLanes sets run to the sum over positions lo..hi-1 (lo < hi) of
+// walks ws through q (their views set), and returns the first position
+// a walk's bounds do not hold at (run then holds the positions before
+// it).
+func walkLanes(mb *mulBatch, ws []atWalk, q *lprod, lo, hi int64, run []float64) int64 {
 	var k [3]int64
 	if hi-lo <= shortRun && walkTo(ws, &k, lo) {
 		// The first position's product is written into the lanes, not
@@ -234,8 +359,5 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 	} else {
 		clear(run)
 	}
-	if p := walkAt(&s.batch, ws, &q, k, lo, hi, run); p < hi {
-		return s.runProd(fr, l, p, hi, run)
-	}
-	return true
+	return walkAt(mb, ws, q, k, lo, hi, run)
 }

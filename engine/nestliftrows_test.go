@@ -18,36 +18,46 @@ import (
 // takes: keys that repeat, a guard on j that fails in some lanes. Rows
 // after the first are walked into their lanes (walkRow) except where a
 // factor of the value is read at the row's own index, a short row's
-// first position writing its lanes (no clear before).
+// first position writing its lanes (no clear before). Where the rows'
+// keys are the values the loop walks and nothing but the walk reads the
+// row, rows after the first run in blocks (liftRows.rows), the fiber's
+// bounds read at the loop's position, its value or an outer loop's
+// position; a row of zeros leaves the block for the general way.
 func TestLiftedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 41))
 	b := randCSF(30, 25, 40, 700, rng)
-	fiberOf := func(head, key, rng, guard, val string) string {
+	fiberAt := func(at, head, key, rng, guard, val string) string {
 		return `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
 		  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1))) ` + head + `
 		    { @dense ` + key + ` -> sum(<j, _> in ` + rng + `) ` + guard + `
-		      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) ` + val + ` } } }`
+		      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(` + at + `):B_pos3(` + at + ` + 1))) ` + val + ` } } }`
 	}
+	fiberOf := func(head, key, rng, guard, val string) string { return fiberAt("p2", head, key, rng, guard, val) }
 	fiber := func(head, key, rng, guard string) string {
 		return fiberOf(head, key, rng, guard, "B_val(p3) * D_val(j * D_len2 + l)")
 	}
 	for _, tc := range []struct {
 		name, plan string
 		zeros      bool // D's columns l < 20 zero (-0 in some), others half zero
+		zeroLow    bool // D's columns l < 20 zero, others not: a fiber of those only is a row of zeros
 		general    bool // some rows the general way (no "lifted rows" for them)
 		unwalked   bool // the range's value not walked row by row (walkedRows)
+		block      bool // rows run in blocks (liftRows.rows)
 	}{
-		{"TTM, the range swapped outward", liftTTM, false, false, false},
-		{"rows from key 0", fiber("", "k", "0:D_len1", ""), false, false, false},
-		{"rows with zeros", fiber("", "k", "0:D_len1", ""), true, false, false},
-		{"a range not from key 0", fiber("", "k", "3:D_len1", ""), false, false, false},
-		{"a range not from key 0, zeros", fiber("", "k", "3:D_len1", ""), true, false, false},
-		{"a guard and a let before the singleton", fiber("if k != 4 then let m = k + 1 in", "m", "0:D_len1", ""), false, false, false},
-		{"a guard of the range that fails for some rows", fiber("", "k", "0:D_len1", "if D_val(k) < 0.5 then"), false, false, false},
-		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, true, false},
-		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, true, false},
-		{"lanes from another key in some rows", fiber("", "k", "k % 3:D_len1", ""), false, false, false},
-		{"a factor read at the row's own index", fiberOf("", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l) * D_val(i)"), false, false, true},
+		{"TTM, the range swapped outward", liftTTM, false, false, false, false, true},
+		{"rows from key 0", fiber("", "k", "0:D_len1", ""), false, false, false, false, true},
+		{"rows with zeros", fiber("", "k", "0:D_len1", ""), true, false, false, false, false},
+		{"rows of zeros between rows with none", fiber("", "k", "0:D_len1", ""), false, true, false, false, true},
+		{"a range not from key 0", fiber("", "k", "3:D_len1", ""), false, false, false, false, false},
+		{"a range not from key 0, zeros", fiber("", "k", "3:D_len1", ""), true, false, false, false, false},
+		{"a guard and a let before the singleton", fiber("if k != 4 then let m = k + 1 in", "m", "0:D_len1", ""), false, false, false, false, false},
+		{"a guard of the range that fails for some rows", fiber("", "k", "0:D_len1", "if D_val(k) < 0.5 then"), false, false, false, false, false},
+		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, false, true, false, false},
+		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, false, true, false, false},
+		{"lanes from another key in some rows", fiber("", "k", "k % 3:D_len1", ""), false, false, false, false, false},
+		{"a factor read at the row's own index", fiberOf("", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l) * D_val(i)"), false, false, false, true, false},
+		{"fibers at the row's key", fiberAt("k", "", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l)"), false, false, false, false, true},
+		{"fibers at the outer loop's position", fiberAt("p1", "", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l)"), false, false, false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storage.Store{}
@@ -66,6 +76,12 @@ func TestLiftedRows(t *testing.T) {
 					}
 				}
 			}
+			if tc.zeroLow {
+				d := st["D_val"].(*storage.Array).F
+				for j := range 12 {
+					clear(d[j*40 : j*40+20])
+				}
+			}
 			e := parse(t, tc.plan, st)
 			seen := events(func() { agree(t, e, st) })
 			if walked := seen["lifted rows walked"]; walked == 0 && !tc.general && !tc.unwalked || walked > 0 && tc.unwalked {
@@ -76,6 +92,9 @@ func TestLiftedRows(t *testing.T) {
 			}
 			if seen["lifted rows"] == 0 {
 				t.Errorf("no row went through the lifted rows: %v", seen)
+			}
+			if blocks := seen["lifted rows in a block"]; (blocks > 0) != tc.block {
+				t.Errorf("blocks of rows run in one loop: %d, want some: %v; events %v", blocks, tc.block, seen)
 			}
 			if tc.general && seen["lifted rows"] >= 2*len(b.idx2) { // a row a fiber, at 1 and 3 threads
 				t.Errorf("no row went the general way: %v", seen)
