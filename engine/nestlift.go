@@ -2059,33 +2059,43 @@ func (p *lprod) dot(acc float64, n int) float64 {
 	return acc
 }
 
-// setTo writes the product's lanes into out.
-func (p *lprod) setTo(out []float64) {
+// setTo writes the product's lanes into out and reports whether none is
+// zero (or -0): checked as each lane is written, not read back (a row's
+// lanes are fresh output, still on their way to memory).
+func (p *lprod) setTo(out []float64) bool {
 	a, b, c := &p.a, &p.b, &p.c
+	zero := false
 	if a.stride == 1 && b.stride == 1 && c.src == nil {
 		as, bs := a.src[a.k:][:len(out)], b.src[b.k:][:len(out)]
 		for q := range out {
-			out[q] = as[q] * bs[q]
+			v := as[q] * bs[q]
+			out[q] = v
+			zero = zero || v == 0
 		}
-		return
+		return !zero
 	}
 	as, ak, astep := a.src, a.k, a.stride
 	bs, bk, bstep := b.src, b.k, b.stride
 	if c.src == nil {
 		for q := range out {
-			out[q] = as[ak] * bs[bk]
+			v := as[ak] * bs[bk]
+			out[q] = v
+			zero = zero || v == 0
 			ak += astep
 			bk += bstep
 		}
-		return
+		return !zero
 	}
 	cs, ck, cstep := c.src, c.k, c.stride
 	for q := range out {
-		out[q] = float64(as[ak]*bs[bk]) * cs[ck]
+		v := float64(as[ak]*bs[bk]) * cs[ck]
+		out[q] = v
+		zero = zero || v == 0
 		ak += astep
 		bk += bstep
 		ck += cstep
 	}
+	return !zero
 }
 
 // addTo adds the product's lanes into acc: where each view is one value

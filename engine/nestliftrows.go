@@ -162,7 +162,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			break
 		}
 		run := w.realBlock[len(w.realBlock):][:n]
-		if walkLanes(&s.batch, ws, &q, f0, f1, run) < f1 || !noZero(run) {
+		if e, nz := walkLanes(&s.batch, ws, &q, f0, f1, run); e < f1 || !nz && !noZero(run) {
 			break
 		}
 		w.realBlock = w.realBlock[:len(w.realBlock)+n]
@@ -335,7 +335,7 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 	var q lprod
 	ws := ps.ws[:ps.nw]
 	q.walked(ws)
-	if p := walkLanes(&s.batch, ws, &q, lo, hi, run); p < hi {
+	if p, _ := walkLanes(&s.batch, ws, &q, lo, hi, run); p < hi {
 		return s.runProd(fr, l, p, hi, run)
 	}
 	return true
@@ -344,8 +344,9 @@ func (s *liftState) walkRow(fr *frame, run []float64) bool {
 // walkLanes sets run to the sum over positions lo..hi-1 (lo < hi) of
 // walks ws through q (their views set), and returns the first position
 // a walk's bounds do not hold at (run then holds the positions before
-// it).
-func walkLanes(mb *mulBatch, ws []atWalk, q *lprod, lo, hi int64, run []float64) int64 {
+// it), and true where the row is that one position and no lane of it
+// is zero (false: unknown).
+func walkLanes(mb *mulBatch, ws []atWalk, q *lprod, lo, hi int64, run []float64) (int64, bool) {
 	var k [3]int64
 	if hi-lo <= shortRun && walkTo(ws, &k, lo) {
 		// The first position's product is written into the lanes, not
@@ -353,11 +354,13 @@ func walkLanes(mb *mulBatch, ws []atWalk, q *lprod, lo, hi int64, run []float64)
 		// output, each store to them a miss. Only a zero's sign may
 		// differ from 0+x (-0), and no zero is kept.
 		q.a.k, q.b.k, q.c.k = k[0], k[1], k[2]
-		q.setTo(run)
+		nz := q.setTo(run)
 		nestSaw("lifted rows set")
-		lo++
+		if lo++; lo == hi {
+			return hi, nz // (a fiber of one entry: most of TTM's)
+		}
 	} else {
 		clear(run)
 	}
-	return walkAt(mb, ws, q, k, lo, hi, run)
+	return walkAt(mb, ws, q, k, lo, hi, run), false
 }
