@@ -25,9 +25,10 @@ import (
 // the values the loop walks and each row is a walk of a fiber, the rows
 // after the first run in blocks (liftRows.rows): a loop over the block's
 // rows with no call, variable or check per row beyond the walk's own.
-// An iteration the rows cannot take (a key not after the last row's, the row open or the mode
-// left, a range too short or too long for lanes, a run of lanes that
-// fails) runs the general way, which reports any error.
+// An iteration the rows cannot take (a key not after the last row's,
+// the row open or the mode left, a range too short or too long for
+// lanes, a run of lanes that fails) runs the general way, which reports
+// any error.
 
 // liftRows is a loop whose body, after guards and lets of no loop, is a
 // singleton (single) whose value is the lifted range k.
