@@ -325,7 +325,7 @@ CREATE TENSOR A AS
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+	res, err := opt.Optimize(prog.Compose(""), st, planLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

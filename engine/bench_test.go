@@ -313,7 +313,7 @@ func optimizedPlan(t testing.TB, program string, formats map[string]string, st s
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+	res, err := opt.Optimize(prog.Compose(""), st, planLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

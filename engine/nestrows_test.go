@@ -257,7 +257,7 @@ func TestSharedRows(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("optimized A %s, B %s", f.a, f.b), func(t *testing.T) {
 			naive, st := paperProgram(t, "mmm", map[string][]int64{"A": {90, 60}, "B": {60, 40}}, map[string]string{"A": f.a, "B": f.b}, 900, rng)
-			res, err := opt.Optimize(naive, st, opt.Options{})
+			res, err := opt.Optimize(naive, st, planLimits)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,7 @@ func TestOptimizedPlans(t *testing.T) {
 	for _, pc := range paperCases {
 		t.Run(pc.name, func(t *testing.T) {
 			naive, st := paperProgram(t, pc.name, pc.tensors, pc.formats, 200, rng)
-			res, err := opt.Optimize(naive, st, opt.Options{})
+			res, err := opt.Optimize(naive, st, planLimits)
 			if err != nil {
 				t.Fatal(err)
 			}

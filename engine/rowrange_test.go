@@ -161,7 +161,7 @@ CREATE TENSOR y AS sum(<(i,j),a> in A) { i -> a * x(j) };`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+	res, err := opt.Optimize(prog.Compose(""), st, planLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

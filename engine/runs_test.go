@@ -48,7 +48,7 @@ CREATE TENSOR Q AS
 			} else {
 				naive, st = paperProgram(t, pc.name, pc.tensors, pc.formats, 300, rng)
 			}
-			res, err := opt.Optimize(naive, st, opt.Options{})
+			res, err := opt.Optimize(naive, st, planLimits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func userPlan(t *testing.T, mappingName, mapping, name, src string, st storage.S
 		t.Fatal(err)
 	}
 	naive := prog.Compose("")
-	res, err := opt.Optimize(naive, st, opt.Options{})
+	res, err := opt.Optimize(naive, st, planLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestRunLayoutPrepared(t *testing.T) {
 CREATE TENSOR Q AS
   sum(<i, Bi> in B) sum(<j, Bij> in Bi) sum(<k, b> in Bij) { (i, j) -> b * x(k) };`
 	naive, st := userProgram(t, rng, ttv, []int64{10, 12, 14}, "coo")
-	res, err := opt.Optimize(naive, st, opt.Options{})
+	res, err := opt.Optimize(naive, st, planLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

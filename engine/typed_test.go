@@ -103,7 +103,7 @@ func TestIntValuedOptimizedPlans(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := opt.Optimize(prog.Compose(""), st, opt.Options{})
+				res, err := opt.Optimize(prog.Compose(""), st, planLimits)
 				if err != nil {
 					t.Fatal(err)
 				}
