@@ -430,7 +430,7 @@ func TestCalibrate(t *testing.T) {
 	}
 	var plans []*calibPlan
 	for _, c := range calibCases(t) {
-		res, err := Optimize(c.naive, c.st, Options{})
+		res, err := Optimize(c.naive, c.st, searchLimits)
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.group, c.label, err)
 		}
@@ -663,7 +663,7 @@ func TestFormatChoiceSpMV(t *testing.T) {
 				naive, st := setupCOO(t, rand.New(rand.NewPCG(1, 1)), "spmv", src, []cooSpec{{"A", f, c}})
 				alts = append(alts, Alternative{Label: "A=" + f, Naive: naive, Store: st})
 			}
-			res, err := OptimizeAlternatives(alts, Options{})
+			res, err := OptimizeAlternatives(alts, searchLimits)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -79,7 +79,7 @@ func TestCardScaledAt(t *testing.T) {
 func TestMMMAccumulatesInPlace(t *testing.T) {
 	for _, d := range []float64{0.03, 0.1, 0.3} {
 		naive, st := setupKernel(t, "mmm", 1, []tensorSpec{{"A", "csr", []int64{1000, 1000}, d}, {"B", "csr", []int64{1000, 1000}, d}})
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}

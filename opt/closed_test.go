@@ -143,7 +143,7 @@ func TestTransposedCopyBuiltOnce(t *testing.T) {
 		{"A", "csf", randomSparseCOO(r, []int64{2000, 1800, 20}, 30000)},
 		{"B", "csr", randomSparseCOO(r, []int64{25, 20}, 25*20/32)},
 	})
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestAlternativesPickTheCheapest(t *testing.T) {
 		}
 		alts = append(alts, Alternative{Label: "A=" + f + " B=csr", Naive: naive, Store: st})
 	}
-	res, err := OptimizeAlternatives(alts, Options{})
+	res, err := OptimizeAlternatives(alts, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestAlternativesPickTheCheapest(t *testing.T) {
 func TestDotDrawsThePlan(t *testing.T) {
 	k := paperKernels[len(paperKernels)-1]
 	naive, st := setupKernel(t, k.name, 1, k.tensors)
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

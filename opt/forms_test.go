@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
@@ -36,10 +35,8 @@ CREATE TENSOR Q AS
 // plan the naive plan's value, and returns the result.
 func optimizeForm(t *testing.T, name, src string, tensors []tensorSpec, o Options) *Result {
 	t.Helper()
-	// The node and round limits, not the machine's load, bound the search
-	// whose plan these tests judge.
 	if o.TimeLimit == 0 {
-		o.TimeLimit = time.Minute
+		o.TimeLimit = searchLimits.TimeLimit
 	}
 	naive, st := setupProgram(t, name, []byte(src), 7, tensors)
 	want, err := eval.Eval(naive, st)
@@ -158,7 +155,7 @@ func TestLookupsSeekIntoSortedRows(t *testing.T) {
   sum(<(i,j), b> in B) { i -> { j -> b * A(i)(j) } };`
 	for _, f := range []string{"coo", "hash"} {
 		naive, st := setupProgram(t, "ewise", []byte(ewise), 3, []tensorSpec{{"A", "csr", []int64{30, 40}, 0.2}, {"B", f, []int64{30, 40}, 0.2}})
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,7 +501,7 @@ func TestFullRowsAsDense(t *testing.T) {
 // plan costs more.
 func TestCompressedCopyOfDenseFactor(t *testing.T) {
 	src, _ := examples.Source("mmm")
-	noM6 := Options{Rules: func(name string) bool { return name != "M6" }}
+	noM6 := Options{Rules: func(name string) bool { return name != "M6" }, TimeLimit: searchLimits.TimeLimit}
 	walksCopy := func(plan *ir.Expr) bool {
 		found := false
 		ir.Walk(plan, func(e *ir.Expr) bool {
@@ -519,7 +516,7 @@ func TestCompressedCopyOfDenseFactor(t *testing.T) {
 	for _, seed := range []uint64{7, 8} {
 		ts := []tensorSpec{{"A", "csr", []int64{40, 60}, 0.2}, {"B", "dense", []int64{60, 200}, 1.0 / 32}}
 		naive, st := setupProgram(t, "mmm", src, seed, ts)
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ CREATE TENSOR y AS
 			"A_width": storage.IntScalar(int64(width)), "A_col": storage.IntArray(col), "A_val": storage.RealArray(val)}
 		m := []byte(strings.ReplaceAll(ellMapping, "TEST", tc.test))
 		naive := composeProgram(t, r, st, []sdql.Source{{Name: "ell.sdql", Text: m}}, "spmv", []byte(spmv))
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestGuardedPlanSafeOnItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestGuardedBranchesRefusedInUnsafePlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	naive := p.Compose("")
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

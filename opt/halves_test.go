@@ -3,7 +3,6 @@ package opt
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
@@ -40,7 +39,7 @@ CREATE TENSOR y AS sum(<(i, j), a> in A) { i -> a * x(j) };`
 		}
 		// A stage stopped by its 1 s time limit (a loaded machine) would
 		// keep an unfused plan: the test is of the ranges, not the clock.
-		res, err := Optimize(prog.Compose(""), st, Options{TimeLimit: time.Minute})
+		res, err := Optimize(prog.Compose(""), st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}

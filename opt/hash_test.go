@@ -52,7 +52,7 @@ func TestHashFormatsFuse(t *testing.T) {
 		name := fmt.Sprintf("%s %v", k.name, formats)
 		naive, st := setupKernel(t, k.name, 3, k.tensors)
 		trimHashes(t, st, hashTrim)
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -97,7 +97,7 @@ func sellSpMV(t *testing.T, r *rand.Rand) (*ir.Expr, storage.Store, *Result) {
 	t.Helper()
 	src, _ := examples.Source("spmv")
 	naive, st := setupCOO(t, r, "spmv", src, []cooSpec{{"A", "sell", randomSparseCOO(r, []int64{400, 300}, 6000)}})
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestKernelGoldens(t *testing.T) {
 			specs = append(specs, parseTensorSpec(t, d, line))
 		}
 		naive, st := setupKernel(t, kernel, seed, specs)
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			d.Fatalf(t, "optimize: %v", err)
 		}
@@ -147,7 +147,7 @@ func isSumUnderIfs(e *ir.Expr) bool {
 func TestKernelShapes(t *testing.T) {
 	for _, k := range paperKernels {
 		naive, st := setupKernel(t, k.name, 1, k.tensors)
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatalf("%s: %v", k.name, err)
 		}
@@ -190,7 +190,7 @@ func TestKernelShapes(t *testing.T) {
 func TestStorageIndependentKeepsMappings(t *testing.T) {
 	for _, k := range paperKernels {
 		naive, st := setupKernel(t, k.name, 1, k.tensors)
-		res, err := Optimize(naive, st, Options{StorageIndependent: true})
+		res, err := Optimize(naive, st, Options{StorageIndependent: true, TimeLimit: searchLimits.TimeLimit})
 		if err != nil {
 			t.Fatalf("%s: %v", k.name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
@@ -11,6 +12,12 @@ import (
 	"github.com/storel/storel/sdql"
 	"github.com/storel/storel/storage"
 )
+
+// searchLimits are the options of the searches whose plan a test judges:
+// the node and round limits, not the machine's load, bound them. Under
+// the default time limit (1 s), reached on a loaded 2-core machine, the
+// plan would vary.
+var searchLimits = Options{TimeLimit: time.Minute}
 
 // kernelSpec is a kernel of examples/ and its tensors.
 type kernelSpec struct {

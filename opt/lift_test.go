@@ -3,7 +3,6 @@ package opt
 import (
 	"math"
 	"testing"
-	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
@@ -42,7 +41,7 @@ func TestLiftedRange(t *testing.T) {
 		for _, seed := range []uint64{3, 4} {
 			tensors := []tensorSpec{{"B", f, []int64{200, 150, 20}, 0.002}, {"C", "dense", []int64{150, 16}, 1}, {"D", "dense", []int64{16, 20}, 1}}
 			naive, st := setupProgram(t, "mttkrp", src, seed, tensors)
-			res, err := Optimize(naive, st, Options{TimeLimit: time.Minute})
+			res, err := Optimize(naive, st, searchLimits)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func TestLimitsStillGiveAValidPlan(t *testing.T) {
 func TestUserStatisticsOverrideTheData(t *testing.T) {
 	k := paperKernels[0]
 	naive, st := setupKernel(t, k.name, 1, k.tensors)
-	base, err := Optimize(naive, st, Options{})
+	base, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestUserStatisticsOverrideTheData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Optimize(naive, st, Options{Stats: over})
+	res, err := Optimize(naive, st, Options{Stats: over, TimeLimit: searchLimits.TimeLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestRewritesKeepPositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Optimize(p.Compose(""), storage.Store{"n": storage.IntScalar(3)}, Options{})
+	res, err := Optimize(p.Compose(""), storage.Store{"n": storage.IntScalar(3)}, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestOptimizedPlansHavePositions(t *testing.T) {
 	}
 	for _, k := range paperKernels {
 		naive, st := setupKernel(t, k.name, 1, k.tensors)
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestOptimizedPlansHavePositions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func TestMTTKRPFactorLayoutRanking(t *testing.T) {
 		naive, st := setupCOO(t, rand.New(rand.NewPCG(1, 1)), "mttkrp", src, []cooSpec{{"B", "csf", b}, {"C", "csr", c}, {"D", f, d}})
 		alts = append(alts, Alternative{Label: f, Naive: naive, Store: st})
 	}
-	res, err := OptimizeAlternatives(alts, Options{})
+	res, err := OptimizeAlternatives(alts, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestMTTKRPExtractionPricesItsPlan(t *testing.T) {
 	c, d := randomCOO(r, []int64{26, 25}, 1.0/32), randomCOO(r, []int64{25, 3000}, 1.0/32)
 	for _, f := range []string{"csr", "dense", "csc", "hash"} {
 		naive, st := setupCOO(t, rand.New(rand.NewPCG(1, 1)), "mttkrp", src, []cooSpec{{"B", "csf", b}, {"C", "csr", c}, {"D", f, d}})
-		res, err := Optimize(naive, st, Options{})
+		res, err := Optimize(naive, st, searchLimits)
 		if err != nil {
 			t.Fatal(err)
 		}

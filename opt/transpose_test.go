@@ -19,7 +19,7 @@ func TestTransposedCopyReadsByPosition(t *testing.T) {
 		{"A", "csr", []int64{300, 300}, 0.02},
 		{"B", "csc", []int64{300, 60}, 0.05},
 	})
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ sum(<p1, i> in A_idx1(A_pos1(0):A_pos1(1)))
 // test out of those lets during fusion.
 func TestTTMScattersColumns(t *testing.T) {
 	naive, st := setupWordNetTTM(t, 20000, 60000, 1.0/32)
-	res, err := Optimize(naive, st, Options{})
+	res, err := Optimize(naive, st, searchLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
