@@ -420,7 +420,7 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 			} else if nl.liftRows = liftRowsOf(nl); nl.liftRows != nil {
 				nl.info.exec = "per iteration, the lifted range's lanes written where its row stays and the row recorded closed (in sequential mode; otherwise through the builder)"
 				if nl.liftRows.block {
-					nl.info.exec += "; once the walks are set up, a block of rows in one loop, each row's key and fiber read in place"
+					nl.info.exec += "; a block of rows in one loop, each row's key and inner loop's bounds read in place"
 				}
 			}
 		}

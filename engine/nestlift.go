@@ -1278,6 +1278,13 @@ func (s *liftState) runSum(fr *frame, l *lsum, acc []float64) bool {
 	if !ok || fr.err != nil {
 		return false
 	}
+	return s.runSumIn(fr, l, lo, hi, acc)
+}
+
+// runSumIn runs positions lo..hi-1 of inner loop l, its bounds as open
+// reads them, adding into acc.
+func (s *liftState) runSumIn(fr *frame, l *lsum, lo, hi int64, acc []float64) bool {
+	var ok bool
 	if l.prod != nil && lo < hi && l.covers(lo, hi) {
 		return s.runProd(fr, l, lo, hi, acc)
 	}

@@ -655,8 +655,45 @@ func TestLiftedFibersKeptViews(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		if seen["lane-major"] == 0 || seen["lifted fibers kept"] < seen["lifted fibers"]/2 {
+		if seen["lane-major"] == 0 || seen["lifted fibers kept"] < seen["lifted fibers"]/2 || seen["lifted rows in a block"] == 0 {
 			t.Errorf("views made per row: %v", seen)
+		}
+		agree(t, e, st)
+	})
+}
+
+// TestLiftedFiberRowsInBlocks: MTTKRP's rows, each a sum over the row's
+// fibers, run in blocks of rows (liftRows.rows), the fibers' bounds read
+// at the loop's position; a row of zeros (every value of the row 0 or
+// -0) leaves the block for the general way, which keeps none of it, and
+// the rows after it run in a block again. The interpreter's result (1
+// and 3 threads) and the bits of the loops per j.
+func TestLiftedFiberRowsInBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 67))
+	b := randCSF(300, 20, 200, 900, rng)
+	for r := range b.idx1 {
+		if r%7 != 3 {
+			continue
+		}
+		for p := b.pos3[b.pos2[r]]; p < b.pos3[b.pos2[r+1]]; p++ {
+			b.val[p] = 0
+			if p%2 == 0 {
+				b.val[p] = math.Copysign(0, -1)
+			}
+		}
+	}
+	rows := len(b.idx1)
+	eachLiftedMTTKRP(t, b, rng, func(e *ir.Expr, st storage.Store) {
+		for _, threads := range []int{1, 3} {
+			seen := events(func() {
+				if _, err := runEngine(e, st, threads); err != nil {
+					t.Fatal(err)
+				}
+			})
+			blocks := seen["lifted rows in a block"]
+			if blocks < rows/7/threads || seen["lifted rows"]-blocks < rows/7 {
+				t.Errorf("%d threads: %d blocks of rows, want one after each row of zeros: %v", threads, blocks, seen)
+			}
 		}
 		agree(t, e, st)
 	})
@@ -702,7 +739,7 @@ func TestLiftedFibersAtTheirPositions(t *testing.T) {
 	}
 	eachLiftedMTTKRP(t, b, rng, func(e *ir.Expr, st storage.Store) {
 		seen := events(func() { agree(t, e, st) })
-		if seen["lifted fibers at their positions"] == 0 || seen["lane-major"] == 0 {
+		if seen["lifted fibers at their positions"] == 0 || seen["lane-major"] == 0 || seen["lifted rows in a block"] == 0 {
 			t.Errorf("no walk of fibers at their positions: %v", seen)
 		}
 	})

@@ -22,9 +22,12 @@ import (
 // row of lanes from key 0 with no zero (the common case) is recorded as
 // the dense slice it is, with no key written. The rows, their bytes and
 // their order are those of the builder's way. Where the rows' keys are
-// the values the loop walks and each row is a walk of a fiber, the rows
-// after the first run in blocks (liftRows.rows): a loop over the block's
-// rows with no call, variable or check per row beyond the walk's own.
+// the values the loop walks and each row's lanes are one inner loop
+// whose bounds are read in place (a fiber: TTM's walk of one, MTTKRP's
+// sum over a row's fibers), the rows run in blocks (liftRows.rows): a
+// loop over the block's rows with no call or check per row beyond the
+// inner loop's own (a walked fiber, after the first row, not even the
+// loop's variables).
 // An iteration the rows cannot take (a key not after the last row's,
 // the row open or the mode left, a range too short or too long for
 // lanes, a run of lanes that fails) runs the general way, which reports
@@ -38,9 +41,12 @@ type liftRows struct {
 	// block: the rows can run in blocks (rows): the singleton is the
 	// loop's body and its key the value the loop walks (a CSF level's
 	// coordinates), the range's bounds read no variable, and its lanes
-	// are the walked rows' (walkedRows) with no guard or let before them
-	// and the fiber's bounds read in place.
+	// are one inner loop (sum) with no guard or let before them, the
+	// inner loop's bounds read in place (a fiber): the walked rows'
+	// (walkedRows), or any other, MTTKRP's sum over a row's fibers
+	// among them.
 	block bool
+	sum   *lsum
 }
 
 // liftRowsOf returns nl's liftRows, or nil when its body does not have
@@ -58,9 +64,11 @@ func liftRowsOf(nl *nloop) *liftRows {
 	}
 	r := &liftRows{single: s, k: in.loop}
 	l, key := in.loop.lift, s.keyE
-	w := walkedRows(l.val)
+	if l.val.op == lSum {
+		r.sum = l.val.sum
+	}
 	r.block = s == nl.stmt && key.Op == ir.OpVar && key.Name == nl.e.Vars[1] && (nl.kind == itSegment || nl.kind == itArray) && !nl.vreal &&
-		len(ir.FreeVars(in.loop.e.Args[0])) == 0 && len(l.tests) == 0 && len(l.steps) == 0 && w != nil && w.seg != nil
+		len(ir.FreeVars(in.loop.e.Args[0])) == 0 && len(l.tests) == 0 && len(l.steps) == 0 && r.sum != nil && r.sum.seg != nil
 	return r
 }
 
@@ -95,20 +103,23 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 }
 
 // rows runs iterations p.. of nl into b as row does, a block of them in
-// one loop once the walks of the range's set-up are made (a row before
-// went through row): per row the key and the fiber's bounds are read in
-// place, its positions walked into its lanes at the free end of the
-// level's blocks and the row recorded as the dense slice it is, with no
-// variable set and no check or call that holds for every row of the
-// block. It returns the first iteration it did not run (p where the
-// block cannot start): a key out of order, a fiber the walks cannot
-// take, a row with a zero or with no room left go to row, the general
-// way, which runs them from the start (a row's lanes are not recorded
-// until all are written).
+// one loop: per row the key and the inner loop's bounds are read in
+// place, its lanes written at the free end of the level's blocks and
+// the row recorded as the dense slice it is, with no check or call that
+// holds for every row of the block. Walked rows (s.walked), once the
+// walks of the range's set-up are made (a row before went through row),
+// have their positions walked into the lanes with no variable set;
+// other inner loops run as set runs them (runSumIn), the loop's
+// variables set and the run counted (gen) as row does. It returns the
+// first iteration it did not run (p where the block cannot start): a
+// key out of order, a fiber the walks cannot take, a run that fails, a
+// row with a zero or with no room left go to row, the general way,
+// which runs them from the start (a row's lanes are not recorded until
+// all are written).
 func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi int64) int64 {
 	sq := b.x.seq
-	l, kl := s.walked, r.k
-	if sq == nil || sq.live || len(sq.chunks) == 0 || l == nil {
+	l, kl, sum := s.walked, r.k, r.sum
+	if sq == nil || sq.live || len(sq.chunks) == 0 {
 		return p
 	}
 	w := sq.w
@@ -121,26 +132,29 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		return p
 	}
 	n := int(j1)
-	ps := &s.setups[l.id]
-	if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 {
-		return p
-	}
-	for i, f := range l.prod.fs {
-		if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+	var q lprod
+	var ws []atWalk
+	if l != nil {
+		ps := &s.setups[l.id]
+		if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 {
 			return p
 		}
+		for i, f := range l.prod.fs {
+			if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+				return p
+			}
+		}
+		ws = ps.ws[:ps.nw]
+		q.walked(ws)
 	}
 	ch := &sq.chunks[len(sq.chunks)-1]
 	if rest := w.realBlock[len(w.realBlock):cap(w.realBlock)]; len(rest) == 0 || !follows(ch.reals, rest[:1]) {
 		return p
 	}
 	s.j0, s.n = 0, n
-	var q lprod
-	ws := ps.ws[:ps.nw]
-	q.walked(ws)
-	// The fiber's bounds read the slots of the loop's position (p), of
-	// its value (keys[p]), or of a loop around it (as they are).
-	keys, rd := nl.arr.ints, l.seg.reader()
+	// The inner loop's bounds read the slots of the loop's position (p),
+	// of its value (keys[p]), or of a loop around it (as they are).
+	keys, rd := nl.arr.ints, sum.seg.reader()
 	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
 	cEnd := int32(len(ch.cols))
 	p0, last := p, sq.key
@@ -159,12 +173,25 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			hi3 = k
 		}
 		f0, f1, ok := rd.at(lo3, hi3)
-		if k <= last || !ok || f0 >= f1 || !l.covers(f0, f1) {
+		if k <= last || !ok || f0 >= f1 {
 			break
 		}
 		run := w.realBlock[len(w.realBlock):][:n]
-		if e, nz := walkLanes(&s.batch, ws, &q, f0, f1, run); e < f1 || !nz && !noZero(run) {
-			break
+		if l != nil {
+			if !l.covers(f0, f1) {
+				break
+			}
+			if e, nz := walkLanes(&s.batch, ws, &q, f0, f1, run); e < f1 || !nz && !noZero(run) {
+				break
+			}
+		} else {
+			setIterVars(fr, nl.ks, nl.vs, nl.arr, false, p)
+			s.gen++
+			clear(run)
+			if !s.runSumIn(fr, sum, f0, f1, run) || fr.err != nil || !noZero(run) {
+				fr.err = nil
+				break
+			}
 		}
 		w.realBlock = w.realBlock[:len(w.realBlock)+n]
 		ch.reals = ch.reals[:len(ch.reals)+n]
@@ -177,7 +204,9 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		w.carved += int(p-p0) * n
 		sq.key = last
 		nestSaw("lifted rows in a block")
-		nestSaw("lifted rows walked")
+		if l != nil {
+			nestSaw("lifted rows walked")
+		}
 		nestSaw("lifted rows")
 		nestSaw("lifted")
 		if kl.orig != nil {

@@ -56,7 +56,7 @@ func TestLiftedRows(t *testing.T) {
 		{"a guard on j that fails in some lanes of some rows", fiber("", "k", "0:D_len1", "if j < k then"), false, false, true, false, false},
 		{"keys that repeat", fiber("", "k / 3", "0:D_len1", ""), false, false, true, false, false},
 		{"lanes from another key in some rows", fiber("", "k", "k % 3:D_len1", ""), false, false, false, false, false},
-		{"a factor read at the row's own index", fiberOf("", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l) * D_val(i)"), false, false, false, true, false},
+		{"a factor read at the row's own index", fiberOf("", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l) * D_val(i)"), false, false, false, true, true},
 		{"fibers at the row's key", fiberAt("k", "", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l)"), false, false, false, false, true},
 		{"fibers at the outer loop's position", fiberAt("p1", "", "k", "0:D_len1", "", "B_val(p3) * D_val(j * D_len2 + l)"), false, false, false, false, true},
 	} {
