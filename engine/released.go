@@ -90,6 +90,24 @@ func (r *runBlocks) take(bytes uintptr) unsafe.Pointer {
 	return p
 }
 
+// disown takes the storage at p off r's list: it is not the result's (a
+// private row the split's own pool keeps for later runs), so a release
+// must not hand it out too. r may be nil (outside a run).
+func (r *runBlocks) disown(p unsafe.Pointer) {
+	if r == nil || p == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, o := range r.owned {
+		if o.p == p {
+			r.owned[i] = r.owned[len(r.owned)-1]
+			r.owned = r.owned[:len(r.owned)-1]
+			return
+		}
+	}
+}
+
 // pooledRow returns a dense row of n entries for a run (out, nil outside
 // one), zeroed if zero is set.
 func pooledRow[V int64 | float64](n int, out *runBlocks, zero bool) []V {

@@ -39,7 +39,12 @@ func TestReleasedStorage(t *testing.T) {
 	n := longRow + 100
 	spmv := storeCase{"spmv", planSpMV, storage.Store{"x": storage.RealArray(randVec(n, rng))}}
 	randCSR(n, n, 2*n, rng).store(spmv.st, "A")
-	for _, tc := range []storeCase{mmm("mmm, dense rows", 400, 10, 20), mmm("mmm, list rows", 8000, 3, 4), spmv} {
+	// BATAX's private rows (one per dealt worker, long enough for the
+	// pools) go back to the split's own pool after the merge: they are not
+	// the result's, and a release must not hand them out again.
+	batax := storeCase{"batax", planBATAX, storage.Store{"x": storage.RealArray(randVec(n, rng)), "beta": storage.RealScalar(1.5)}}
+	randCSR(3000, n, 4*n, rng).store(batax.st, "A")
+	for _, tc := range []storeCase{mmm("mmm, dense rows", 400, 10, 20), mmm("mmm, list rows", 8000, 3, 4), spmv, batax} {
 		st := tc.st
 		e := parse(t, tc.plan, st)
 		want, err := eval.Eval(e, st)

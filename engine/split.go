@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/storel/storel/ir"
 )
@@ -700,8 +701,12 @@ func (p *rowPool) putKids(b *builder) {
 	b.x.kids = nil
 }
 
-// put takes back b's row, which mergeDense has zeroed.
+// put takes back b's row, which mergeDense has zeroed; the row is the
+// pool's now, not the run's result's (released.go).
 func (p *rowPool) put(b *builder) {
+	out := b.spec.out.current()
+	out.disown(unsafe.Pointer(unsafe.SliceData(b.reals)))
+	out.disown(unsafe.Pointer(unsafe.SliceData(b.ints)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cap(b.reals) > 0 {
