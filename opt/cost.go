@@ -61,13 +61,13 @@ var (
 	// loopRun is the fixed cost of one run of a sum or merge (its
 	// bounds, its state), paid once per run however few its steps.
 	loopRun = 0.0
-	// mergeRun (fitted) is loopRun for a merge: 40-47 a run fitted with
-	// loopRerun and mergeStep (MTTKRP's merges of a fiber with a row of
-	// D, bench/results/calibrate.txt). A scan for the entry at a key
-	// (sum(<x, v> in row) if x == j), the loop the seek F1v makes of it
-	// replaces, is charged loopRerun per run where it runs (keyTestFV),
-	// so that the extraction weighs the two alike.
-	mergeRun = 45.0
+	// mergeRun is loopRun for a merge. Fitted with loopRerun and
+	// mergeStep it comes to 40-47 a run (MTTKRP's merges of a fiber with
+	// a row of D, bench/results/calibrate.txt), but a merge is charged
+	// it in the extraction where the loop it replaces is not charged its
+	// loopRerun: at 45 a seek per entry of a COO row into a CSR row
+	// turns into a scan of that row per entry (TestLookupsSeekIntoSortedRows).
+	mergeRun = 0.0
 
 	// loopRerun (fitted) is what a loop costs per run where it runs
 	// again for each step of a loop around it whose key its source does
@@ -258,7 +258,7 @@ type planCost struct {
 	// loops: the plan has a sum or merge; sparse: a loop over something
 	// other than a range; winFV: what the sources of its loops read;
 	// topWin: what its outermost loops read, their sources and the keys
-	// they are filtered on before the physical stage (keyTestFV).
+	// they are filtered on (keyTestFV).
 	loops, sparse bool
 	winFV, topWin varSet
 	// lift: the plan is a singleton {liftKey -> v} with v a real scalar,
@@ -564,15 +564,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[3].temp
 		loops = true
 		winFV = winFV.union(d(2).FV)
-		keyFV := s.keyTestFV(g, n)
-		topWin = d(2).FV.union(keyFV)
-		if len(keyFV) > 0 && !s.scansAsSeeks {
-			// A scan for the entry at a key runs again per value of the
-			// key: charged here, where the extraction can weigh it
-			// against the seek F1v makes of it, not to the loop around.
-			c += loopRerun
-			self(keyFV, loopRerun)
-		}
+		topWin = d(2).FV.union(s.keyTestFV(g, n))
 		isRange := src.Layout() == LayoutArray && s.hasOp(n.Children[2], opRange)
 		sparse = sparse || !isRange
 		key, keyed := bindSym(g, n.Children[0])
@@ -675,10 +667,8 @@ func liftShare(body planCost, binders []uint32, h float64) float64 {
 
 // keyTestFV is what the test of sum n's body compares a binder with
 // (sum(<x, v> in row) if x == j then ...): such a scan finds the entry at
-// j, so its window moves with j as a lookup's would, and it runs once per
-// value of j. Before the physical stage it stands for the seek F1v makes
-// of it there (a merge with j:j+1, session.scansAsSeeks); after, it is
-// charged loopRerun per run, where the seek is charged mergeRun.
+// j, a seek once the physical stage makes it a merge with j:j+1, so its
+// window moves with j as a lookup's would.
 func (s *session) keyTestFV(g *graph, n egraph.Node) varSet {
 	binders := s.binderSyms(g, n)
 	var fv varSet
