@@ -37,6 +37,23 @@ func mem(buf []float64) float64 {
 	return s
 }
 
+// fastest returns the least time, of three tries, that g goroutines
+// running f(0..g-1) at once take.
+func fastest(g int, f func(i int)) time.Duration {
+	best := time.Hour
+	for range 3 {
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for i := range g {
+			wg.Add(1)
+			go func() { defer wg.Done(); f(i) }()
+		}
+		wg.Wait()
+		best = min(best, time.Since(t0))
+	}
+	return best
+}
+
 func main() {
 	fmt.Println("NumCPU", runtime.NumCPU(), "GOMAXPROCS", runtime.GOMAXPROCS(0))
 	if b, err := os.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
@@ -44,17 +61,7 @@ func main() {
 	}
 	const n = 50_000_000
 	for _, g := range []int{1, 2, 4, 8, 12, 16} {
-		best := time.Hour
-		for rep := 0; rep < 3; rep++ {
-			t0 := time.Now()
-			var wg sync.WaitGroup
-			for i := 0; i < g; i++ {
-				wg.Add(1)
-				go func(i int) { defer wg.Done(); work(n, i) }(i)
-			}
-			wg.Wait()
-			best = min(best, time.Since(t0))
-		}
+		best := fastest(g, func(i int) { work(n, i) })
 		fmt.Printf("compute: %2d goroutines x same work: %7.1f ms (1 goroutine ideal ratio 1.0)\n", g, float64(best)/1e6)
 	}
 	bufs := make([][]float64, 16)
@@ -65,17 +72,7 @@ func main() {
 		}
 	}
 	for _, g := range []int{1, 2, 4, 8, 16} {
-		best := time.Hour
-		for rep := 0; rep < 3; rep++ {
-			t0 := time.Now()
-			var wg sync.WaitGroup
-			for i := 0; i < g; i++ {
-				wg.Add(1)
-				go func(i int) { defer wg.Done(); sink[i] = mem(bufs[i]) }(i)
-			}
-			wg.Wait()
-			best = min(best, time.Since(t0))
-		}
+		best := fastest(g, func(i int) { sink[i] = mem(bufs[i]) })
 		gb := float64(g) * 4 * 32 / 1024 * 1e9 / float64(best)
 		fmt.Printf("memory: %2d goroutines each 4x32 MB: %7.1f ms, %.1f GB/s\n", g, float64(best)/1e6, gb)
 	}
