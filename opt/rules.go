@@ -557,9 +557,8 @@ func (s *session) instantiate(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 			return 0, false
 		}
 		if len(p.kids) > 2 && env.cr.def.Filtered {
-			src, ok1 := s.findTerm(env, p.kids[2].kids[0])
-			key, ok2 := s.findTerm(env, p.kids[2].kids[1])
-			if !ok1 || !ok2 {
+			src, key, ok := s.lookupOperands(env, p.kids[2])
+			if !ok {
 				return 0, false
 			}
 			return s.subst.replaceFiltered(body, src, key, r)
@@ -652,12 +651,19 @@ func (s *session) findTerm(env *rhsEnv, p *pat) (egraph.ClassID, bool) {
 	return s.g.Lookup(n)
 }
 
+// lookupOperands returns the classes of the dictionary and the key of
+// the lookup term t (s(k)) of a filtered rule.
+func (s *session) lookupOperands(env *rhsEnv, t *pat) (src, key egraph.ClassID, ok bool) {
+	src, ok1 := s.findTerm(env, t.kids[0])
+	key, ok2 := s.findTerm(env, t.kids[1])
+	return src, key, ok1 && ok2
+}
+
 // hasFilteredWalk reports whether the graph holds a walk of s filtered
 // to the key k, for the replaced term s(k) of a filtered rule.
 func (s *session) hasFilteredWalk(env *rhsEnv, t *pat) bool {
-	src, ok1 := s.findTerm(env, t.kids[0])
-	key, ok2 := s.findTerm(env, t.kids[1])
-	if !ok1 || !ok2 {
+	src, key, ok := s.lookupOperands(env, t)
+	if !ok {
 		return false
 	}
 	for _, nid := range s.g.Parents(src) {

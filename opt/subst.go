@@ -217,6 +217,15 @@ func (s *session) filteredWalk(n egraph.Node, src, k egraph.ClassID) (egraph.Cla
 	return 0, false
 }
 
+// filteredWalkOf is filteredWalk for a filtered target outside a
+// shadowing scope; other replacements look at no node's body.
+func (t *substituter) filteredWalkOf(n egraph.Node, target replaceTarget, shadow bool) (egraph.ClassID, bool) {
+	if !target.filtered || shadow {
+		return 0, false
+	}
+	return t.s.filteredWalk(n, target.t, target.k)
+}
+
 func (t *substituter) replaceWalk(c egraph.ClassID, target replaceTarget, r egraph.ClassID, bound varSet) (egraph.ClassID, bool) {
 	g := t.s.g
 	c = g.Find(c)
@@ -252,7 +261,7 @@ nodes:
 		out := append([]egraph.ClassID(nil), n.Children...)
 		changed := false
 		op, payload := n.Op, n.Payload
-		if e, ok := t.s.filteredWalk(n, target.t, target.k); ok && target.filtered && !shadow {
+		if e, ok := t.filteredWalkOf(n, target, shadow); ok {
 			// The walk visits one entry: let k2 = k in let v2 = r in e.
 			e, ok := t.replaceWalk(e, target, r, bound)
 			if !ok {
