@@ -125,11 +125,11 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 // first row begun before lo, the last going on past hi), a row that
 // cannot be kept so (keys out of order: it settles in the workspace),
 // and the first row of all (at ends[0]) go into the open row, appended
-// to there; after the first, the rows' records and the block the entries
-// go to are sized once for all the rows, not grown row after row. It
-// returns the row it stopped at: before a row whose key does not follow
-// the rows so far (that row is left for the general way), or at once
-// when b is not appending rows of reals.
+// to there; the rows' records are sized once for all the rows, and the
+// room for their entries is made before the first is written (freeRoom),
+// not grown row after row. It returns the row it stopped at: before a
+// row whose key does not follow the rows so far (that row is left for
+// the general way), or at once when b is not appending rows of reals.
 func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
 	x := b.x
 	if x == nil || !x.sequential && x.seq == nil || x.seq != nil && x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
@@ -162,13 +162,16 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 		if cur == nil {
 			return c
 		}
-		addReals(cur, rk, rv)
 		if s, last := x.seq, len(ends)-1; r0 == ends[0] && s != nil && s.outer == nil && s.cur.app {
+			// The first row's room is made before it is written (a new
+			// block sized for all the rows where it does not fit): made
+			// after, for the rest, it replaced the block that row had
+			// just been given.
 			s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, last-1-c), slices.Grow(s.vEnds, last-1-c), slices.Grow(s.cEnds, last-1-c)
-			if w := s.w; room(w, w.realBlock) < int(ends[last]-r1) {
-				growAppend(w, &w.realBlock, w.appended+int(ends[last]-r1))
-			}
+			n := s.w.appended
+			s.freeRoom(n+int(ends[last]-r0), n+int(r1-r0))
 		}
+		addReals(cur, rk, rv)
 	}
 	return c
 }
@@ -189,10 +192,10 @@ func rowKey(ukeys []int64, key func(c int) int64, c int) int64 {
 // lo..hi, or whose key does not follow or keys do not increase or fit a
 // 4-byte list key (the builder then takes it). A row half full or more
 // is closed the way an appended row is (a dense slice from key 0); a
-// list is kept where it was written. The rows' room is made once, and a
-// list after a list extends the chunk its predecessor is in: a row costs
-// its entries' copy and its record (TTV's rows are 14 entries on
-// average, of 1 or 2 per fiber).
+// list is kept where it was written. The rows fill the room the blocks
+// have (freeRoom), and a list after a list extends the chunk its
+// predecessor is in: a row costs its entries' copy and its record (TTV's
+// rows are 14 entries on average, of 1 or 2 per fiber).
 func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
 	w := s.w
 	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app || !s.closeRow() {
@@ -209,7 +212,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	// lengths are brought up to date where the next step reads them
 	// (sync), not row by row.
 	s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, last-c), slices.Grow(s.vEnds, last-c), slices.Grow(s.cEnds, last-c)
-	kb, vb := s.freeRoom(int(ends[last] - ends[c]))
+	kb, vb := s.freeRoom(int(ends[last]-ends[c]), int(ends[c+1]-ends[c]))
 	var ch *seqChunk // the chunk the lists since kb's start extend
 	n, pend := 0, 0  // entries written from kb's start; of those, not yet in the blocks' lengths
 	for ; c < last; c++ {
@@ -224,7 +227,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 		}
 		if len(rk) > min(len(kb), len(vb))-n {
 			s.sync(ch, pend)
-			kb, vb = s.freeRoom(int(ends[last] - ends[c]))
+			kb, vb = s.freeRoom(int(ends[last]-ends[c]), len(rk))
 			ch, n, pend = nil, 0, 0
 		}
 		m, ok := appendIncreasing(kb[n:], vb[n:], rk, rv, -1)
@@ -244,7 +247,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 			w.appended = m
 			s.closeAppended()
 			s.live = false
-			kb, vb = s.freeRoom(int(ends[last] - ends[c+1]))
+			kb, vb = s.freeRoom(int(ends[last]-ends[c+1]), 0)
 			ch, n, pend = nil, 0, 0
 			continue
 		}
@@ -265,11 +268,15 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	return c
 }
 
-// freeRoom makes room for need entries at the free end of the level's
-// blocks (new blocks where short) and returns the free ends.
-func (s *seqRows) freeRoom(need int) ([]int32, []float64) {
+// freeRoom makes room for next entries, the first row of need entries in
+// all, at the free end of the level's blocks and returns the free ends.
+// The rows fill what room the blocks have, the first that does not fit
+// moving to a new block sized for it and the rest (keepRows): a new
+// block whenever the room is short of all the rows would leave the end
+// of the last one unused.
+func (s *seqRows) freeRoom(need, next int) ([]int32, []float64) {
 	w := s.w
-	if room(w, w.realBlock) < need {
+	if room(w, w.realBlock) < next {
 		growAppend(w, &w.realBlock, need)
 	}
 	return w.keyBlock[len(w.keyBlock):cap(w.keyBlock)], w.realBlock[len(w.realBlock):cap(w.realBlock)]

@@ -597,3 +597,50 @@ func TestListBlocksUnzeroed(t *testing.T) {
 		})
 	}
 }
+
+// TestRowsRoomMadeOnce: rows handed over a window at a time (appendRows
+// over a run's windows, of doubling length as a run checked for limits
+// takes them) take value blocks of about the entries they hold: each
+// window's room is made before its first row is written (not after,
+// replacing the block that row was given), and a window fills the room
+// the blocks have before a new block is made.
+func TestRowsRoomMadeOnce(t *testing.T) {
+	const rows, width = 30000, 10
+	ends := make([]int64, rows+1)
+	ukeys := make([]int64, rows)
+	var keys []int64
+	var vals []float64
+	want := map[int64]map[int64]float64{}
+	for r := range int64(rows) {
+		ukeys[r] = 2 * r
+		want[2*r] = map[int64]float64{}
+		for e := range int64(width) {
+			j := 7*e + r%5
+			keys, vals = append(keys, j), append(vals, float64(r+e+1))
+			want[2*r][j] = float64(r + e + 1)
+		}
+		ends[r+1] = int64(len(keys))
+	}
+	var blocks, reals int
+	blockUnzeroed = func(b any) {
+		if v, ok := b.([]float64); ok {
+			blocks++
+			reals += len(v)
+		}
+		poisonBlock(b)
+	}
+	defer func() { blockUnzeroed = poisonBlock }()
+	b := newBuilder(rowsShape)
+	for w0, w := 0, 1; w0 < rows; w0, w = w0+w, 2*w {
+		w1 := min(w0+w, rows)
+		lo, hi := ends[w0], ends[w1]
+		if c := b.appendRows(ends[w0:w1+1], 0, lo, hi, keys[lo:hi], vals[lo:hi], ukeys[w0:w1], nil); c != w1-w0 {
+			t.Fatalf("window %d..%d: appendRows stopped at row %d", w0, w1, w0+c)
+		}
+	}
+	d := b.freeze()
+	checkRows(t, d, want)
+	if entries := len(keys); reals > entries+entries/8 {
+		t.Errorf("%d value blocks of %d entries in all for %d entries", blocks, reals, entries)
+	}
+}
