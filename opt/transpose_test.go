@@ -84,3 +84,21 @@ func readsAtPositionOfCopy(e *ir.Expr, arr string) bool {
 	}
 	return find(e)
 }
+
+// MMM with B's columns compressed (dcsc) walks the same copy of B, built
+// over the columns B stores (M4c), not a copy of A whose walk would add
+// each product into a row of the result out of order.
+func TestTransposedCopyOfCompressedColumns(t *testing.T) {
+	naive, st := setupKernel(t, "mmm", 3, []tensorSpec{
+		{"A", "csr", []int64{300, 300}, 0.02},
+		{"B", "dcsc", []int64{300, 60}, 0.05},
+	})
+	res, err := Optimize(naive, st, searchLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !readsAtPositionOfCopy(res.Plan, "B_val") {
+		t.Errorf("the plan does not read B_val by a position stored in a built copy:\n%s", ir.Format(res.Plan))
+	}
+	checkSameValue(t, naive, res.Plan, st)
+}
