@@ -380,3 +380,32 @@ CREATE TENSOR Q AS sum(<(i, j, k), t> in T) { i -> t * y(j) * x(k) };`,
 		}
 	}
 }
+
+// TestRunsMerged: MMM with B a COO merges the runs of B's rows (a sorted
+// vector of distinct coordinates) with a row of A, as it merges a dcsr's
+// rows, and the merge walks them through the run layout; the result
+// agrees with the interpreter at 1 and 3 threads.
+func TestRunsMerged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	naive, st := paperProgram(t, "mmm", map[string][]int64{"A": {60, 50}, "B": {50, 40}}, map[string]string{"A": "csr", "B": "coo"}, 300, rng)
+	res, err := opt.Optimize(naive, st, planLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := false
+	ir.Walk(res.Plan, func(n *ir.Expr) bool {
+		if n.Op == ir.OpMerge {
+			for _, a := range n.Args[:2] {
+				merged = merged || a.Op == ir.OpCall && a.Name == "runs"
+			}
+		}
+		return true
+	})
+	if !merged {
+		t.Errorf("the plan merges no runs:\n%s", ir.Format(res.Plan))
+	}
+	if !walksRunLayout(t, res.Plan, st) {
+		t.Errorf("the plan walks no runs:\n%s", ir.Format(res.Plan))
+	}
+	agree(t, res.Plan, st)
+}

@@ -87,53 +87,78 @@ func runWalks(plan *ir.Expr, schema Schema) (*ir.Expr, Schema, []*runNode) {
 
 func (w *runWalker) expr(e *ir.Expr) *ir.Expr {
 	return replaceWhere(e, func(n *ir.Expr) *ir.Expr {
-		if n.Op != ir.OpSum {
-			return nil
-		}
-		src := n.Args[0]
-		if src.Op != ir.OpCall || src.Name != "runs" || len(src.Args) != 1 || src.Args[0].Op != ir.OpSubArray {
-			return nil
-		}
-		win := src.Args[0]
-		if win.Args[0].Op != ir.OpGlobal {
-			return nil
-		}
-		arr := win.Args[0].Name
-		if g, ok := w.schema[arr]; !ok || g.Kind != ir.ObjArray || g.Elem != ir.Int {
-			return nil
-		}
-		var node *runNode
-		var walk *ir.Expr // the walk of the run keys
-		if closedBound(win.Args[1]) && closedBound(win.Args[2]) {
-			node = w.node(arr, nil, win.Args[1], win.Args[2])
-			walk = ir.SubArray(w.global(node.keys), ir.IntConst(0), w.global(node.count))
-		} else if parent, x := w.runOf(win.Args[1], win.Args[2]); parent != nil {
-			node = w.node(arr, parent, nil, nil)
-			rq := w.global(node.firsts)
-			walk = ir.SubArray(w.global(node.keys), runAt(rq, x), runAt(rq, plusOneExpr(x)))
-		} else {
-			return nil
-		}
-		walk.Type = ir.Type{Depth: 1, Base: ir.Int}
-		p := n.Vars[0]
-		r := w.nm.Fresh(p + "r")
-		rs := w.global(node.starts)
-		hi := ir.Format(win.Args[2])
-		// runend(A, p, hi) is the next run's start; p is the run's.
-		body := replaceWhere(n.Args[1], func(x *ir.Expr) *ir.Expr {
-			if x.Op == ir.OpCall && x.Name == "runend" && len(x.Args) == 3 && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == arr &&
-				isVarSlot(x.Args[1], p) && ir.Format(x.Args[2]) == hi {
-				return runAt(rs, plusOneExpr(typedVar(r)))
+		switch n.Op {
+		case ir.OpSum:
+			walk, r, body, ok := w.runWalk(n.Args[0], n.Vars[0], n.Args[1])
+			if !ok {
+				return nil
 			}
-			return nil
-		})
-		body = ir.Subst(body, map[string]*ir.Expr{p: runAt(rs, typedVar(r))})
-		body = w.runColumns(body, rs, r)
-		out := n.Shallow()
-		out.Vars = []string{r, n.Vars[1]}
-		out.Args = []*ir.Expr{walk, w.expr(body)}
-		return out
+			out := n.Shallow()
+			out.Vars = []string{r, n.Vars[1]}
+			out.Args = []*ir.Expr{walk, w.expr(body)}
+			return out
+		case ir.OpMerge:
+			// A merge with the runs of a sorted array (the runs' values
+			// increase: a sorted vector) walks the run keys as it would
+			// a compressed level's coordinates.
+			for side := 0; side < 2; side++ {
+				walk, r, body, ok := w.runWalk(n.Args[side], n.Vars[side], n.Args[2])
+				if !ok {
+					continue
+				}
+				out := n.Shallow()
+				out.Vars = slices.Clone(n.Vars)
+				out.Vars[side] = r
+				out.Args = slices.Clone(n.Args)
+				out.Args[side], out.Args[2] = walk, body
+				return w.expr(out)
+			}
+		}
+		return nil
 	})
+}
+
+// runWalk rewrites a walk of src binding position p, with body body,
+// when src is the runs of a window the layout knows: it returns the walk
+// of the run keys, the run's variable that replaces p and the body
+// reading the run's bounds; ok is false otherwise.
+func (w *runWalker) runWalk(src *ir.Expr, p string, body *ir.Expr) (walk *ir.Expr, r string, out *ir.Expr, ok bool) {
+	if src.Op != ir.OpCall || src.Name != "runs" || len(src.Args) != 1 || src.Args[0].Op != ir.OpSubArray {
+		return nil, "", nil, false
+	}
+	win := src.Args[0]
+	if win.Args[0].Op != ir.OpGlobal {
+		return nil, "", nil, false
+	}
+	arr := win.Args[0].Name
+	if g, ok := w.schema[arr]; !ok || g.Kind != ir.ObjArray || g.Elem != ir.Int {
+		return nil, "", nil, false
+	}
+	var node *runNode
+	if closedBound(win.Args[1]) && closedBound(win.Args[2]) {
+		node = w.node(arr, nil, win.Args[1], win.Args[2])
+		walk = ir.SubArray(w.global(node.keys), ir.IntConst(0), w.global(node.count))
+	} else if parent, x := w.runOf(win.Args[1], win.Args[2]); parent != nil {
+		node = w.node(arr, parent, nil, nil)
+		rq := w.global(node.firsts)
+		walk = ir.SubArray(w.global(node.keys), runAt(rq, x), runAt(rq, plusOneExpr(x)))
+	} else {
+		return nil, "", nil, false
+	}
+	walk.Type = ir.Type{Depth: 1, Base: ir.Int}
+	r = w.nm.Fresh(p + "r")
+	rs := w.global(node.starts)
+	hi := ir.Format(win.Args[2])
+	// runend(A, p, hi) is the next run's start; p is the run's.
+	out = replaceWhere(body, func(x *ir.Expr) *ir.Expr {
+		if x.Op == ir.OpCall && x.Name == "runend" && len(x.Args) == 3 && x.Args[0].Op == ir.OpGlobal && x.Args[0].Name == arr &&
+			isVarSlot(x.Args[1], p) && ir.Format(x.Args[2]) == hi {
+			return runAt(rs, plusOneExpr(typedVar(r)))
+		}
+		return nil
+	})
+	out = ir.Subst(out, map[string]*ir.Expr{p: runAt(rs, typedVar(r))})
+	return walk, r, w.runColumns(out, rs, r), true
 }
 
 // runColumns rewrites the walks of a run's positions in e, sum(<q, u> in

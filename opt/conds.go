@@ -449,6 +449,14 @@ func (c *condCache) sortedVec(v egraph.ClassID) bool {
 		switch n.Op {
 		case opRange:
 			return true
+		case opCall:
+			// The runs of a window of an array that never decreases (a
+			// sorted COO level) have increasing values. The window reads
+			// no variable: the engine walks the runs of such a window,
+			// found once, as a compressed level's coordinates.
+			if s.symName(n.Payload) == "runs" && c.sortedWindow(n.Children[0]) {
+				return true
+			}
 		case opSubArray:
 			x, ok := s.globalName(g, n.Children[0])
 			if !ok {
@@ -459,6 +467,23 @@ func (c *condCache) sortedVec(v egraph.ClassID) bool {
 				continue
 			}
 			if c.sortedWithin(x, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sortedWindow reports whether class w is a window x(lo:hi), reading no
+// variable, of a physical int array x that never decreases.
+func (c *condCache) sortedWindow(w egraph.ClassID) bool {
+	s := c.s
+	if len(s.g.Data(w).FV) > 0 {
+		return false
+	}
+	for _, nid := range s.g.Nodes(w) {
+		if n := s.g.Node(nid); n.Op == opSubArray {
+			if x, ok := s.globalName(s.g, n.Children[0]); ok && s.stats.Arrays[x].Sorted {
 				return true
 			}
 		}
