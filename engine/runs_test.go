@@ -120,13 +120,10 @@ CREATE TENSOR A AS
   sum(<p, i> in A_row(0:A_nnz))
     { i -> { A_col(p) -> A_val(p) } };`
 
-// TestRunsUserCOO: SpMV and BATAX over a user's COO mapping walk the rows
-// as runs when the row coordinates are sorted (the plan the built-in coo
-// gets), and add every entry into its row when they are not; both agree
-// with the interpreter at 1 and 3 threads.
-func TestRunsUserCOO(t *testing.T) {
-	rng := rand.New(rand.NewPCG(43, 44))
-	c := randCOO([]int64{50, 40}, 400, rng)
+// sortedEntries lists the positions of matrix c's entries sorted by row,
+// then column, each coordinate pair once, as a COO stores them: a row's
+// columns never repeat, so they are not walked as runs (rule RN1w).
+func sortedEntries(c *storage.COO) []int {
 	order := make([]int, len(c.Vals))
 	for p := range order {
 		order[p] = p
@@ -137,11 +134,19 @@ func TestRunsUserCOO(t *testing.T) {
 		}
 		return int(c.Coords[1][a] - c.Coords[1][b])
 	})
-	// Each coordinate pair once, as a COO stores it: a row's columns
-	// never repeat, so they are not walked as runs (rule RN1w).
-	order = slices.CompactFunc(order, func(a, b int) bool {
+	return slices.CompactFunc(order, func(a, b int) bool {
 		return c.Coords[0][a] == c.Coords[0][b] && c.Coords[1][a] == c.Coords[1][b]
 	})
+}
+
+// TestRunsUserCOO: SpMV and BATAX over a user's COO mapping walk the rows
+// as runs when the row coordinates are sorted (the plan the built-in coo
+// gets), and add every entry into its row when they are not; both agree
+// with the interpreter at 1 and 3 threads.
+func TestRunsUserCOO(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	c := randCOO([]int64{50, 40}, 400, rng)
+	order := sortedEntries(c)
 	x := storage.RealArray(randVec(40, rng))
 	for _, sorted := range []bool{true, false} {
 		if !sorted {
@@ -408,4 +413,35 @@ func TestRunsMerged(t *testing.T) {
 		t.Errorf("the plan walks no runs:\n%s", ir.Format(res.Plan))
 	}
 	agree(t, res.Plan, st)
+}
+
+// TestRunsMergedClosedWindows: a COO's runs merge only where the run
+// layout finds them once, before the loops: B's rows in a user's mapping
+// whose window ends at B_nnz - B_skip (no constant, global or global
+// read at a constant) are walked, not merged, and the plan runs and
+// agrees with the interpreter (a merge with runs the engine could not
+// rewrite would not compile).
+func TestRunsMergedClosedWindows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	f, err := storage.ParseFormat("csr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Build("A", randCOO([]int64{30, 20}, 120, rng), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randCOO([]int64{20, 16}, 80, rng)
+	order := sortedEntries(b)
+	row, col, val := make([]int64, len(order)), make([]int64, len(order)), make([]float64, len(order))
+	for q, p := range order {
+		row[q], col[q], val[q] = b.Coords[0][p], b.Coords[1][p], b.Vals[p]
+	}
+	st["B_dim1"], st["B_dim2"] = storage.IntScalar(20), storage.IntScalar(16)
+	st["B_nnz"], st["B_skip"] = storage.IntScalar(int64(len(row))), storage.IntScalar(0)
+	st["B_row"], st["B_col"], st["B_val"] = storage.IntArray(row), storage.IntArray(col), storage.RealArray(val)
+	mapping := storage.Mapping("A", f, 2, ir.Real) + "\nCREATE int SCALAR B_skip;\n" +
+		strings.NewReplacer("A_", "B_", "TENSOR A", "TENSOR B", "0:A_nnz", "0:B_nnz - B_skip").Replace(cooUser)
+	naive, plan := userPlan(t, "ab", mapping, "mmm", `CREATE TENSOR Q AS sum(<(i, k), a> in A, <(k, j), b> in B) { (i, j) -> a * b };`, st)
+	agreeNaive(t, naive, plan, st)
 }

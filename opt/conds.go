@@ -474,16 +474,34 @@ func (c *condCache) sortedVec(v egraph.ClassID) bool {
 	return false
 }
 
-// sortedWindow reports whether class w is a window x(lo:hi), reading no
-// variable, of a physical int array x that never decreases.
+// sortedWindow reports whether class w is a window x(lo:hi) of a
+// physical int array x that never decreases, with bounds the engine's
+// run layout finds once (closedBound).
 func (c *condCache) sortedWindow(w egraph.ClassID) bool {
 	s := c.s
-	if len(s.g.Data(w).FV) > 0 {
-		return false
-	}
 	for _, nid := range s.g.Nodes(w) {
-		if n := s.g.Node(nid); n.Op == opSubArray {
-			if x, ok := s.globalName(s.g, n.Children[0]); ok && s.stats.Arrays[x].Sorted {
+		n := s.g.Node(nid)
+		if n.Op != opSubArray || !s.closedBound(n.Children[1]) || !s.closedBound(n.Children[2]) {
+			continue
+		}
+		if x, ok := s.globalName(s.g, n.Children[0]); ok && s.stats.Arrays[x].Sorted {
+			return true
+		}
+	}
+	return false
+}
+
+// closedBound reports whether class b is an int constant, a global, or a
+// global read at a constant: the bounds of a window whose runs the
+// engine finds once, before the loops (engine/runwalk.go).
+func (s *session) closedBound(b egraph.ClassID) bool {
+	for _, nid := range s.g.Nodes(b) {
+		n := s.g.Node(nid)
+		switch n.Op {
+		case opInt, opGlobal:
+			return true
+		case opLookup:
+			if s.isGlobalClass(s.g, n.Children[0]) && s.hasOp(n.Children[1], opInt) {
 				return true
 			}
 		}
