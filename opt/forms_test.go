@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storel/storel/eval"
 	"github.com/storel/storel/examples"
@@ -80,10 +81,10 @@ func TestNeverDearerThanNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r Result
-	plan, err := r.choose(defaultRules, []Candidate{
+	plan, _, err := r.choose(defaultRules, []Candidate{
 		{Label: "optimized", Plan: scans},
 		{Label: "naive", Plan: uniquify(naive)},
-	}, st, res.Stats, Options{})
+	}, st, res.Stats, Options{}, time.Now().Add(DefaultTimeLimit))
 	if err != nil {
 		t.Fatal(err)
 	}

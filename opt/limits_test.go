@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/value"
 )
 
@@ -87,5 +88,49 @@ func TestUserStatisticsOverrideTheData(t *testing.T) {
 	}
 	if _, err := ParseStats("bad.txt", strings.NewReader("A_pos2 avg=x\n")); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
 		t.Errorf("a bad statistic should be reported with its line, got %v", err)
+	}
+}
+
+// TestCandidatesWithinTheCallersLimit: the naive plan and the program as
+// written are made physical within the caller's time limit, not a time
+// of their own. Past the deadline no rule runs on them: each dictionary
+// they build stays a hash map, where P1 would make the output dense.
+func TestCandidatesWithinTheCallersLimit(t *testing.T) {
+	k := paperKernels[0]
+	naive, st := setupKernel(t, k.name, 1, k.tensors)
+	full, err := Optimize(naive, st, searchLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense := func(res *Result, label string) int {
+		for _, c := range res.Candidates {
+			if c.Label == label {
+				n := 0
+				ir.Walk(c.Plan, func(e *ir.Expr) bool {
+					if e.Op == ir.OpSingleton && e.Ann == ir.AnnDense {
+						n++
+					}
+					return true
+				})
+				return n
+			}
+		}
+		t.Fatalf("no %s candidate", label)
+		return 0
+	}
+	if dense(full, "naive") == 0 {
+		t.Fatalf("within the limit, the naive plan builds no dense dictionary:\n%s", ir.Format(full.Candidates[1].Plan))
+	}
+	res, err := Optimize(naive, st, Options{TimeLimit: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"naive", "as written"} {
+		if n := dense(res, label); n > 0 {
+			t.Errorf("past the caller's limit, the %s plan was still made physical by rules (%d dense dictionaries)", label, n)
+		}
+	}
+	if res.Saturated || res.StopReason != "time limit" {
+		t.Errorf("saturated %v, stop reason %q, want the time limit", res.Saturated, res.StopReason)
 	}
 }

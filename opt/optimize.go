@@ -182,11 +182,11 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		}
 		res.Stages = append(res.Stages, rep)
 	}
-	plan, err := res.choose(rs, []Candidate{
+	plan, cut, err := res.choose(rs, []Candidate{
 		{Label: "optimized", Plan: physicalize(plan)},
 		{Label: "naive", Plan: uniquify(naive)},
 		{Label: "as written", Plan: uniquify(inlineTensors(naive))},
-	}, st, stats, opt)
+	}, st, stats, opt, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +200,9 @@ func optimizeWith(rs *ruleSet, naive *ir.Expr, st storage.Store, opt Options) (*
 		if !st.Saturated {
 			res.Saturated, res.StopReason = false, st.StopReason
 		}
+	}
+	if cut {
+		res.Saturated, res.StopReason = false, egraph.TimeLimit.String()
 	}
 	res.Time = time.Since(start)
 	return res, nil
@@ -216,17 +219,27 @@ type Candidate struct {
 // plan, the first, on a tie). A candidate that still builds
 // logical dictionaries is made physical first by the physical stage's
 // own rules alone (P1, P2: each dictionary dense where its keys allow),
-// without the fusion rules that would make it another plan.
-func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats *Stats, opt Options) (*ir.Expr, error) {
+// without the fusion rules that would make it another plan. That stage
+// runs within the caller's deadline, like the search's: past it, a
+// candidate's dictionaries are all hash maps, and cut reports that the
+// time limit stopped a candidate's stage.
+func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats *Stats, opt Options, deadline time.Time) (plan *ir.Expr, cut bool, err error) {
 	best := -1
 	for i := range cands {
 		c := &cands[i]
 		if i > 0 {
-			o := opt
-			o.TimeLimit = DefaultTimeLimit
-			p, _, _, err := runStage(rs, &stageDef{Name: "physical", Rules: []string{"P1", "P2"}}, c.Plan, st, stats, o, false)
-			if err != nil {
-				return nil, err
+			var p *ir.Expr
+			if left := time.Until(deadline); left > 0 {
+				o := opt
+				o.TimeLimit = left
+				var rep StageReport
+				p, _, rep, err = runStage(rs, &stageDef{Name: "physical", Rules: []string{"P1", "P2"}}, c.Plan, st, stats, o, false)
+				if err != nil {
+					return nil, false, err
+				}
+				cut = cut || rep.StopReason == egraph.TimeLimit.String()
+			} else {
+				cut = true
 			}
 			if p == nil {
 				p = c.Plan
@@ -238,7 +251,7 @@ func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats 
 		s.reserveNames(c.Plan)
 		cost, err := s.termCost(c.Plan, false)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c.Cost = cost
 		if best < 0 || cost.Value < cands[best].Cost.Value {
@@ -246,7 +259,7 @@ func (r *Result) choose(rs *ruleSet, cands []Candidate, st storage.Store, stats 
 		}
 	}
 	r.Candidates, r.Chosen, r.Cost = cands, cands[best].Label, cands[best].Cost
-	return cands[best].Plan, nil
+	return cands[best].Plan, cut, nil
 }
 
 // add accumulates one round into the stage's report.
