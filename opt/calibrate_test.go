@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -139,6 +140,162 @@ func fitNonNeg(terms [][]float64, times []float64, free []bool, c []float64) []f
 	return c
 }
 
+// fitUnit is fitNonNeg with the unit free: it fits c and a unit u so
+// that modelCost(terms[i], c) is close to u·times[i] in ratio. The held
+// coefficients then fix the ratios of the model's terms, not what a unit
+// of cost takes on the clock: held at 1 ns a scalar operation, they would
+// push the free coefficients to make up for a machine that runs several
+// per ns. The model ranks plans by ratios only, so u is not the model's.
+func fitUnit(terms [][]float64, times []float64, free []bool, c []float64) ([]float64, float64) {
+	// model = free·c + held, fitted to u·time: free·(c/u) + held·(1/u)
+	// fitted to time is linear in c/u and 1/u, the held part one term.
+	var idx []int
+	for k := range c {
+		if free[k] {
+			idx = append(idx, k)
+		}
+	}
+	aug := make([][]float64, len(terms))
+	for i, row := range terms {
+		aug[i] = make([]float64, len(idx)+1)
+		for a, k := range idx {
+			aug[i][a] = row[k]
+		}
+		for k := range row {
+			if !free[k] {
+				aug[i][len(idx)] += row[k] * c[k]
+			}
+		}
+	}
+	w := make([]float64, len(idx)+1)
+	for a, k := range idx {
+		w[a] = c[k]
+	}
+	w[len(idx)] = 1
+	all := make([]bool, len(w))
+	for a := range all {
+		all[a] = true
+	}
+	w = fitNonNeg(aug, times, all, w)
+	c = slices.Clone(c)
+	if w[len(idx)] == 0 {
+		// The held terms priced at nothing: the unit is the ns.
+		for a, k := range idx {
+			c[k] = w[a]
+		}
+		return c, 1
+	}
+	u := 1 / w[len(idx)]
+	for a, k := range idx {
+		c[k] = w[a] * u
+	}
+	return c, u
+}
+
+// coefErrors is how well the fit determines each free coefficient: its
+// standard error, from the residuals of log(model/(u·time)) and the
+// sensitivity of log model to each coefficient (the Gauss-Newton
+// covariance, the unit among the unknowns), and the correlations of the
+// estimates. ok is false where the unknowns are not independent (the
+// plans cannot tell them apart at all).
+func coefErrors(terms [][]float64, times []float64, free []bool, c []float64, u float64) (se []float64, corr [][]float64, ok bool) {
+	var idx []int // the unknowns: the free coefficients
+	for k := range c {
+		if free[k] {
+			idx = append(idx, k)
+		}
+	}
+	p := len(idx) + 1 // and the unit, last
+	jt := make([][]float64, len(terms))
+	ss := 0.0
+	for i, row := range terms {
+		m := max(modelCost(row, c), 1e-9)
+		r := math.Log(m / (u * times[i]))
+		ss += r * r
+		jt[i] = make([]float64, p)
+		for a, k := range idx {
+			jt[i][a] = row[k] / m
+		}
+		jt[i][p-1] = -1 / u
+	}
+	se = make([]float64, len(c))
+	for k := range se {
+		se[k] = math.NaN()
+	}
+	dof := len(terms) - p
+	if dof <= 0 {
+		return se, nil, false
+	}
+	h := make([][]float64, p)
+	for a := range h {
+		h[a] = make([]float64, p)
+		for b := range h[a] {
+			for i := range jt {
+				h[a][b] += jt[i][a] * jt[i][b]
+			}
+		}
+	}
+	inv, ok := invert(h)
+	if !ok {
+		return se, nil, false
+	}
+	sigma2 := ss / float64(dof)
+	corr = make([][]float64, len(c))
+	for a, k := range idx {
+		se[k] = math.Sqrt(sigma2 * inv[a][a])
+		corr[k] = make([]float64, len(c))
+		for b, j := range idx {
+			corr[k][j] = inv[a][b] / math.Sqrt(inv[a][a]*inv[b][b])
+		}
+	}
+	return se, corr, true
+}
+
+// invert inverts a small symmetric matrix by Gauss-Jordan elimination
+// with partial pivoting; ok is false where it is singular (a pivot below
+// 1e-12 of the largest diagonal entry).
+func invert(m [][]float64) ([][]float64, bool) {
+	n := len(m)
+	a := make([][]float64, n)
+	scale := 0.0
+	for i := range m {
+		a[i] = make([]float64, 2*n)
+		copy(a[i], m[i])
+		a[i][n+i] = 1
+		scale = max(scale, math.Abs(m[i][i]))
+	}
+	for col := range n {
+		piv := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
+				piv = r
+			}
+		}
+		if math.Abs(a[piv][col]) <= 1e-12*scale {
+			return nil, false
+		}
+		a[col], a[piv] = a[piv], a[col]
+		pv := a[col][col]
+		for j := range a[col] {
+			a[col][j] /= pv
+		}
+		for r := range n {
+			if r == col || a[r][col] == 0 {
+				continue
+			}
+			f := a[r][col]
+			for j := range a[r] {
+				a[r][j] -= f * a[col][j]
+			}
+		}
+	}
+	out := make([][]float64, n)
+	for i := range a {
+		out[i] = a[i][n:]
+	}
+	return out, true
+}
+
 // weightedNonNeg minimizes sum w[i] (terms[i]·c - y[i])² over c >= 0, the
 // coefficients not free held at their values in c, by coordinate descent
 // on the normal equations (a dozen unknowns).
@@ -226,6 +383,77 @@ func TestFitNonNeg(t *testing.T) {
 	}
 }
 
+// TestFitUnit: with the unit free, the fit recovers the coefficients in
+// the ratios a held one sets, from times that take a quarter of a
+// nanosecond per unit; fitNonNeg, whose unit is the nanosecond, would
+// have to move the free ones to make up for the held one.
+func TestFitUnit(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	want := []float64{2, 0.5, 7, 3}
+	var terms [][]float64
+	var times []float64
+	for range 40 {
+		row := []float64{r.Float64() * 100, r.Float64() * 1000, r.Float64() * 10, r.Float64() * 50}
+		terms = append(terms, row)
+		times = append(times, modelCost(row, want)/4)
+	}
+	free := []bool{true, true, true, false}
+	got, u := fitUnit(terms, times, free, []float64{1, 1, 1, 3})
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-4*want[k] {
+			t.Fatalf("coefficient %d: fitted %g, want %g", k, got[k], want[k])
+		}
+	}
+	if math.Abs(u-4) > 1e-4 {
+		t.Fatalf("unit %g, want 4 units a ns", u)
+	}
+	if c := fitNonNeg(terms, times, free, []float64{1, 1, 1, 3}); math.Abs(c[0]-want[0]) < 0.1*want[0] {
+		t.Fatalf("without the unit the fit also recovers %v: the test shows nothing", c)
+	}
+}
+
+// TestCoefErrors: the standard errors come out small where each
+// coefficient has terms of its own, and the fit reports as not
+// determined two coefficients whose terms every plan has in the same
+// ratio, or nearly so.
+func TestCoefErrors(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	want := []float64{2, 0.5, 7}
+	free := []bool{true, true, false}
+	gen := func(tied float64) ([][]float64, []float64) {
+		var terms [][]float64
+		var times []float64
+		for range 40 {
+			a := r.Float64() * 100
+			b := a*10*tied + (1-tied)*r.Float64()*1000
+			row := []float64{a, b, r.Float64() * 200}
+			terms = append(terms, row)
+			// 5% noise in ratio.
+			times = append(times, modelCost(row, want)*math.Exp(0.05*r.NormFloat64()))
+		}
+		return terms, times
+	}
+	terms, times := gen(0)
+	c, u := fitUnit(terms, times, free, []float64{1, 1, 7})
+	se, corr, ok := coefErrors(terms, times, free, c, u)
+	for k := range 2 {
+		if !ok || !(se[k] < 0.1*c[k]) || determination(k, c, se, corr, ok) != "yes" {
+			t.Fatalf("independent terms: coefficient %d fitted %g ± %g (%v): %s", k, c[k], se[k], ok, determination(k, c, se, corr, ok))
+		}
+	}
+	terms, times = gen(0.999)
+	c, u = fitUnit(terms, times, free, []float64{1, 1, 7})
+	se, corr, ok = coefErrors(terms, times, free, c, u)
+	for k := range 2 {
+		if d := determination(k, c, se, corr, ok); strings.HasPrefix(d, "yes") || !strings.Contains(d, "correlated") && ok {
+			t.Fatalf("nearly tied terms: coefficient %d fitted %g ± %g: %s", k, c[k], se[k], d)
+		}
+	}
+	if _, ok := invert([][]float64{{1, 2}, {2, 4}}); ok {
+		t.Fatal("inverted a singular matrix")
+	}
+}
+
 // calibCase is one program over one choice of formats; its candidate
 // plans are the calibration's rows.
 type calibCase struct {
@@ -263,6 +491,20 @@ const (
           B_val(p3) * D_val(j * D_len2 + l)
       in
       { @dense j -> C_val(p4) * t8 } }`
+	// With D csr: each (i, k) fiber merged with D's row j per entry j of
+	// C's row, or D's row j walked and each of its keys sought in the
+	// fiber.
+	mttkrpMergeRowOfD = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+      merge(<p5, p3, _> in <D_idx2(D_pos2(j):D_pos2(j + 1)), B_idx3(B_pos3(p2):B_pos3(p2 + 1))>)
+        { @dense j -> B_val(p3) * C_val(p4) * D_val(p5) } }`
+	mttkrpSeekInFiber = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+      sum(<p5, l1> in D_idx2(D_pos2(j):D_pos2(j + 1)))
+        { @dense j -> C_val(p4) * D_val(p5) * (merge(<p3, _, _> in <B_idx3(B_pos3(p2):B_pos3(p2 + 1)), l1:l1 + 1>)
+          B_val(p3)) } }`
 	mttkrpRowsOfD = `let t1 =
   sum(<k3, _> in 0:D_len2)
     { @dense k3 -> sum(<j1, _> in 0:D_len1)
@@ -348,6 +590,7 @@ func calibCases(t *testing.T) []*calibCase {
 		// With D dense: the fiber walked again per entry of C's row,
 		// and D's transpose built once and added per fiber.
 		out[len(out)-3].alts = map[string]string{"fiber per j": mttkrpFiberPerJ, "rows of D": mttkrpRowsOfD}
+		out[len(out)-4].alts = map[string]string{"merge": mttkrpMergeRowOfD, "seek in fiber": mttkrpSeekInFiber}
 	}
 	// MTTKRP with dense factors of rank 16 over fibers of about one entry
 	// (as orghs): the rank lifted above B's row, or inside each fiber.
@@ -451,7 +694,8 @@ func TestCalibrate(t *testing.T) {
 			}
 			plans = append(plans, &calibPlan{c: c, label: cand.Label, terms: terms, kernel: k, modelNow: cand.Cost.Value})
 		}
-		for label, text := range c.alts {
+		for _, label := range slices.Sorted(maps.Keys(c.alts)) {
+			text := c.alts[label]
 			env := map[string]ir.Type{}
 			for name, info := range engine.SchemaOf(c.st) {
 				env[name] = info.Type()
@@ -459,6 +703,11 @@ func TestCalibrate(t *testing.T) {
 			plan, err := sdql.CompileExpr(label+".sdql", []byte(text), env)
 			if err != nil {
 				t.Fatalf("%s %s %s: %v", c.group, c.label, label, err)
+			}
+			if key := ir.Format(plan); seen[key] {
+				continue
+			} else {
+				seen[key] = true
 			}
 			terms, err := planTerms(plan, c.st, res.Stats)
 			if err != nil {
@@ -533,7 +782,8 @@ func TestCalibrate(t *testing.T) {
 		names[k] = c.name
 	}
 	free := freeCoefs(names, terms, medians, held, only)
-	fit := fitNonNeg(terms, medians, free, current)
+	fit, unit := fitUnit(terms, medians, free, current)
+	se, corr, determined := coefErrors(terms, medians, free, fit, unit)
 	// The fit of each round alone, for the spread of each coefficient.
 	perRound := make([][]float64, len(modelCoefs))
 	for r := range *calibrateRounds {
@@ -541,7 +791,7 @@ func TestCalibrate(t *testing.T) {
 		for i, p := range fitted {
 			times[i] = p.rounds[min(r, len(p.rounds)-1)]
 		}
-		f := fitNonNeg(terms, times, free, current)
+		f, _ := fitUnit(terms, times, free, current)
 		for k := range f {
 			perRound[k] = append(perRound[k], f[k])
 		}
@@ -551,24 +801,25 @@ func TestCalibrate(t *testing.T) {
 	if *calibrateFastest {
 		stat = "fastest"
 	}
-	fmt.Fprintf(&sb, "calibration: %d plans, %d fitted, %d rounds each (%s fitted), one thread\n\n", len(plans), len(fitted), *calibrateRounds, stat)
-	fmt.Fprintf(&sb, "%-13s %10s %10s %21s\n", "coefficient", "current", "fitted", "rounds fitted alone")
+	fmt.Fprintf(&sb, "calibration: %d plans, %d fitted, %d rounds each (%s fitted), one thread\n", len(plans), len(fitted), *calibrateRounds, stat)
+	fmt.Fprintf(&sb, "unit: %.3g ns of CPU time per unit of cost (a scalar operation), fitted with the coefficients\n\n", 1/unit)
+	fmt.Fprintf(&sb, "%-13s %10s %10s %21s %9s  %s\n", "coefficient", "current", "fitted", "rounds fitted alone", "std err", "determined?")
 	for k, c := range modelCoefs {
 		if !free[k] {
-			fmt.Fprintf(&sb, "%-13s %10.3g %10s %21s\n", c.name, current[k], "(kept)", "")
+			fmt.Fprintf(&sb, "%-13s %10.3g %10s\n", c.name, current[k], "(kept)")
 			continue
 		}
-		fmt.Fprintf(&sb, "%-13s %10.3g %10.3g %10.3g..%-9.3g\n", c.name, current[k], fit[k], slices.Min(perRound[k]), slices.Max(perRound[k]))
+		fmt.Fprintf(&sb, "%-13s %10.3g %10.3g %10.3g..%-9.3g %9.3g  %s\n", c.name, current[k], fit[k], slices.Min(perRound[k]), slices.Max(perRound[k]), se[k], determination(k, fit, se, corr, determined))
 	}
-	fmt.Fprintf(&sb, "\n%-18s %-9s %-11s %12s %12s %7s %7s %9s  %s\n", "group", "case", "plan", "time ns", "model ns", "model/t", "spread", "before/t", "largest terms (share of the fitted cost)")
+	fmt.Fprintf(&sb, "\n%-18s %-9s %-13s %12s %12s %7s %7s %9s  %s\n", "group", "case", "plan", "time ns", "model ns", "model/t", "spread", "before/t", "largest terms (share of the fitted cost)")
 	var logErr []float64
 	for _, p := range fitted {
-		logErr = append(logErr, math.Abs(math.Log(modelCost(p.terms, fit)/p.median)))
+		logErr = append(logErr, math.Abs(math.Log(modelCost(p.terms, fit)/(unit*p.median))))
 	}
 	for _, p := range plans {
-		m := modelCost(p.terms, fit)
+		m := modelCost(p.terms, fit) / unit
 		spread := slices.Max(p.rounds) / slices.Min(p.rounds)
-		fmt.Fprintf(&sb, "%-18s %-9s %-11s %12.4g %12.4g %7.2f %7.2f %9.2f  %s\n", p.c.group, p.c.label, p.label, p.median, m, m/p.median, spread, p.modelNow/p.median, mainTerms(p.terms, fit))
+		fmt.Fprintf(&sb, "%-18s %-9s %-13s %12.4g %12.4g %7.2f %7.2f %9.2f  %s\n", p.c.group, p.c.label, p.label, p.median, m, m/p.median, spread, p.modelNow/p.median, mainTerms(p.terms, fit))
 	}
 	sort.Float64s(logErr)
 	fmt.Fprintf(&sb, "\nmodel/time of the fitted plans after the fit: median factor %.2f, 90th percentile %.2f, worst %.2f\n",
@@ -593,7 +844,49 @@ func TestCalibrate(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%-18s %-26s %-26s %-26s\n", g, name(fastest), name(first), name(before))
 	}
+	// Per group: how far the fitted model is from the clock, as the
+	// geometric mean of model/time over its plans (a group's level) and
+	// the spread of the ratios within it (what ranks its plans).
+	fmt.Fprintf(&sb, "\n%-18s %6s %12s %12s %12s\n", "group", "plans", "mean model/t", "least", "most")
+	for _, g := range order {
+		l, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+		for _, p := range groups[g] {
+			r := modelCost(p.terms, fit) / (unit * p.median)
+			l += math.Log(r)
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		fmt.Fprintf(&sb, "%-18s %6d %12.2f %12.2f %12.2f\n", g, len(groups[g]), math.Exp(l/float64(len(groups[g]))), lo, hi)
+	}
 	fmt.Print(sb.String())
+}
+
+// determination says whether the fit determines coefficient k: within a
+// relative standard error of 25%, or not, or at its bound (zero, held
+// there by the bound, not the data), and with which other coefficient its
+// estimate moves (a correlation beyond ±0.9: the plans price the two
+// together).
+func determination(k int, fit, se []float64, corr [][]float64, ok bool) string {
+	if !ok {
+		return "no: the plans' terms are not independent"
+	}
+	var with []string
+	for j, r := range corr[k] {
+		if j != k && math.Abs(r) > 0.9 {
+			with = append(with, fmt.Sprintf("%s %+.2f", modelCoefs[j].name, r))
+		}
+	}
+	verdict := "yes"
+	switch {
+	case fit[k] == 0:
+		// Held by the bound, not the data.
+		verdict = "at zero"
+	case se[k] > 0.25*fit[k]:
+		verdict = fmt.Sprintf("no (±%.0f%%)", 100*se[k]/fit[k])
+	}
+	if len(with) > 0 {
+		verdict += ", correlated with " + strings.Join(with, ", ")
+	}
+	return verdict
 }
 
 // mainTerms names the terms that make most of a plan's cost under c.
