@@ -61,13 +61,16 @@ var (
 	// loopRun is the fixed cost of one run of a sum or merge (its
 	// bounds, its state), paid once per run however few its steps.
 	loopRun = 0.0
-	// mergeRun is loopRun for a merge. Fitted with loopRerun and
-	// mergeStep it comes to 40-47 a run (MTTKRP's merges of a fiber with
-	// a row of D, bench/results/calibrate.txt), but a merge is charged
-	// it in the extraction where the loop it replaces is not charged its
-	// loopRerun: at 45 a seek per entry of a COO row into a CSR row
-	// turns into a scan of that row per entry (TestLookupsSeekIntoSortedRows).
-	mergeRun = 0.0
+	// mergeRun (fitted) is loopRun for a merge: 40-52 a run fitted with
+	// loopRerun and mergeStep (MTTKRP's merges of a fiber with a row of
+	// D, and with D csr the walk of D's row seeking each key in the
+	// fiber, bench/results/calibrate.txt). A scan for the entry at a key
+	// (sum(<x, v> in row) if x == j), the loop the seek F1v makes of it
+	// replaces, is charged loopRerun per run where it runs and mergeRun
+	// where it stands for its seek (keyTestFV), so that the extraction
+	// weighs it and the merges alike in every stage; a merge under a let
+	// pays a run more (opLet).
+	mergeRun = 45.0
 
 	// loopRerun (fitted) is what a loop costs per run where it runs
 	// again for each step of a loop around it whose key its source does
@@ -258,7 +261,7 @@ type planCost struct {
 	// loops: the plan has a sum or merge; sparse: a loop over something
 	// other than a range; winFV: what the sources of its loops read;
 	// topWin: what its outermost loops read, their sources and the keys
-	// they are filtered on (keyTestFV).
+	// they are filtered on before the physical stage (keyTestFV).
 	loops, sparse bool
 	winFV, topWin varSet
 	// lift: the plan is a singleton {liftKey -> v} with v a real scalar,
@@ -278,6 +281,8 @@ type planCost struct {
 	// index array scatters it (insertScatter).
 	denseKey   bool
 	scatterKey uint32
+	// merge: the plan is a merge.
+	merge bool
 }
 
 // costPart is the cost of pure operations that read exactly fv, of
@@ -438,6 +443,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	denseRow := g.Data(class).Type.Depth == 1 && g.Data(class).Type.Base == ir.Real
 	lift, liftKey, liftLeaf, swapRange, rangeFV := false, uint32(0), false, false, varSet(nil)
 	denseKey, scatterKey := false, uint32(0)
+	merge := false
 	loops, sparse, winFV, topWin := false, false, varSet(nil), varSet(nil)
 	for _, x := range kids {
 		loops = loops || x.loops
@@ -544,6 +550,16 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 			// filled and frozen per run, as a temporary operand is.
 			c += tempDict
 		}
+		if kids[2].merge {
+			// The engine runs a merge in place, passing over the rows
+			// that meet nothing before it sets a frame, only as the
+			// direct body of the loop around (engine rowMergeOf); under
+			// a let each run sets its frame: about a merge's run again.
+			// MTTKRP over orghs with the e2e factors (csr, rank 25,
+			// density 1/32), the same merges with C's value let-bound
+			// outside them: 20.8 ms against 10.4 ms, 234K runs.
+			c += mergeRun
+		}
 		temp = kids[2].temp
 		ownKids(1, 1, 2)
 		self(classFV, c-k(1)-k(2))
@@ -564,7 +580,20 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		temp = kids[3].temp
 		loops = true
 		winFV = winFV.union(d(2).FV)
-		topWin = d(2).FV.union(s.keyTestFV(g, n))
+		keyFV := s.keyTestFV(g, n)
+		topWin = d(2).FV.union(keyFV)
+		if len(keyFV) > 0 {
+			// A scan for the entry at a key runs again per value of the
+			// key: charged here, where the extraction can weigh it
+			// against the seek F1v makes of it, not to the loop around.
+			// Where it stands for that seek, it pays the seek's run.
+			run := loopRerun
+			if s.scansAsSeeks {
+				run = mergeRun
+			}
+			c += run
+			self(keyFV, run)
+		}
 		isRange := src.Layout() == LayoutArray && s.hasOp(n.Children[2], opRange)
 		sparse = sparse || !isRange
 		key, keyed := bindSym(g, n.Children[0])
@@ -611,6 +640,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 		ownKids(1, 3, 4)
 		ownKids(mergeMatches(n1, n2), 5)
 		self(classFV, c-k(3)-k(4)-mergeMatches(n1, n2)*k(5))
+		merge = true
 	default:
 		if isBinaryOp(n.Op) || n.Op == opNeg || n.Op == opNot {
 			c = sum + costScalarOp
@@ -638,7 +668,7 @@ func (s *session) costFormula(g *graph, class egraph.ClassID, n egraph.Node, kid
 	}
 	pc := planCost{v: max(c, maxKid) + costEpsilon, temp: temp && dict, once: once, runs: s.classRuns(g, class), pure: pure, parts: parts,
 		own: own, loops: loops, sparse: sparse, winFV: winFV, topWin: topWin, lift: lift, liftKey: liftKey, liftLeaf: liftLeaf, swapRange: swapRange, rangeFV: rangeFV,
-		denseKey: denseKey, scatterKey: scatterKey}
+		denseKey: denseKey, scatterKey: scatterKey, merge: merge}
 	if pure && g.Data(class).Type.Base == ir.Int {
 		pc.lin = linOf(g, n, kids, g.Data(class).FV)
 	}
@@ -667,8 +697,11 @@ func liftShare(body planCost, binders []uint32, h float64) float64 {
 
 // keyTestFV is what the test of sum n's body compares a binder with
 // (sum(<x, v> in row) if x == j then ...): such a scan finds the entry at
-// j, a seek once the physical stage makes it a merge with j:j+1, so its
-// window moves with j as a lookup's would.
+// j, so its window moves with j as a lookup's would, and it runs once per
+// value of j. Before the physical stage it stands for the seek F1v makes
+// of it there (a merge with j:j+1, session.scansAsSeeks) and is charged
+// the seek's mergeRun per run; after, it is charged loopRerun per run,
+// where the seek is charged mergeRun.
 func (s *session) keyTestFV(g *graph, n egraph.Node) varSet {
 	binders := s.binderSyms(g, n)
 	var fv varSet

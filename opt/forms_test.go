@@ -1,6 +1,8 @@
 package opt
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/storel/storel/examples"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/sdql"
+	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
 
@@ -148,7 +151,10 @@ CREATE TENSOR y AS
 // the range j:j+1, F1v) or, where the other tensor's row i is a sorted
 // segment too (a COO walked as runs), one merge of the two rows, or,
 // where the other tensor's row is a hash map, a walk of A's row that
-// probes it; never a scan of the row per lookup.
+// probes it, or A's row built once per row i into a dense temporary that
+// each entry reads (a seek per entry costs a merge's run, mergeRun, the
+// temporary tempDict: with B's rows of 8 entries the two are alike);
+// never a scan of the row per lookup.
 func TestLookupsSeekIntoSortedRows(t *testing.T) {
 	const ewise = `CREATE TENSOR C AS
   sum(<(i,j), b> in B) { i -> { j -> b * A(i)(j) } };`
@@ -174,8 +180,8 @@ func TestLookupsSeekIntoSortedRows(t *testing.T) {
 			if e.Op == ir.OpMerge && (e.Args[1].Op == ir.OpRange || e.Args[0].Op == ir.OpSubArray && e.Args[1].Op == ir.OpSubArray) {
 				seeks++
 			}
-			if f == "hash" && e.Op == ir.OpLookup && e.Args[0].Op == ir.OpVar {
-				seeks++ // a probe of the walked hash row
+			if e.Op == ir.OpLookup && e.Args[0].Op == ir.OpVar {
+				seeks++ // a probe of the walked hash row, or a read of A's row built once
 			}
 			if e.Op == ir.OpSum && e.Args[0].Op == ir.OpSubArray && e.Args[1].Op == ir.OpIf {
 				scans++
@@ -185,6 +191,139 @@ func TestLookupsSeekIntoSortedRows(t *testing.T) {
 		if seeks == 0 || scans > 0 {
 			t.Errorf("B=%s: %d seeks, row merges or probes and %d filtered scans in the search's plan:\n%s", f, seeks, scans, ir.Format(plan))
 		}
+	}
+}
+
+// TestScanForKeyChargedPerRun: a scan of A's row for the entry at j, per
+// entry (i, j) of B, runs again for every entry: it is charged loopRerun
+// per run, and the seek that F1v makes of it (a merge with j:j+1) is
+// charged mergeRun instead. Charged to the loop around, where the scan
+// stood for its seek, the extraction picked the scan over the seek once
+// mergeRun was above the scan's few steps.
+func TestScanForKeyChargedPerRun(t *testing.T) {
+	const ewise = `CREATE TENSOR C AS
+  sum(<(i,j), b> in B) { i -> { j -> b * A(i)(j) } };`
+	const plan = `
+sum(<p0, i> in runs(B_idx1(B_pos1(0):B_pos1(1))))
+  { @dense i -> sum(<p1, j> in B_idx2(p0:runend(B_idx1, p0, B_pos1(1))))
+    let t1 = %s in
+    { @dense j -> B_val(p1) * t1 } }`
+	const scan = `sum(<p2, i2> in A_idx2(A_pos2(i):A_pos2(i + 1))) if j == i2 then A_val(p2)`
+	const seek = `merge(<p2, u, i2> in <A_idx2(A_pos2(i):A_pos2(i + 1)), j:j + 1>) A_val(p2)`
+	naive, st := setupProgram(t, "ewise", []byte(ewise), 3, []tensorSpec{{"A", "csr", []int64{30, 40}, 0.2}, {"B", "coo", []int64{30, 40}, 0.2}})
+	want, err := eval.Eval(naive, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := float64(st["B_val"].(*storage.Array).Len())
+	costs := map[string]float64{}
+	for name, inner := range map[string]string{"scan": scan, "seek": seek} {
+		e, err := sdql.CompileExpr(name, []byte(fmt.Sprintf(plan, inner)), globalsEnv(naive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := eval.Eval(e, st); err != nil || !value.Equal(want, got, 1e-9) {
+			t.Fatalf("the %s plan computes %v (%v), the program %v", name, got, err, want)
+		}
+		s := newSession(st, GatherStats(st))
+		s.reserveNames(e)
+		c, err := s.termCost(e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs[name] = c.Value
+	}
+	if costs["scan"] < runs*loopRerun || costs["seek"] >= runs*loopRerun || costs["seek"] < runs*mergeRun {
+		t.Errorf("%v runs: the scan plan costs %.4g, the seek plan %.4g; want the scan charged loopRerun (%v) and the seek mergeRun (%v) per run", runs, costs["scan"], costs["seek"], loopRerun, mergeRun)
+	}
+}
+
+// TestScanAsSeekChargedItsRun: before the physical stage a scan of A's
+// row for the entry at j stands for the seek F1v will make of it, and
+// pays that seek's run (mergeRun) per run. Charged nothing a run there,
+// it beat MTTKRP's merge of each fiber with a row of D, which pays
+// mergeRun, by a walk of D's row scanning the fiber per entry, a seek in
+// the physical stage: 2.3x the merge's CPU time on the e2e input.
+func TestScanAsSeekChargedItsRun(t *testing.T) {
+	const ewise = `CREATE TENSOR C AS
+  sum(<(i,j), b> in B) { i -> { j -> b * A(i)(j) } };`
+	const scan = `
+sum(<p0, i> in runs(B_idx1(B_pos1(0):B_pos1(1))))
+  { @dense i -> sum(<p1, j> in B_idx2(p0:runend(B_idx1, p0, B_pos1(1))))
+    let t1 = sum(<p2, i2> in A_idx2(A_pos2(i):A_pos2(i + 1))) if j == i2 then A_val(p2) in
+    { @dense j -> B_val(p1) * t1 } }`
+	naive, st := setupProgram(t, "ewise", []byte(ewise), 3, []tensorSpec{{"A", "csr", []int64{30, 40}, 0.2}, {"B", "coo", []int64{30, 40}, 0.2}})
+	e, err := sdql.CompileExpr("scan", []byte(scan), globalsEnv(naive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := float64(st["B_val"].(*storage.Array).Len())
+	cost := func(asSeeks bool) float64 {
+		s := newSession(st, GatherStats(st))
+		s.scansAsSeeks = asSeeks
+		s.reserveNames(e)
+		c, err := s.termCost(e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Value
+	}
+	asSeek, asScan := cost(true), cost(false)
+	if mergeRun == 0 || asSeek < runs*mergeRun || asSeek >= asScan {
+		t.Errorf("%v runs: the scan standing for its seek costs %.4g, as a scan %.4g; want at least mergeRun (%v) a run, less than the scan's loopRerun (%v)", runs, asSeek, asScan, mergeRun, loopRerun)
+	}
+}
+
+// TestLetAroundMergeChargedARun: a merge that is the body of the loop
+// around runs in place in the engine, where one under a let (the loop's
+// scalar bound outside it) sets its frame per run: the let form is
+// charged a merge's run more per run. MTTKRP over orghs with the e2e
+// factors: 20.8 ms with C's value let-bound outside the merge, 10.4 ms
+// without; priced alike, the search took the let form.
+func TestLetAroundMergeChargedARun(t *testing.T) {
+	const letBound = `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+    sum(<p4, j> in C_idx2(C_pos2(k):C_pos2(k + 1)))
+      let t11 = C_val(p4) in
+      merge(<p5, p3, _> in <D_idx2(D_pos2(j):D_pos2(j + 1)), B_idx3(B_pos3(p2):B_pos3(p2 + 1))>)
+        { @dense j -> t11 * (B_val(p3) * D_val(p5)) } }`
+	naive, st := setupKernel(t, "mttkrp", 1, []tensorSpec{{"B", "csf", []int64{20, 30, 40}, 0.02}, {"C", "csr", []int64{30, 8}, 0.5}, {"D", "csr", []int64{8, 40}, 0.5}})
+	want, err := eval.Eval(naive, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := GatherStats(st)
+	costs := map[string]float64{}
+	var runs float64
+	for name, text := range map[string]string{"direct": mttkrpMergeRowOfD, "let": letBound} {
+		e, err := sdql.CompileExpr(name, []byte(text), globalsEnv(naive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := eval.Eval(e, st); err != nil || !value.Equal(want, got, 1e-9) {
+			t.Fatalf("the %s plan computes %v (%v), the program %v", name, got, err, want)
+		}
+		s := newSession(st, stats)
+		s.reserveNames(e)
+		c, err := s.termCost(e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs[name] = c.Value
+		if name == "direct" {
+			terms, err := planTerms(e, st, stats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, m := range modelCoefs {
+				if m.name == "mergeRun" {
+					runs = terms[k]
+				}
+			}
+		}
+	}
+	if d := costs["let"] - costs["direct"]; runs < 1 || math.Abs(d-runs*mergeRun) > 0.01*runs*mergeRun {
+		t.Errorf("%.4g merge runs: the let form costs %.4g, the merge as the loop's body %.4g; want %.4g (mergeRun, %v, a run) more", runs, costs["let"], costs["direct"], runs*mergeRun, mergeRun)
 	}
 }
 

@@ -311,6 +311,7 @@ func runStage(rs *ruleSet, sd *stageDef, plan *ir.Expr, st storage.Store, stats 
 		afterStage(s)
 	}
 	s.logicalAsHash = logicalAsHash
+	s.scansAsSeeks = logicalAsHash
 	best, cost, ok := s.extractSafe(root, sd.Name, safeIn, st, stats)
 	if !ok {
 		return nil, 0, rep, nil

@@ -44,6 +44,12 @@ type session struct {
 	// inPlace makes extraction cost a closed build where it runs, per run
 	// of the loops around it, and leave it there (see closedBuild).
 	inPlace bool
+	// scansAsSeeks prices a loop filtered on a key (sum(<x, v> in row)
+	// if x == j) as the seek the physical stage makes of it (F1v): run
+	// again per step of the loop that binds j, it is charged no
+	// loopRerun (see keyTestFV). The physical stage, where the seek is
+	// there to be picked, and whole plans price the scan as what it is.
+	scansAsSeeks bool
 	// noHoist makes a sum or merge charge its body's invariants per step
 	// (see planCost.parts): a test's baseline.
 	noHoist bool
