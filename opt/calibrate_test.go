@@ -28,6 +28,7 @@ var (
 	calibrateFree    = flag.String("opt.calibrate.free", "", "TestCalibrate: comma-separated coefficients to fit that are otherwise held (costScalarOp, ...)")
 	calibrateData    = flag.String("opt.calibrate.data", "../../shared/data", "TestCalibrate: the directory of the real matrices and tensors")
 	calibrateOnly    = flag.String("opt.calibrate.only", "", "TestCalibrate: comma-separated coefficients to fit, the others held at their values (default: every coefficient the plans use, but the ratios of BenchmarkLayouts)")
+	calibrateLevels  = flag.String("opt.calibrate.levels", "group", "TestCalibrate: group (a level of model/time per group, fitted with the coefficients: the fit ranks each group's plans) or one (one level for all)")
 	calibrateAll     = flag.Bool("opt.calibrate.all", false, "TestCalibrate: fit every candidate plan, not only the search's plans")
 )
 
@@ -140,98 +141,155 @@ func fitNonNeg(terms [][]float64, times []float64, free []bool, c []float64) []f
 	return c
 }
 
-// fitUnit is fitNonNeg with the unit free: it fits c and a unit u so
-// that modelCost(terms[i], c) is close to u·times[i] in ratio. The held
-// coefficients then fix the ratios of the model's terms, not what a unit
-// of cost takes on the clock: held at 1 ns a scalar operation, they would
-// push the free coefficients to make up for a machine that runs several
-// per ns. The model ranks plans by ratios only, so u is not the model's.
-func fitUnit(terms [][]float64, times []float64, free []bool, c []float64) ([]float64, float64) {
-	// model = free·c + held, fitted to u·time: free·(c/u) + held·(1/u)
-	// fitted to time is linear in c/u and 1/u, the held part one term.
-	var idx []int
-	for k := range c {
-		if free[k] {
-			idx = append(idx, k)
+// fitWithin fits coefficients c >= 0 so that within each group the
+// model's ratios between plans are the clock's: it minimizes the squares
+// of log(model/time) less their mean over the plan's group, each group's
+// level free. The plans of a group compute the same thing, and the model
+// is there to rank them; a level per group (one group: a unit for all)
+// keeps the misfit of a whole kernel (TTM priced at a tenth of its
+// clock) from moving the coefficients that rank plans, and the held
+// coefficients fix ratios, not a time. Gauss-Newton on the centered
+// residuals, each step solved by nonNegSolve, halved until the error
+// does not grow. Coefficients not free keep their value in c.
+func fitWithin(terms [][]float64, times []float64, group []int, free []bool, c []float64) []float64 {
+	c = slices.Clone(c)
+	for range 100 {
+		r, jac := centered(terms, times, group, free, c)
+		before := dot(r, r)
+		// Minimize |r + J(c' - c)|²: H c' = H c - Jᵀr.
+		n := len(c)
+		h := make([][]float64, n)
+		g := make([]float64, n)
+		for k := range h {
+			h[k] = make([]float64, n)
 		}
-	}
-	aug := make([][]float64, len(terms))
-	for i, row := range terms {
-		aug[i] = make([]float64, len(idx)+1)
-		for a, k := range idx {
-			aug[i][a] = row[k]
-		}
-		for k := range row {
-			if !free[k] {
-				aug[i][len(idx)] += row[k] * c[k]
+		for i := range r {
+			for k := range c {
+				if !free[k] {
+					continue
+				}
+				g[k] -= jac[i][k] * r[i]
+				for j := range c {
+					if free[j] {
+						h[k][j] += jac[i][k] * jac[i][j]
+					}
+				}
 			}
 		}
-	}
-	w := make([]float64, len(idx)+1)
-	for a, k := range idx {
-		w[a] = c[k]
-	}
-	w[len(idx)] = 1
-	all := make([]bool, len(w))
-	for a := range all {
-		all[a] = true
-	}
-	w = fitNonNeg(aug, times, all, w)
-	c = slices.Clone(c)
-	if w[len(idx)] == 0 {
-		// The held terms priced at nothing: the unit is the ns.
-		for a, k := range idx {
-			c[k] = w[a]
+		for k := range c {
+			for j := range c {
+				g[k] += h[k][j] * c[j]
+			}
 		}
-		return c, 1
+		next := nonNegSolve(h, g, free, c)
+		after := before
+		for step := 1.0; step > 1e-3; step /= 2 {
+			try := slices.Clone(c)
+			for k := range try {
+				try[k] += step * (next[k] - c[k])
+			}
+			if r, _ := centered(terms, times, group, free, try); dot(r, r) <= before {
+				c, after = try, dot(r, r)
+				break
+			}
+		}
+		if before-after <= 1e-14*before {
+			break
+		}
 	}
-	u := 1 / w[len(idx)]
-	for a, k := range idx {
-		c[k] = w[a] * u
+	return c
+}
+
+// centered returns each plan's log(model/time) and its derivatives by
+// the free coefficients, less their means over the plan's group.
+func centered(terms [][]float64, times []float64, group []int, free []bool, c []float64) ([]float64, [][]float64) {
+	r := make([]float64, len(terms))
+	jac := make([][]float64, len(terms))
+	sum, dsum, count := map[int]float64{}, map[int][]float64{}, map[int]float64{}
+	for i, row := range terms {
+		m := max(modelCost(row, c), 1e-9)
+		r[i] = math.Log(m / times[i])
+		jac[i] = make([]float64, len(c))
+		for k := range c {
+			if free[k] {
+				jac[i][k] = row[k] / m
+			}
+		}
+		g := group[i]
+		if dsum[g] == nil {
+			dsum[g] = make([]float64, len(c))
+		}
+		sum[g] += r[i]
+		count[g]++
+		for k := range c {
+			dsum[g][k] += jac[i][k]
+		}
 	}
-	return c, u
+	for i := range r {
+		g := group[i]
+		r[i] -= sum[g] / count[g]
+		for k := range c {
+			jac[i][k] -= dsum[g][k] / count[g]
+		}
+	}
+	return r, jac
+}
+
+func dot(a, b []float64) float64 {
+	v := 0.0
+	for i := range a {
+		v += a[i] * b[i]
+	}
+	return v
+}
+
+// groupLevels is each group's level after a fit: the geometric mean of
+// model/time over its plans.
+func groupLevels(terms [][]float64, times []float64, group []int, c []float64) map[int]float64 {
+	sum, count := map[int]float64{}, map[int]float64{}
+	for i, row := range terms {
+		sum[group[i]] += math.Log(max(modelCost(row, c), 1e-9) / times[i])
+		count[group[i]]++
+	}
+	out := map[int]float64{}
+	for g := range sum {
+		out[g] = math.Exp(sum[g] / count[g])
+	}
+	return out
 }
 
 // coefErrors is how well the fit determines each free coefficient: its
-// standard error, from the residuals of log(model/(u·time)) and the
-// sensitivity of log model to each coefficient (the Gauss-Newton
-// covariance, the unit among the unknowns), and the correlations of the
-// estimates. ok is false where the unknowns are not independent (the
-// plans cannot tell them apart at all).
-func coefErrors(terms [][]float64, times []float64, free []bool, c []float64, u float64) (se []float64, corr [][]float64, ok bool) {
+// standard error, from the residuals of the fit (less their group's
+// level) and the sensitivity of log model to each coefficient (the
+// Gauss-Newton covariance), and the correlations of the estimates. ok is
+// false where the coefficients are not independent (the plans cannot
+// tell them apart at all).
+func coefErrors(terms [][]float64, times []float64, group []int, free []bool, c []float64) (se []float64, corr [][]float64, ok bool) {
 	var idx []int // the unknowns: the free coefficients
 	for k := range c {
 		if free[k] {
 			idx = append(idx, k)
 		}
 	}
-	p := len(idx) + 1 // and the unit, last
-	jt := make([][]float64, len(terms))
-	ss := 0.0
-	for i, row := range terms {
-		m := max(modelCost(row, c), 1e-9)
-		r := math.Log(m / (u * times[i]))
-		ss += r * r
-		jt[i] = make([]float64, p)
-		for a, k := range idx {
-			jt[i][a] = row[k] / m
-		}
-		jt[i][p-1] = -1 / u
+	r, jac := centered(terms, times, group, free, c)
+	levels := map[int]bool{}
+	for _, g := range group {
+		levels[g] = true
 	}
 	se = make([]float64, len(c))
 	for k := range se {
 		se[k] = math.NaN()
 	}
-	dof := len(terms) - p
-	if dof <= 0 {
+	dof := len(terms) - len(idx) - len(levels)
+	if dof <= 0 || len(idx) == 0 {
 		return se, nil, false
 	}
-	h := make([][]float64, p)
-	for a := range h {
-		h[a] = make([]float64, p)
-		for b := range h[a] {
-			for i := range jt {
-				h[a][b] += jt[i][a] * jt[i][b]
+	h := make([][]float64, len(idx))
+	for a, k := range idx {
+		h[a] = make([]float64, len(idx))
+		for b, j := range idx {
+			for i := range jac {
+				h[a][b] += jac[i][k] * jac[i][j]
 			}
 		}
 	}
@@ -239,13 +297,12 @@ func coefErrors(terms [][]float64, times []float64, free []bool, c []float64, u 
 	if !ok {
 		return se, nil, false
 	}
-	sigma2 := ss / float64(dof)
-	// corr[k][len(c)] is k's correlation with the unit.
+	sigma2 := dot(r, r) / float64(dof)
 	corr = make([][]float64, len(c))
 	for a, k := range idx {
 		se[k] = math.Sqrt(sigma2 * inv[a][a])
-		corr[k] = make([]float64, len(c)+1)
-		for b, j := range append(idx, len(c)) {
+		corr[k] = make([]float64, len(c))
+		for b, j := range idx {
 			corr[k][j] = inv[a][b] / math.Sqrt(inv[a][a]*inv[b][b])
 		}
 	}
@@ -327,6 +384,14 @@ func weightedNonNeg(terms [][]float64, y, w []float64, free []bool, c []float64)
 			}
 		}
 	}
+	return nonNegSolve(h, g, free, c)
+}
+
+// nonNegSolve minimizes c·H·c/2 - g·c over c >= 0, the coefficients not
+// free held at their values in c (g already less their part), by
+// coordinate descent.
+func nonNegSolve(h [][]float64, g []float64, free []bool, c []float64) []float64 {
+	c = slices.Clone(c)
 	for range 20000 {
 		moved := 0.0
 		for k := range c {
@@ -384,32 +449,36 @@ func TestFitNonNeg(t *testing.T) {
 	}
 }
 
-// TestFitUnit: with the unit free, the fit recovers the coefficients in
-// the ratios a held one sets, from times that take a quarter of a
-// nanosecond per unit; fitNonNeg, whose unit is the nanosecond, would
-// have to move the free ones to make up for the held one.
-func TestFitUnit(t *testing.T) {
+// TestFitWithin: with a level per group free, the fit recovers the
+// coefficients in the ratios a held one sets from times that take a
+// quarter of a nanosecond per unit in one group and ten in another;
+// fitNonNeg, whose unit is the nanosecond everywhere, would have to move
+// the free ones to make up for the levels.
+func TestFitWithin(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	want := []float64{2, 0.5, 7, 3}
 	var terms [][]float64
 	var times []float64
-	for range 40 {
+	var group []int
+	for i := range 40 {
 		row := []float64{r.Float64() * 100, r.Float64() * 1000, r.Float64() * 10, r.Float64() * 50}
 		terms = append(terms, row)
-		times = append(times, modelCost(row, want)/4)
+		level := []float64{4, 0.1}[i%2]
+		times = append(times, modelCost(row, want)/level)
+		group = append(group, i%2)
 	}
 	free := []bool{true, true, true, false}
-	got, u := fitUnit(terms, times, free, []float64{1, 1, 1, 3})
+	got := fitWithin(terms, times, group, free, []float64{1, 1, 1, 3})
 	for k := range want {
 		if math.Abs(got[k]-want[k]) > 1e-4*want[k] {
 			t.Fatalf("coefficient %d: fitted %g, want %g", k, got[k], want[k])
 		}
 	}
-	if math.Abs(u-4) > 1e-4 {
-		t.Fatalf("unit %g, want 4 units a ns", u)
+	if l := groupLevels(terms, times, group, got); math.Abs(l[0]-4) > 1e-3 || math.Abs(l[1]-0.1) > 1e-4 {
+		t.Fatalf("levels %v, want 4 and 0.1 units a ns", l)
 	}
 	if c := fitNonNeg(terms, times, free, []float64{1, 1, 1, 3}); math.Abs(c[0]-want[0]) < 0.1*want[0] {
-		t.Fatalf("without the unit the fit also recovers %v: the test shows nothing", c)
+		t.Fatalf("without the levels the fit also recovers %v: the test shows nothing", c)
 	}
 }
 
@@ -434,17 +503,18 @@ func TestCoefErrors(t *testing.T) {
 		}
 		return terms, times
 	}
+	one := make([]int, 40)
 	terms, times := gen(0)
-	c, u := fitUnit(terms, times, free, []float64{1, 1, 7})
-	se, corr, ok := coefErrors(terms, times, free, c, u)
+	c := fitWithin(terms, times, one, free, []float64{1, 1, 7})
+	se, corr, ok := coefErrors(terms, times, one, free, c)
 	for k := range 2 {
 		if !ok || !(se[k] < 0.1*c[k]) || determination(k, c, se, corr, ok) != "yes" {
 			t.Fatalf("independent terms: coefficient %d fitted %g ± %g (%v): %s", k, c[k], se[k], ok, determination(k, c, se, corr, ok))
 		}
 	}
 	terms, times = gen(0.999)
-	c, u = fitUnit(terms, times, free, []float64{1, 1, 7})
-	se, corr, ok = coefErrors(terms, times, free, c, u)
+	c = fitWithin(terms, times, one, free, []float64{1, 1, 7})
+	se, corr, ok = coefErrors(terms, times, one, free, c)
 	for k := range 2 {
 		if d := determination(k, c, se, corr, ok); strings.HasPrefix(d, "yes") || !strings.Contains(d, "correlated") && ok {
 			t.Fatalf("nearly tied terms: coefficient %d fitted %g ± %g: %s", k, c[k], se[k], d)
@@ -788,8 +858,25 @@ func TestCalibrate(t *testing.T) {
 		names[k] = c.name
 	}
 	free := freeCoefs(names, terms, medians, held, only)
-	fit, unit := fitUnit(terms, medians, free, current)
-	se, corr, determined := coefErrors(terms, medians, free, fit, unit)
+	// The plans' groups, each with a level of its own, or one level for
+	// all (-opt.calibrate.levels one).
+	groups := map[string][]*calibPlan{}
+	var order []string
+	for _, p := range plans {
+		if groups[p.c.group] == nil {
+			order = append(order, p.c.group)
+		}
+		groups[p.c.group] = append(groups[p.c.group], p)
+	}
+	group := make([]int, len(fitted))
+	if *calibrateLevels != "one" {
+		for i, p := range fitted {
+			group[i] = slices.Index(order, p.c.group)
+		}
+	}
+	fit := fitWithin(terms, medians, group, free, current)
+	se, corr, determined := coefErrors(terms, medians, group, free, fit)
+	levels := groupLevels(terms, medians, group, fit)
 	// The fit of each round alone, for the spread of each coefficient.
 	perRound := make([][]float64, len(modelCoefs))
 	for r := range *calibrateRounds {
@@ -797,7 +884,7 @@ func TestCalibrate(t *testing.T) {
 		for i, p := range fitted {
 			times[i] = p.rounds[min(r, len(p.rounds)-1)]
 		}
-		f, _ := fitUnit(terms, times, free, current)
+		f := fitWithin(terms, times, group, free, current)
 		for k := range f {
 			perRound[k] = append(perRound[k], f[k])
 		}
@@ -808,7 +895,11 @@ func TestCalibrate(t *testing.T) {
 		stat = "fastest"
 	}
 	fmt.Fprintf(&sb, "calibration: %d plans, %d fitted, %d rounds each (%s fitted), one thread\n", len(plans), len(fitted), *calibrateRounds, stat)
-	fmt.Fprintf(&sb, "unit: %.3g ns of CPU time per unit of cost (a scalar operation), fitted with the coefficients\n\n", 1/unit)
+	if *calibrateLevels == "one" {
+		fmt.Fprintf(&sb, "one level: model/time %.3g units a ns for every plan, fitted with the coefficients\n\n", levels[0])
+	} else {
+		fmt.Fprintf(&sb, "a level per group (its model/time, units a ns, in the last table), fitted with the coefficients: the fit ranks each group's plans\n\n")
+	}
 	fmt.Fprintf(&sb, "%-13s %10s %10s %21s %9s  %s\n", "coefficient", "current", "fitted", "rounds fitted alone", "std err", "determined?")
 	for k, c := range modelCoefs {
 		if !free[k] {
@@ -817,29 +908,22 @@ func TestCalibrate(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%-13s %10.3g %10.3g %10.3g..%-9.3g %9.3g  %s\n", c.name, current[k], fit[k], slices.Min(perRound[k]), slices.Max(perRound[k]), se[k], determination(k, fit, se, corr, determined))
 	}
-	fmt.Fprintf(&sb, "\n%-18s %-9s %-13s %12s %12s %7s %7s %9s  %s\n", "group", "case", "plan", "time ns", "model ns", "model/t", "spread", "before/t", "largest terms (share of the fitted cost)")
+	// resid is a plan's model/time over its group's level.
+	fmt.Fprintf(&sb, "\n%-18s %-9s %-13s %12s %12s %7s %7s %7s %9s  %s\n", "group", "case", "plan", "time ns", "model", "model/t", "resid", "spread", "before/t", "largest terms (share of the fitted cost)")
 	var logErr []float64
-	for _, p := range fitted {
-		logErr = append(logErr, math.Abs(math.Log(modelCost(p.terms, fit)/(unit*p.median))))
+	for i, p := range fitted {
+		logErr = append(logErr, math.Abs(math.Log(modelCost(p.terms, fit)/p.median/levels[group[i]])))
 	}
-	for _, p := range plans {
-		m := modelCost(p.terms, fit) / unit
+	for i, p := range plans {
+		m := modelCost(p.terms, fit)
 		spread := slices.Max(p.rounds) / slices.Min(p.rounds)
-		fmt.Fprintf(&sb, "%-18s %-9s %-13s %12.4g %12.4g %7.2f %7.2f %9.2f  %s\n", p.c.group, p.c.label, p.label, p.median, m, m/p.median, spread, p.modelNow/p.median, mainTerms(p.terms, fit))
+		fmt.Fprintf(&sb, "%-18s %-9s %-13s %12.4g %12.4g %7.2f %7.2f %7.2f %9.2f  %s\n", p.c.group, p.c.label, p.label, p.median, m, m/p.median, m/p.median/levels[group[i]], spread, p.modelNow/p.median, mainTerms(p.terms, fit))
 	}
 	sort.Float64s(logErr)
-	fmt.Fprintf(&sb, "\nmodel/time of the fitted plans after the fit: median factor %.2f, 90th percentile %.2f, worst %.2f\n",
+	fmt.Fprintf(&sb, "\nresiduals (model/time over the level) of the fitted plans: median factor %.2f, 90th percentile %.2f, worst %.2f\n",
 		math.Exp(median(logErr)), math.Exp(logErr[len(logErr)*9/10]), math.Exp(logErr[len(logErr)-1]))
 	// Per group: the plan each model ranks first against the fastest.
 	fmt.Fprintf(&sb, "\n%-18s %-26s %-26s %-26s\n", "group", "fastest", "fitted model's first", "current model's first")
-	groups := map[string][]*calibPlan{}
-	var order []string
-	for _, p := range plans {
-		if groups[p.c.group] == nil {
-			order = append(order, p.c.group)
-		}
-		groups[p.c.group] = append(groups[p.c.group], p)
-	}
 	for _, g := range order {
 		ps := groups[g]
 		fastest := slices.MinFunc(ps, func(a, b *calibPlan) int { return cmp.Compare(a.median, b.median) })
@@ -850,18 +934,19 @@ func TestCalibrate(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%-18s %-26s %-26s %-26s\n", g, name(fastest), name(first), name(before))
 	}
-	// Per group: how far the fitted model is from the clock, as the
-	// geometric mean of model/time over its plans (a group's level) and
-	// the spread of the ratios within it (what ranks its plans).
-	fmt.Fprintf(&sb, "\n%-18s %6s %12s %12s %12s\n", "group", "plans", "mean model/t", "least", "most")
+	// Per group: its level (the geometric mean of model/time over its
+	// plans: how far the model is from the clock on the whole kernel)
+	// and the residuals within it (what ranks its plans).
+	fmt.Fprintf(&sb, "\n%-18s %6s %12s %12s %12s\n", "group", "plans", "model/t", "least resid", "most resid")
 	for _, g := range order {
 		l, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
 		for _, p := range groups[g] {
-			r := modelCost(p.terms, fit) / (unit * p.median)
+			r := modelCost(p.terms, fit) / p.median
 			l += math.Log(r)
 			lo, hi = min(lo, r), max(hi, r)
 		}
-		fmt.Fprintf(&sb, "%-18s %6d %12.2f %12.2f %12.2f\n", g, len(groups[g]), math.Exp(l/float64(len(groups[g]))), lo, hi)
+		level := math.Exp(l / float64(len(groups[g])))
+		fmt.Fprintf(&sb, "%-18s %6d %12.3g %12.2f %12.2f\n", g, len(groups[g]), level, lo/level, hi/level)
 	}
 	fmt.Print(sb.String())
 }
@@ -869,7 +954,7 @@ func TestCalibrate(t *testing.T) {
 // determination says whether the fit determines coefficient k: within a
 // relative standard error of 25%, or not, or at its bound (zero, held
 // there by the bound, not the data), and with which other coefficient
-// (or the unit) its estimate moves (a correlation beyond ±0.9: the plans price the two
+// its estimate moves (a correlation beyond ±0.9: the plans price the two
 // together).
 func determination(k int, fit, se []float64, corr [][]float64, ok bool) string {
 	if !ok {
@@ -878,11 +963,7 @@ func determination(k int, fit, se []float64, corr [][]float64, ok bool) string {
 	var with []string
 	for j, r := range corr[k] {
 		if j != k && math.Abs(r) > 0.9 {
-			name := "the unit"
-			if j < len(fit) {
-				name = modelCoefs[j].name
-			}
-			with = append(with, fmt.Sprintf("%s %+.2f", name, r))
+			with = append(with, fmt.Sprintf("%s %+.2f", modelCoefs[j].name, r))
 		}
 	}
 	verdict := "yes"
