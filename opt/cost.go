@@ -18,14 +18,19 @@ import (
 // paper kernels over csr, dcsr, csc, coo, hash and sell, and MTTKRP over
 // the real 3-tensors with D in each layout, in the engine and fits these
 // coefficients to their median CPU time per run, or fastest with
-// -opt.calibrate.fastest (non-negative least squares on log(model/time));
-// -opt.calibrate.only fits the coefficients named, the others held:
+// -opt.calibrate.fastest (non-negative least squares on log(model/time),
+// a level per group of plans that compute the same thing, or one level
+// with -opt.calibrate.levels one); -opt.calibrate.only fits the
+// coefficients named, the others held:
 //
 //	go test ./opt -run 'TestCalibrate$' -opt.calibrate -v -opt.calibrate.data DIR -opt.calibrate.only loopRerun
 //
 // bench/results/calibrate.txt holds its report: each coefficient fitted,
-// its spread when each round is fitted alone, and each plan's residual.
-// loopRerun is fitted so. iterRange keeps 0, fitted on an idle machine
+// its standard error and spread when each round is fitted alone, and
+// each plan's and group's residual. The levels differ by 20x from
+// kernel to kernel (the engine's row kernels run an array step in a
+// fraction of a unit), which is why one level determines no
+// coefficient. loopRerun is fitted so. iterRange keeps 0, fitted on an idle machine
 // (0 in every round); iterHash and loopCall come from the variants
 // experiment (their comments). The other fitted values are not adopted: taken together they turn MTTKRP's
 // merge into a filtered scan and change which TTV plan wins, plans the
