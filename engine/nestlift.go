@@ -1240,23 +1240,30 @@ func (c *sharedCopy) copyTiles() {
 	for t := c.next.Add(1) - 1; t < c.tiles; t = c.next.Add(1) - 1 {
 		r0, b0 := t/nb*64, t%nb*64
 		b1 := min(b0+64, c.stride)
-		r := r0
+		r1 := min(r0+64, c.rows)
 		// Four rows at a time where all four hold the tile's columns
-		// whole: each column's four values go out as one contiguous
-		// store of four, a check per four.
-		for ; r+4 <= min(r0+64, c.rows) && (r+3)*c.stride+b1 <= end; r += 4 {
-			s0 := c.src[r*c.stride+b0 : r*c.stride+b1]
-			s1 := c.src[(r+1)*c.stride+b0 : (r+1)*c.stride+b1][:len(s0)]
-			s2 := c.src[(r+2)*c.stride+b0 : (r+2)*c.stride+b1][:len(s0)]
-			s3 := c.src[(r+3)*c.stride+b0 : (r+3)*c.stride+b1][:len(s0)]
-			k := b0*c.rows + r
+		// whole: blocks of four columns in assembly where it runs, then
+		// (or everywhere else) each column's four values go out as one
+		// contiguous store of four, a check per four.
+		groups := int64(0)
+		for r0+4*groups+4 <= r1 && (r0+4*groups+3)*c.stride+b1 <= end {
+			groups++
+		}
+		bq := c.copyBlocks(r0, groups, b0, b1)
+		r := r0
+		for ; r < r0+4*groups; r += 4 {
+			s0 := c.src[r*c.stride+bq : r*c.stride+b1]
+			s1 := c.src[(r+1)*c.stride+bq : (r+1)*c.stride+b1][:len(s0)]
+			s2 := c.src[(r+2)*c.stride+bq : (r+2)*c.stride+b1][:len(s0)]
+			s3 := c.src[(r+3)*c.stride+bq : (r+3)*c.stride+b1][:len(s0)]
+			k := bq*c.rows + r
 			for i, v := range s0 {
 				o := c.vals[k : k+4 : k+4]
 				o[0], o[1], o[2], o[3] = v, s1[i], s2[i], s3[i]
 				k += c.rows
 			}
 		}
-		for ; r < min(r0+64, c.rows) && r*c.stride+b0 < end; r++ {
+		for ; r < r1 && r*c.stride+b0 < end; r++ {
 			out := c.vals[b0*c.rows+r:]
 			for i, v := range c.src[r*c.stride+b0 : min(r*c.stride+b1, end)] {
 				out[int64(i)*c.rows] = v
