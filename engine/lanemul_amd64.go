@@ -33,6 +33,31 @@ func mulAddScalar(acc []float64, x float64, bs, cs []float64) {
 	mulAddScalarGo(acc[m:], x, bs[m:], cs)
 }
 
+// mulSetLanes writes out[q] = (x*b[q])*c[q] (c nil: x*b[q]) for q < n,
+// n a multiple of 4 (AVX2, lanemul_amd64.s), and reports whether a lane
+// it wrote is zero (or -0).
+//
+//go:noescape
+func mulSetLanes(out *float64, n int64, x float64, b, c *float64) (zero bool)
+
+// mulSetScalar writes (x*bs[q])*cs[q] (cs nil: x*bs[q]) into out, the
+// slices as long as out, and reports whether no lane is zero (or -0):
+// the multiples of 4 in assembly, the rest in Go.
+func mulSetScalar(out []float64, x float64, bs, cs []float64) bool {
+	m, zero := 0, false
+	if useLaneMul && len(out) >= 4 {
+		m = len(out) &^ 3
+		_, _ = bs[m-1], out[m-1]
+		var c *float64
+		if cs != nil {
+			_ = cs[m-1]
+			c, cs = &cs[0], cs[m:]
+		}
+		zero = mulSetLanes(&out[0], int64(m), x, &bs[0], c)
+	}
+	return mulSetScalarGo(out[m:], x, bs[m:], cs) && !zero
+}
+
 // add adds the batch's first m positions into acc: the multiples of 4
 // lanes in assembly, the rest in Go.
 func (mb *mulBatch) add(acc []float64, m int) {

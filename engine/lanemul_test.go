@@ -59,6 +59,43 @@ func TestMulAddScalar(t *testing.T) {
 	}
 }
 
+// TestMulSetScalar checks the vector loop that writes a one-value
+// product's lanes against the Go loop bit for bit, and its report of a
+// zero lane, as TestMulAddScalar does.
+func TestMulSetScalar(t *testing.T) {
+	val, fill := laneValues(rand.New(rand.NewSource(8)))
+	was := useLaneMul
+	defer func() { useLaneMul = was }()
+	for n := 0; n <= 41; n++ {
+		for off := range 3 {
+			for _, withC := range []bool{false, true} {
+				x := val()
+				bs := fill(n + off)[off:]
+				var cs []float64
+				if withC {
+					cs = fill(n + off)[off:]
+				}
+				want, got := fill(n+off)[off:], fill(n+off)[off:]
+				useLaneMul = false
+				wantNZ := mulSetScalar(want, x, bs, cs)
+				useLaneMul = was
+				gotNZ := mulSetScalar(got, x, bs, cs)
+				if gotNZ != wantNZ {
+					t.Fatalf("n %d off %d c %v: no zero %v, want %v", n, off, withC, gotNZ, wantNZ)
+				}
+				for q := range want {
+					if math.Float64bits(want[q]) != math.Float64bits(got[q]) && !(math.IsNaN(want[q]) && math.IsNaN(got[q])) {
+						t.Fatalf("n %d off %d c %v lane %d: %v, want %v (x %v b %v)", n, off, withC, q, got[q], want[q], x, bs[q])
+					}
+					if v := x * bs[q]; cs == nil && math.Float64bits(v) != math.Float64bits(want[q]) && !math.IsNaN(v) {
+						t.Fatalf("n %d lane %d: the Go loop wrote %v, want %v", n, q, want[q], v)
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkMulAddScalar runs a product's 16 and 32 lanes, as each
 // position of MTTKRP's lifted rank adds them (three factors) and TTM's
 // (two), with and without the vector loops.
