@@ -75,7 +75,7 @@ func TestMulSetScalar(t *testing.T) {
 				if withC {
 					cs = fill(n + off)[off:]
 				}
-				want, got := fill(n+off)[off:], fill(n+off)[off:]
+				want, got := fill(n + off)[off:], fill(n + off)[off:]
 				useLaneMul = false
 				wantNZ := mulSetScalar(want, x, bs, cs)
 				useLaneMul = was
