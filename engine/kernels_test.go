@@ -80,16 +80,24 @@ type sparseCSF struct {
 
 // randCSF draws a d1 x d2 x d3 tensor with about nnz entries.
 func randCSF(d1, d2, d3, nnz int, rng *rand.Rand) *sparseCSF {
-	type coord [3]int64
-	set := map[coord]bool{}
+	set := map[csfCoord]bool{}
 	for len(set) < nnz {
-		set[coord{int64(rng.IntN(d1)), int64(rng.IntN(d2)), int64(rng.IntN(d3))}] = true
+		set[csfCoord{int64(rng.IntN(d1)), int64(rng.IntN(d2)), int64(rng.IntN(d3))}] = true
 	}
-	cs := make([]coord, 0, len(set))
+	cs := make([]csfCoord, 0, len(set))
 	for c := range set {
 		cs = append(cs, c)
 	}
-	slices.SortFunc(cs, func(a, b coord) int {
+	return csfOf([3]int64{int64(d1), int64(d2), int64(d3)}, cs, rng)
+}
+
+// csfCoord is an entry's coordinates in a 3-level tensor.
+type csfCoord [3]int64
+
+// csfOf returns the tensor of dims whose entries are at cs (distinct),
+// with values drawn from rng.
+func csfOf(dims [3]int64, cs []csfCoord, rng *rand.Rand) *sparseCSF {
+	slices.SortFunc(cs, func(a, b csfCoord) int {
 		for i := range a {
 			if a[i] != b[i] {
 				if a[i] < b[i] {
@@ -100,7 +108,7 @@ func randCSF(d1, d2, d3, nnz int, rng *rand.Rand) *sparseCSF {
 		}
 		return 0
 	})
-	t := &sparseCSF{dims: [3]int64{int64(d1), int64(d2), int64(d3)}, pos1: []int64{0}, pos2: []int64{0}, pos3: []int64{0}}
+	t := &sparseCSF{dims: dims, pos1: []int64{0}, pos2: []int64{0}, pos3: []int64{0}}
 	for i, c := range cs {
 		newI := i == 0 || c[0] != cs[i-1][0]
 		newJ := newI || c[1] != cs[i-1][1]

@@ -58,6 +58,29 @@ func mulSetScalar(out []float64, x float64, bs, cs []float64) bool {
 	return mulSetScalarGo(out[m:], x, bs[m:], cs) && !zero
 }
 
+// mulSetRows writes rows r < m at out + r*n, each the sum over its
+// positions p (ends[r-1]..ends[r]-1, ends[-1] = 0) of
+// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]) for q < n, the
+// first position written and the others added in order, n a multiple
+// of 4 (AVX2, lanemul_amd64.s), the rows in order up to the first with
+// a zero lane (or -0), and returns that row (m: none).
+//
+//go:noescape
+func mulSetRows(out *float64, n int64, x, b *float64, kb *int64, c *float64, kc *int64, ends *int32, m int64) (first int64)
+
+// set writes the batch's first m rows of n lanes at out, as setGo does.
+func (rb *rowBatch) set(out []float64, n, m int, bs, cs []float64) int {
+	if !useLaneMul || n%4 != 0 || m == 0 {
+		return rb.setGo(out, n, m, bs, cs)
+	}
+	_ = out[m*n-1]
+	var c *float64
+	if cs != nil {
+		c = &cs[0]
+	}
+	return int(mulSetRows(&out[0], int64(n), &rb.x[0], &bs[0], &rb.kb[0], c, &rb.kc[0], &rb.ends[0], int64(m)))
+}
+
 // add adds the batch's first m positions into acc: the multiples of 4
 // lanes in assembly, the rest in Go.
 func (mb *mulBatch) add(acc []float64, m int) {

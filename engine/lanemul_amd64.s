@@ -200,3 +200,84 @@ setdone:
 	SETNE     zero+40(FP)
 	VZEROUPPER
 	RET
+
+// A batch of rows of a one-value product, each the sum of its positions
+// in order: row r at out + r*n holds, for q < n (a multiple of 4), the
+// first of positions ends[r-1]..ends[r]-1 (ends[-1] = 0) written,
+// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]), and each later
+// one added, as mulAddRows adds it; the rows in order up to the first
+// with a zero lane (or -0), which is written too.
+
+// func mulSetRows(out *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, ends *int32, m int64) (first int64)
+TEXT ·mulSetRows(SB), NOSPLIT, $0-80
+	MOVQ   out+0(FP), DI
+	MOVQ   n+8(FP), CX
+	MOVQ   x+16(FP), SI
+	MOVQ   b+24(FP), R8
+	MOVQ   kb+32(FP), R9
+	MOVQ   c+40(FP), R10
+	MOVQ   kc+48(FP), R11
+	VXORPD Y9, Y9, Y9     // zero, to compare with
+	XORQ   BX, BX         // the row
+	XORQ   R13, R13       // its first position
+
+srow:
+	CMPQ    BX, m+64(FP)
+	JGE     sdone
+	MOVQ    ends+56(FP), R12
+	MOVLQSX (R12)(BX*4), DX // past its last position
+	VXORPD  Y10, Y10, Y10   // its lanes found zero
+	XORQ    AX, AX          // the lane
+
+slane:
+	CMPQ         AX, CX
+	JGE          srowe
+	MOVQ         R13, R14 // the position
+	VBROADCASTSD (SI)(R14*8), Y0
+	MOVQ         (R9)(R14*8), R12
+	ADDQ         AX, R12
+	VMULPD       (R8)(R12*8), Y0, Y1
+	TESTQ        R10, R10
+	JZ           spos
+	MOVQ         (R11)(R14*8), R12
+	ADDQ         AX, R12
+	VMULPD       (R10)(R12*8), Y1, Y1
+
+spos:
+	INCQ         R14
+	CMPQ         R14, DX
+	JGE          slanes
+	VBROADCASTSD (SI)(R14*8), Y0
+	MOVQ         (R9)(R14*8), R12
+	ADDQ         AX, R12
+	VMULPD       (R8)(R12*8), Y0, Y2
+	TESTQ        R10, R10
+	JZ           sposa
+	MOVQ         (R11)(R14*8), R12
+	ADDQ         AX, R12
+	VMULPD       (R10)(R12*8), Y2, Y2
+
+sposa:
+	VADDPD Y2, Y1, Y1
+	JMP    spos
+
+slanes:
+	VMOVUPD Y1, (DI)(AX*8)
+	VCMPPD  $0, Y9, Y1, Y2
+	VORPD   Y2, Y10, Y10
+	ADDQ    $4, AX
+	JMP     slane
+
+srowe:
+	VMOVMSKPD Y10, R12
+	TESTQ     R12, R12
+	JNZ       sdone
+	LEAQ      (DI)(CX*8), DI
+	MOVQ      DX, R13
+	INCQ      BX
+	JMP       srow
+
+sdone:
+	MOVQ BX, first+72(FP)
+	VZEROUPPER
+	RET

@@ -13,6 +13,11 @@ func mulSetScalar(out []float64, x float64, bs, cs []float64) bool {
 	return mulSetScalarGo(out, x, bs, cs)
 }
 
+// set writes the batch's first m rows of n lanes at out, as setGo does.
+func (rb *rowBatch) set(out []float64, n, m int, bs, cs []float64) int {
+	return rb.setGo(out, n, m, bs, cs)
+}
+
 // add adds the batch's first m positions into acc.
 func (mb *mulBatch) add(acc []float64, m int) {
 	mb.addGo(acc, 0, m)

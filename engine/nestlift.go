@@ -217,6 +217,7 @@ type liftState struct {
 	setups []prodSetup // an lsum's index parts, by its id
 	fibs   []fibWalk   // an lfib's walk, by its id
 	batch  mulBatch    // walkOne's positions
+	rows   rowBatch    // liftRows.rows' rows of one position
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int

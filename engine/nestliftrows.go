@@ -152,13 +152,29 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		return p
 	}
 	s.j0, s.n = 0, n
+	// Where the product is one value times lanes (TTM's A entry times
+	// B's row), the rows are staged (rb) and written in one loop a batch
+	// (flush); a row of more positions than a batch holds, or not at the
+	// position after the last staged row's, flushes them first (and the
+	// former goes through walkLanes).
+	var rb *rowBatch
+	if l != nil {
+		if xi, bi, one := q.oneValue(); one {
+			rb = &s.rows
+			rb.l, rb.ws, rb.n, rb.xi, rb.bi = l, ws, n, xi, bi
+			rb.xs, rb.bs, rb.cs = q.view(xi).src, q.view(bi).src, q.c.src
+		}
+	}
+	m, e := 0, 0 // rows staged (iterations p-m..p-1); positions
 	// The inner loop's bounds read the slots of the loop's position (p),
 	// of its value (keys[p]), or of a loop around it (as they are).
 	keys, rd := nl.arr.ints, sum.seg.reader()
 	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
 	cEnd := int32(len(ch.cols))
 	p0, last := p, sq.key
-	for ; p < hi && room(w, w.realBlock) >= n; p++ {
+	// (room counts the key block's too, which dense rows leave as it is:
+	// the staged rows are counted against the value block's.)
+	for ; p < hi && room(w, w.realBlock) >= n && len(w.realBlock)+(m+1)*n <= cap(w.realBlock); p++ {
 		k := keys[p]
 		switch rd.loSlot {
 		case nl.ks:
@@ -176,12 +192,42 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		if k <= last || !ok || f0 >= f1 {
 			break
 		}
+		if rb != nil && f1-f0 <= rowBatchPos {
+			if m > 0 && (f0 != rb.f0+int64(e) || e+int(f1-f0) > rowBatchPos) {
+				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+					p -= int64(m)
+					m = 0
+					break
+				}
+			}
+			if m == 0 {
+				rb.f0, e = f0, 0
+			}
+			e += int(f1 - f0)
+			rb.ends[m], rb.keys[m] = int32(e), k
+			last = k
+			if m++; m == rowBatchLen {
+				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+					p -= int64(m) - 1 // the first row not recorded
+					m = 0
+					break
+				}
+			}
+			continue
+		}
+		if m > 0 {
+			if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+				p -= int64(m)
+				m = 0
+				break
+			}
+		}
 		run := w.realBlock[len(w.realBlock):][:n]
 		if l != nil {
 			if !l.covers(f0, f1) {
 				break
 			}
-			if e, nz := walkLanes(&s.batch, ws, &q, f0, f1, run); e < f1 || !nz && !noZero(run) {
+			if at, nz := walkLanes(&s.batch, ws, &q, f0, f1, run); at < f1 || !nz && !noZero(run) {
 				break
 			}
 		} else {
@@ -200,9 +246,12 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		push(&sq.cEnds, cEnd)
 		last = k
 	}
+	if m > 0 {
+		p -= int64(rb.flush(sq, w, ch, m, cEnd))
+	}
 	if p > p0 {
 		w.carved += int(p-p0) * n
-		sq.key = last
+		sq.key = keys[p-1]
 		nestSaw("lifted rows in a block")
 		if l != nil {
 			nestSaw("lifted rows walked")
@@ -214,6 +263,128 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		}
 	}
 	return p
+}
+
+// rowBatch holds rows of a walked product of one value
+// (lprod.oneValue), staged to be written in one loop (set): rows whose
+// positions follow one another (a CSF level's fibers), from position
+// f0, per row the end of its positions and its key. Once staged, the
+// walks (ws, their views xs, bs and cs: x and b of them the one value
+// and the lanes) are run over all the batch's positions, walk by walk
+// (walk): per position the value and the first lanes of the other
+// views.
+type rowBatch struct {
+	x          [rowBatchPos]float64
+	kx, kb, kc [rowBatchPos]int64
+	ends       [rowBatchLen]int32
+	keys       [rowBatchLen]int64
+	f0         int64
+	l          *lsum
+	ws         []atWalk
+	xs, bs, cs []float64
+	xi, bi, n  int
+}
+
+// rowBatchLen and rowBatchPos are the most rows and positions a
+// rowBatch holds.
+const (
+	rowBatchLen = 64
+	rowBatchPos = 256
+)
+
+// walk sets the values and offsets of the batch's first e positions
+// from its walks and returns how many from the first it set: those
+// before the first where a walk's bounds do not hold or a view's lanes
+// do not fit (its row goes the general way).
+func (rb *rowBatch) walk(e int) int {
+	if !rb.l.covers(rb.f0, rb.f0+int64(e)) {
+		return 0
+	}
+	for i := range rb.ws {
+		w := &rb.ws[i]
+		dst := &rb.kc
+		switch w.f {
+		case rb.xi:
+			dst = &rb.kx
+		case rb.bi:
+			dst = &rb.kb
+		}
+		for j := range e {
+			u, ok := w.at(rb.f0 + int64(j))
+			if !ok {
+				e = j
+				break
+			}
+			dst[j] = u
+		}
+	}
+	lanes := func(src []float64, ks *[rowBatchPos]int64) {
+		for j := range e {
+			if uint64(ks[j]) > uint64(len(src)-rb.n) {
+				e = j
+				return
+			}
+		}
+	}
+	lanes(rb.bs, &rb.kb)
+	if rb.cs != nil {
+		lanes(rb.cs, &rb.kc)
+	}
+	for j := range e {
+		rb.x[j] = rb.xs[rb.kx[j]]
+	}
+	return e
+}
+
+// setGo writes rows r < m of the batch at out[r*n:], each the sum over
+// its positions p of (x[p]*bs[kb[p]+q])*cs[kc[p]+q] (cs nil:
+// x[p]*bs[kb[p]+q]) for q < n, the first position written and the
+// others added in order (walkLanes' bits), the rows in order up to the
+// first with a zero lane (or -0), which is written too, and returns
+// that row (m: none).
+func (rb *rowBatch) setGo(out []float64, n, m int, bs, cs []float64) int {
+	p := 0
+	for r := range m {
+		row, c := out[r*n:][:n], []float64(nil)
+		for first := true; p < int(rb.ends[r]); p, first = p+1, false {
+			if cs != nil {
+				c = cs[rb.kc[p]:][:n]
+			}
+			if first {
+				mulSetScalarGo(row, rb.x[p], bs[rb.kb[p]:][:n], c)
+			} else {
+				mulAddScalarGo(row, rb.x[p], bs[rb.kb[p]:][:n], c)
+			}
+		}
+		if !noZero(row) {
+			return r
+		}
+	}
+	return m
+}
+
+// flush writes the m rows staged in rb at the free end of w's blocks
+// (room made for them) and records those before the first that the
+// walks cannot take or that has a zero, as rows does, and returns how
+// many it did not record.
+func (rb *rowBatch) flush(sq *seqRows, w *workspace, ch *seqChunk, m int, cEnd int32) int {
+	n, e, mw := rb.n, rb.walk(int(rb.ends[m-1])), m
+	for mw > 0 && int(rb.ends[mw-1]) > e {
+		mw--
+	}
+	r := rb.set(w.realBlock[len(w.realBlock):][:m*n], n, mw, rb.bs, rb.cs)
+	if r > 0 {
+		nestSaw("lifted rows batched")
+	}
+	w.realBlock = w.realBlock[:len(w.realBlock)+r*n]
+	end := len(ch.reals)
+	ch.reals = ch.reals[:end+r*n]
+	keys, vEnds, cEnds := extend(&sq.keys, r), extend(&sq.vEnds, r), extend(&sq.cEnds, r)
+	for i := range r {
+		end += n
+		keys[i], vEnds[i], cEnds[i] = rb.keys[i], int32(end), cEnd
+	}
+	return m - r
 }
 
 // row runs nl's body for the iteration set in fr into b, a dictionary of

@@ -106,6 +106,68 @@ func TestLiftedRows(t *testing.T) {
 	}
 }
 
+// TestLiftedRowsBatched runs TTM's fibers where an outer row has more
+// fibers of one entry in a row than a batch (rowBatchLen) holds, among
+// fibers of three entries, empty ones and one of more positions than a
+// batch holds (which goes through walkLanes), against the interpreter at 1
+// and 3 threads and the bits of the loops per j: the rows of one entry
+// are written a batch at a time (the vector loop for 12 lanes, the Go
+// loop for 10), a row's positions summed in walkLanes' order, for a
+// product of two factors and of three, and where some of them are rows of zeros (D's columns
+// l < 20 zero, a fiber there a row of zeros) a batch is cut at such a
+// row, which goes the general way and records nothing.
+func TestLiftedRowsBatched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 43))
+	var cs []csfCoord
+	for i := range int64(2) {
+		for k := range int64(400) {
+			switch {
+			case k%11 == 3: // an empty fiber
+			case k%150 == 7:
+				for l := range int64(3) {
+					cs = append(cs, csfCoord{i, k, 5 + 13*l})
+				}
+			case k == 200: // more positions than a batch holds
+				for l := range int64(260) {
+					cs = append(cs, csfCoord{i, k, l})
+				}
+			default:
+				cs = append(cs, csfCoord{i, k, int64(rng.IntN(40))})
+			}
+		}
+	}
+	b := csfOf([3]int64{2, 400, 300}, cs, rng)
+	three := `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense k -> sum(<j, _> in 0:D_len1)
+	      { @dense j -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1))) B_val(p3) * D_val(j * D_len2 + l) * D_val(j * D_len2 + l + 1) } } }`
+	for _, tc := range []struct {
+		lanes   int
+		zeroLow bool
+		plan    string
+	}{{12, false, liftTTM}, {12, true, liftTTM}, {10, false, liftTTM}, {10, true, liftTTM}, {12, false, three}, {10, false, three}} {
+		lanes, zeroLow := tc.lanes, tc.zeroLow
+		{
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "D", lanes, 300, rng)
+			if zeroLow {
+				d := st["D_val"].(*storage.Array).F
+				for j := range lanes {
+					clear(d[j*300 : j*300+20])
+				}
+			}
+			e := parse(t, tc.plan, st)
+			seen := events(func() { agree(t, e, st) })
+			checkNoRowOfZeros(t, e, st)
+			if seen["lifted rows batched"] == 0 || seen["lifted rows in a block"] == 0 {
+				t.Errorf("%d lanes, zeros %v: no rows written in a batch: %v", lanes, zeroLow, seen)
+			}
+			sameBitsPerJ(t, e, st, nil)
+		}
+	}
+}
+
 // checkNoRowOfZeros runs e, a dictionary of depth 3, and fails where a
 // row of its rows has no non-zero entry: the builder records no such row
 // (a row of zeros kept dense would still agree with the interpreter).

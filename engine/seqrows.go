@@ -283,6 +283,17 @@ func push[T any](s *[]T, v T) {
 	(*s)[n] = v
 }
 
+// extend lengthens *s by m entries, growing it as push does, and
+// returns them.
+func extend[T any](s *[]T, m int) []T {
+	n := len(*s)
+	if cap(*s)-n < m {
+		*s = slices.Grow(*s, max(n, 16, m))
+	}
+	*s = (*s)[:n+m]
+	return (*s)[n:]
+}
+
 // nonZeroCount counts the non-zero values of s.
 func nonZeroCount[V int64 | float64](s []V) int {
 	switch x := any(s).(type) {
