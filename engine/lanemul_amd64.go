@@ -33,36 +33,10 @@ func mulAddScalar(acc []float64, x float64, bs, cs []float64) {
 	mulAddScalarGo(acc[m:], x, bs[m:], cs)
 }
 
-// mulSetLanes writes out[q] = (x*b[q])*c[q] (c nil: x*b[q]) for q < n,
-// n a multiple of 4 (AVX2, lanemul_amd64.s), and reports whether a lane
-// it wrote is zero (or -0).
-//
-//go:noescape
-func mulSetLanes(out *float64, n int64, x float64, b, c *float64) (zero bool)
-
-// mulSetScalar writes (x*bs[q])*cs[q] (cs nil: x*bs[q]) into out, the
-// slices as long as out, and reports whether no lane is zero (or -0):
-// the multiples of 4 in assembly, the rest in Go.
-func mulSetScalar(out []float64, x float64, bs, cs []float64) bool {
-	m, zero := 0, false
-	if useLaneMul && len(out) >= 4 {
-		m = len(out) &^ 3
-		_, _ = bs[m-1], out[m-1]
-		var c *float64
-		if cs != nil {
-			_ = cs[m-1]
-			c, cs = &cs[0], cs[m:]
-		}
-		zero = mulSetLanes(&out[0], int64(m), x, &bs[0], c)
-	}
-	return mulSetScalarGo(out[m:], x, bs[m:], cs) && !zero
-}
-
 // mulSetRows writes rows r < m at out + r*n, each the sum over its
 // positions p (ends[r-1]..ends[r]-1, ends[-1] = 0) of
-// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]) for q < n, the
-// first position written and the others added in order, n a multiple
-// of 4 (AVX2, lanemul_amd64.s), the rows in order up to the first with
+// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]) for q < n,
+// added to zero in order, n a multiple of 4 (AVX2, lanemul_amd64.s), the rows in order up to the first with
 // a zero lane (or -0), and returns that row (m: none).
 //
 //go:noescape

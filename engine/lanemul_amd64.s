@@ -131,82 +131,13 @@ rowsdone:
 	VZEROUPPER
 	RET
 
-// The lanes of a one-value product written, not added: out[q] =
-// (x*b[q])*c[q] (c nil: x*b[q]) for q < n, n a multiple of 4, and
-// whether a lane written is zero (or -0), compared as written: the
-// lanes are a row's fresh output, not read back.
-
-// func mulSetLanes(out *float64, n int64, x float64, b *float64, c *float64) (zero bool)
-TEXT ·mulSetLanes(SB), NOSPLIT, $0-41
-	MOVQ         out+0(FP), DI
-	MOVQ         n+8(FP), CX
-	VBROADCASTSD x+16(FP), Y0
-	MOVQ         b+24(FP), R8
-	MOVQ         c+32(FP), R10
-	VXORPD       Y9, Y9, Y9   // zero, to compare with
-	VXORPD       Y10, Y10, Y10 // the lanes found zero
-	XORQ         AX, AX
-
-set16:
-	LEAQ    16(AX), DX
-	CMPQ    DX, CX
-	JGT     set4
-	VMULPD  (R8)(AX*8), Y0, Y1
-	VMULPD  32(R8)(AX*8), Y0, Y2
-	VMULPD  64(R8)(AX*8), Y0, Y3
-	VMULPD  96(R8)(AX*8), Y0, Y4
-	TESTQ   R10, R10
-	JZ      set16s
-	VMULPD  (R10)(AX*8), Y1, Y1
-	VMULPD  32(R10)(AX*8), Y2, Y2
-	VMULPD  64(R10)(AX*8), Y3, Y3
-	VMULPD  96(R10)(AX*8), Y4, Y4
-
-set16s:
-	VMOVUPD Y1, (DI)(AX*8)
-	VMOVUPD Y2, 32(DI)(AX*8)
-	VMOVUPD Y3, 64(DI)(AX*8)
-	VMOVUPD Y4, 96(DI)(AX*8)
-	VCMPPD  $0, Y9, Y1, Y1
-	VCMPPD  $0, Y9, Y2, Y2
-	VCMPPD  $0, Y9, Y3, Y3
-	VCMPPD  $0, Y9, Y4, Y4
-	VORPD   Y1, Y10, Y10
-	VORPD   Y2, Y10, Y10
-	VORPD   Y3, Y10, Y10
-	VORPD   Y4, Y10, Y10
-	MOVQ    DX, AX
-	JMP     set16
-
-set4:
-	LEAQ    4(AX), DX
-	CMPQ    DX, CX
-	JGT     setdone
-	VMULPD  (R8)(AX*8), Y0, Y1
-	TESTQ   R10, R10
-	JZ      set4s
-	VMULPD  (R10)(AX*8), Y1, Y1
-
-set4s:
-	VMOVUPD Y1, (DI)(AX*8)
-	VCMPPD  $0, Y9, Y1, Y1
-	VORPD   Y1, Y10, Y10
-	MOVQ    DX, AX
-	JMP     set4
-
-setdone:
-	VMOVMSKPD Y10, AX
-	TESTQ     AX, AX
-	SETNE     zero+40(FP)
-	VZEROUPPER
-	RET
-
 // A batch of rows of a one-value product, each the sum of its positions
 // in order: row r at out + r*n holds, for q < n (a multiple of 4), the
-// first of positions ends[r-1]..ends[r]-1 (ends[-1] = 0) written,
-// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]), and each later
-// one added, as mulAddRows adds it; the rows in order up to the first
-// with a zero lane (or -0), which is written too.
+// sum over positions ends[r-1]..ends[r]-1 (ends[-1] = 0) of
+// (x[p]*b[kb[p]+q])*c[kc[p]+q] (c nil: x[p]*b[kb[p]+q]), added to zero
+// one by one as mulAddRows adds them; the rows in order up to the first
+// with a zero lane (or -0), which is written too. (Only a zero's sign
+// may differ from the first position written, and no zero is kept.)
 
 // func mulSetRows(out *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, ends *int32, m int64) (first int64)
 TEXT ·mulSetRows(SB), NOSPLIT, $0-80
@@ -230,21 +161,12 @@ srow:
 	XORQ    AX, AX          // the lane
 
 slane:
-	CMPQ         AX, CX
-	JGE          srowe
-	MOVQ         R13, R14 // the position
-	VBROADCASTSD (SI)(R14*8), Y0
-	MOVQ         (R9)(R14*8), R12
-	ADDQ         AX, R12
-	VMULPD       (R8)(R12*8), Y0, Y1
-	TESTQ        R10, R10
-	JZ           spos
-	MOVQ         (R11)(R14*8), R12
-	ADDQ         AX, R12
-	VMULPD       (R10)(R12*8), Y1, Y1
+	CMPQ   AX, CX
+	JGE    srowe
+	VXORPD Y1, Y1, Y1
+	MOVQ   R13, R14 // the position
 
 spos:
-	INCQ         R14
 	CMPQ         R14, DX
 	JGE          slanes
 	VBROADCASTSD (SI)(R14*8), Y0
@@ -259,6 +181,7 @@ spos:
 
 sposa:
 	VADDPD Y2, Y1, Y1
+	INCQ   R14
 	JMP    spos
 
 slanes:

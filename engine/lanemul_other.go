@@ -9,10 +9,6 @@ func mulAddScalar(acc []float64, x float64, bs, cs []float64) {
 	mulAddScalarGo(acc, x, bs, cs)
 }
 
-func mulSetScalar(out []float64, x float64, bs, cs []float64) bool {
-	return mulSetScalarGo(out, x, bs, cs)
-}
-
 // set writes the batch's first m rows of n lanes at out, as setGo does.
 func (rb *rowBatch) set(out []float64, n, m int, bs, cs []float64) int {
 	return rb.setGo(out, n, m, bs, cs)

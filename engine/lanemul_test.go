@@ -59,36 +59,56 @@ func TestMulAddScalar(t *testing.T) {
 	}
 }
 
-// TestMulSetScalar checks the vector loop that writes a one-value
-// product's lanes against the Go loop bit for bit, and its report of a
-// zero lane, as TestMulAddScalar does.
-func TestMulSetScalar(t *testing.T) {
-	val, fill := laneValues(rand.New(rand.NewSource(8)))
+// TestRowBatchSet checks the vector loop of a batch of rows against the
+// Go loop: the first row with a zero lane, and the bits of the rows up
+// to it, for rows of one to four positions, with and without a third
+// factor, with values of magnitudes whose products round and with
+// infinities, NaNs, zeros of both signs and extremes among them.
+func TestRowBatchSet(t *testing.T) {
+	val, fill := laneValues(rand.New(rand.NewSource(9)))
+	rng := rand.New(rand.NewSource(10))
 	was := useLaneMul
 	defer func() { useLaneMul = was }()
-	for n := 0; n <= 41; n++ {
-		for off := range 3 {
+	for _, special := range []bool{false, true} {
+		for _, n := range []int{4, 8, 12, 16, 20} {
 			for _, withC := range []bool{false, true} {
-				x := val()
-				bs := fill(n + off)[off:]
-				var cs []float64
-				if withC {
-					cs = fill(n + off)[off:]
-				}
-				want, got := fill(n + off)[off:], fill(n + off)[off:]
-				useLaneMul = false
-				wantNZ := mulSetScalar(want, x, bs, cs)
-				useLaneMul = was
-				gotNZ := mulSetScalar(got, x, bs, cs)
-				if gotNZ != wantNZ {
-					t.Fatalf("n %d off %d c %v: no zero %v, want %v", n, off, withC, gotNZ, wantNZ)
-				}
-				for q := range want {
-					if math.Float64bits(want[q]) != math.Float64bits(got[q]) && !(math.IsNaN(want[q]) && math.IsNaN(got[q])) {
-						t.Fatalf("n %d off %d c %v lane %d: %v, want %v (x %v b %v)", n, off, withC, q, got[q], want[q], x, bs[q])
+				for range 40 {
+					v, vs := val, fill
+					if !special {
+						v = func() float64 { return rng.NormFloat64() * 1e3 }
+						vs = func(k int) []float64 {
+							s := make([]float64, k)
+							for i := range s {
+								s[i] = v()
+							}
+							return s
+						}
 					}
-					if v := x * bs[q]; cs == nil && math.Float64bits(v) != math.Float64bits(want[q]) && !math.IsNaN(v) {
-						t.Fatalf("n %d lane %d: the Go loop wrote %v, want %v", n, q, want[q], v)
+					var rb rowBatch
+					m := 1 + rng.Intn(rowBatchLen)
+					bs, cs := vs(4*n), []float64(nil)
+					if withC {
+						cs = vs(4 * n)
+					}
+					e := 0
+					for r := range m {
+						for range 1 + rng.Intn(4) {
+							rb.x[e], rb.kb[e], rb.kc[e] = v(), int64(rng.Intn(3*n+1)), int64(rng.Intn(3*n+1))
+							e++
+						}
+						rb.ends[r] = int32(e)
+					}
+					want, got := make([]float64, m*n), make([]float64, m*n)
+					useLaneMul = false
+					wr := rb.set(want, n, m, bs, cs)
+					useLaneMul = was
+					if gr := rb.set(got, n, m, bs, cs); gr != wr {
+						t.Fatalf("n %d c %v: first row with a zero %d, want %d", n, withC, gr, wr)
+					}
+					for q := range want[:min(wr+1, m)*n] {
+						if math.Float64bits(want[q]) != math.Float64bits(got[q]) && !(math.IsNaN(want[q]) && math.IsNaN(got[q])) {
+							t.Fatalf("n %d c %v row %d lane %d: %v, want %v", n, withC, q/n, q%n, got[q], want[q])
+						}
 					}
 				}
 			}

@@ -2079,18 +2079,6 @@ func (p *lprod) dot(acc float64, n int) float64 {
 // lanes are fresh output, still on their way to memory).
 func (p *lprod) setTo(out []float64) bool {
 	a, b, c := &p.a, &p.b, &p.c
-	if b.stride == 0 {
-		a, b = b, a // the one value first (a*b == b*a), as in addTo
-	}
-	n := len(out)
-	if a.stride == 0 && b.stride == 1 && (c.src == nil || c.stride == 1) {
-		// TTM's row: one entry of A times B's lanes (lane-major).
-		var cs []float64
-		if c.src != nil {
-			cs = c.src[c.k:][:n]
-		}
-		return mulSetScalar(out, a.src[a.k], b.src[b.k:][:n], cs)
-	}
 	zero := false
 	if a.stride == 1 && b.stride == 1 && c.src == nil {
 		as, bs := a.src[a.k:][:len(out)], b.src[b.k:][:len(out)]
@@ -2171,28 +2159,6 @@ func (p *lprod) addTo(acc []float64) {
 		bk += bstep
 		ck += cstep
 	}
-}
-
-// mulSetScalarGo writes (x*bs[q])*cs[q] (cs nil: x*bs[q]) into out, the
-// slices as long as out, and reports whether no lane is zero (or -0).
-func mulSetScalarGo(out []float64, x float64, bs, cs []float64) bool {
-	bs = bs[:len(out)]
-	zero := false
-	if cs == nil {
-		for q := range out {
-			v := x * bs[q]
-			out[q] = v
-			zero = zero || v == 0
-		}
-		return !zero
-	}
-	cs = cs[:len(out)]
-	for q := range out {
-		v := float64(x*bs[q]) * cs[q]
-		out[q] = v
-		zero = zero || v == 0
-	}
-	return !zero
 }
 
 // mulAddScalarGo adds (x*bs[q])*cs[q] (cs nil: x*bs[q]) into acc, the

@@ -338,23 +338,20 @@ func (rb *rowBatch) walk(e int) int {
 
 // setGo writes rows r < m of the batch at out[r*n:], each the sum over
 // its positions p of (x[p]*bs[kb[p]+q])*cs[kc[p]+q] (cs nil:
-// x[p]*bs[kb[p]+q]) for q < n, the first position written and the
-// others added in order (walkLanes' bits), the rows in order up to the
+// x[p]*bs[kb[p]+q]) for q < n, added to zero in order (walkLanes' bits
+// but a zero's sign, and no zero is kept), the rows in order up to the
 // first with a zero lane (or -0), which is written too, and returns
 // that row (m: none).
 func (rb *rowBatch) setGo(out []float64, n, m int, bs, cs []float64) int {
 	p := 0
 	for r := range m {
 		row, c := out[r*n:][:n], []float64(nil)
-		for first := true; p < int(rb.ends[r]); p, first = p+1, false {
+		clear(row)
+		for ; p < int(rb.ends[r]); p++ {
 			if cs != nil {
 				c = cs[rb.kc[p]:][:n]
 			}
-			if first {
-				mulSetScalarGo(row, rb.x[p], bs[rb.kb[p]:][:n], c)
-			} else {
-				mulAddScalarGo(row, rb.x[p], bs[rb.kb[p]:][:n], c)
-			}
+			mulAddScalarGo(row, rb.x[p], bs[rb.kb[p]:][:n], c)
 		}
 		if !noZero(row) {
 			return r
