@@ -27,7 +27,10 @@ import (
 // sum over a row's fibers), the rows run in blocks (liftRows.rows): a
 // loop over the block's rows with no call or check per row beyond the
 // inner loop's own (a walked fiber, after the first row, not even the
-// loop's variables).
+// loop's variables). Where the walked product is one value times lanes
+// (TTM's A entry times B's row), the block's rows are staged and written
+// a batch at a time (rowBatch): the walks run over the batch's
+// positions walk by walk, then one loop writes its rows.
 // An iteration the rows cannot take (a key not after the last row's,
 // the row open or the mode left, a range too short or too long for
 // lanes, a run of lanes that fails) runs the general way, which reports
