@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/storel/storel/ir"
@@ -147,24 +148,36 @@ func TestLiftedRowsBatched(t *testing.T) {
 		plan    string
 	}{{12, false, liftTTM}, {12, true, liftTTM}, {10, false, liftTTM}, {10, true, liftTTM}, {12, false, three}, {10, false, three}} {
 		lanes, zeroLow := tc.lanes, tc.zeroLow
-		{
-			st := storage.Store{}
-			b.store(st, "B")
-			denseStore(st, "D", lanes, 300, rng)
-			if zeroLow {
-				d := st["D_val"].(*storage.Array).F
-				for j := range lanes {
-					clear(d[j*300 : j*300+20])
-				}
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "D", lanes, 300, rng)
+		if zeroLow {
+			d := st["D_val"].(*storage.Array).F
+			for j := range lanes {
+				clear(d[j*300 : j*300+20])
 			}
-			e := parse(t, tc.plan, st)
-			seen := events(func() { agree(t, e, st) })
-			checkNoRowOfZeros(t, e, st)
-			if seen["lifted rows batched"] == 0 || seen["lifted rows in a block"] == 0 {
-				t.Errorf("%d lanes, zeros %v: no rows written in a batch: %v", lanes, zeroLow, seen)
-			}
-			sameBitsPerJ(t, e, st, nil)
 		}
+		e := parse(t, tc.plan, st)
+		seen := events(func() { agree(t, e, st) })
+		checkNoRowOfZeros(t, e, st)
+		if seen["lifted rows batched"] == 0 || seen["lifted rows in a block"] == 0 {
+			t.Errorf("%d lanes, zeros %v: no rows written in a batch: %v", lanes, zeroLow, seen)
+		}
+		sameBitsPerJ(t, e, st, nil)
+	}
+	// An entry past D's columns in the last fiber: the last lane's read
+	// falls outside D, so a walk's bounds do not hold there and the row
+	// goes the general way, which fails as the interpreter does.
+	bad := csfOf([3]int64{2, 400, 301}, append(slices.Clone(cs), csfCoord{1, 399, 300}), rng)
+	st := storage.Store{}
+	bad.store(st, "B")
+	denseStore(st, "D", 12, 300, rng)
+	e := parse(t, liftTTM, st)
+	if seen := events(func() { agree(t, e, st) }); seen["lifted rows batched"] == 0 {
+		t.Errorf("an entry past D's columns: no rows written in a batch: %v", seen)
+	}
+	if _, err := runEngine(e, st, 1); err == nil {
+		t.Errorf("an entry past D's columns: no error")
 	}
 }
 
