@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"slices"
 )
 
@@ -413,24 +412,15 @@ func (b *builder) appendRun(lo int64, n int) []float64 {
 	return vb[len(vb):cap(vb)][w.appended:][:n]
 }
 
-// keepRun makes run, written where appendRun said, the row's entries at
-// keys lo, lo+1, ..., its zeros dropped (a zero at a new key is no
-// entry). One pass without branches: each value is written at the
-// count of non-zeros before it, which then grows by one only for a
-// non-zero, so a run of few non-zeros (a dense copy of a sparse matrix)
-// costs what a run with none does.
-func (b *builder) keepRun(lo int64, run []float64) {
+// keepRun makes the values of src, for keys lo, lo+1, ..., the row's
+// entries, its zeros dropped (a zero at a new key is no entry), into
+// run, where appendRun said: src is run itself where the lanes were
+// computed there, or where they are read (an array's row), which saves
+// copying them in first.
+func (b *builder) keepRun(lo int64, src, run []float64) {
 	w := b.ws
 	keys := w.keyBlock[len(w.keyBlock):cap(w.keyBlock)][w.appended:][:len(run)]
-	run = run[:len(keys)]
-	k0 := int32(lo)
-	m := 0
-	for q, v := range run {
-		bits := math.Float64bits(v) << 1 // -0 is zero
-		keys[m], run[m] = k0+int32(q), v
-		m += int((bits | -bits) >> 63)
-	}
-	w.appended += m
+	w.appended += compactReals(src[:len(run)], int32(lo), keys, run)
 }
 
 // appendIncreasing writes keys (as int32s) and vals (aligned) to the

@@ -782,11 +782,15 @@ func (l *liftLoop) run(fr *frame, nl *nloop, lo, hi int64, b *builder) bool {
 			// where the row keeps them, and kept once the whole run
 			// succeeded.
 			s.j0, s.n = lo, n
-			if !s.set(fr, l.val, run) {
+			v, ok := s.values(fr, l.val, run)
+			if !ok {
 				fr.err = nil
 				return false
 			}
-			b.keepRun(lo, run)
+			b.keepRun(lo, v, run)
+			if &v[0] != &run[0] {
+				nestSaw("lifted row kept where it is read")
+			}
 			nestSaw("lifted into the appended row")
 			nestSaw("lifted")
 			return true
@@ -1982,22 +1986,32 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 // into zeros (but for the sign of a zero): an inner sum accumulates in
 // dst itself, with no buffer of its own to clear and copy.
 func (s *liftState) set(fr *frame, n *lnode, dst []float64) bool {
+	v, ok := s.values(fr, n, dst)
+	if ok && len(v) > 0 && &v[0] != &dst[0] {
+		copy(dst, v)
+	}
+	return ok
+}
+
+// values returns node n's len(dst) lanes: where they already are (an
+// array's row read in place, a buffer of the state's), else written into
+// dst as set writes them. Only dst is written.
+func (s *liftState) values(fr *frame, n *lnode, dst []float64) ([]float64, bool) {
 	if n.op == lSum {
 		clear(dst)
-		return s.runSum(fr, n.sum, dst)
+		return dst, s.runSum(fr, n.sum, dst)
 	}
 	v, sc, ok := s.eval(fr, n)
 	switch {
 	case !ok:
-		return false
+		return nil, false
 	case v == nil:
 		for q := range dst {
 			dst[q] = sc
 		}
-	default:
-		copy(dst, v[:len(dst)])
+		return dst, true
 	}
-	return true
+	return v[:len(dst)], true
 }
 
 // lview is a node's lanes where they are: lane q is src[k+stride*q]. A

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -572,7 +573,9 @@ func TestLaneMajorCopyShapes(t *testing.T) {
 // TestLiftedCopyZeros copies a dense matrix into a built dense-of-dense
 // dictionary (MMM's copy of a dense B), its lanes written into the
 // appended row: rows of zeros only, few non-zeros (-0 among the zeros),
-// half and no zeros keep exactly their non-zeros, at 1 and 3 threads.
+// half and no zeros keep exactly their non-zeros, at 1 and 3 threads,
+// whole rows or from a column past 0. The rows are kept from where they
+// are read, not copied into the row first.
 func TestLiftedCopyZeros(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 14))
 	const rows, cols = 40, 250
@@ -593,19 +596,38 @@ func TestLiftedCopyZeros(t *testing.T) {
 	st := storage.Store{"C_len1": storage.IntScalar(rows), "C_len2": storage.IntScalar(cols), "C_val": storage.RealArray(vals)}
 	copyC := `sum(<k, _> in 0:C_len1)
 	  { @dense k -> sum(<j, _> in 0:C_len2) { @dense j -> C_val(k * C_len2 + j) } }`
-	for _, tc := range []struct{ name, plan string }{
-		{"the copy", copyC},
+	// From column 5 on: the keys start past 0 (and past a chunk's eight).
+	copyFrom := strings.ReplaceAll(copyC, "0:C_len2", "5:C_len2")
+	nFrom := 0
+	for i := range rows {
+		for _, v := range vals[i*cols+5 : (i+1)*cols] {
+			if v != 0 {
+				nFrom++
+			}
+		}
+	}
+	count := func(c string) string { return "let t = " + c + " in sum(<k, r> in t) sum(<j, v> in r) 1" }
+	for _, tc := range []struct {
+		name, plan string
+		entries    int // -1: not counted
+	}{
+		{"the copy", copyC, -1},
 		// The copy's entries counted by a walk of it: a zero kept would count.
-		{"its entries counted", "let t = " + copyC + " in sum(<k, r> in t) sum(<j, v> in r) 1"},
+		{"its entries counted", count(copyC), n},
+		{"the copy from column 5", copyFrom, -1},
+		{"its entries from column 5 counted", count(copyFrom), nFrom},
 	} {
 		e := parse(t, tc.plan, st)
 		seen := events(func() {
-			if got := agree(t, e, st); tc.plan != copyC && !value.Equal(got, int64(n), 0) {
-				t.Errorf("%s: %s entries, want the %d non-zeros", tc.name, value.Format(got), n)
+			if got := agree(t, e, st); tc.entries >= 0 && !value.Equal(got, int64(tc.entries), 0) {
+				t.Errorf("%s: %s entries, want the %d non-zeros", tc.name, value.Format(got), tc.entries)
 			}
 		})
 		if seen["lifted into the appended row"] == 0 {
 			t.Errorf("%s: the rows were not lifted into appended rows: %v", tc.name, seen)
+		}
+		if seen["lifted row kept where it is read"] == 0 {
+			t.Errorf("%s: no row was kept from where it is read: %v", tc.name, seen)
 		}
 	}
 }

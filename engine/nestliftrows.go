@@ -442,9 +442,17 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 	run := w.realBlock[len(w.realBlock):cap(w.realBlock)][:n]
 	s.gen++
 	s.j0, s.n = lo, n
-	if !s.walkRow(fr, run) && !s.set(fr, l.val, run) {
-		fr.err = nil
-		return false
+	// vals: the row's lanes, in run or where they are read (kept from
+	// there, not copied in first).
+	vals := run
+	if !s.walkRow(fr, run) {
+		if vals, ok = s.values(fr, l.val, run); !ok {
+			fr.err = nil
+			return false
+		}
+		if &vals[0] != &run[0] {
+			nestSaw("lifted row kept where it is read")
+		}
 	}
 	nestSaw("lifted rows")
 	nestSaw("lifted")
@@ -456,9 +464,12 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 		m := int(rows)
 		sq.keys, sq.vEnds, sq.cEnds = slices.Grow(sq.keys, m), slices.Grow(sq.vEnds, m), slices.Grow(sq.cEnds, m)
 	}
-	if lo == 0 && noZero(run) {
+	if lo == 0 && noZero(vals) {
 		// As closeAppendedRow keeps a run of keys 0..n-1: the dense
 		// slice where it is.
+		if &vals[0] != &run[0] {
+			copy(run, vals)
+		}
 		w.realBlock = w.realBlock[:len(w.realBlock)+n]
 		w.carved += n
 		store(sq, chunkReals, run, nil)
@@ -466,7 +477,7 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 	}
 	sq.live = true
 	sq.cur.startAppend()
-	sq.cur.keepRun(lo, run)
+	sq.cur.keepRun(lo, vals, run)
 	sq.closeAppended()
 	sq.live = false
 	return true

@@ -36,6 +36,24 @@ func sweepGo[V int64 | float64](ws []V, base int32, keys []int32, vals []V) int 
 	return n
 }
 
+// keepGo writes the non-zero values of src (NaN included, -0 not),
+// whose keys are base, base+1, ..., to keys and vals in key order and
+// returns their number; src is left as it is, and may be vals itself
+// (each value is written at or before where it was read). One pass
+// without branches: each value is written at the count of non-zeros
+// before it, which then grows by one only for a non-zero, so a run of
+// few non-zeros (a dense copy of a sparse matrix) costs what a run with
+// none does. keys and vals have room for len(src) entries.
+func keepGo(src []float64, base int32, keys []int32, vals []float64) int {
+	keys, vals = keys[:len(src)], vals[:len(src)]
+	n := 0
+	for q, v := range src {
+		keys[n], vals[n] = base+int32(q), v
+		n += isNonZero(v)
+	}
+	return n
+}
+
 // sweepRow is sweepGo from key 0, in assembly for reals where it can.
 func sweepRow[V int64 | float64](ws []V, keys []int32, vals []V) int {
 	if r, ok := any(ws).([]float64); ok {

@@ -74,3 +74,58 @@ func TestSweepChunksAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactRealsAgree: compactReals, the AVX-512 compaction that
+// leaves its source as it is, lists exactly the entries keepGo lists
+// (bit for bit, keys from the base given, in order), into separate
+// slices or over the source itself, on runs of every length up to a few
+// chunks, zeros, -0 (not listed), NaN and infinities (listed) at random.
+// A separate source is left as it was.
+func TestCompactRealsAgree(t *testing.T) {
+	if !cpuAVX512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(21, 23))
+	specials := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, -1}
+	for trial := range 600 {
+		n := rng.IntN(100)
+		src := make([]float64, n)
+		fill := rng.Float64()
+		for i := range src {
+			switch r := rng.Float64(); {
+			case r < 0.1:
+				src[i] = specials[rng.IntN(len(specials))]
+			case r < fill:
+				src[i] = rng.NormFloat64()
+			}
+		}
+		base := int32(rng.IntN(1000))
+		gk, gv := make([]int32, n), make([]float64, n)
+		want := keepGo(src, base, gk, gv)
+		inPlace := trial%2 == 1
+		keys, vals := make([]int32, n), make([]float64, n)
+		for i := range keys {
+			keys[i], vals[i] = -7, 3.5
+		}
+		orig := slices.Clone(src)
+		if inPlace {
+			vals = src
+		}
+		got := compactReals(src, base, keys, vals)
+		if got != want {
+			t.Fatalf("trial %d (%d values from key %d, in place %v): %d entries, want %d", trial, n, base, inPlace, got, want)
+		}
+		for p := range want {
+			if keys[p] != gk[p] || math.Float64bits(vals[p]) != math.Float64bits(gv[p]) {
+				t.Fatalf("trial %d entry %d (in place %v): %d -> %v, want %d -> %v", trial, p, inPlace, keys[p], vals[p], gk[p], gv[p])
+			}
+		}
+		if !inPlace {
+			for i, v := range src {
+				if math.Float64bits(v) != math.Float64bits(orig[i]) {
+					t.Fatalf("trial %d: the source's value %d changed from %v to %v", trial, i, orig[i], v)
+				}
+			}
+		}
+	}
+}
