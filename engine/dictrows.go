@@ -241,9 +241,9 @@ func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
 		r.csrOf, r.csr = t, &builtCSR{}
 		var ok bool
 		if real {
-			r.csr.pos, r.csr.idx, r.csr.vals, ok = compressRows(t, entryReals)
+			r.csr.pos, r.csr.idx, r.csr.vals, ok = compressRows(t, entryReals, chunkReals)
 		} else {
-			r.csr.pos, r.csr.idx, r.csr.ints, ok = compressRows(t, entryInts)
+			r.csr.pos, r.csr.idx, r.csr.ints, ok = compressRows(t, entryInts, chunkInts)
 		}
 		if !ok {
 			r.csr = nil
@@ -253,36 +253,84 @@ func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
 }
 
 // compressRows lays the rows of t out one after another by key: row k's
-// keys are idx[pos[k]:pos[k+1]], its values (read by entries) alongside;
-// false when t's keys do not index a slice of a size near their number.
-func compressRows[V int64 | float64](t dict, entries func(dict, int, int, []V) []V) (pos, idx []int64, vals []V, ok bool) {
+// keys are idx[pos[k]:pos[k+1]], its values (read by entries, or in the
+// chunks by chunk where t was built in sequential mode) alongside; false
+// when t's keys do not index a slice of a size near their number.
+func compressRows[V int64 | float64](t dict, entries func(dict, int, int, []V) []V, chunk func(*seqChunk) *[]V) (pos, idx []int64, vals []V, ok bool) {
 	n := t.size()
 	if n > 0 && (t.keyAt(0) < 0 || t.keyAt(n-1) >= max(maxDenseJump, denseKeysFactor*int64(n))) {
 		return nil, nil, nil, false
-	}
-	rows, total := make([]dict, n), 0
-	for p := range rows {
-		rows[p] = t.dictAt(p)
-		total += rows[p].size()
 	}
 	width := int64(0)
 	if n > 0 {
 		width = t.keyAt(n-1) + 1
 	}
-	pos, idx, vals = make([]int64, width+1), make([]int64, 0, total), make([]V, 0, total)
-	var ks []int64
-	var vs []V
-	for p, row := range rows {
-		m := row.size()
-		if cap(ks) < m {
-			ks, vs = make([]int64, m), make([]V, m)
+	pos = make([]int64, width+1)
+	if d, ok := t.(*seqNode); ok {
+		idx, vals = compressSeq(d, chunk, pos)
+	} else {
+		rows, total := make([]dict, n), 0
+		for p := range rows {
+			rows[p] = t.dictAt(p)
+			total += rows[p].size()
 		}
-		idx = append(idx, entryKeys(row, 0, m, ks[:m])...)
-		vals = append(vals, entries(row, 0, m, vs[:m])...)
-		pos[t.keyAt(p)+1] = int64(len(idx))
+		idx, vals = make([]int64, 0, total), make([]V, 0, total)
+		var ks []int64
+		var vs []V
+		for p, row := range rows {
+			m := row.size()
+			if cap(ks) < m {
+				ks, vs = make([]int64, m), make([]V, m)
+			}
+			idx = append(idx, entryKeys(row, 0, m, ks[:m])...)
+			vals = append(vals, entries(row, 0, m, vs[:m])...)
+			pos[t.keyAt(p)+1] = int64(len(idx))
+		}
 	}
 	for k := 1; k < len(pos); k++ {
 		pos[k] = max(pos[k], pos[k-1]) // an absent row is empty
 	}
 	return pos, idx, vals, true
+}
+
+// compressSeq is compressRows' loop for a dictionary built in sequential
+// mode: its rows are read where they lie in the chunks, with no
+// dictionary made per row (seqNode.row), as the rows' dictionaries list
+// them: a list row whole (its values are non-zero), a dense row's
+// non-zero values at their offsets. It sets the row ends in pos.
+func compressSeq[V int64 | float64](d *seqNode, chunk func(*seqChunk) *[]V, pos []int64) (idx []int64, vals []V) {
+	s := d.rows
+	if d.hi <= d.lo {
+		return nil, nil
+	}
+	first := s.chunkOf(d.lo)
+	total, ci := 0, first
+	for r := d.lo; r < d.hi; r++ {
+		ci = s.chunkFrom(r, ci)
+		v0, v1, _, _ := s.span(r, ci)
+		total += v1 - v0
+	}
+	idx, vals = make([]int64, 0, total), make([]V, 0, total)
+	nestSaw("built rows compressed where they lie")
+	ci = first
+	for r := d.lo; r < d.hi; r++ {
+		ci = s.chunkFrom(r, ci)
+		ch := &s.chunks[ci]
+		v0, v1, c0, c1 := s.span(r, ci)
+		vs := (*chunk(ch))[v0:v1]
+		if c1 > c0 {
+			for _, k := range ch.cols[c0:c1] {
+				idx = append(idx, int64(k))
+			}
+			vals = append(vals, vs...)
+		} else {
+			for q, v := range vs {
+				if v != 0 {
+					idx, vals = append(idx, int64(q)), append(vals, v)
+				}
+			}
+		}
+		pos[s.keys[r]+1] = int64(len(idx))
+	}
+	return idx, vals
 }
