@@ -22,22 +22,12 @@ func TestSweepChunksAgree(t *testing.T) {
 		t.Skip("no AVX-512 here")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	specials := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, -1}
 	for trial := range 600 {
 		n := rng.IntN(300)
 		if trial%50 == 0 {
 			n = 8 * rng.IntN(600)
 		}
-		ws := make([]float64, n)
-		fill := rng.Float64()
-		for i := range ws {
-			switch r := rng.Float64(); {
-			case r < 0.1:
-				ws[i] = specials[rng.IntN(len(specials))]
-			case r < fill:
-				ws[i] = rng.NormFloat64()
-			}
-		}
+		ws := randSpecialRow(rng, n)
 		keys, vals := make([]int32, n), make([]float64, n)
 		gk, gv := make([]int32, n), make([]float64, n)
 		for i := range keys {
@@ -86,19 +76,9 @@ func TestCompactRealsAgree(t *testing.T) {
 		t.Skip("no AVX-512 here")
 	}
 	rng := rand.New(rand.NewPCG(21, 23))
-	specials := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, -1}
 	for trial := range 600 {
 		n := rng.IntN(100)
-		src := make([]float64, n)
-		fill := rng.Float64()
-		for i := range src {
-			switch r := rng.Float64(); {
-			case r < 0.1:
-				src[i] = specials[rng.IntN(len(specials))]
-			case r < fill:
-				src[i] = rng.NormFloat64()
-			}
-		}
+		src := randSpecialRow(rng, n)
 		base := int32(rng.IntN(1000))
 		gk, gv := make([]int32, n), make([]float64, n)
 		want := keepGo(src, base, gk, gv)
@@ -128,4 +108,21 @@ func TestCompactRealsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randSpecialRow returns n values, a random share of them non-zero and
+// about a tenth of them zeros, -0, NaN, infinities and other specials.
+func randSpecialRow(rng *rand.Rand, n int) []float64 {
+	specials := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, -1}
+	row := make([]float64, n)
+	fill := rng.Float64()
+	for i := range row {
+		switch r := rng.Float64(); {
+		case r < 0.1:
+			row[i] = specials[rng.IntN(len(specials))]
+		case r < fill:
+			row[i] = rng.NormFloat64()
+		}
+	}
+	return row
 }
