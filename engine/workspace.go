@@ -4,6 +4,7 @@ import (
 	"math"
 	mathbits "math/bits"
 	"slices"
+	"unsafe"
 )
 
 // Dense levels below the outermost. A plan like
@@ -57,7 +58,9 @@ import (
 // row, and rows interleaving dense and sparse ones (a web graph's hubs)
 // stay mostly in the workspace. Rows made dense at once avoid the
 // workspace's key tracking, which the scatter loops of TTM (64-key rows,
-// all full) would otherwise pay for.
+// all full) would otherwise pay for. Each row of a streak asks for the
+// lines of the next one (prefetchNext): its zeroing then finds them in
+// the cache instead of waiting on memory.
 //
 // What a row costs apart from its entries matters as much when rows are
 // small (MTTKRP: a hundred thousand rows of one or two entries): a row is a builder
@@ -769,11 +772,24 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	}
 	if s.real {
 		nb.reals = carveDense(&w.denseReals, n, &w.carvedDense, w.out)
+		prefetchNext(w.denseReals, n)
 	} else {
 		nb.ints = carveDense(&w.denseInts, n, &w.carvedDense, w.out)
+		prefetchNext(w.denseInts, n)
 	}
 	w.last = nb
 	return nb
+}
+
+// prefetchNext fetches for writing the n values that the next carve of
+// block would give (carveDense), where the block has room for them: the
+// streak's next row, whose zeroing would otherwise wait on the memory of
+// each of its lines in turn while nothing else runs. They arrive while
+// this row is filled.
+func prefetchNext[V int64 | float64](block []V, n int) {
+	if n > 0 && cap(block)-len(block) >= n {
+		prefetchWrite(unsafe.Pointer(unsafe.SliceData(block[len(block):len(block)+n])), int64(n))
+	}
 }
 
 // hasNonZeros reports whether the row, reals or ints, has at least need
