@@ -1982,20 +1982,11 @@ func (s *liftState) add(fr *frame, n *lnode, acc []float64) bool {
 	return true
 }
 
-// set writes node n's lanes into dst, whatever it held, as add would
-// into zeros (but for the sign of a zero): an inner sum accumulates in
-// dst itself, with no buffer of its own to clear and copy.
-func (s *liftState) set(fr *frame, n *lnode, dst []float64) bool {
-	v, ok := s.values(fr, n, dst)
-	if ok && len(v) > 0 && &v[0] != &dst[0] {
-		copy(dst, v)
-	}
-	return ok
-}
-
 // values returns node n's len(dst) lanes: where they already are (an
 // array's row read in place, a buffer of the state's), else written into
-// dst as set writes them. Only dst is written.
+// dst, whatever it held, as add would write them into zeros (but for the
+// sign of a zero): an inner sum accumulates in dst itself, with no
+// buffer of its own to clear and copy. Only dst is written.
 func (s *liftState) values(fr *frame, n *lnode, dst []float64) ([]float64, bool) {
 	if n.op == lSum {
 		clear(dst)
