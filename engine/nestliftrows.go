@@ -112,7 +112,7 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 // holds for every row of the block. Walked rows (s.walked), once the
 // walks of the range's set-up are made (a row before went through row),
 // have their positions walked into the lanes with no variable set;
-// other inner loops run as set runs them (runSumIn), the loop's
+// other inner loops run as values runs them (runSumIn), the loop's
 // variables set and the run counted (gen) as row does. It returns the
 // first iteration it did not run (p where the block cannot start): a
 // key out of order, a fiber the walks cannot take, a run that fails, a
@@ -518,7 +518,7 @@ func walkedRows(v *lnode) *lsum {
 // walkRow sets run (s's lanes) to the value of s.walked, the walks of
 // its set-up made, and reports whether it did; false with run and fr
 // unchanged where the set-up is not made yet for these lanes (or a
-// factor is still counting toward its lane-major copy): s.set runs it.
+// factor is still counting toward its lane-major copy): s.values runs it.
 // A position the walks cannot take goes to runProd, as in runSum.
 func (s *liftState) walkRow(fr *frame, run []float64) bool {
 	l := s.walked
