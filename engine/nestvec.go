@@ -81,6 +81,9 @@ type vguard struct {
 	op   ir.Op
 	a, b *vnode
 	text string
+	// run: a and b read only values of the whole run (runBounded), so
+	// the facts decide the guard once per run, in vstate.ruled.
+	run bool
 	// perLane: the guard reads an enclosing loop's row in position
 	// space, so loop-entry facts never discharge it.
 	perLane bool
@@ -161,6 +164,9 @@ type vstate struct {
 	// whole run (vdotFactor.run), 0 not yet decided, 1 the reads stay
 	// inside its array, -1 the facts do not show it.
 	dotIn []int8
+	// ruled: per guard decided once per run (vguard.run), 0 not yet
+	// decided, 1 discharged, -1 tested.
+	ruled []int8
 	// live: made or renewed for the run under way (retire).
 	live bool
 }
@@ -173,7 +179,8 @@ func (fr *frame) vstate(v *vloop) *vstate {
 	if s == nil {
 		s = &vstate{vals: make([]vval, v.nodes), ib: make([][]int64, v.nodes), fb: make([][]float64, v.nodes),
 			skip: make([]bool, len(v.guards)), rowF: make([][]float64, v.nodes), rowI: make([][]int64, v.nodes),
-			lf: make([]float64, v.nodes), li: make([]int64, v.nodes), dotIn: make([]int8, v.facts)}
+			lf: make([]float64, v.nodes), li: make([]int64, v.nodes), dotIn: make([]int8, v.facts),
+			ruled: make([]int8, len(v.guards))}
 		fr.vst[v.id] = s
 	}
 	if !s.live {
@@ -197,8 +204,9 @@ func (s *vstate) retire() {
 	clear(s.lf)
 	clear(s.li)
 	clear(s.dotIn)
+	clear(s.ruled)
 	clear(s.dicts)
-	*s = vstate{vals: s.vals, skip: s.skip, lf: s.lf, li: s.li, dotIn: s.dotIn, dicts: s.dicts,
+	*s = vstate{vals: s.vals, skip: s.skip, lf: s.lf, li: s.li, dotIn: s.dotIn, ruled: s.ruled, dicts: s.dicts,
 		ib: keptEach(s.ib), fb: keptEach(s.fb), rowF: keptEach(s.rowF), rowI: keptEach(s.rowI),
 		pass: s.pass, held: s.held[:0], one: s.one, units: s.units,
 		rowKeys: kept(s.rowKeys), rowVals: kept(s.rowVals), rowInts: kept(s.rowInts)}
@@ -551,7 +559,7 @@ func (x *vctx) guard(cond *ir.Expr) {
 		return
 	case ir.OpLt, ir.OpLe, ir.OpGt, ir.OpGe, ir.OpEq, ir.OpNe:
 		a, b := x.intExpr(cond.Args[0]), x.intExpr(cond.Args[1])
-		g := &vguard{op: cond.Op, a: a, b: b}
+		g := &vguard{op: cond.Op, a: a, b: b, run: runBounded(a) && runBounded(b)}
 		g.text = ir.Format(cond) + ": " + proofText(a, b, "batch")
 		x.v.guards = append(x.v.guards, g)
 		return
@@ -568,7 +576,16 @@ func proofText(a, b *vnode, unit string) string {
 	if len(facts) == 0 || slices.Contains(facts, "?") {
 		return "tested per " + unit
 	}
-	return "discharged per loop entry by interval facts (" + strings.Join(facts, ", ") + "), else tested per " + unit
+	return dischargedWhen(runBounded(a) && runBounded(b)) + " by interval facts (" + strings.Join(facts, ", ") + "), else tested per " + unit
+}
+
+// dischargedWhen says when facts are taken: once per run where they read
+// only values of the whole run, else at every entry into the loop.
+func dischargedWhen(run bool) string {
+	if run {
+		return "discharged once per run"
+	}
+	return "discharged per loop entry"
 }
 
 func intervalSource(n *vnode) []string {
@@ -755,9 +772,19 @@ func (v *vloop) passing(fr *frame, s *vstate, p0 int64, n int) ([]bool, bool) {
 // lo..hi-1.
 func (v *vloop) decide(fr *frame, s *vstate, lo, hi int64) {
 	for i, g := range v.guards {
+		if g.run && s.ruled[i] != 0 {
+			s.skip[i] = s.ruled[i] > 0
+			continue
+		}
 		a0, a1, ok1 := g.a.interval(fr, lo, hi)
 		b0, b1, ok2 := g.b.interval(fr, lo, hi)
 		s.skip[i] = !g.perLane && ok1 && ok2 && proven(g.op, a0, a1, b0, b1)
+		if g.run {
+			s.ruled[i] = -1
+			if s.skip[i] {
+				s.ruled[i] = 1
+			}
+		}
 		if s.skip[i] {
 			nestSaw("discharged")
 		}
@@ -1618,6 +1645,10 @@ func gatherChecked[T int64 | float64](buf, src []T, idx []int64) bool {
 type guardProof struct {
 	guards []*vguard
 	slot   int // frame int slot: 1 while discharged
+	// once: where every guard reads only values of the whole run
+	// (vguard.run), the frame int slot that is 1 once slot holds the
+	// run's decision; -1 where the facts depend on the entry.
+	once int
 }
 
 // proveGuard returns the proof of cond over loop nl's variables, or nil
@@ -1627,12 +1658,22 @@ func (c *compiler) proveGuard(nl *nloop, cond *ir.Expr) (p *guardProof) {
 	if c.try(isNoVec, func() { x.guard(cond) }) != nil {
 		return nil
 	}
-	return &guardProof{guards: x.v.guards, slot: c.newSlot(ir.IntType)}
+	p = &guardProof{guards: x.v.guards, slot: c.newSlot(ir.IntType), once: -1}
+	if !slices.ContainsFunc(p.guards, func(g *vguard) bool { return !g.run }) {
+		p.once = c.newSlot(ir.IntType)
+	}
+	return p
 }
 
 // decide records whether the facts discharge the guard for positions
 // lo..hi-1.
 func (p *guardProof) decide(fr *frame, lo, hi int64) {
+	if p.once >= 0 {
+		if fr.i[p.once] != 0 {
+			return
+		}
+		fr.i[p.once] = 1
+	}
 	fr.i[p.slot] = 0
 	for _, g := range p.guards {
 		a0, a1, ok1 := g.a.interval(fr, lo, hi)
@@ -1660,5 +1701,5 @@ func guardText(cond *ir.Expr, p *guardProof) string {
 			}
 		}
 	}
-	return ir.Format(cond) + ": discharged per loop entry by interval facts (" + strings.Join(facts, ", ") + "), else tested per iteration"
+	return ir.Format(cond) + ": " + dischargedWhen(p.once >= 0) + " by interval facts (" + strings.Join(facts, ", ") + "), else tested per iteration"
 }
