@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/storel/storel/ir"
@@ -68,6 +69,13 @@ type rowsScatter struct {
 	v    *vloop // key: w, val: t, over o's positions
 	leaf *nloop
 	pos  *cell // P
+	// views: v's lets, w and t are each a slice of an array at the
+	// batch's positions (laneView), so a batch whose guards the facts
+	// discharge for the run (decide) takes the slices, with no
+	// evaluation of its nodes.
+	views      bool
+	wArr, tArr *cell
+	letArrs    []*cell
 	// rows: the leaf walks row w of a built dictionary (dictrows.go)
 	// instead of a segment of an index array.
 	rows   dictFn
@@ -132,7 +140,68 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 	if v == nil {
 		return nil
 	}
-	return &rowsScatter{v: v, leaf: leaf, pos: pos}
+	r := &rowsScatter{v: v, leaf: leaf, pos: pos}
+	r.viewsOf()
+	return r
+}
+
+// viewsOf sets r.views where v's values are slices of arrays at the
+// positions (laneView): w an int and t a real view, every let a view
+// (its reads must stay inside its array, as the batch's checks them).
+func (r *rowsScatter) viewsOf() {
+	v := r.v
+	r.wArr, r.tArr = laneView(v.key), laneView(v.val)
+	if r.wArr == nil || r.tArr == nil || v.key.real || !v.val.real {
+		return
+	}
+	r.letArrs = r.letArrs[:0]
+	for _, l := range v.lets {
+		a := laneView(l)
+		if a == nil {
+			return
+		}
+		r.letArrs = append(r.letArrs, a)
+	}
+	r.views = true
+}
+
+// laneView returns the array whose values at positions p are node nd's
+// values at p: the loop's own value (vVal), a read at the position
+// (vRead of vLane), or a let of either; nil for any other node.
+func laneView(nd *vnode) *cell {
+	for nd.op == vLetRef {
+		nd = nd.a
+	}
+	switch {
+	case nd.op == vVal:
+		return nd.cl
+	case nd.op == vRead && nd.a.op == vLane:
+		return nd.cl
+	}
+	return nil
+}
+
+// viewed returns the slices of w and t over positions p0..p0+n-1, or
+// false when a view's positions leave its array (the batch's lanes then
+// run through o's statements, which find the error).
+func (r *rowsScatter) viewed(p0 int64, n int) (ws []int64, ts []float64, ok bool) {
+	hi := p0 + int64(n)
+	inside := func(c *cell, real bool) bool {
+		l := int64(len(c.ints))
+		if real {
+			l = int64(len(c.reals))
+		}
+		return p0 >= 0 && hi <= min(l, c.n)
+	}
+	for i, c := range r.letArrs {
+		if !inside(c, r.v.lets[i].real) {
+			return nil, nil, false
+		}
+	}
+	if !inside(r.wArr, false) || !inside(r.tArr, true) {
+		return nil, nil, false
+	}
+	return r.wArr.ints[p0:hi], r.tArr.reals[p0:hi], true
 }
 
 // windowsOf vectorizes o's body over its positions with the leaf loop
@@ -318,6 +387,15 @@ func (b *builder) leaveRowsInOrder() {
 // a lane or a read leaves its array.
 func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, t dict, p0 int64, n int, b *builder) bool {
 	v := r.v
+	if t == nil && r.views && !s.ranged && s.rows == nil && !slices.Contains(s.skip, false) {
+		ws, ts, ok := r.viewed(p0, n)
+		if !ok {
+			return false
+		}
+		r.scatter(fr, o, p0, ws, ts, b)
+		nestSaw("rows views")
+		return true
+	}
 	if !v.check(fr, s, p0, n) {
 		return false
 	}
@@ -334,13 +412,19 @@ func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, t dict, p0 int64, n 
 	if t != nil {
 		return r.scatterBuilt(fr, s, o, t, p0, ws, ts, b)
 	}
+	r.scatter(fr, o, p0, ws, ts, b)
+	return true
+}
+
+// scatter adds the segments of windows ws, times ts, into the row b
+// (scatterRows).
+func (r *rowsScatter) scatter(fr *frame, o *nloop, p0 int64, ws []int64, ts []float64, b *builder) {
 	sc, l := r.leaf.wsRow, r.leaf
 	if sc.xInt {
 		scatterRows(fr, o, r.pos.ints, l.arr.ints, l.arr.n, b, p0, ws, ts, sc.x.ints)
 	} else {
 		scatterRows(fr, o, r.pos.ints, l.arr.ints, l.arr.n, b, p0, ws, ts, sc.x.reals)
 	}
-	return true
 }
 
 // scatterRows adds ts[q] * x(p) at key idx(p) of the row b for the
