@@ -284,6 +284,10 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		b.holdKeysOf(l.arr)
 		r.lanes(fr, s, o, lo, hi, b)
 		return true
+	case r.views && !s.ranged && s.rows == nil && !slices.Contains(s.skip, false):
+		b.holdKeysOf(l.arr)
+		r.runViews(fr, o, lo, hi, b)
+		return true
 	default:
 		b.holdKeysOf(l.arr)
 	}
@@ -302,6 +306,25 @@ func (r *rowsScatter) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 		nestSaw("rows scatter")
 	}
 	return true
+}
+
+// runViews runs positions lo..hi-1 of o, whose guards the facts
+// discharge, in batches whose windows and factors are slices of arrays
+// (viewed); a batch whose slice leaves its array runs per iteration.
+func (r *rowsScatter) runViews(fr *frame, o *nloop, lo, hi int64, b *builder) {
+	for p0 := lo; p0 < hi; p0 += vbatch {
+		n := int(min(hi-p0, vbatch))
+		if ws, ts, ok := r.viewed(p0, n); ok {
+			r.scatter(fr, o, p0, ws, ts, b)
+		} else {
+			o.runPerIteration(fr, p0, p0+int64(n), b)
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+	nestSaw("rows scatter")
+	nestSaw("rows views")
 }
 
 // lanes runs positions lo..hi-1 of o one at a time, each position's
@@ -387,15 +410,6 @@ func (b *builder) leaveRowsInOrder() {
 // a lane or a read leaves its array.
 func (r *rowsScatter) batch(fr *frame, s *vstate, o *nloop, t dict, p0 int64, n int, b *builder) bool {
 	v := r.v
-	if t == nil && r.views && !s.ranged && s.rows == nil && !slices.Contains(s.skip, false) {
-		ws, ts, ok := r.viewed(p0, n)
-		if !ok {
-			return false
-		}
-		r.scatter(fr, o, p0, ws, ts, b)
-		nestSaw("rows views")
-		return true
-	}
 	if !v.check(fr, s, p0, n) {
 		return false
 	}
