@@ -147,7 +147,7 @@ func (c *compiler) rowsScatterOf(o *nloop, body *ir.Expr, lb loopBody) *rowsScat
 
 // viewsOf sets r.views where v's values are slices of arrays at the
 // positions (laneView): w an int and t a real view, every let a view
-// (its reads must stay inside its array, as the batch's checks them).
+// (its reads must stay inside its array, which viewed tests).
 func (r *rowsScatter) viewsOf() {
 	v := r.v
 	r.wArr, r.tArr = laneView(v.key), laneView(v.val)
