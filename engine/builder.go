@@ -109,6 +109,8 @@ type builderAux struct {
 	// seq while in the mode.
 	sequential bool
 	seq        *seqRows
+	// coll: the entries of a dictionary of rows collecting (collect.go).
+	coll *collected
 	// The spill map's keys in order (and its children, aligned), sorted
 	// by the worker that built a private result (sortSpill), so that the
 	// merge, which one worker runs, does not sort them; stale when the
@@ -134,6 +136,9 @@ func (b *builder) sortSpill() {
 		return
 	}
 	x.firstKid, x.firstKidOf = 0, -1
+	if x.coll != nil {
+		return
+	}
 	if b.spec.depth > 1 && b.spec.dense && !b.listed && x.seq == nil && !x.sequential {
 		for x.firstKid < len(x.kids) && x.kids[x.firstKid].b == nil && x.kids[x.firstKid].view == nil {
 			x.firstKid++
@@ -597,6 +602,9 @@ func (b *builder) addIntSlow(k int64, v int64) {
 // slot returns the child at key k, creating it empty.
 func (b *builder) slot(k int64) *kid {
 	x := b.x
+	if x.coll != nil {
+		b.leaveCollect()
+	}
 	if x.sequential || x.seq != nil {
 		b.leaveSequential()
 	}
@@ -646,7 +654,9 @@ func (b *builder) slot(k int64) *kid {
 // child returns the builder of the child at key k, for accumulating into
 // it in place.
 func (b *builder) child(k int64) *builder {
-	if x := b.x; x.sequential || x.seq != nil {
+	if x := b.x; x.coll != nil {
+		b.leaveCollect()
+	} else if x.sequential || x.seq != nil {
 		if c := b.seqRow(k); c != nil {
 			return c
 		}
@@ -908,6 +918,9 @@ func (b *builder) mergeRoots(os []*builder) {
 // mergeRoot adds the dictionary o (same spec, another worker's) into b, in
 // place; o is consumed.
 func (b *builder) mergeRoot(o *builder) {
+	if b.mergeCollected(o) {
+		return
+	}
 	if b.appendSequential(o) {
 		return
 	}
@@ -926,6 +939,12 @@ func (b *builder) mergeRoot(o *builder) {
 
 // merge adds o (same spec) into b, in place; o is consumed.
 func (b *builder) merge(o *builder) {
+	if b.x != nil {
+		b.leaveCollect()
+	}
+	if o.x != nil {
+		o.leaveCollect()
+	}
 	b.settle()
 	o.settle()
 	if o.open {
@@ -1025,6 +1044,12 @@ func (b *builder) freeze() dict {
 		if b.finishSequential() {
 			b.x.tree.finish()
 			return b.x.seq.freeze(s)
+		}
+		if b.x.coll != nil {
+			if d := b.freezeCollected(); d != nil {
+				b.x.tree.finish()
+				return d
+			}
 		}
 		b.x.tree.finish()
 	case b.open:

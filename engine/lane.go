@@ -121,6 +121,9 @@ func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool 
 		if !ok {
 			return false
 		}
+		if v.key2 != nil && collectLane(b, k, k2, x) {
+			return true
+		}
 		b, k := into()
 		if b.spec.dense && b.ws == nil && uint64(k) < uint64(len(b.reals)) {
 			b.reals[k] += x
@@ -130,7 +133,7 @@ func (v *vloop) lane(fr *frame, s *vstate, nl *nloop, p int64, b *builder) bool 
 		return true
 	}
 	x, ok := s.laneI(v.val, p)
-	if ok {
+	if ok && (v.key2 == nil || !collectLane(b, k, k2, x)) {
 		b, k := into()
 		b.addInt(k, x)
 	}

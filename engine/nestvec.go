@@ -964,7 +964,7 @@ func keyedRows[T int64 | float64](s *vstate, p0 int64, keys []int64, vals []T, b
 
 // addRow adds vals at keys (aligned) into the row of b at key k.
 func addRow[T int64 | float64](b *builder, k int64, keys []int64, vals []T, add func(*builder, []int64, []T)) {
-	if !appendKid(b, k, keys, vals) {
+	if !startCollect(b, k, keys, vals) && !appendKid(b, k, keys, vals) {
 		add(b.child(k), keys, vals)
 	}
 }
@@ -978,6 +978,9 @@ func addByRows[T int64 | float64](b *builder, keys, keys2 []int64, vals []T, add
 		return
 	}
 	for l := 0; l < len(keys); {
+		if b.collects() && collect(b, keys[l:], keys2[l:], vals[l:]) {
+			return
+		}
 		k, e := keys[l], l+1
 		for e < len(keys) && keys[e] == k {
 			e++

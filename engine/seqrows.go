@@ -360,6 +360,10 @@ func (s *seqRows) fill(nb *builder, r, ci int, ws *workspace) {
 // dense builder from then on.
 func (b *builder) leaveSequential() {
 	x := b.x
+	if x.coll != nil {
+		b.leaveCollect()
+		return
+	}
 	s := x.seq
 	if s != nil && s.outer != nil {
 		s.outer.leave()

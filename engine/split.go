@@ -485,7 +485,7 @@ func mergeKids(bs []*builder, pool *rowPool) bool {
 	}
 	plain := func(b *builder) bool {
 		x := b.x
-		return x != nil && x.tree != nil && !b.listed && !b.open && b.ws == nil && x.seq == nil && len(x.mkids) == 0 &&
+		return x != nil && x.tree != nil && !b.listed && !b.open && b.ws == nil && x.seq == nil && x.coll == nil && len(x.mkids) == 0 &&
 			(!x.sequential || len(x.kids) == 0)
 	}
 	if !plain(dst) {

@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"slices"
+)
+
+// Rows that arrive out of order. A loop nest that adds into a dense level
+// of rows keyed by an inner coordinate of its walk (the optimizer's M4:
+// a matrix stored by columns copied by rows, { c -> { j -> v } } over the
+// columns j) gives each row a few entries at a time, row after row in no
+// order: through the builder every entry finds its row, and every row
+// grows on its own (a builder, a kid, storage of its own per row).
+//
+// So the root of a dictionary of depth 2 in sequential mode (seqrows.go),
+// on the first row out of order, collects instead: its entries so far
+// and every entry after, (row, key, value) in the order they arrive,
+// laid out when the dictionary is frozen as rows one after another
+// (laidCSR) by counting, the rows' sizes first, then each entry at its
+// row's next position. Within a row the entries keep their order (a
+// stable sort by key where they came out of order), so the entries at
+// one key add up in the order the builder adds them, and zeros are
+// dropped as the builder drops them: the same dictionary. Any access
+// other than adding entries (a merge into a builder not collecting, a
+// child read, a row key that is negative or spread too far) replays
+// the entries into the rows the general way (leaveCollect).
+
+// collected holds a collecting builder's entries in the order they
+// arrived, in blocks of collectBlockLen (an array grown by copying would
+// move every entry several times), and the greatest row key.
+type collected struct {
+	blocks []collectBlock
+	n      int64
+	maxRow int64
+}
+
+// collectBlock: entry q is vals[q] (reals or ints) at key keys[q] of row
+// rows[q].
+type collectBlock struct {
+	rows, keys []int64
+	reals      []float64
+	ints       []int64
+}
+
+const collectBlockLen = 1 << 12
+
+// add appends vals at keys in rows (aligned) to c.
+func addCollected[T int64 | float64](c *collected, rows, keys []int64, vals []T) {
+	for len(rows) > 0 {
+		if len(c.blocks) == 0 || len(c.blocks[len(c.blocks)-1].rows) == collectBlockLen {
+			bl := collectBlock{rows: make([]int64, 0, collectBlockLen), keys: make([]int64, 0, collectBlockLen)}
+			*blockVals[T](&bl) = make([]T, 0, collectBlockLen)
+			c.blocks = append(c.blocks, bl)
+		}
+		bl := &c.blocks[len(c.blocks)-1]
+		m := min(len(rows), collectBlockLen-len(bl.rows))
+		bl.rows = append(bl.rows, rows[:m]...)
+		bl.keys = append(bl.keys, keys[:m]...)
+		v := blockVals[T](bl)
+		*v = append(*v, vals[:m]...)
+		rows, keys, vals = rows[m:], keys[m:], vals[m:]
+		c.n += int64(m)
+	}
+}
+
+// blockVals returns bl's values of type V.
+func blockVals[V int64 | float64](bl *collectBlock) *[]V {
+	if v, ok := any(&bl.reals).(*[]V); ok {
+		return v
+	}
+	return any(&bl.ints).(*[]V)
+}
+
+// startCollect adds vals at keys (aligned) into the row at key k of b,
+// in sequential mode, by collecting when k is out of order there, and
+// reports whether it did.
+func startCollect[T int64 | float64](b *builder, k int64, keys []int64, vals []T) bool {
+	x := b.x
+	if x == nil || x.seq == nil || k >= x.seq.key || k < 0 || !b.collecting() {
+		return false
+	}
+	rows := make([]int64, len(keys))
+	for q := range rows {
+		rows[q] = k
+	}
+	return collect(b, rows, keys, vals)
+}
+
+// collectLane adds x at key k2 of the row at key k of b as startCollect
+// and collect do, and reports whether it did.
+func collectLane[T int64 | float64](b *builder, k, k2 int64, x T) bool {
+	ks, k2s, xs := [1]int64{k}, [1]int64{k2}, [1]T{x}
+	if b.collects() {
+		return collect(b, ks[:], k2s[:], xs[:])
+	}
+	return startCollect(b, k, k2s[:], xs[:])
+}
+
+// collect adds vals at keys2 in the rows at keys (aligned) to b's
+// collected entries, or, when a key is negative, leaves collecting and
+// reports false (nothing added).
+func collect[T int64 | float64](b *builder, keys, keys2 []int64, vals []T) bool {
+	c := b.x.coll
+	m := c.maxRow
+	for q, k := range keys {
+		if k < 0 || keys2[q] < 0 {
+			b.leaveCollect()
+			return false
+		}
+		m = max(m, k)
+	}
+	c.maxRow = m
+	addCollected(c, keys, keys2[:len(keys)], vals[:len(keys)])
+	return true
+}
+
+// startCollecting turns b, in sequential mode, into a collecting builder,
+// its closed rows the first entries, and reports whether it could.
+func (b *builder) startCollecting() bool {
+	x := b.x
+	s := x.seq
+	if !s.closeRow() {
+		return false
+	}
+	c := &collected{maxRow: -1}
+	ci := 0
+	for r, k := range s.keys {
+		ci = s.chunkFrom(r, ci)
+		v0, v1, c0, c1 := s.span(r, ci)
+		ch := &s.chunks[ci]
+		for q := v0; q < v1; q++ {
+			key := int64(q - v0) // a dense row: its values from key 0
+			if c1 > c0 {
+				key = int64(ch.cols[c0+q-v0])
+			}
+			// A zero is no entry: a dense row's hole.
+			switch {
+			case b.spec.kid.real && ch.reals[q] != 0:
+				addCollected(c, []int64{k}, []int64{key}, ch.reals[q:q+1])
+			case !b.spec.kid.real && ch.ints[q] != 0:
+				addCollected(c, []int64{k}, []int64{key}, ch.ints[q:q+1])
+			}
+			c.maxRow = max(c.maxRow, k)
+		}
+	}
+	x.seq, x.sequential, x.coll = nil, false, c
+	return true
+}
+
+// leaveCollect ends b's collecting: its entries are added into its rows
+// as the general builder adds them.
+func (b *builder) leaveCollect() {
+	if !b.collects() {
+		return
+	}
+	x := b.x
+	c := x.coll
+	x.coll = nil
+	for _, bl := range c.blocks {
+		if b.spec.kid.real {
+			addByRows(b, bl.rows, bl.keys, bl.reals, addReals)
+		} else {
+			addByRows(b, bl.rows, bl.keys, bl.ints, addInts)
+		}
+	}
+	nestSaw("collected rows replayed")
+}
+
+// mergeCollected adds o's entries after b's when either collects (o's
+// are the later entries, as a sequential run would add them), making the
+// other collect, and reports whether it did; where that cannot be, both
+// leave collecting and it reports false.
+func (b *builder) mergeCollected(o *builder) bool {
+	if !b.collects() && !o.collects() {
+		return false
+	}
+	if !b.collecting() || !o.collecting() {
+		b.leaveCollect()
+		o.leaveCollect()
+		return false
+	}
+	c, oc := b.x.coll, o.x.coll
+	c.blocks = append(c.blocks, oc.blocks...)
+	c.n += oc.n
+	c.maxRow = max(c.maxRow, oc.maxRow)
+	o.x.coll = nil
+	return true
+}
+
+// collects reports whether b collects.
+func (b *builder) collects() bool { return b.x != nil && b.x.coll != nil }
+
+// collecting reports whether b collects, making it collect if it is the
+// root of a dictionary of rows in sequential mode.
+func (b *builder) collecting() bool {
+	x := b.x
+	switch {
+	case x == nil || x.tree == nil || x.tree.root != b:
+		return false
+	case x.coll != nil:
+		return true
+	case x.sequential && x.seq == nil && b.spec.depth == 2:
+		// No row yet.
+		x.sequential, x.coll = false, &collected{maxRow: -1}
+		return true
+	}
+	s := x.seq
+	return s != nil && s.outer == nil && b.startCollecting()
+}
+
+// freezeCollected lays out b's collected entries as rows, or, where the
+// row keys spread too far for their number, replays them and returns
+// nil.
+func (b *builder) freezeCollected() dict {
+	c := b.x.coll
+	n := c.n
+	width := c.maxRow + 1
+	if width > max(maxDenseJump, denseKeysFactor*n) {
+		b.leaveCollect()
+		return nil
+	}
+	pos := make([]int64, width+1)
+	for _, bl := range c.blocks {
+		for _, k := range bl.rows {
+			pos[k+1]++
+		}
+	}
+	for k := int64(1); k <= width; k++ {
+		pos[k] += pos[k-1]
+	}
+	next := make([]int64, width)
+	copy(next, pos[:width])
+	real := b.spec.kid.real
+	keys := make([]int64, n)
+	var ints []int64
+	var reals []float64
+	if real {
+		reals = make([]float64, n)
+	} else {
+		ints = make([]int64, n)
+	}
+	for _, bl := range c.blocks {
+		for q, k := range bl.rows {
+			w := next[k]
+			next[k]++
+			keys[w] = bl.keys[q]
+			if real {
+				reals[w] = bl.reals[q]
+			} else {
+				ints[w] = bl.ints[q]
+			}
+		}
+	}
+	b.x.coll = nil
+	for k := int64(0); k < width; k++ {
+		if real {
+			sortRow(keys[pos[k]:pos[k+1]], reals[pos[k]:pos[k+1]])
+		} else {
+			sortRow(keys[pos[k]:pos[k+1]], ints[pos[k]:pos[k+1]])
+		}
+	}
+	nestSaw("collected rows")
+	return compactRows(pos, keys, ints, reals, real)
+}
+
+// sortRow sorts a row's entries by key, stably: entries at one key keep
+// the order they were added in.
+func sortRow[V int64 | float64](keys []int64, vals []V) {
+	if slices.IsSorted(keys) {
+		return
+	}
+	type entry struct {
+		k int64
+		v V
+	}
+	es := make([]entry, len(keys))
+	for q, k := range keys {
+		es[q] = entry{k, vals[q]}
+	}
+	slices.SortStableFunc(es, func(a, b entry) int {
+		switch {
+		case a.k < b.k:
+			return -1
+		case a.k > b.k:
+			return 1
+		}
+		return 0
+	})
+	for q, e := range es {
+		keys[q], vals[q] = e.k, e.v
+	}
+}
