@@ -46,7 +46,6 @@ type Kernel struct {
 	// For Explain: the lowered loops and the sums left to older paths.
 	nests    []*nloop
 	declined []declined
-	copies   []*ir.Expr
 	threads  int
 	// alt, when set, is the same plan with every row looked up by key
 	// found by a probe: it runs on maps k's tables do not cover (covers).
@@ -129,7 +128,7 @@ func compile(plan *ir.Expr, schema Schema, opts Options, dense bool) (k *Kernel,
 	}
 	c.bindRuns(runNodes)
 	k = &Kernel{typ: root.t, root: root, ni: c.ni, nf: c.nf, nd: c.nd, indexes: c.indexes,
-		nests: c.nests, declined: c.declined, copies: c.copies, threads: max(opts.Threads, 1), mon: c.mon, runs: runNodes, out: c.out}
+		nests: c.nests, declined: c.declined, threads: max(opts.Threads, 1), mon: c.mon, runs: runNodes, out: c.out}
 	names := make([]string, 0, len(c.cells))
 	for n := range c.cells {
 		names = append(names, n)

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"math"
 	"slices"
+	"sync"
 )
 
 // Rows that arrive out of order. A loop nest that adds into a dense level
@@ -288,4 +290,123 @@ func sortRow[V int64 | float64](keys []int64, vals []V) {
 	for q, e := range es {
 		keys[q], vals[q] = e.k, e.v
 	}
+}
+
+// laidCSR is a built dictionary of rows laid out one after another:
+// row k's keys are idx[pos[k]:pos[k+1]] (empty: no row k), its values
+// alongside; leaves are the rows, one listLeaf each, made on the first
+// read of one (rowAt: the leaf of key k, -1 for none).
+type laidCSR struct {
+	noScalars
+	pos, idx []int64
+	ints     []int64
+	reals    []float64
+	real     bool
+	keys     []int64
+	rowAt    []int32
+	once     sync.Once
+	leaves   []listLeaf
+}
+
+// compactRows adds the neighbours at one key of each row and drops the
+// zeros, in place.
+func compactRows(pos, keys, ints []int64, reals []float64, real bool) *laidCSR {
+	width := len(pos) - 1
+	d := &laidCSR{real: real, rowAt: make([]int32, width)}
+	w := 0
+	for k := 0; k < width; k++ {
+		start := w
+		for at := pos[k]; at < pos[k+1]; at++ {
+			if w > start && keys[w-1] == keys[at] {
+				if real {
+					reals[w-1] += reals[at]
+				} else {
+					ints[w-1] += ints[at]
+				}
+				continue
+			}
+			// The entry before is complete: drop it if it is zero.
+			if w > start && isZeroAt(ints, reals, w-1, real) {
+				w--
+			}
+			keys[w] = keys[at]
+			if real {
+				reals[w] = reals[at]
+			} else {
+				ints[w] = ints[at]
+			}
+			w++
+		}
+		if w > start && isZeroAt(ints, reals, w-1, real) {
+			w--
+		}
+		pos[k] = int64(start)
+		d.rowAt[k] = -1
+		if w > start {
+			d.rowAt[k] = int32(len(d.keys))
+			d.keys = append(d.keys, int64(k))
+		}
+	}
+	pos[width] = int64(w)
+	d.pos, d.idx = pos, keys[:w]
+	if real {
+		d.reals = reals[:w]
+	} else {
+		d.ints = ints[:w]
+	}
+	return d
+}
+
+// rows makes the leaves of d's rows on the first read of one (the rows
+// scatter reads the arrays and never makes them).
+func (d *laidCSR) rows() []listLeaf {
+	d.once.Do(d.makeLeaves)
+	return d.leaves
+}
+
+func (d *laidCSR) makeLeaves() {
+	d.leaves = make([]listLeaf, len(d.keys))
+	for r, k := range d.keys {
+		s, t := d.pos[k], d.pos[k+1]
+		l := &d.leaves[r]
+		l.keys, l.real = d.idx[s:t], d.real
+		if d.real {
+			l.reals = d.reals[s:t]
+		} else {
+			l.ints = d.ints[s:t]
+		}
+		// Its values are non-zero already: no compaction on first use,
+		// which would write into the shared arrays.
+		l.once.Do(func() {})
+	}
+}
+
+// isZeroAt reports whether entry w is zero (-0 included), as the builder
+// drops it.
+func isZeroAt(ints []int64, reals []float64, w int, real bool) bool {
+	if real {
+		return math.Abs(reals[w]) == 0
+	}
+	return ints[w] == 0
+}
+
+func (d *laidCSR) size() int         { return len(d.keys) }
+func (d *laidCSR) keyAt(p int) int64 { return d.keys[p] }
+func (d *laidCSR) dictAt(p int) dict { return &d.rows()[p] }
+func (d *laidCSR) has(k int64) bool  { return d.getDict(k) != empty }
+func (d *laidCSR) getDict(k int64) dict {
+	if uint64(k) < uint64(len(d.rowAt)) {
+		if r := d.rowAt[k]; r >= 0 {
+			return &d.rows()[r]
+		}
+	}
+	return empty
+}
+
+// csr returns the rows as the rows scatter reads them, without a copy.
+func (d *laidCSR) csr(real bool) *builtCSR {
+	if d.real != real {
+		return nil
+	}
+	return &builtCSR{pos: d.pos, idx: d.idx, vals: d.reals, ints: d.ints}
 }

@@ -16,8 +16,6 @@ import (
 // values that are zero, reals or ints; a negative or far row key is
 // replayed into the builder and agrees too.
 func TestCollectedRows(t *testing.T) {
-	rowsCopiesOff = true
-	defer func() { rowsCopiesOff = false }()
 	programs := []string{
 		// M4's copy of a matrix stored by columns.
 		`sum(<j1, _> in 0:B_len1) sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1))) { @dense c1 -> { @dense j1 -> VAL } }`,

@@ -39,11 +39,9 @@ type compiler struct {
 	inRow   int // lowering the value of a row of a nested result
 	// What explain shows: the loops lowered, the outermost sums the IR
 	// declined and why, and the sum parallelSum is about to compile.
-	nests    []*nloop
-	declined []declined
-	lastWhy  string
-	// copies: the sums built as compressed rows (copyrows.go)
-	copies    []*ir.Expr
+	nests     []*nloop
+	declined  []declined
+	lastWhy   string
 	nestDepth int
 	splitNext bool
 	// asWritten: nestLoop lowers loops as written, no range swapped

@@ -62,11 +62,7 @@ func (c *compiler) dictValue(e *ir.Expr, t ir.Type) dictFn {
 			return func(fr *frame) dict { set(fr); return body(fr) }
 		}
 	}
-	built := func() dictFn { return c.builtValue(e, t) }
-	if d := c.rowsCopy(e, t, built); d != nil {
-		return d
-	}
-	return built()
+	return c.builtValue(e, t)
 }
 
 // builtValue compiles constructive e to a closure accumulating it into a

@@ -60,9 +60,9 @@
 //	                       values as arrays): its walks
 //	                       rewritten into segment loops over them, its
 //	                       rows otherwise iterated and probed in the nest
-//	copyrows.go            a copy grouped by the inner level of a walk
-//	                       of two levels (a transposed copy) built by
-//	                       counting its rows, laid out as compressed rows
+//	collect.go             a dictionary of rows filled out of row order
+//	                       (a transposed copy): its entries collected,
+//	                       laid out by counting as compressed rows
 //	runwalk.go, runs.go    walks of runs of sorted coordinates (a COO):
 //	                       rewritten into segment loops over a run layout
 //	                       found in one pass by Prepare (or the first

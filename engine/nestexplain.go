@@ -34,9 +34,6 @@ func (k *Kernel) Explain(w io.Writer) {
 	if n == 0 {
 		fmt.Fprintln(w, "no loop nests")
 	}
-	for _, e := range k.copies {
-		fmt.Fprintln(w, explainCopy(e))
-	}
 	for _, d := range k.declined {
 		fmt.Fprintf(w, "older path: %s: %s\n", loopHead(d.e), d.why)
 	}

@@ -30,11 +30,6 @@ func (c *compiler) top(e *ir.Expr) cx {
 		return withPrologue(set, body)
 	case ir.OpSum:
 		if c.threads > 1 || c.mon != nil {
-			if t := c.typeOf(e); t.Depth == 2 {
-				if d := c.rowsCopy(e, t, func() dictFn { return c.parallelSum(e).d }); d != nil {
-					return dictCx(t, d)
-				}
-			}
 			return c.parallelSum(e)
 		}
 	}
