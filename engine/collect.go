@@ -27,8 +27,10 @@ import (
 // the entries into the rows the general way (leaveCollect).
 
 // collected holds a collecting builder's entries in the order they
-// arrived, in blocks of collectBlockLen (an array grown by copying would
-// move every entry several times), and the greatest row key.
+// arrived, in blocks (an array grown by copying would move every entry
+// several times) of as many entries as came before, from collectBlockMin
+// (a small dictionary takes little) to collectBlockLen, and the greatest
+// row key.
 type collected struct {
 	blocks []collectBlock
 	n      int64
@@ -43,18 +45,19 @@ type collectBlock struct {
 	ints       []int64
 }
 
-const collectBlockLen = 1 << 12
+const collectBlockMin, collectBlockLen = 64, 1 << 12
 
 // add appends vals at keys in rows (aligned) to c.
 func addCollected[T int64 | float64](c *collected, rows, keys []int64, vals []T) {
 	for len(rows) > 0 {
-		if len(c.blocks) == 0 || len(c.blocks[len(c.blocks)-1].rows) == collectBlockLen {
-			bl := collectBlock{rows: make([]int64, 0, collectBlockLen), keys: make([]int64, 0, collectBlockLen)}
-			*blockVals[T](&bl) = make([]T, 0, collectBlockLen)
+		if n := len(c.blocks); n == 0 || len(c.blocks[n-1].rows) == cap(c.blocks[n-1].rows) {
+			size := int(min(max(c.n, collectBlockMin), collectBlockLen))
+			bl := collectBlock{rows: make([]int64, 0, size), keys: make([]int64, 0, size)}
+			*blockVals[T](&bl) = make([]T, 0, size)
 			c.blocks = append(c.blocks, bl)
 		}
 		bl := &c.blocks[len(c.blocks)-1]
-		m := min(len(rows), collectBlockLen-len(bl.rows))
+		m := min(len(rows), cap(bl.rows)-len(bl.rows))
 		bl.rows = append(bl.rows, rows[:m]...)
 		bl.keys = append(bl.keys, keys[:m]...)
 		v := blockVals[T](bl)
