@@ -218,6 +218,7 @@ type liftState struct {
 	fibs   []fibWalk   // an lfib's walk, by its id
 	batch  mulBatch    // walkOne's positions
 	rows   rowBatch    // liftRows.rows' rows of one position
+	block  blockRun    // liftRows.rows' set-up for the run
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int

@@ -129,23 +129,34 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	if sq.cur.ws != w || sq.cur.spec.depth != 1 || w.appended != 0 {
 		return p
 	}
-	j0, j1, ok := kl.open(fr) // (its bounds read no variable)
-	if !ok || fr.err != nil || j0 != 0 || j1 < liftMin || j1 > liftLanes || j1-1 > narrowKeyLimit {
-		fr.err = nil
-		return p
+	// What holds for the whole run (the range's bounds, which read no
+	// variable, the inner loop's reader, the walks' set-up at its
+	// version) is checked at the first call and kept (s.block): the
+	// loop calls rows once per row of the loop around it.
+	c := &s.block
+	if c.n == 0 {
+		j0, j1, ok := kl.open(fr)
+		if !ok || fr.err != nil || j0 != 0 || j1 < liftMin || j1 > liftLanes || j1-1 > narrowKeyLimit {
+			fr.err = nil
+			return p
+		}
+		c.n, c.rd = int(j1), sum.seg.reader()
 	}
-	n := int(j1)
+	n := c.n
 	var q lprod
 	var ws []atWalk
 	if l != nil {
 		ps := &s.setups[l.id]
-		if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 {
-			return p
-		}
-		for i, f := range l.prod.fs {
-			if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+		if !ps.walked || ps.ver != c.ver {
+			if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 {
 				return p
 			}
+			for i, f := range l.prod.fs {
+				if f != nil && ps.majors[i] == nil && copiesAcross(f.cl.reals, ps.strides[i]) {
+					return p
+				}
+			}
+			c.ver = ps.ver
 		}
 		ws = ps.ws[:ps.nw]
 		q.walked(ws)
@@ -171,7 +182,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	m, e := 0, 0 // rows staged (iterations p-m..p-1); positions
 	// The inner loop's bounds read the slots of the loop's position (p),
 	// of its value (keys[p]), or of a loop around it (as they are).
-	keys, rd := nl.arr.ints, sum.seg.reader()
+	keys, rd := nl.arr.ints, c.rd
 	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
 	cEnd := int32(len(ch.cols))
 	p0, last := p, sq.key
@@ -266,6 +277,16 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		}
 	}
 	return p
+}
+
+// blockRun is what liftRows.rows finds at its first call of a run and
+// keeps: the rows' lanes (n, 0: not found yet), the inner loop's reader,
+// and the version of the walks' set-up checked (0: none; a set-up made
+// again has another).
+type blockRun struct {
+	n   int
+	rd  segReader
+	ver uint64
 }
 
 // rowBatch holds rows of a walked product of one value
