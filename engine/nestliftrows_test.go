@@ -6,8 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/storel/storel/eval"
 	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 // TestLiftedRows runs loops whose body opens a row that a lifted range
@@ -199,6 +201,47 @@ func checkNoRowOfZeros(t *testing.T, e *ir.Expr, st storage.Store) {
 		for q := range mid.size() {
 			if mid.dictAt(q).size() == 0 {
 				t.Fatalf("row (%d, %d) is kept with no non-zero entry", r.d.keyAt(p), mid.keyAt(q))
+			}
+		}
+	}
+}
+
+// TestLiftedRowsRunAgain runs one compiled kernel of TTM's fibers on
+// inputs of other sizes in turn (the rows' lanes, D's rows, 12 then 10
+// then 12; B's fibers and their arrays other ones), at 1 and 3 threads,
+// against the interpreter: what the rows' blocks find at their first
+// call of a run (the lanes, the fibers' reader, the walks' set-up) is
+// that run's, not kept from the run before.
+func TestLiftedRowsRunAgain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 47))
+	var sts []storage.Store
+	for i, lanes := range []int{12, 10, 12} {
+		st := storage.Store{}
+		randCSF(20+5*i, 30, 40, 600+100*i, rng).store(st, "B")
+		denseStore(st, "D", lanes, 40, rng)
+		sts = append(sts, st)
+	}
+	e := parse(t, liftTTM, sts[0])
+	for _, threads := range []int{1, 3} {
+		k, err := Compile(e, SchemaOf(sts[0]), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range sts {
+			want, err := eval.Eval(e, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got value.Value
+			seen := events(func() { got, err = k.Run(st) })
+			if err != nil {
+				t.Fatalf("threads=%d, input %d: %v", threads, i, err)
+			}
+			if !value.Equal(got, want, 1e-9) {
+				t.Fatalf("threads=%d, input %d:\nengine:      %s\ninterpreter: %s", threads, i, value.Format(got), value.Format(want))
+			}
+			if seen["lifted rows in a block"] == 0 {
+				t.Errorf("threads=%d, input %d: no rows run in blocks: %v", threads, i, seen)
 			}
 		}
 	}
