@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"slices"
 
 	"github.com/storel/storel/ir"
 )
@@ -483,7 +482,11 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 	sq.key = k
 	if len(sq.keys) <= 1 && int64(cap(sq.keys)-len(sq.keys)) < rows && rows <= math.MaxInt32 {
 		m := int(rows)
-		sq.keys, sq.vEnds, sq.cEnds = slices.Grow(sq.keys, m), slices.Grow(sq.vEnds, m), slices.Grow(sq.cEnds, m)
+		var out *runBlocks
+		if t := b.x.tree; t != nil {
+			out = t.out
+		}
+		sq.keys, sq.vEnds, sq.cEnds = pooledGrow(sq.keys, m, out), pooledGrow(sq.vEnds, m, out), pooledGrow(sq.cEnds, m, out)
 	}
 	if lo == 0 && noZero(vals) {
 		// As closeAppendedRow keeps a run of keys 0..n-1: the dense

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -122,6 +123,23 @@ func pooledRow[V int64 | float64](n int, out *runBlocks, zero bool) []V {
 		clear(row)
 	}
 	return row
+}
+
+// pooledGrow returns s with room for n more entries, the room made in
+// memory that is not zeroed (entries are written before they are read)
+// and, where it is long and made in a run (out), taken from the pools
+// and listed for the run's result: the records of a level's rows sized
+// for the whole level at its first rows (liftRows.row).
+func pooledGrow[T int32 | int64](s []T, n int, out *runBlocks) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	m := len(s) + n
+	if out == nil || m < longRow {
+		return slices.Grow(s, n)
+	}
+	row := unsafe.Slice((*T)(out.take(uintptr(m)*unsafe.Sizeof(T(0)))), m)
+	return row[:copy(row, s)]
 }
 
 // Release tells the engine that the caller is done with r and with every
