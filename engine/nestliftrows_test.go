@@ -251,44 +251,39 @@ func TestLiftedRowsRunAgain(t *testing.T) {
 // TestLiftedRowsRecordsPooled: the records of TTM's rows (their keys
 // and ends), sized at the first rows for a level of more fibers than
 // longRow, are storage listed for the run's result, so that a release
-// gives them to later runs (released.go), and a run after a release
-// still agrees with the interpreter, at 1 and 3 threads.
+// gives them to later runs (released.go); the rows agree with the
+// interpreter at 1 and 3 threads, and a run after a release too.
 func TestLiftedRowsRecordsPooled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 53))
 	st := storage.Store{}
 	randCSF(40, 1000, 1, longRow+1000, rng).store(st, "B")
 	denseStore(st, "D", 12, 30, rng)
 	e := parse(t, liftTTM, st)
-	want, err := eval.Eval(e, st)
+	want := agree(t, e, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, threads := range []int{1, 3} {
-		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+	for run := range 2 {
+		r, err := k.Exec(st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for run := range 2 {
-			r, err := k.Exec(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := r.Value(); !value.Equal(got, want, 1e-9) {
-				t.Fatalf("threads=%d, run %d: the result differs from the interpreter's", threads, run)
-			}
-			if d, ok := r.d.(*seqOuterNode); ok && threads == 1 {
-				owned := map[unsafe.Pointer]bool{}
-				for _, o := range r.owned {
-					owned[o.p] = true
-				}
-				rows := d.rows
-				if len(rows.keys) < longRow || !owned[unsafe.Pointer(&rows.keys[0])] || !owned[unsafe.Pointer(&rows.vEnds[0])] || !owned[unsafe.Pointer(&rows.cEnds[0])] {
-					t.Errorf("threads=%d, run %d: the records of %d rows are not the result's storage", threads, run, len(rows.keys))
-				}
-			} else if threads == 1 {
-				t.Fatalf("threads=%d: the result is a %T, not rows built in sequential mode", threads, r.d)
-			}
-			r.Release()
+		if got := r.Value(); !value.Equal(got, want, 1e-9) {
+			t.Fatalf("run %d: the result differs from the interpreter's", run)
 		}
+		d, ok := r.d.(*seqOuterNode)
+		if !ok {
+			t.Fatalf("the result is a %T, not rows built in sequential mode", r.d)
+		}
+		owned := map[unsafe.Pointer]bool{}
+		for _, o := range r.owned {
+			owned[o.p] = true
+		}
+		rows := d.rows
+		if len(rows.keys) < longRow || !owned[unsafe.Pointer(&rows.keys[0])] || !owned[unsafe.Pointer(&rows.vEnds[0])] || !owned[unsafe.Pointer(&rows.cEnds[0])] {
+			t.Errorf("run %d: the records of %d rows are not the result's storage", run, len(rows.keys))
+		}
+		r.Release()
 	}
 }
