@@ -33,7 +33,7 @@ func (m *Measurement) setPhases(t map[string]float64) {
 // rounds is how many times a case's systems run in turn.
 func (h *Harness) rounds(k caseKey) int {
 	switch k.experiment {
-	case "e2e", "variants", "threads":
+	case "e2e", "variants", "threads", "cpd":
 	default:
 		return 1
 	}
