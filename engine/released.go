@@ -118,18 +118,18 @@ func pooledRow[V int64 | float64](n int, out *runBlocks, zero bool) []V {
 		}
 		return unzeroedRow[V](n)
 	}
-	row := unsafe.Slice((*V)(out.take(uintptr(n)*unsafe.Sizeof(V(0)))), n)
+	row := takeRow[V](out, n)
 	if zero {
 		clear(row)
 	}
 	return row
 }
 
-// pooledGrow returns s with room for n more entries, the room made in
-// memory that is not zeroed (entries are written before they are read)
-// and, where it is long and made in a run (out), taken from the pools
-// and listed for the run's result: the records of a level's rows sized
-// for the whole level at its first rows (liftRows.row).
+// pooledGrow returns s with room for n more entries; where the room is
+// long and made in a run (out), it is taken from the pools, not zeroed
+// (entries are written before they are read), and listed for the run's
+// result: the records of a level's rows sized for the whole level at
+// its first rows (liftRows.row).
 func pooledGrow[T int32 | int64](s []T, n int, out *runBlocks) []T {
 	if cap(s)-len(s) >= n {
 		return s
@@ -138,8 +138,13 @@ func pooledGrow[T int32 | int64](s []T, n int, out *runBlocks) []T {
 	if out == nil || m < longRow {
 		return slices.Grow(s, n)
 	}
-	row := unsafe.Slice((*T)(out.take(uintptr(m)*unsafe.Sizeof(T(0)))), m)
+	row := takeRow[T](out, m)
 	return row[:copy(row, s)]
+}
+
+// takeRow is n entries of out's pooled storage, not zeroed.
+func takeRow[T int32 | int64 | float64](out *runBlocks, n int) []T {
+	return unsafe.Slice((*T)(out.take(uintptr(n)*unsafe.Sizeof(T(0)))), n)
 }
 
 // Release tells the engine that the caller is done with r and with every
