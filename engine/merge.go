@@ -324,6 +324,9 @@ type pairs struct {
 	i, j   int // a's position, and the start of b's run or b's position
 	jj, j2 int // in a run of keys equal to a[i]: b's next position and the run's end
 	any    bool
+	// ix: a's table, where a seek in a starts (seekIndex), or nil
+	ix  *rowIndex
+	tab []int32
 }
 
 // next returns the next pair's positions in a and b, or false at the
@@ -346,6 +349,8 @@ func (s *pairs) next(a, b []int64) (int, int, bool) {
 			return 0, 0, false
 		}
 		switch x, y := a[s.i], b[s.j]; {
+		case x < y && s.ix != nil:
+			s.i = s.ix.seek(s.tab, a, s.i+1, y)
 		case x < y:
 			s.i = seek(a, s.i+1, y)
 		case y < x:

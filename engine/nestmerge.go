@@ -81,6 +81,9 @@ type nmerge struct {
 	// k1, k2 or key (kat: 0, 1, 2), not into the accumulator
 	keyed bool
 	kat   int
+	// rows: the pairs scatter segments into the loop's dense row
+	// (nestmergerows.go); prog is then each pair's factor
+	rows *pairRows
 }
 
 // mergeState is one frame's working memory for an itMerge loop.
@@ -92,12 +95,15 @@ type mergeState struct {
 	rs   [2]segReader
 	rsOK bool
 	row  segReader // runRows: the segment of the loop around the merge
+	// fixed: the table of a pairRows merge's first operand, whose bounds
+	// do not move in a run (built at its first open in the frame)
+	fixed fixedTable
 }
 
-// retire readies s for another run: its batches stay, the readers of
-// the run's arrays go.
+// retire readies s for another run: its batches and the table's memory
+// stay, the readers of the run's arrays go.
 func (s *mergeState) retire() {
-	*s = mergeState{pos: s.pos, regs: s.regs}
+	*s = mergeState{pos: s.pos, regs: s.regs, fixed: fixedTable{tab: s.fixed.tab[:0]}}
 }
 
 func (fr *frame) mstate(m *nmerge) *mergeState {
@@ -127,6 +133,9 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 	var body *ir.Expr
 	if e.Op == ir.OpMerge {
 		body = e.Args[2]
+	}
+	if lb.spec != nil && e.Op == ir.OpMerge && containsLoop(body) {
+		return c.lowerMergeRows(e, lb)
 	}
 	if lb.spec != nil {
 		// merge(...) { v -> x }, v a variable of the merge, into a
@@ -257,6 +266,9 @@ func (m *nmerge) run(fr *frame, b *builder) bool {
 	}
 	if m.rlo != nil {
 		return m.seekRange(fr)
+	}
+	if m.rows != nil {
+		return m.runRows(fr, b)
 	}
 	// A keyed merge adds its terms into b at its pairs' keys (each).
 	s0, s1 := m.seg[0], m.seg[1]

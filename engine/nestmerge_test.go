@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
 	"github.com/storel/storel/value"
 )
@@ -137,51 +139,93 @@ func TestNestMerge(t *testing.T) {
 			switch trial % 12 {
 			case 1:
 				bad = "an unsorted row of V"
-				idx := slices.Clone(st["V_idx2"].(*storage.Array).I)
-				for k := 1; k < len(idx); k++ {
-					if idx[k] != idx[k-1] {
-						idx[k], idx[k-1] = idx[k-1], idx[k]
-						break
-					}
-				}
-				st["V_idx2"] = storage.IntArray(idx)
+				unsortOnce(st, "V_idx2")
 			case 5:
 				bad = "U's bounds out of order"
-				pos := slices.Clone(st["U_pos2"].(*storage.Array).I)
-				if r := rng.IntN(n); pos[r+1] > pos[r] {
-					pos[r], pos[r+1] = pos[r+1], pos[r]
-				}
-				st["U_pos2"] = storage.IntArray(pos)
+				swapBounds(st, "U_pos2", rng.IntN(n))
 			case 7:
 				bad = "V's values shorter than its indices"
-				if v := st["V_val"].(*storage.Array); v.Len() > 0 {
-					st["V_val"] = storage.RealArray(v.F[:v.Len()-1])
-				}
+				dropLast(st, "V_val")
 			case 11:
 				bad = "w shorter than the keys"
 				st["w"] = storage.RealArray(randVec(m/2, rng))
 			}
-			e := parse(t, plan, st)
-			k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := k.String()
+			e, x := explained(t, plan, st)
 			if !strings.Contains(x, "iterator: merge") && !strings.Contains(x, "iterator: seek") || strings.Contains(x, "older path") {
 				t.Fatalf("plan %d: not lowered with itMerge:\n%s", pi, x)
 			}
 			agree(t, e, st)
-			want, werr := eval.Eval(e, st)
-			for _, threads := range []int{1, 3} {
-				got, err := runEngine(e, st, threads)
-				if (err != nil) != (werr != nil) {
-					t.Fatalf("plan %d trial %d (%s) threads=%d: engine error %v, interpreter %v", pi, trial, bad, threads, err, werr)
-				}
-				if werr == nil && !value.Equal(got, want, 0) {
-					t.Fatalf("plan %d trial %d (%s) threads=%d: not the interpreter's bits\nengine:      %s\ninterpreter: %s",
-						pi, trial, bad, threads, value.Format(got), value.Format(want))
-				}
+			sameBits(t, e, st, fmt.Sprintf("plan %d trial %d (%s)", pi, trial, bad))
+		}
+	}
+}
+
+// explained parses plan over st and returns it and its kernel's explain
+// at 3 threads.
+func explained(t *testing.T, plan string, st storage.Store) (*ir.Expr, string) {
+	t.Helper()
+	e := parse(t, plan, st)
+	k, err := Compile(e, SchemaOf(st), Options{Threads: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, k.String()
+}
+
+// sameBits runs e on st at 1 and 3 threads and fails unless the engine
+// and the interpreter both fail or give the same bits; it returns what
+// the lowered loops reported (events).
+func sameBits(t *testing.T, e *ir.Expr, st storage.Store, what string) map[string]int {
+	t.Helper()
+	want, werr := eval.Eval(e, st)
+	seen := map[string]int{}
+	for _, threads := range []int{1, 3} {
+		var got value.Value
+		var err error
+		for ev, n := range events(func() { got, err = runEngine(e, st, threads) }) {
+			seen[ev] += n
+		}
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("%s threads=%d: engine error %v, interpreter %v", what, threads, err, werr)
+		}
+		if werr == nil && !value.Equal(got, want, 0) {
+			t.Fatalf("%s threads=%d: not the interpreter's bits\nengine:      %s\ninterpreter: %s",
+				what, threads, value.Format(got), value.Format(want))
+		}
+	}
+	return seen
+}
+
+// unsortOnce swaps the first two different neighbours of each int
+// array named.
+func unsortOnce(st storage.Store, names ...string) {
+	for _, v := range names {
+		idx := slices.Clone(st[v].(*storage.Array).I)
+		for k := 1; k < len(idx); k++ {
+			if idx[k] != idx[k-1] {
+				idx[k], idx[k-1] = idx[k-1], idx[k]
+				break
 			}
+		}
+		st[v] = storage.IntArray(idx)
+	}
+}
+
+// swapBounds swaps bounds r and r+1 of the position array named, where
+// that puts them out of order.
+func swapBounds(st storage.Store, name string, r int) {
+	pos := slices.Clone(st[name].(*storage.Array).I)
+	if pos[r+1] > pos[r] {
+		pos[r], pos[r+1] = pos[r+1], pos[r]
+	}
+	st[name] = storage.IntArray(pos)
+}
+
+// dropLast drops the last value of each real array named.
+func dropLast(st storage.Store, names ...string) {
+	for _, v := range names {
+		if a := st[v].(*storage.Array); a.Len() > 0 {
+			st[v] = storage.RealArray(a.F[:a.Len()-1])
 		}
 	}
 }
@@ -215,4 +259,110 @@ func TestPairsFill(t *testing.T) {
 			t.Fatalf("a %v, b %v, buffer %d: pairs %v, want %v", a, b, size, got, want)
 		}
 	}
+}
+
+// Plans whose merge pairs scatter rows of B into the result's row: MMM
+// with A csr and B dcsr (B's row keys merged with A's row), the same
+// with B coo (the runs of its row keys), and a factor on the left times
+// a constant, a let the scatter does not use reading at the merge's key.
+var mergeRowsPlans = []string{`sum(<i, _> in 0:S_len1)
+  { @dense i -> merge(<r, p, _> in <B_idx1(0:B_n), S_idx2(S_pos2(i):S_pos2(i + 1))>)
+    let t = S_val(p) in
+    sum(<q, j> in B_idx2(B_pos2(r):B_pos2(r + 1))) { @dense j -> B_val(q) * t } }`, `sum(<i, _> in 0:S_len1)
+  { @dense i -> merge(<p0, p2, _> in <runs(C_idx1(C_pos1(0):C_pos1(1))), S_idx2(S_pos2(i):S_pos2(i + 1))>)
+    let t2 = S_val(p2) in
+    sum(<p1, j> in C_idx2(p0:runend(C_idx1, p0, C_pos1(1)))) { @dense j -> C_val(p1) * t2 } }`, `sum(<i, _> in 0:S_len1)
+  { @dense i -> merge(<r, p, k> in <B_idx1(0:B_n), S_idx2(S_pos2(i):S_pos2(i + 1))>)
+    let u = w(k) in
+    let t = S_val(p) * 2.5 in
+    sum(<q, j> in B_idx2(B_pos2(r):B_pos2(r + 1))) { @dense j -> t * B_val(q) } }`}
+
+// TestMergeRowsScatter runs the plans, lowered as merges whose pairs
+// scatter rows (pairRows), against the interpreter, bit for bit at 1 and
+// 3 threads, on random matrices (rows longer than a batch of pairs among
+// them) and on data the batches do not take: bounds of B out of order,
+// B's values shorter than its indices (a pair's window off: the pair
+// through the closure path), S's values shorter than its indices, B's row
+// keys unsorted (the whole merge on the closure path), w shorter than
+// the keys (a batch's factor failing).
+func TestMergeRowsScatter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 29))
+	for pi, plan := range mergeRowsPlans {
+		scattered := 0
+		for trial := range 40 {
+			n, m, cols := 1+rng.IntN(8), 1+rng.IntN(30), 1+rng.IntN(20)
+			if trial%10 == 9 {
+				m = 2 * mbatch // a row of S meets more than a batch of B's rows
+			}
+			st := storage.Store{}
+			csr(st, "S", n, m, n*m/2+1, rng)
+			mergeRowsB(st, m, cols, rng)
+			st["w"] = storage.RealArray(randVec(m, rng))
+			bad := ""
+			switch trial % 8 {
+			case 1:
+				bad = "B's bounds out of order"
+				swapBounds(st, "B_pos2", rng.IntN(st["B_pos2"].(*storage.Array).Len()-1))
+			case 3:
+				bad = "B's values shorter than its indices"
+				dropLast(st, "B_val", "C_val")
+			case 5:
+				bad = "S's values shorter than its indices"
+				dropLast(st, "S_val")
+			case 6:
+				bad = "B's row keys unsorted"
+				unsortOnce(st, "B_idx1", "C_idx1")
+			case 7:
+				bad = "w shorter than the keys"
+				st["w"] = storage.RealArray(randVec(m/2, rng))
+			}
+			e, x := explained(t, plan, st)
+			if !strings.Contains(x, "iterator: merge") || !strings.Contains(x, "scattered into the row") || strings.Contains(x, "older path") {
+				t.Fatalf("plan %d: the merge is not lowered as rows scattered:\n%s", pi, x)
+			}
+			seen := sameBits(t, e, st, fmt.Sprintf("plan %d trial %d (%s)", pi, trial, bad))
+			scattered += seen["merge rows scatter"]
+		}
+		if scattered == 0 {
+			t.Errorf("plan %d: no merge ran its rows scattered", pi)
+		}
+	}
+}
+
+// mergeRowsB stores a random m x cols matrix as dcsr (B_n, B_idx1,
+// B_pos2, B_idx2, B_val: its nonempty rows) and as sorted coo (C_pos1,
+// C_idx1, C_idx2, C_val).
+func mergeRowsB(st storage.Store, m, cols int, rng *rand.Rand) {
+	var rows, pos, idx, ridx []int64
+	var val []float64
+	pos = append(pos, 0)
+	for r := range int64(m) {
+		if rng.IntN(4) == 0 {
+			continue
+		}
+		var row []int64
+		for j := range int64(cols) {
+			if rng.IntN(3) == 0 {
+				row = append(row, j)
+			}
+		}
+		if len(row) == 0 {
+			continue
+		}
+		rows = append(rows, r)
+		for _, j := range row {
+			idx, ridx = append(idx, j), append(ridx, r)
+			val = append(val, float64(rng.IntN(19)-9)/4+rng.Float64()/8)
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	st["B_n"] = storage.IntScalar(int64(len(rows)))
+	st["B_idx1"] = storage.IntArray(rows)
+	st["B_pos2"] = storage.IntArray(pos)
+	st["B_idx2"] = storage.IntArray(idx)
+	st["B_val"] = storage.RealArray(val)
+	st["C_pos1"] = storage.IntArray([]int64{0, int64(len(idx))})
+	st["C_idx1"] = storage.IntArray(ridx)
+	st["C_idx2"] = storage.IntArray(slices.Clone(idx))
+	st["C_val"] = storage.RealArray(slices.Clone(val))
 }

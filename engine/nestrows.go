@@ -380,11 +380,11 @@ func (r *rowsScatter) lane(s *vstate, p int64) (int64, float64, bool) {
 }
 
 // scatters reports whether statements s, guards and lets, end in a loop
-// that scatters into the row (rowScatter or rowsScatter).
+// that scatters into the row (rowScatter, rowsScatter or a merge's pairRows).
 func scatters(s *nstmt) bool {
 	for ; s != nil; s = s.next {
 		if s.kind == stLoop {
-			return s.next == nil && (s.loop.wsRow != nil || s.loop.rowsc != nil)
+			return s.next == nil && (s.loop.wsRow != nil || s.loop.rowsc != nil || s.loop.merge != nil && s.loop.merge.rows != nil)
 		}
 		if s.kind != stGuard && s.kind != stLet {
 			return false
@@ -441,12 +441,20 @@ func (r *rowsScatter) scatter(fr *frame, o *nloop, p0 int64, ws []int64, ts []fl
 	}
 }
 
+// laneRunner runs one lane of a batch (a loop's position, a merge's
+// pair) through its statements, which find the exact error.
+type laneRunner interface {
+	runLane(fr *frame, p int64, b *builder)
+}
+
+func (nl *nloop) runLane(fr *frame, p int64, b *builder) { nl.runPerIteration(fr, p, p+1, b) }
+
 // scatterRows adds ts[q] * x(p) at key idx(p) of the row b for the
 // positions p (below n) of segment pa(ws[q]):pa(ws[q]+1) of every lane q
-// (o's position p0+q); a lane whose segment is off runs through o's
+// (o's lane p0+q); a lane whose segment is off runs through o's
 // statements, which find the exact error. The keys written are marked in
 // the workspace's bitmap, or the row is swept whole (sweep.go).
-func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
+func scatterRows[V number](fr *frame, o laneRunner, pa, idx []int64, n int64, b *builder, p0 int64, ws []int64, ts []float64, x []V) {
 	lim := min(int64(len(idx)), int64(len(x)), n)
 	idx, x = idx[:lim], x[:lim]
 	ts = ts[:len(ws)]
@@ -479,7 +487,7 @@ func scatterRows[V number](fr *frame, o *nloop, pa, idx []int64, n int64, b *bui
 			lo, hi = pa[w], pa[w+1]
 		}
 		if lo < 0 || lo > hi || hi > lim {
-			o.runPerIteration(fr, p0+int64(q), p0+int64(q)+1, b)
+			o.runLane(fr, p0+int64(q), b)
 			if fr.err != nil {
 				return
 			}

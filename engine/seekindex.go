@@ -76,15 +76,9 @@ func (ix *seekIndex) build() {
 		r := rowIndex{at: -1}
 		l, h := pa[j+ix.loOff], pb[j+ix.hiOff]
 		if 0 <= l && l <= h && h <= n && h-l >= seekIndexFrom && h-l <= math.MaxInt32 && ix.arr.needSorted && ix.arr.sortedSegment(l, h) {
-			r.k0, r.k1 = a[l], a[h-1]
-			// About one key per bucket: 2^shift is the range over the
-			// row's length, rounded down.
-			span := uint64(r.k1) - uint64(r.k0) // keys sorted: no wrap
-			if w, m := bits.Len64(span), bits.Len64(uint64(h-l)); w > m {
-				r.shift = uint(w - m)
-			}
-			r.at = total
-			total += int64(span>>r.shift) + 1
+			var size int64
+			r, size = rowIndexOf(a, l, h, total)
+			total += size
 		}
 		ix.rows = append(ix.rows, r)
 	}
@@ -99,13 +93,7 @@ func (ix *seekIndex) build() {
 		// tab[b] = the first position whose key's bucket is b or more:
 		// each key fills the buckets up to its own.
 		j := first + int64(k)
-		l, h := pa[j+ix.loOff], pb[j+ix.hiOff]
-		t, b := ix.tab[r.at:], int64(0)
-		for p := l; p < h; p++ {
-			for kb := int64((uint64(a[p]) - uint64(r.k0)) >> r.shift); b <= kb; b++ {
-				t[b] = int32(p - l)
-			}
-		}
+		r.fill(ix.tab[r.at:], a, pa[j+ix.loOff], pb[j+ix.hiOff])
 	}
 	if seekIndexBuilt != nil {
 		n := 0
@@ -115,6 +103,31 @@ func (ix *seekIndex) build() {
 			}
 		}
 		seekIndexBuilt(n)
+	}
+}
+
+// rowIndexOf lays out the table of the sorted nonempty segment a[l:h]
+// at offset at of the tables' array; it returns it and its size.
+func rowIndexOf(a []int64, l, h, at int64) (rowIndex, int64) {
+	r := rowIndex{at: at, k0: a[l], k1: a[h-1]}
+	// About one key per bucket: 2^shift is the range over the row's
+	// length, rounded down.
+	span := uint64(r.k1) - uint64(r.k0) // keys sorted: no wrap
+	if w, m := bits.Len64(span), bits.Len64(uint64(h-l)); w > m {
+		r.shift = uint(w - m)
+	}
+	return r, int64(span>>r.shift) + 1
+}
+
+// fill writes the table of segment a[l:h] into t: t[b] is the first
+// position (from l) whose key's bucket is b or more, each key filling
+// the buckets up to its own.
+func (r *rowIndex) fill(t []int32, a []int64, l, h int64) {
+	b := int64(0)
+	for p := l; p < h; p++ {
+		for kb := int64((uint64(a[p]) - uint64(r.k0)) >> r.shift); b <= kb; b++ {
+			t[b] = int32(p - l)
+		}
 	}
 }
 
