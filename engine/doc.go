@@ -90,6 +90,9 @@
 //	                       each pair's key, the body over batches of
 //	                       matched pairs (or the merge-dot primitive);
 //	                       rows of merges (SDDMM, MTTKRP with csr factors)
+//	nestmergerows.go       a merge whose pairs scatter segments into a
+//	                       dense row (MMM with B dcsr or coo), a batch
+//	                       of pairs' segments at once
 //	merge.go, seekindex.go the closure path's merge, for the merges the
 //	                       IR declines and its fallback on unsorted or
 //	                       out-of-range input; galloping seeks; seek
