@@ -40,6 +40,10 @@ func TestNestExplain(t *testing.T) {
 	randCSR(30, 20, 90, rng).store(st, "S")
 	denseStore(st, "U", 30, 8, rng)
 	denseStore(st, "V", 20, 8, rng)
+	ellStore(st, 30, 12, 20, rng)
+	ell := func(cond string) string {
+		return `sum(<i1, _> in 0:R) { @dense i1 -> sum(<s, _> in 0:W) ` + cond + `E_val(W * i1 + s) * x_val(E_col(W * i1 + s)) }`
+	}
 	for _, c := range []struct{ name, plan string }{
 		{"SpMV, x a tensor", nestSpMV}, {"BATAX, x a tensor", nestBATAX},
 		{"dense MV", nestDenseMV}, {"MTTKRP, dense factors", nestMTTKRP},
@@ -50,6 +54,8 @@ func TestNestExplain(t *testing.T) {
   { @dense i -> sum(<j, _> in 0:A_len1)
     { @dense j -> merge(<p, q, _> in <A_idx2(A_pos2(i):A_pos2(i + 1)), A_idx2(A_pos2(j):A_pos2(j + 1))>)
       A_val(p) * A_val(q) } }`},
+		{"SpMV over a user's ELL", ell("")},
+		{"SpMV over a user's ELL, padding skipped by an if", ell("if 0 <= E_col(W * i1 + s) then ")},
 	} {
 		b.WriteString("== " + c.name + "\n")
 		k, err := Compile(parse(t, c.plan, st), SchemaOf(st), Options{Threads: 2})

@@ -116,6 +116,15 @@ steps:
 	for i, s := range fp.steps {
 		if s.loop != nil && s.loop.kind == itRange {
 			s.loop.vec.dot = c.rangeDotOf(o, s.loop, i)
+			if d := s.loop.vec.dot; d != nil && d.in != nil {
+				// The row's guards are the dot's window on the index it
+				// reads: lane by lane only where the dot cannot run.
+				for _, g := range s.loop.vec.guards {
+					if g.perLane {
+						s.loop.sayGuard(g, "the segmented dot's window on the index it reads, one compare a term in the dot's loop (lane by lane in the batches where the dot cannot run)")
+					}
+				}
+			}
 		}
 		if s.postVec != nil && !rowLetSteps(s.postVec, fp.steps[:i]) {
 			s.postVec = nil
@@ -511,11 +520,7 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 	// lane (segmentedMasked): facts taken at loop entry do not bound it.
 	for _, g := range rowGuards {
 		g.perLane = true
-		if i := slices.Index(l.info.guards, g.text); i >= 0 {
-			cond, _, _ := strings.Cut(g.text, ": ")
-			g.text = cond + ": tested per lane (it reads the enclosing row's variables)"
-			l.info.guards[i] = g.text
-		}
+		l.sayGuard(g, "tested per lane (it reads the enclosing row's variables)")
 	}
 	for _, n := range l.vec.all {
 		if n.op == vInv && n.uses(names) && !n.row {
@@ -528,6 +533,15 @@ func (o *nloop) follows(l *nloop, names map[string]bool) bool {
 		l.vec.scatter = scatterOf(l, true)
 	}
 	return true
+}
+
+// sayGuard makes explain say how guard g of l is tested.
+func (l *nloop) sayGuard(g *vguard, how string) {
+	if i := slices.Index(l.info.guards, g.text); i >= 0 {
+		cond, _, _ := strings.Cut(g.text, ": ")
+		g.text = cond + ": " + how
+		l.info.guards[i] = g.text
+	}
 }
 
 func rowDependent(n *vnode, names map[string]bool) bool {
