@@ -49,6 +49,9 @@ type liftRows struct {
 	// among them.
 	block bool
 	sum   *lsum
+	// walked: the range's inner loop where its rows are walked
+	// (walkedRows), or nil: a property of the plan, found once.
+	walked *lsum
 }
 
 // liftRowsOf returns nl's liftRows, or nil when its body does not have
@@ -64,7 +67,7 @@ func liftRowsOf(nl *nloop) *liftRows {
 	if in == nil || in.kind != stLoop || in.next != nil || in.loop.lift == nil || in.loop.kind != itRange {
 		return nil
 	}
-	r := &liftRows{single: s, k: in.loop}
+	r := &liftRows{single: s, k: in.loop, walked: walkedRows(in.loop.lift.val)}
 	l, key := in.loop.lift, s.keyE
 	if l.val.op == lSum {
 		r.sum = l.val.sum
@@ -83,7 +86,7 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 		return
 	}
 	s := fr.liftState(r.k)
-	s.walked = walkedRows(r.k.lift.val)
+	s.walked = r.walked
 	end := hi // the positions of the level walked from here on
 	if nl.kind == itSegment || nl.kind == itArray {
 		end = max(end, int64(len(nl.arr.ints)))
@@ -155,7 +158,19 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 					return p
 				}
 			}
-			c.ver = ps.ver
+			c.ver, c.one = ps.ver, false
+			// Where the product is one value times lanes (TTM's A
+			// entry times B's row), the rows are staged (rb) and
+			// written in one loop a batch (flush): its walks and
+			// views, set here once for the set-up's version.
+			ws = ps.ws[:ps.nw]
+			q.walked(ws)
+			if xi, bi, one := q.oneValue(); one {
+				rb := &s.rows
+				rb.l, rb.ws, rb.n, rb.xi, rb.bi = l, ws, n, xi, bi
+				rb.xs, rb.bs, rb.cs = q.view(xi).src, q.view(bi).src, q.c.src
+				c.one = true
+			}
 		}
 		ws = ps.ws[:ps.nw]
 		q.walked(ws)
@@ -165,18 +180,12 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		return p
 	}
 	s.j0, s.n = 0, n
-	// Where the product is one value times lanes (TTM's A entry times
-	// B's row), the rows are staged (rb) and written in one loop a batch
-	// (flush); a row of more positions than a batch holds, or not at the
-	// position after the last staged row's, flushes them first (and the
-	// former goes through walkLanes).
+	// Staged rows: a row of more positions than a batch holds, or not
+	// at the position after the last staged row's, flushes them first
+	// (and the former goes through walkLanes).
 	var rb *rowBatch
-	if l != nil {
-		if xi, bi, one := q.oneValue(); one {
-			rb = &s.rows
-			rb.l, rb.ws, rb.n, rb.xi, rb.bi = l, ws, n, xi, bi
-			rb.xs, rb.bs, rb.cs = q.view(xi).src, q.view(bi).src, q.c.src
-		}
+	if l != nil && c.one {
+		rb = &s.rows
 	}
 	m, e := 0, 0 // rows staged (iterations p-m..p-1); positions
 	// The inner loop's bounds read the slots of the loop's position (p),
@@ -185,20 +194,22 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
 	cEnd := int32(len(ch.cols))
 	p0, last := p, sq.key
-	// (room counts the key block's too, which dense rows leave as it is:
-	// the staged rows are counted against the value block's.)
-	for ; p < hi && room(w, w.realBlock) >= n && len(w.realBlock)+(m+1)*n <= cap(w.realBlock); p++ {
+	ks, vs := nl.ks, nl.vs
+	// lim: the rows (the staged ones among them) the level's blocks have
+	// room for, worked out again where the blocks' lengths change.
+	lim := rowsFit(w, n)
+	for ; p < hi && m < lim; p++ {
 		k := keys[p]
 		switch rd.loSlot {
-		case nl.ks:
+		case ks:
 			lo3 = p
-		case nl.vs:
+		case vs:
 			lo3 = k
 		}
 		switch rd.hiSlot {
-		case nl.ks:
+		case ks:
 			hi3 = p
-		case nl.vs:
+		case vs:
 			hi3 = k
 		}
 		f0, f1, ok := rd.at(lo3, hi3)
@@ -210,6 +221,9 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
 					p -= int64(m)
 					m = 0
+					break
+				}
+				if lim = rowsFit(w, n); lim == 0 {
 					break
 				}
 			}
@@ -225,6 +239,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 					m = 0
 					break
 				}
+				lim = rowsFit(w, n)
 			}
 			continue
 		}
@@ -258,6 +273,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		push(&sq.vEnds, int32(len(ch.reals)))
 		push(&sq.cEnds, cEnd)
 		last = k
+		lim = rowsFit(w, n)
 	}
 	if m > 0 {
 		p -= int64(rb.flush(sq, w, ch, m, cEnd))
@@ -278,14 +294,26 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	return p
 }
 
+// rowsFit returns how many rows of n lanes w's value block has room
+// for, 0 where the room (the key block's too, which dense rows leave as
+// it is) is short of one: the rows staged are counted against the
+// value block's.
+func rowsFit(w *workspace, n int) int {
+	if room(w, w.realBlock) < n {
+		return 0
+	}
+	return (cap(w.realBlock) - len(w.realBlock)) / n
+}
+
 // blockRun is what liftRows.rows finds at its first call of a run and
 // keeps: the rows' lanes (n, 0: not found yet), the inner loop's reader,
 // and the version of the walks' set-up checked (0: none; a set-up made
-// again has another).
+// again has another), with what it gives the staged rows.
 type blockRun struct {
 	n   int
 	rd  segReader
 	ver uint64
+	one bool // the rows are staged (rowBatch), its walks set for ver
 }
 
 // rowBatch holds rows of a walked product of one value

@@ -250,40 +250,54 @@ func TestLiftedRowsRunAgain(t *testing.T) {
 
 // TestLiftedRowsRecordsPooled: the records of TTM's rows (their keys
 // and ends), sized at the first rows for a level of more fibers than
-// longRow, are storage listed for the run's result, so that a release
-// gives them to later runs (released.go); the rows agree with the
-// interpreter at 1 and 3 threads, and a run after a release too.
+// longRow, and those of the level around them (its keys and where each
+// key's rows end) where it has more keys than outerPooled, are storage
+// listed for the run's result, so that a release gives them to later
+// runs (released.go); the rows agree with the interpreter at 1 and 3
+// threads, and a run after a release too.
 func TestLiftedRowsRecordsPooled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 53))
-	st := storage.Store{}
-	randCSF(40, 1000, 1, longRow+1000, rng).store(st, "B")
-	denseStore(st, "D", 12, 30, rng)
-	e := parse(t, liftTTM, st)
-	want := agree(t, e, st)
-	k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for run := range 2 {
-		r, err := k.Exec(st)
+	for _, tc := range []struct {
+		name           string
+		keys, fibers   int // of the outer level, of the rows'
+		lanes, entries int // of D
+	}{
+		{"fibers", 40, 1000, 12, 30},
+		{"fibers and keys", 4 * outerPooled, 20, 8, 1},
+	} {
+		st := storage.Store{}
+		randCSF(tc.keys, tc.fibers, 1, longRow+1000, rng).store(st, "B")
+		denseStore(st, "D", tc.lanes, tc.entries, rng)
+		e := parse(t, liftTTM, st)
+		want := agree(t, e, st)
+		k, err := Compile(e, SchemaOf(st), Options{Threads: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Value(); !value.Equal(got, want, 1e-9) {
-			t.Fatalf("run %d: the result differs from the interpreter's", run)
+		for run := range 2 {
+			r, err := k.Exec(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Value(); !value.Equal(got, want, 1e-9) {
+				t.Fatalf("%s, run %d: the result differs from the interpreter's", tc.name, run)
+			}
+			d, ok := r.d.(*seqOuterNode)
+			if !ok {
+				t.Fatalf("%s: the result is a %T, not rows built in sequential mode", tc.name, r.d)
+			}
+			owned := map[unsafe.Pointer]bool{}
+			for _, o := range r.owned {
+				owned[o.p] = true
+			}
+			rows := d.rows
+			if len(rows.keys) < longRow || !owned[unsafe.Pointer(&rows.keys[0])] || !owned[unsafe.Pointer(&rows.vEnds[0])] || !owned[unsafe.Pointer(&rows.cEnds[0])] {
+				t.Errorf("%s, run %d: the records of %d rows are not the result's storage", tc.name, run, len(rows.keys))
+			}
+			if len(d.keys) > outerPooled && (!owned[unsafe.Pointer(&d.keys[0])] || !owned[unsafe.Pointer(&d.ends[0])]) {
+				t.Errorf("%s, run %d: the records of %d keys are not the result's storage", tc.name, run, len(d.keys))
+			}
+			r.Release()
 		}
-		d, ok := r.d.(*seqOuterNode)
-		if !ok {
-			t.Fatalf("the result is a %T, not rows built in sequential mode", r.d)
-		}
-		owned := map[unsafe.Pointer]bool{}
-		for _, o := range r.owned {
-			owned[o.p] = true
-		}
-		rows := d.rows
-		if len(rows.keys) < longRow || !owned[unsafe.Pointer(&rows.keys[0])] || !owned[unsafe.Pointer(&rows.vEnds[0])] || !owned[unsafe.Pointer(&rows.cEnds[0])] {
-			t.Errorf("run %d: the records of %d rows are not the result's storage", run, len(rows.keys))
-		}
-		r.Release()
 	}
 }

@@ -129,8 +129,9 @@ func pooledRow[V int64 | float64](n int, out *runBlocks, zero bool) []V {
 // long and made in a run (out), it is taken from the pools, not zeroed
 // (entries are written before they are read), and listed for the run's
 // result: the records of a level's rows sized for the whole level at
-// its first rows (liftRows.row).
-func pooledGrow[T int32 | int64](s []T, n int, out *runBlocks) []T {
+// its first rows (liftRows.row), those of a level of rows of rows
+// (seqOuter.closeMid).
+func pooledGrow[T int | int32 | int64](s []T, n int, out *runBlocks) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
@@ -143,7 +144,7 @@ func pooledGrow[T int32 | int64](s []T, n int, out *runBlocks) []T {
 }
 
 // takeRow is n entries of out's pooled storage, not zeroed.
-func takeRow[T int32 | int64 | float64](out *runBlocks, n int) []T {
+func takeRow[T int | int32 | int64 | float64](out *runBlocks, n int) []T {
 	return unsafe.Slice((*T)(out.take(uintptr(n)*unsafe.Sizeof(T(0)))), n)
 }
 

@@ -64,6 +64,10 @@ func (b *builder) seqMid(k int64) *builder {
 	return o.mid
 }
 
+// outerPooled is the fewest values of a level of rows of rows whose
+// records grow to longRow entries, out of the pools.
+const outerPooled = 1 << 10
+
 // from is the index of the open value's first row.
 func (o *seqOuter) from() int {
 	if n := len(o.ends); n > 0 {
@@ -83,6 +87,22 @@ func (o *seqOuter) closeMid() bool {
 		return false
 	}
 	if n := len(s.keys); n > o.from() {
+		if len(o.keys) == cap(o.keys) {
+			// Doubled, and past outerPooled values grown at once to
+			// what the pools give (pooledGrow, as the rows' records
+			// are): append grows a long slice by a quarter, and a
+			// level of many values (TTM's 2e4 rows of fibers) was
+			// copied, zeroed and faulted in anew many times a run.
+			var out *runBlocks
+			if t := o.root.x.tree; t != nil {
+				out = t.out
+			}
+			m := max(len(o.keys), 16)
+			if len(o.keys) >= outerPooled {
+				m = max(m, longRow-len(o.keys))
+			}
+			o.keys, o.ends = pooledGrow(o.keys, m, out), pooledGrow(o.ends, m, out)
+		}
 		o.keys = append(o.keys, o.key)
 		o.ends = append(o.ends, n)
 	}
