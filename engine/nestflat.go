@@ -974,7 +974,8 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					g0 = g1
 					c++
 				}
-				if appended {
+				if appended && u.bounds[u.c+1] < r1 {
+					// Rows of one iteration are in order whatever the layout.
 					nestSaw("appended")
 				}
 				continue

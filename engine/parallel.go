@@ -160,21 +160,27 @@ type chunkWork struct {
 }
 
 // probeEnd returns the probe of a split run: about the probeShare-th
-// part of chunk p0's work (chunk 0, from iteration 0), at least one
-// iteration, ending at end; warm, where the probe's second half of its
-// work begins (p0[0] for a probe too short to cut); and the share of the
-// whole run's work (iterations 0..n-1) iterations warm..end-1 hold.
+// part of the whole run's work (iterations 0..n-1), at most half of
+// chunk p0 (chunk 0, from iteration 0), at least one iteration, ending
+// at end; warm, where the probe's second half of its work begins (p0[0]
+// for a probe too short to cut); and the share of the whole run's work
+// iterations warm..end-1 hold.
 // Only the second half is timed: a run's first iterations on a frame
 // pay a fixed cost (its first batch: on landmark at 16 threads 4-40 µs
 // where the next as many took 1 µs), which scaled by a 2048th share
-// predicted a 1.3 ms SpMV to take 20-40 ms.
+// predicted a 1.3 ms SpMV to take 20-40 ms. The probe is a share of the
+// run, not of chunk 0, so that the prediction does not depend on the
+// count of chunks, which grows with the threads: as a 16th of chunk 0,
+// the probe of SpMV on landmark predicted 1.2-2.0 ms at 8 threads and
+// 1.8-5.3 ms at 16, starting more workers at 16 (wakingWorkers).
 func (cw *chunkWork) probeEnd(p0 [2]int64, n int64) (warm, end int64, share float64) {
-	end = p0[0] + max(1, (p0[1]-p0[0])/probeShare)
+	half := p0[0] + max(1, (p0[1]-p0[0])/2)
+	end = min(half, p0[0]+max(1, n/probeShare))
 	warm = p0[0] + (end-p0[0])/2
 	if cw.work != nil {
 		w := workFunc(func(i int64) int64 { return cw.work(cw.lo + i) })
-		if w(n)-w(p0[0]) > 0 {
-			end = w.first(p0[0], p0[1], w(p0[0]), (w(p0[1])-w(p0[0]))/probeShare)
+		if total := w(n) - w(0); total > 0 {
+			end = w.first(p0[0], half, w(p0[0]), total/probeShare)
 			warm = w.first(p0[0], end, w(p0[0]), (w(end)-w(p0[0]))/2)
 		}
 	}
@@ -198,10 +204,10 @@ func (cw *chunkWork) share(p0 [2]int64, n int64) float64 {
 // Workers pay for themselves only on runs long enough: each costs a
 // goroutine, a copy of the frame and its batch buffers (tens of
 // microseconds on a run of that order: SpMV of a 240-row matrix took 2x
-// its one-thread time at 2 threads). The first probeShare-th of chunk 0
-// runs first, timed; a whole run it predicts under parallelMin runs its
-// chunks one after another on the caller's frame.
-const probeShare = 16
+// its one-thread time at 2 threads). The first probeShare-th of the run
+// (in chunk 0) runs first, timed; a whole run it predicts under
+// parallelMin runs its chunks one after another on the caller's frame.
+const probeShare = 512
 
 // parallelMin is a var so that the engine's tests can send every split
 // run to workers.

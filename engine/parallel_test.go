@@ -298,12 +298,35 @@ func failLateAfterEarly(c, late, early int, wfr *frame, earlyFailed chan struct{
 	}
 }
 
+// TestProbeSameAtAnyThreads: a split run's probe is the same iterations,
+// the same share of the run, whatever the count of chunks the threads
+// cut it into, so that its prediction (and the workers it starts) does
+// not grow with the threads as a shorter probe's fixed costs would make
+// it.
+func TestProbeSameAtAnyThreads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	a := randCSR(20000, 500, 200000, rng)
+	work := func(p int64) int64 { return p + a.pos[min(p, int64(a.n))] }
+	for _, cw := range []chunkWork{{work: work}, {}} {
+		var first [2]int64
+		for i, threads := range []int{2, 4, 8, 16} {
+			p0 := splitChunks(int64(a.n), threads*claimsPerWorker, 0, cw.work)[0]
+			warm, end, _ := cw.probeEnd(p0, int64(a.n))
+			if i == 0 {
+				first = [2]int64{warm, end}
+			} else if [2]int64{warm, end} != first {
+				t.Errorf("work %v: probe at %d threads times %d..%d, at 2 threads %d..%d", cw.work != nil, threads, warm, end, first[0], first[1])
+			}
+		}
+	}
+}
+
 // TestProbeDecides: a split run goes to workers when its probe, a
-// share of chunk 0's work, predicts a whole run of parallelMin or more,
+// share of the run's work in chunk 0, predicts a whole run of parallelMin or more,
 // and runs its chunks in turn on the caller's frame otherwise; the
 // prediction scales the probe's time by its share of the run's work,
 // not of its iterations (rows of very unequal length: the probe holds
-// a 16th of chunk 0's entries). The probe's time is fixed, so the test
+// a 512th of the run's entries). The probe's time is fixed, so the test
 // checks the decision, not the clock.
 func TestProbeDecides(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 5))
