@@ -521,6 +521,9 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		var marker *keyMarker
 		if spec.depth == 1 && spec.dense {
 			marker = c.splitKeyMarker(e)
+			if marker != nil && l.nest != nil {
+				l.nest.marked = marker.names()
+			}
 		}
 		pool := &rowPool{}
 		shared := l.nest != nil && l.nest.rows && reach != nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/storel/storel/ir"
@@ -195,6 +196,17 @@ func (km *keyMarker) mark(st srcState, from, to int64, mark []byte) bool {
 		}
 	}
 	return true
+}
+
+// names returns the names of the arrays whose values are the keys.
+func (km *keyMarker) names() string {
+	var out []string
+	for _, k := range km.keys {
+		if !slices.Contains(out, k.arr.name) {
+			out = append(out, k.arr.name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // arrays returns the arrays a run's marks are made from.
