@@ -605,50 +605,56 @@ func mergeDense(bs []*builder, pool *rowPool, into *builder, marks [][]byte) boo
 		dst.growInts(n)
 	}
 	ranges := chunks(int64(n), min(len(bs), max(1, 2*n*(len(bs)-1)/max(1, denseMergeMin))))
+	mergeRange := func(lo, hi int64) {
+		mark := func(i int) []byte {
+			if marks == nil {
+				return nil
+			}
+			return marks[i]
+		}
+		if into != nil {
+			if m := mark(0); m != nil {
+				if real {
+					clear(dst.reals[lo:hi])
+				} else {
+					clear(dst.ints[lo:hi])
+				}
+			}
+			eachMarked(mark(0), lo, hi, func(a, b int64) {
+				if real {
+					moveRange(dst.reals, bs[0].reals, a, b)
+				} else {
+					moveRange(dst.ints, bs[0].ints, a, b)
+				}
+			})
+			if rangeZeroed != nil {
+				rangeZeroed(lo, hi)
+			}
+		}
+		for i, b := range bs[1:] {
+			eachMarked(mark(i+1), lo, hi, func(lo, hi int64) {
+				if mergedRange != nil {
+					mergedRange(lo, hi)
+				}
+				if real {
+					addRange(dst.reals, b.reals, lo, hi)
+				} else {
+					addRange(dst.ints, b.ints, lo, hi)
+				}
+			})
+		}
+	}
+	// The caller merges the last range: one goroutine fewer to start
+	// (each start tens of microseconds at 16 threads on a 16-core Xeon).
 	var wg sync.WaitGroup
-	for _, r := range ranges {
+	for _, r := range ranges[:len(ranges)-1] {
 		wg.Add(1)
 		go func(lo, hi int64) {
 			defer wg.Done()
-			mark := func(i int) []byte {
-				if marks == nil {
-					return nil
-				}
-				return marks[i]
-			}
-			if into != nil {
-				if m := mark(0); m != nil {
-					if real {
-						clear(dst.reals[lo:hi])
-					} else {
-						clear(dst.ints[lo:hi])
-					}
-				}
-				eachMarked(mark(0), lo, hi, func(a, b int64) {
-					if real {
-						moveRange(dst.reals, bs[0].reals, a, b)
-					} else {
-						moveRange(dst.ints, bs[0].ints, a, b)
-					}
-				})
-				if rangeZeroed != nil {
-					rangeZeroed(lo, hi)
-				}
-			}
-			for i, b := range bs[1:] {
-				eachMarked(mark(i+1), lo, hi, func(lo, hi int64) {
-					if mergedRange != nil {
-						mergedRange(lo, hi)
-					}
-					if real {
-						addRange(dst.reals, b.reals, lo, hi)
-					} else {
-						addRange(dst.ints, b.ints, lo, hi)
-					}
-				})
-			}
+			mergeRange(lo, hi)
 		}(r[0], r[1])
 	}
+	mergeRange(ranges[len(ranges)-1][0], ranges[len(ranges)-1][1])
 	wg.Wait()
 	for _, b := range srcs {
 		pool.put(b)

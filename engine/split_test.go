@@ -526,3 +526,43 @@ func TestKeptMarks(t *testing.T) {
 		first[s] = merged
 	}
 }
+
+// TestMergeOnCaller: the goroutine that ran the split's chunk 0 merges one
+// of the private rows' key ranges itself, and starts goroutines for the
+// others only.
+func TestMergeOnCaller(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	a := randCSR(400, 3000, 6000, rng)
+	st := storage.Store{"x": storage.RealArray(randVec(3000, rng)), "beta": storage.RealScalar(2)}
+	a.store(st, "A")
+	saved := denseMergeMin
+	defer func() { denseMergeMin, rangeZeroed, chunkTrace = saved, nil, nil }()
+	denseMergeMin = 1
+	e := parse(t, planBATAX, st)
+	var mu sync.Mutex
+	var chunk0 string
+	merged := map[string]int{}
+	chunkTrace = func(w int, p [2]int64) func() {
+		if p[0] == 0 {
+			id := goroutineID()
+			mu.Lock()
+			chunk0 = id
+			mu.Unlock()
+		}
+		return nil
+	}
+	rangeZeroed = func(lo, hi int64) {
+		id := goroutineID()
+		mu.Lock()
+		merged[id]++
+		mu.Unlock()
+	}
+	got, err := runEngine(e, st, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreeValue(t, e, st, got)
+	if len(merged) != 3 || merged[chunk0] != 1 {
+		t.Errorf("ranges merged on goroutines %v, chunk 0 on %s: want 3, one of them chunk 0's", merged, chunk0)
+	}
+}
