@@ -101,7 +101,6 @@ type nloop struct {
 	laid   bool
 	split  bool      // the outermost sum of a parallel run: its iterations are split across workers
 	workBy string    // split: the work its chunks share equally (split.go), or "" for equal counts
-	marked string    // split: the arrays whose values key its private row, marked for the merge (splitmarks.go), or ""
 	flat   *flatPlan // the body runs in position space (nestflat.go)
 	flatID int
 	lift   *liftLoop // a range whose lanes run the inner loops once (nestlift.go)

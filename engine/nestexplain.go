@@ -150,9 +150,6 @@ func (nl *nloop) splitText(outer bool, threads int) string {
 		if waking != "" {
 			text += "; the workers run on goroutines that claim them in turn" + waking
 		}
-		if nl.marked != "" {
-			text += fmt.Sprintf("; the merge reads only the blocks of %d keys each worker wrote (the values of %s its ranges read), where it would cost half a worker's loop or more (the marks kept for runs over the same arrays)", 1<<markShift, nl.marked)
-		}
 		return text
 	case nl.sink.spec != nil:
 		return fmt.Sprintf("%d workers over %s, private results merged in worker order", threads, ranges)

@@ -518,13 +518,6 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 		if spec.depth == 1 && spec.dense {
 			rowReach = c.rowReach(e)
 		}
-		var marker *keyMarker
-		if spec.depth == 1 && spec.dense {
-			marker = c.splitKeyMarker(e)
-			if marker != nil && l.nest != nil {
-				l.nest.marked = marker.names()
-			}
-		}
 		pool := &rowPool{}
 		shared := l.nest != nil && l.nest.rows && reach != nil
 		keyRanges := c.splitKeyRanges(e)
@@ -555,9 +548,8 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				perWorker = claimsPerWorker
 			}
 			workers := threads
-			row, rowOK := int64(0), false
 			if cyclic && rowReach != nil {
-				if row, rowOK = rowReach(st); rowOK {
+				if row, ok := rowReach(st); ok {
 					workers = privateWorkers(l.runWork(st, n), row, threads)
 				}
 			}
@@ -599,18 +591,8 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				return b.freeze()
 			}
 			bs := make([]*builder, len(parts))
-			var marks [][]byte // of each worker's row (marker)
-			fresh := false     // marks made by this run
 			if cyclic {
 				bs = bs[:min(len(parts), workers)]
-				if marker != nil && rowOK {
-					if marks = marker.kept(st, parts); marks == nil && marksPay(l.runWork(st, n), row, len(bs)) {
-						marks, fresh = make([][]byte, len(bs)), true
-						for w := range marks {
-							marks[w] = make([]byte, (row+1<<markShift-1)>>markShift)
-						}
-					}
-				}
 			}
 			err := parallelRun(fr, parts, workers, chunkWork{
 				start: func(w int, _ *frame) {
@@ -628,9 +610,6 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 				},
 				run: func(w int, wfr *frame, from, to int64) {
 					runChecked(c.mon, l, wfr, st, from, to, bs[w])
-					if fresh && marks[w] != nil && !marker.mark(st, from, to, marks[w]) {
-						marks[w] = nil
-					}
 					if w > 0 && !cyclic {
 						bs[w].sortSpill() // while the other workers run
 					}
@@ -646,15 +625,12 @@ func (c *compiler) parallelSum(e *ir.Expr) cx {
 					b.sortSpill()
 				}
 			}
-			if fresh {
-				marker.keep(st, parts, marks)
-			}
 			if cyclic {
-				if res := newBuilder(spec); mergeDense(bs, pool, res, marks) {
+				if res := newBuilder(spec); mergeDense(bs, pool, res) {
 					return res.freeze()
 				}
 			}
-			if !mergeDense(bs, pool, nil, nil) && !mergeKids(bs, pool) {
+			if !mergeDense(bs, pool, nil) && !mergeKids(bs, pool) {
 				bs[0].mergeRoots(bs[1:])
 			}
 			return bs[0].freeze()

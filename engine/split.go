@@ -578,10 +578,7 @@ var denseMergeMin = 1 << 16
 // so the bits are the same, and no goroutine zeroes a row before the
 // merge (a result made by make is zeroed on the goroutine that makes it:
 // 325,557 entries for BATAX on cnr-2000). Every row goes back to pool.
-//
-// marks, where set, has for each result the blocks of keys it was
-// written at (nil: any): its other blocks are zero and left unread.
-func mergeDense(bs []*builder, pool *rowPool, into *builder, marks [][]byte) bool {
+func mergeDense(bs []*builder, pool *rowPool, into *builder) bool {
 	n := 0
 	for _, b := range bs {
 		s := b.spec
@@ -605,66 +602,36 @@ func mergeDense(bs []*builder, pool *rowPool, into *builder, marks [][]byte) boo
 		dst.growInts(n)
 	}
 	ranges := chunks(int64(n), min(len(bs), max(1, 2*n*(len(bs)-1)/max(1, denseMergeMin))))
-	mergeRange := func(lo, hi int64) {
-		mark := func(i int) []byte {
-			if marks == nil {
-				return nil
-			}
-			return marks[i]
-		}
-		if into != nil {
-			if m := mark(0); m != nil {
+	var wg sync.WaitGroup
+	for _, r := range ranges {
+		wg.Add(1)
+		go func(lo, hi int64) {
+			defer wg.Done()
+			if into != nil {
 				if real {
-					clear(dst.reals[lo:hi])
+					moveRange(dst.reals, bs[0].reals, lo, hi)
 				} else {
-					clear(dst.ints[lo:hi])
+					moveRange(dst.ints, bs[0].ints, lo, hi)
+				}
+				if rangeZeroed != nil {
+					rangeZeroed(lo, hi)
 				}
 			}
-			eachMarked(mark(0), lo, hi, func(a, b int64) {
-				if real {
-					moveRange(dst.reals, bs[0].reals, a, b)
-				} else {
-					moveRange(dst.ints, bs[0].ints, a, b)
-				}
-			})
-			if rangeZeroed != nil {
-				rangeZeroed(lo, hi)
-			}
-		}
-		for i, b := range bs[1:] {
-			eachMarked(mark(i+1), lo, hi, func(lo, hi int64) {
-				if mergedRange != nil {
-					mergedRange(lo, hi)
-				}
+			for _, b := range bs[1:] {
 				if real {
 					addRange(dst.reals, b.reals, lo, hi)
 				} else {
 					addRange(dst.ints, b.ints, lo, hi)
 				}
-			})
-		}
-	}
-	// The caller merges the last range: one goroutine fewer to start
-	// (each start tens of microseconds at 16 threads on a 16-core Xeon).
-	var wg sync.WaitGroup
-	for _, r := range ranges[:len(ranges)-1] {
-		wg.Add(1)
-		go func(lo, hi int64) {
-			defer wg.Done()
-			mergeRange(lo, hi)
+			}
 		}(r[0], r[1])
 	}
-	mergeRange(ranges[len(ranges)-1][0], ranges[len(ranges)-1][1])
 	wg.Wait()
 	for _, b := range srcs {
 		pool.put(b)
 	}
 	return true
 }
-
-// mergedRange, when set (by tests), is called with each range of keys
-// mergeDense adds from a result into another.
-var mergedRange func(lo, hi int64)
 
 // addRange adds src[lo:hi] into dst, skipping zeros as addReal's callers
 // do, and zeroes src[lo:hi].
