@@ -171,9 +171,6 @@ func (k *Kernel) covers(st storage.Store) bool {
 // CompileTime reports how long Compile took.
 func (k *Kernel) CompileTime() time.Duration { return k.compileTime }
 
-// Type is the type of the kernel's result.
-func (k *Kernel) Type() ir.Type { return k.typ }
-
 // Result is the value a kernel computed, in the engine's own form;
 // Value converts it to the interpreter's.
 type Result struct {
@@ -412,16 +409,6 @@ func (k *Kernel) Run(st storage.Store) (value.Value, error) {
 	v := r.Value()
 	r.Release() // v is a copy
 	return v, nil
-}
-
-// Eval compiles plan for the objects of st and runs it: the engine's
-// counterpart of eval.Eval.
-func Eval(plan *ir.Expr, st storage.Store, opts Options) (value.Value, error) {
-	k, err := Compile(plan, SchemaOf(st), opts)
-	if err != nil {
-		return nil, err
-	}
-	return k.Run(st)
 }
 
 // runGuarded runs f, turning a Go panic (a bug in the engine, not a data

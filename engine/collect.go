@@ -396,7 +396,6 @@ func isZeroAt(ints []int64, reals []float64, w int, real bool) bool {
 func (d *laidCSR) size() int         { return len(d.keys) }
 func (d *laidCSR) keyAt(p int) int64 { return d.keys[p] }
 func (d *laidCSR) dictAt(p int) dict { return &d.rows()[p] }
-func (d *laidCSR) has(k int64) bool  { return d.getDict(k) != empty }
 func (d *laidCSR) getDict(k int64) dict {
 	if uint64(k) < uint64(len(d.rowAt)) {
 		if r := d.rowAt[k]; r >= 0 {

@@ -23,9 +23,6 @@ type dict interface {
 	intAt(p int) int64
 	realAt(p int) float64
 	dictAt(p int) dict
-	// has reports whether k is an entry (an explicit zero of a view
-	// counts; a dropped zero of a built dictionary does not).
-	has(k int64) bool
 	// getInt and getReal return the value at k, zero if absent. ok is
 	// false only for a whole physical array read outside its positions.
 	getInt(k int64) (v int64, ok bool)
@@ -44,7 +41,6 @@ var empty dict = emptyDict{}
 
 func (emptyDict) size() int       { return 0 }
 func (emptyDict) keyAt(int) int64 { return 0 }
-func (emptyDict) has(int64) bool  { return false }
 
 // noKids gives a dictionary of scalars the methods of nested values.
 type noKids struct{}
@@ -88,7 +84,6 @@ func (a *arrView) realAt(p int) float64 {
 	}
 	return float64(a.ints[a.lo+int64(p)])
 }
-func (a *arrView) has(k int64) bool { return k >= a.lo && k < a.hi }
 func (a *arrView) getInt(k int64) (int64, bool) {
 	if k < a.lo || k >= a.hi {
 		return 0, !a.whole
@@ -203,7 +198,6 @@ func (t *trieView) realAt(p int) float64 {
 func (t *trieView) dictAt(p int) dict {
 	return &trieView{node: t.node.Children[p], levels: t.levels - 1, real: t.real}
 }
-func (t *trieView) has(k int64) bool { _, ok := t.node.Index[k]; return ok }
 func (t *trieView) getInt(k int64) (int64, bool) {
 	if p, ok := t.node.Index[k]; ok {
 		return t.intAt(p), true
@@ -304,14 +298,6 @@ func (d *denseLeaf) realAt(p int) float64 {
 	v, _ := d.getReal(d.list()[p])
 	return v
 }
-func (d *denseLeaf) has(k int64) bool {
-	if d.real {
-		v, _ := d.getReal(k)
-		return v != 0
-	}
-	v, _ := d.getInt(k)
-	return v != 0
-}
 func (d *denseLeaf) getInt(k int64) (int64, bool) {
 	if d.real {
 		v, _ := d.getReal(k)
@@ -367,12 +353,6 @@ func (h *hashLeaf) intAt(p int) int64 { v, _ := h.getInt(h.list()[p]); return v 
 func (h *hashLeaf) realAt(p int) float64 {
 	v, _ := h.getReal(h.list()[p])
 	return v
-}
-func (h *hashLeaf) has(k int64) bool {
-	if h.real {
-		return h.reals[k] != 0
-	}
-	return h.ints[k] != 0
 }
 func (h *hashLeaf) getInt(k int64) (int64, bool) {
 	if h.real {
@@ -434,7 +414,6 @@ func (d *denseNode) init() {
 func (d *denseNode) size() int         { d.init(); return len(d.keys) }
 func (d *denseNode) keyAt(p int) int64 { d.init(); return d.keys[p] }
 func (d *denseNode) dictAt(p int) dict { d.init(); return d.getDict(d.keys[p]) }
-func (d *denseNode) has(k int64) bool  { return d.getDict(k) != empty }
 func (d *denseNode) getDict(k int64) dict {
 	d.init()
 	if uint64(k) < uint64(len(d.kids)) {
@@ -477,7 +456,6 @@ func (h *hashNode) init() {
 func (h *hashNode) size() int         { h.init(); return len(h.keys) }
 func (h *hashNode) keyAt(p int) int64 { h.init(); return h.keys[p] }
 func (h *hashNode) dictAt(p int) dict { h.init(); return h.kids[h.keys[p]] }
-func (h *hashNode) has(k int64) bool  { h.init(); _, ok := h.kids[k]; return ok }
 func (h *hashNode) getDict(k int64) dict {
 	h.init()
 	if c, ok := h.kids[k]; ok {
@@ -541,7 +519,6 @@ func (l *listLeaf) find(k int64) (int, bool) {
 	l.init()
 	return slices.BinarySearch(l.keys, k)
 }
-func (l *listLeaf) has(k int64) bool { _, ok := l.find(k); return ok }
 func (l *listLeaf) getInt(k int64) (int64, bool) {
 	if p, ok := l.find(k); ok {
 		return l.intAt(p), true
@@ -577,8 +554,7 @@ func (r *rowLeaf) realAt(p int) float64 {
 	}
 	return float64(r.ints[p])
 }
-func (r *rowLeaf) dictAt(int) dict  { return empty }
-func (r *rowLeaf) has(k int64) bool { _, ok := r.find(k); return ok }
+func (r *rowLeaf) dictAt(int) dict { return empty }
 func (r *rowLeaf) getInt(k int64) (int64, bool) {
 	if p, ok := r.find(k); ok {
 		return r.intAt(p), true
@@ -630,7 +606,6 @@ func (l *listNode) init() {
 func (l *listNode) size() int         { l.init(); return len(l.keys) }
 func (l *listNode) keyAt(p int) int64 { l.init(); return l.keys[p] }
 func (l *listNode) dictAt(p int) dict { l.init(); return l.kids[p] }
-func (l *listNode) has(k int64) bool  { l.init(); _, ok := slices.BinarySearch(l.keys, k); return ok }
 func (l *listNode) getDict(k int64) dict {
 	l.init()
 	if p, ok := slices.BinarySearch(l.keys, k); ok {

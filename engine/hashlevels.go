@@ -265,8 +265,6 @@ func (v *hashRow) find(k int64) (int, bool) {
 	return slices.BinarySearch(v.keySlice(), k)
 }
 
-func (v *hashRow) has(k int64) bool { _, ok := v.find(k); return ok }
-
 func (v *hashRow) getInt(k int64) (int64, bool) {
 	if p, ok := v.find(k); ok {
 		return v.intAt(p), true

@@ -212,12 +212,12 @@ func TestHashLevelsLayout(t *testing.T) {
 				t.Fatalf("row %d lookup %d: %g", i, kv[0], got)
 			}
 		}
-		if r.has(3) {
+		if listed(r, 3) {
 			t.Fatalf("row %d has key 3", i)
 		}
 	}
 	for _, k := range []int64{-1, 1, 3, 9, 1 << 40} {
-		if v.has(k) || v.getDict(k).size() != 0 {
+		if listed(v, k) || v.getDict(k).size() != 0 {
 			t.Fatalf("key %d found", k)
 		}
 	}

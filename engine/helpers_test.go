@@ -169,3 +169,13 @@ func nestsOff() func() {
 	closuresOnly = true
 	return func() { closuresOnly = false }
 }
+
+// listed reports whether d lists an entry at key k.
+func listed(d dict, k int64) bool {
+	for p := range d.size() {
+		if d.keyAt(p) == k {
+			return true
+		}
+	}
+	return false
+}

@@ -174,7 +174,6 @@ type seqOuterNode struct {
 
 func (d *seqOuterNode) size() int         { return len(d.keys) }
 func (d *seqOuterNode) keyAt(p int) int64 { return d.keys[p] }
-func (d *seqOuterNode) has(k int64) bool  { _, ok := slices.BinarySearch(d.keys, k); return ok }
 
 func (d *seqOuterNode) dictAt(p int) dict {
 	lo := 0

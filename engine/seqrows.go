@@ -481,7 +481,6 @@ func (d *seqNode) keyAt(p int) int64             { return d.rows.keys[d.lo+p] }
 func (d *seqNode) intAt(int) int64               { return 0 }
 func (d *seqNode) realAt(int) float64            { return 0 }
 func (d *seqNode) dictAt(p int) dict             { return d.row(p) }
-func (d *seqNode) has(k int64) bool              { _, ok := slices.BinarySearch(d.keys(), k); return ok }
 func (d *seqNode) getInt(int64) (int64, bool)    { return 0, true }
 func (d *seqNode) getReal(int64) (float64, bool) { return 0, true }
 func (d *seqNode) getDict(k int64) dict {
