@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -292,5 +293,47 @@ func TestRangeDotTimesFactor(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestRangeDotLaneStride: the lane loops of a range dot (a lone factor;
+// a factor read at one base for the batch, the other per entry of a
+// sparse level; two factors read per lane; with and without a factor
+// times the dot) take their lanes a stride apart where the rows are
+// long (70 values) and adjacent where they are short (8), over a range
+// of keys of 300 rows (batches of 256 and 44 lanes) and over the entries
+// of a sparse level (the last lanes of each batch adjacent); each lane's
+// bits are the interpreter's.
+func TestRangeDotLaneStride(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 15))
+	s := randCSR(60, 300, 1500, rng)
+	row := func(v string) string {
+		return "sum(<k, _> in 0:B_len1) { @dense k -> " + v + " }"
+	}
+	entry := func(v string) string {
+		return `sum(<i, _> in 0:S_len1)
+		  { @dense i -> sum(<p2, k> in S_idx2(S_pos2(i):S_pos2(i + 1))) { @dense k -> ` + v + ` } }`
+	}
+	const b = "B_val(B_len2 * k + j)"
+	for _, tc := range []struct{ name, plan string }{
+		{"a lone factor", row("sum(<j, _> in 0:B_len2) " + b)},
+		{"a factor at one base", entry("sum(<j, _> in 1:B_len2) W_val(j) * " + b)},
+		{"a factor at one base, times a factor", entry("S_val(p2) * sum(<j, _> in 0:B_len2) " + b + " * W_val(j)")},
+		{"two factors per lane", row("sum(<j, _> in 0:B_len2) " + b + " * B_val(B_len2 * (k % 7) + j)")},
+		{"two factors per lane, times a factor", row("W_val(k % 8) * sum(<j, _> in 0:B_len2) B_val(B_len2 * (k % 7) + j) * " + b)},
+	} {
+		for _, cols := range []int{70, 8} {
+			t.Run(fmt.Sprintf("%s, rows of %d", tc.name, cols), func(t *testing.T) {
+				st := storage.Store{}
+				s.store(st, "S")
+				denseStore(st, "B", 300, cols, rng)
+				vecStore(st, "W", cols, rng)
+				dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
+					if got := seen["range dot lanes a stride apart"] > 0; short == 0 && got != (cols == 70) {
+						t.Errorf("lanes a stride apart %v, want %v; saw %v", got, cols == 70, seen)
+					}
+				})
+			})
+		}
 	}
 }
