@@ -138,19 +138,29 @@ rowsdone:
 // one by one as mulAddRows adds them; the rows in order up to the first
 // with a zero lane (or -0), which is written too. (Only a zero's sign
 // may differ from the first position written, and no zero is kept.)
+// Sixteen lanes at a time (then four) stay in registers across a row's
+// positions, as in mulAddRows, and the rows of the position
+// aheadPositions on (a later row's: a row of a CSF level holds a few)
+// are fetched while p is added: a walk over a large factor's rows (one
+// random row a position, MTTKRP's D) has its misses in flight together.
 
 // func mulSetRows(out *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, ends *int32, m int64) (first int64)
-TEXT ·mulSetRows(SB), NOSPLIT, $0-80
-	MOVQ   out+0(FP), DI
-	MOVQ   n+8(FP), CX
-	MOVQ   x+16(FP), SI
-	MOVQ   b+24(FP), R8
-	MOVQ   kb+32(FP), R9
-	MOVQ   c+40(FP), R10
-	MOVQ   kc+48(FP), R11
-	VXORPD Y9, Y9, Y9     // zero, to compare with
-	XORQ   BX, BX         // the row
-	XORQ   R13, R13       // its first position
+TEXT ·mulSetRows(SB), NOSPLIT, $8-80
+	MOVQ    out+0(FP), DI
+	MOVQ    n+8(FP), CX
+	MOVQ    x+16(FP), SI
+	MOVQ    b+24(FP), R8
+	MOVQ    kb+32(FP), R9
+	MOVQ    c+40(FP), R10
+	MOVQ    kc+48(FP), R11
+	MOVQ    ends+56(FP), R12
+	MOVQ    m+64(FP), DX
+	MOVLQSX -4(R12)(DX*4), DX
+	SUBQ    $8, DX
+	MOVQ    DX, ahead-8(SP) // a position below it fetches the rows 8 on (aheadPositions)
+	VXORPD  Y9, Y9, Y9      // zero, to compare with
+	XORQ    BX, BX          // the row
+	XORQ    R13, R13        // its first position
 
 srow:
 	CMPQ    BX, m+64(FP)
@@ -160,36 +170,121 @@ srow:
 	VXORPD  Y10, Y10, Y10   // its lanes found zero
 	XORQ    AX, AX          // the lane
 
-slane:
+s16:
+	LEAQ   16(AX), R12
+	CMPQ   R12, CX
+	JGT    s4
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	MOVQ   R13, R14     // the position
+
+s16p:
+	CMPQ       R14, DX
+	JGE        s16e
+	CMPQ       R14, ahead-8(SP)
+	JGE        s16x
+	MOVQ       64(R9)(R14*8), R12
+	ADDQ       AX, R12
+	PREFETCHT0 (R8)(R12*8)
+	PREFETCHT0 64(R8)(R12*8)
+	PREFETCHT0 120(R8)(R12*8)
+	TESTQ      R10, R10
+	JZ         s16x
+	MOVQ       64(R11)(R14*8), R12
+	ADDQ       AX, R12
+	PREFETCHT0 (R10)(R12*8)
+	PREFETCHT0 64(R10)(R12*8)
+	PREFETCHT0 120(R10)(R12*8)
+
+s16x:
+	VBROADCASTSD (SI)(R14*8), Y0
+	MOVQ         (R9)(R14*8), R12
+	ADDQ         AX, R12
+	LEAQ         (R8)(R12*8), R12
+	VMULPD       (R12), Y0, Y5
+	VMULPD       32(R12), Y0, Y6
+	VMULPD       64(R12), Y0, Y7
+	VMULPD       96(R12), Y0, Y8
+	TESTQ        R10, R10
+	JZ           s16a
+	MOVQ         (R11)(R14*8), R12
+	ADDQ         AX, R12
+	LEAQ         (R10)(R12*8), R12
+	VMULPD       (R12), Y5, Y5
+	VMULPD       32(R12), Y6, Y6
+	VMULPD       64(R12), Y7, Y7
+	VMULPD       96(R12), Y8, Y8
+
+s16a:
+	VADDPD Y5, Y1, Y1
+	VADDPD Y6, Y2, Y2
+	VADDPD Y7, Y3, Y3
+	VADDPD Y8, Y4, Y4
+	INCQ   R14
+	JMP    s16p
+
+s16e:
+	VMOVUPD Y1, (DI)(AX*8)
+	VMOVUPD Y2, 32(DI)(AX*8)
+	VMOVUPD Y3, 64(DI)(AX*8)
+	VMOVUPD Y4, 96(DI)(AX*8)
+	VCMPPD  $0, Y9, Y1, Y5
+	VORPD   Y5, Y10, Y10
+	VCMPPD  $0, Y9, Y2, Y5
+	VORPD   Y5, Y10, Y10
+	VCMPPD  $0, Y9, Y3, Y5
+	VORPD   Y5, Y10, Y10
+	VCMPPD  $0, Y9, Y4, Y5
+	VORPD   Y5, Y10, Y10
+	ADDQ    $16, AX
+	JMP     s16
+
+s4:
 	CMPQ   AX, CX
 	JGE    srowe
 	VXORPD Y1, Y1, Y1
-	MOVQ   R13, R14 // the position
+	MOVQ   R13, R14
 
-spos:
-	CMPQ         R14, DX
-	JGE          slanes
+s4p:
+	CMPQ       R14, DX
+	JGE        s4e
+	CMPQ       R14, ahead-8(SP)
+	JGE        s4x
+	MOVQ       64(R9)(R14*8), R12
+	ADDQ       AX, R12
+	PREFETCHT0 (R8)(R12*8)
+	PREFETCHT0 24(R8)(R12*8)
+	TESTQ      R10, R10
+	JZ         s4x
+	MOVQ       64(R11)(R14*8), R12
+	ADDQ       AX, R12
+	PREFETCHT0 (R10)(R12*8)
+	PREFETCHT0 24(R10)(R12*8)
+
+s4x:
 	VBROADCASTSD (SI)(R14*8), Y0
 	MOVQ         (R9)(R14*8), R12
 	ADDQ         AX, R12
 	VMULPD       (R8)(R12*8), Y0, Y2
 	TESTQ        R10, R10
-	JZ           sposa
+	JZ           s4a
 	MOVQ         (R11)(R14*8), R12
 	ADDQ         AX, R12
 	VMULPD       (R10)(R12*8), Y2, Y2
 
-sposa:
+s4a:
 	VADDPD Y2, Y1, Y1
 	INCQ   R14
-	JMP    spos
+	JMP    s4p
 
-slanes:
+s4e:
 	VMOVUPD Y1, (DI)(AX*8)
 	VCMPPD  $0, Y9, Y1, Y2
 	VORPD   Y2, Y10, Y10
 	ADDQ    $4, AX
-	JMP     slane
+	JMP     s4
 
 srowe:
 	VMOVMSKPD Y10, R12

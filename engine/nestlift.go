@@ -1688,6 +1688,77 @@ func (fw *fibWalk) prologue(in *lsum, ps *prodSetup, fi int) {
 	fw.xo, fw.bo, fw.one = fw.q.oneValue()
 }
 
+// fibRows returns s's rowBatch readied for rows of n lanes, each the
+// sum l of an lfib over the row's fibers, where runFibers' walks for
+// them are made and their product is one value times lanes at every
+// position (the one-value case of runFibers: MTTKRP's B_val * D row * C
+// row); nil where not (yet). The rows then stage the positions of all
+// their fibers, t's lanes per fiber (stageFibers), and are written a
+// batch at a time, each lane's positions added in runFibers' order.
+func (s *liftState) fibRows(l *lsum, n int) *rowBatch {
+	fb := l.fib
+	if fb == nil {
+		return nil
+	}
+	ps, fw := &s.setups[fb.in.id], &s.fibs[fb.id]
+	if ps.gen == 0 || !ps.walked || ps.wj0 != 0 || ps.wn != n || ps.nw < 0 ||
+		!fw.walked || !fw.ok || fw.j0 != 0 || fw.n != n || fw.ver != ps.ver || !fw.one || fw.counting || !fw.atPos {
+		return nil
+	}
+	rb := &s.rows
+	rb.l, rb.ws, rb.n, rb.xi, rb.bi, rb.fib, rb.fi = fb.in, ps.ws[:ps.nw], n, fw.xo, fw.bo, fw, fb.fi
+	rb.xs, rb.bs, rb.cs = fw.q.view(fw.xo).src, fw.q.view(fw.bo).src, fw.q.c.src
+	return rb
+}
+
+// fibSpan returns the positions of the inner loop in fibers f0..f1-1
+// (f0 < f1) where they follow one another and each fiber's t is inside
+// its walk's bounds, else g1 < g0 (runFibers takes the row).
+func (rb *rowBatch) fibSpan(f0, f1 int64) (g0, g1 int64) {
+	fw := rb.fib
+	t := &fw.w
+	for p := f0; p < f1; p++ {
+		x := p
+		if t.keys != nil {
+			x = t.keys[p]
+		}
+		lo, hi, ok := fw.rd.at(p, p)
+		if u := t.rest + t.coef*x + t.sh; uint64(u) >= uint64(t.lim) || !ok || p > f0 && lo != g1 {
+			return 1, 0
+		}
+		if p == f0 {
+			g0 = lo
+		}
+		g1 = hi
+	}
+	return g0, g1
+}
+
+// stageFibers sets the offset of t's lanes at each position of fibers
+// f0..f1-1, which fibSpan took, in the batch from rb.f0.
+func (rb *rowBatch) stageFibers(f0, f1 int64) {
+	fw := rb.fib
+	t, dst := &fw.w, &rb.kc
+	switch rb.fi {
+	case rb.xi:
+		dst = &rb.kx
+	case rb.bi:
+		dst = &rb.kb
+	}
+	for p := f0; p < f1; p++ {
+		x := p
+		if t.keys != nil {
+			x = t.keys[p]
+		}
+		k := (t.rest+t.coef*x+t.sh)*t.mul + t.add
+		lo, hi, _ := fw.rd.at(p, p)
+		for g := lo; g < hi; g++ {
+			dst[g-rb.f0] = k
+		}
+	}
+	nestSaw("lifted fibers staged")
+}
+
 // setFibLet sets fb's let of t, if it has one, as the general loop
 // would before the inner loop.
 func (s *liftState) setFibLet(fr *frame, fb *lfib) bool {

@@ -799,3 +799,89 @@ func TestLiftedShortWalks(t *testing.T) {
 		})
 	}
 }
+
+// TestLiftedFiberRowsBatched: MTTKRP's rows, each a sum over a few short
+// fibers (WordNet's shape), are staged a batch of rows at a time, every
+// fiber's C row per position, and written in one loop: the fiber walk
+// is not called per row. A row of more positions than a batch holds, a
+// row of zeros, an empty fiber and a fiber whose C row falls outside C
+// leave the batch for the general way. The interpreter's result (or its
+// error) at 1 and 3 threads, and the bits of the loops per j.
+func TestLiftedFiberRowsBatched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 71))
+	const d3 = 100
+	var cs []csfCoord
+	for i := range int64(400) {
+		if i == 150 { // more positions than a batch holds
+			for k := range int64(3) {
+				for l := range int64(d3) {
+					cs = append(cs, csfCoord{i, 17 + k, l})
+				}
+			}
+			continue
+		}
+		for f := range 1 + rng.Int64N(3) {
+			k, l := 6*f+rng.Int64N(6), rng.Int64N(d3-1)
+			for x := range 1 + rng.Int64N(2) {
+				cs = append(cs, csfCoord{i, k, l + x})
+			}
+		}
+	}
+	a := csfOf([3]int64{400, 20, d3}, cs, rng)
+	// An empty fiber before the first of every 9th row's; every 13th
+	// row's values zero (0 or -0).
+	b := &sparseCSF{dims: a.dims, pos1: a.pos1, idx1: a.idx1, pos2: []int64{0}, pos3: []int64{0}, idx3: a.idx3, val: a.val}
+	for r := range a.idx1 {
+		for f := a.pos2[r]; f < a.pos2[r+1]; f++ {
+			if f == a.pos2[r] && r%9 == 4 && a.idx2[f] > 0 {
+				b.idx2 = append(b.idx2, a.idx2[f]-1)
+				b.pos3 = append(b.pos3, a.pos3[f])
+			}
+			b.idx2 = append(b.idx2, a.idx2[f])
+			b.pos3 = append(b.pos3, a.pos3[f+1])
+			if r%13 == 5 {
+				for p := a.pos3[f]; p < a.pos3[f+1]; p++ {
+					b.val[p] = math.Copysign(0, float64(p%2)-0.5)
+				}
+			}
+		}
+		b.pos2 = append(b.pos2, int64(len(b.idx2)))
+	}
+	// Factors of positive values: a row's lane is zero only where B's
+	// values are.
+	factor := func(st storage.Store, p string, rows, cols int) {
+		denseStore(st, p, rows, cols, rng)
+		for i, v := range st[p+"_val"].(*storage.Array).F {
+			st[p+"_val"].(*storage.Array).F[i] = math.Abs(v) + 0.25
+		}
+	}
+	rows := len(b.idx1)
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		for _, rank := range []int{16, 12, 20} {
+			st := storage.Store{}
+			b.store(st, "B")
+			factor(st, "C", 20, rank)
+			factor(st, "D", rank, d3)
+			e := parse(t, plan, st)
+			seen := events(func() {
+				if _, err := runEngine(e, st, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if seen["lifted fibers staged"] < rows/2 || seen["lifted fibers"] > rows/4 {
+				t.Errorf("rank %d: rows not staged in batches: %v", rank, seen)
+			}
+			agree(t, e, st)
+			sameBitsPerJ(t, e, st, nil)
+		}
+	}
+	// C one row short: the fibers whose k is 19 read past C, which
+	// fails as the interpreter does.
+	for _, plan := range []string{liftMTTKRP, liftMTTKRPInline} {
+		st := storage.Store{}
+		b.store(st, "B")
+		factor(st, "C", 19, 16)
+		factor(st, "D", 16, d3)
+		sameError(t, parse(t, plan, st), st, "C_val")
+	}
+}

@@ -29,7 +29,10 @@ import (
 // loop's variables). Where the walked product is one value times lanes
 // (TTM's A entry times B's row), the block's rows are staged and written
 // a batch at a time (rowBatch): the walks run over the batch's
-// positions walk by walk, then one loop writes its rows.
+// positions walk by walk, then one loop writes its rows. So are rows
+// each a sum over its fibers of such a product times the fiber's t
+// (MTTKRP's B_val * D row * C row at k): t's lanes are staged per
+// position from the fiber's (fibRows).
 // An iteration the rows cannot take (a key not after the last row's,
 // the row open or the mode left, a range too short or too long for
 // lanes, a run of lanes that fails) runs the general way, which reports
@@ -167,7 +170,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			q.walked(ws)
 			if xi, bi, one := q.oneValue(); one {
 				rb := &s.rows
-				rb.l, rb.ws, rb.n, rb.xi, rb.bi = l, ws, n, xi, bi
+				rb.l, rb.ws, rb.n, rb.xi, rb.bi, rb.fib = l, ws, n, xi, bi, nil
 				rb.xs, rb.bs, rb.cs = q.view(xi).src, q.view(bi).src, q.c.src
 				c.one = true
 			}
@@ -186,6 +189,8 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	var rb *rowBatch
 	if l != nil && c.one {
 		rb = &s.rows
+	} else if l == nil {
+		rb = s.fibRows(sum, n)
 	}
 	m, e := 0, 0 // rows staged (iterations p-m..p-1); positions
 	// The inner loop's bounds read the slots of the loop's position (p),
@@ -216,8 +221,14 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		if k <= last || !ok || f0 >= f1 {
 			break
 		}
-		if rb != nil && f1-f0 <= rowBatchPos {
-			if m > 0 && (f0 != rb.f0+int64(e) || e+int(f1-f0) > rowBatchPos) {
+		// g0, g1: the row's positions in the walked loop (a row of
+		// fibers: theirs, g1 < g0 where fibRows cannot take them)
+		g0, g1 := f0, f1
+		if rb != nil && rb.fib != nil {
+			g0, g1 = rb.fibSpan(f0, f1)
+		}
+		if rb != nil && g0 <= g1 && g1-g0 <= rowBatchPos {
+			if m > 0 && (g0 != rb.f0+int64(e) || e+int(g1-g0) > rowBatchPos) {
 				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
 					p -= int64(m)
 					m = 0
@@ -228,9 +239,12 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 				}
 			}
 			if m == 0 {
-				rb.f0, e = f0, 0
+				rb.f0, e = g0, 0
 			}
-			e += int(f1 - f0)
+			if rb.fib != nil {
+				rb.stageFibers(f0, f1)
+			}
+			e += int(g1 - g0)
 			rb.ends[m], rb.keys[m] = int32(e), k
 			last = k
 			if m++; m == rowBatchLen {
@@ -265,6 +279,9 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			if !s.runSumIn(fr, sum, f0, f1, run) || fr.err != nil || !noZero(run) {
 				fr.err = nil
 				break
+			}
+			if rb == nil {
+				rb = s.fibRows(sum, n) // (runFibers' set-up is made by the first rows)
 			}
 		}
 		w.realBlock = w.realBlock[:len(w.realBlock)+n]
@@ -334,6 +351,11 @@ type rowBatch struct {
 	ws         []atWalk
 	xs, bs, cs []float64
 	xi, bi, n  int
+	// fib: rows of lfib's sums (fibRows), whose factor fi, t, is
+	// staged per fiber (stageFibers), not walked; nil: rows of one
+	// walked loop
+	fib *fibWalk
+	fi  int
 }
 
 // rowBatchLen and rowBatchPos are the most rows and positions a
