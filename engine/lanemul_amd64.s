@@ -16,6 +16,62 @@
 // position) has its misses in flight together. Each lane sees the
 // operations of the Go loop in its order.
 
+// Both loops' steps, for the lanes from AX on of a position whose x is
+// broadcast in Y0; k: the address of the position's first lane's index
+// into a row array, t: a register they may overwrite.
+//
+// FETCH16 and FETCH4 fetch the lanes of row array r at index k.
+#define FETCH16(r, k, t) \
+	MOVQ       k, t \
+	ADDQ       AX, t \
+	PREFETCHT0 (r)(t*8) \
+	PREFETCHT0 64(r)(t*8) \
+	PREFETCHT0 120(r)(t*8)
+
+#define FETCH4(r, k, t) \
+	MOVQ       k, t \
+	ADDQ       AX, t \
+	PREFETCHT0 (r)(t*8) \
+	PREFETCHT0 24(r)(t*8)
+
+// MUL16 sets Y1, Y2, Y3, Y8 to x times b's sixteen lanes at kb; TIMES16
+// multiplies them by c's at kc; ADD16 adds them into Y4..Y7.
+#define MUL16(b, kb, t) \
+	MOVQ   kb, t \
+	ADDQ   AX, t \
+	LEAQ   (b)(t*8), t \
+	VMULPD (t), Y0, Y1 \
+	VMULPD 32(t), Y0, Y2 \
+	VMULPD 64(t), Y0, Y3 \
+	VMULPD 96(t), Y0, Y8
+
+#define TIMES16(c, kc, t) \
+	MOVQ   kc, t \
+	ADDQ   AX, t \
+	LEAQ   (c)(t*8), t \
+	VMULPD (t), Y1, Y1 \
+	VMULPD 32(t), Y2, Y2 \
+	VMULPD 64(t), Y3, Y3 \
+	VMULPD 96(t), Y8, Y8
+
+#define ADD16 \
+	VADDPD Y1, Y4, Y4 \
+	VADDPD Y2, Y5, Y5 \
+	VADDPD Y3, Y6, Y6 \
+	VADDPD Y8, Y7, Y7
+
+// MUL4 sets Y1 to x times b's four lanes at kb; TIMES4 multiplies it by
+// c's at kc; the caller adds it into Y4.
+#define MUL4(b, kb, t) \
+	MOVQ   kb, t \
+	ADDQ   AX, t \
+	VMULPD (b)(t*8), Y0, Y1
+
+#define TIMES4(c, kc, t) \
+	MOVQ   kc, t \
+	ADDQ   AX, t \
+	VMULPD (c)(t*8), Y1, Y1
+
 // func mulAddRows(acc *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, m int64)
 TEXT ·mulAddRows(SB), NOSPLIT, $0-64
 	MOVQ acc+0(FP), DI
@@ -43,39 +99,16 @@ rows16p:
 	JGE          rows16e
 	MOVQ         BX, R13
 	SHLQ         $4, R13
-	MOVQ         8(R9)(R13*1), R14
-	ADDQ         AX, R14
-	PREFETCHT0   (R8)(R14*8)
-	PREFETCHT0   64(R8)(R14*8)
-	PREFETCHT0   120(R8)(R14*8)
+	FETCH16(R8, 8(R9)(R13*1), R14)
 	VBROADCASTSD (SI)(BX*8), Y0
-	MOVQ         (R9)(R13*1), R14
-	ADDQ         AX, R14
-	LEAQ         (R8)(R14*8), R14
-	VMULPD       (R14), Y0, Y1
-	VMULPD       32(R14), Y0, Y2
-	VMULPD       64(R14), Y0, Y3
-	VMULPD       96(R14), Y0, Y8
+	MUL16(R8, (R9)(R13*1), R14)
 	TESTQ        R10, R10
 	JZ           rows16a
-	MOVQ         8(R11)(R13*1), R14
-	ADDQ         AX, R14
-	PREFETCHT0   (R10)(R14*8)
-	PREFETCHT0   64(R10)(R14*8)
-	PREFETCHT0   120(R10)(R14*8)
-	MOVQ         (R11)(R13*1), DX
-	ADDQ         AX, DX
-	LEAQ         (R10)(DX*8), DX
-	VMULPD       (DX), Y1, Y1
-	VMULPD       32(DX), Y2, Y2
-	VMULPD       64(DX), Y3, Y3
-	VMULPD       96(DX), Y8, Y8
+	FETCH16(R10, 8(R11)(R13*1), R14)
+	TIMES16(R10, (R11)(R13*1), R14)
 
 rows16a:
-	VADDPD Y1, Y4, Y4
-	VADDPD Y2, Y5, Y5
-	VADDPD Y3, Y6, Y6
-	VADDPD Y8, Y7, Y7
+	ADD16
 	INCQ   BX
 	JMP    rows16p
 
@@ -99,23 +132,13 @@ rows4p:
 	JGE          rows4e
 	MOVQ         BX, R13
 	SHLQ         $4, R13
-	MOVQ         8(R9)(R13*1), R14
-	ADDQ         AX, R14
-	PREFETCHT0   (R8)(R14*8)
-	PREFETCHT0   24(R8)(R14*8)
+	FETCH4(R8, 8(R9)(R13*1), R14)
 	VBROADCASTSD (SI)(BX*8), Y0
-	MOVQ         (R9)(R13*1), R14
-	ADDQ         AX, R14
-	VMULPD       (R8)(R14*8), Y0, Y1
+	MUL4(R8, (R9)(R13*1), R14)
 	TESTQ        R10, R10
 	JZ           rows4a
-	MOVQ         8(R11)(R13*1), R14
-	ADDQ         AX, R14
-	PREFETCHT0   (R10)(R14*8)
-	PREFETCHT0   24(R10)(R14*8)
-	MOVQ         (R11)(R13*1), DX
-	ADDQ         AX, DX
-	VMULPD       (R10)(DX*8), Y1, Y1
+	FETCH4(R10, 8(R11)(R13*1), R14)
+	TIMES4(R10, (R11)(R13*1), R14)
 
 rows4a:
 	VADDPD Y1, Y4, Y4
@@ -174,115 +197,82 @@ s16:
 	LEAQ   16(AX), R12
 	CMPQ   R12, CX
 	JGT    s4
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
 	MOVQ   R13, R14     // the position
 
 s16p:
-	CMPQ       R14, DX
-	JGE        s16e
-	CMPQ       R14, ahead-8(SP)
-	JGE        s16x
-	MOVQ       64(R9)(R14*8), R12
-	ADDQ       AX, R12
-	PREFETCHT0 (R8)(R12*8)
-	PREFETCHT0 64(R8)(R12*8)
-	PREFETCHT0 120(R8)(R12*8)
-	TESTQ      R10, R10
-	JZ         s16x
-	MOVQ       64(R11)(R14*8), R12
-	ADDQ       AX, R12
-	PREFETCHT0 (R10)(R12*8)
-	PREFETCHT0 64(R10)(R12*8)
-	PREFETCHT0 120(R10)(R12*8)
+	CMPQ R14, DX
+	JGE  s16e
+	CMPQ R14, ahead-8(SP)
+	JGE  s16x
+	FETCH16(R8, 64(R9)(R14*8), R12)
+	TESTQ R10, R10
+	JZ   s16x
+	FETCH16(R10, 64(R11)(R14*8), R12)
 
 s16x:
 	VBROADCASTSD (SI)(R14*8), Y0
-	MOVQ         (R9)(R14*8), R12
-	ADDQ         AX, R12
-	LEAQ         (R8)(R12*8), R12
-	VMULPD       (R12), Y0, Y5
-	VMULPD       32(R12), Y0, Y6
-	VMULPD       64(R12), Y0, Y7
-	VMULPD       96(R12), Y0, Y8
+	MUL16(R8, (R9)(R14*8), R12)
 	TESTQ        R10, R10
 	JZ           s16a
-	MOVQ         (R11)(R14*8), R12
-	ADDQ         AX, R12
-	LEAQ         (R10)(R12*8), R12
-	VMULPD       (R12), Y5, Y5
-	VMULPD       32(R12), Y6, Y6
-	VMULPD       64(R12), Y7, Y7
-	VMULPD       96(R12), Y8, Y8
+	TIMES16(R10, (R11)(R14*8), R12)
 
 s16a:
-	VADDPD Y5, Y1, Y1
-	VADDPD Y6, Y2, Y2
-	VADDPD Y7, Y3, Y3
-	VADDPD Y8, Y4, Y4
-	INCQ   R14
-	JMP    s16p
+	ADD16
+	INCQ R14
+	JMP  s16p
 
 s16e:
-	VMOVUPD Y1, (DI)(AX*8)
-	VMOVUPD Y2, 32(DI)(AX*8)
-	VMOVUPD Y3, 64(DI)(AX*8)
-	VMOVUPD Y4, 96(DI)(AX*8)
-	VCMPPD  $0, Y9, Y1, Y5
-	VORPD   Y5, Y10, Y10
-	VCMPPD  $0, Y9, Y2, Y5
-	VORPD   Y5, Y10, Y10
-	VCMPPD  $0, Y9, Y3, Y5
-	VORPD   Y5, Y10, Y10
-	VCMPPD  $0, Y9, Y4, Y5
-	VORPD   Y5, Y10, Y10
+	VMOVUPD Y4, (DI)(AX*8)
+	VMOVUPD Y5, 32(DI)(AX*8)
+	VMOVUPD Y6, 64(DI)(AX*8)
+	VMOVUPD Y7, 96(DI)(AX*8)
+	VCMPPD  $0, Y9, Y4, Y1
+	VORPD   Y1, Y10, Y10
+	VCMPPD  $0, Y9, Y5, Y1
+	VORPD   Y1, Y10, Y10
+	VCMPPD  $0, Y9, Y6, Y1
+	VORPD   Y1, Y10, Y10
+	VCMPPD  $0, Y9, Y7, Y1
+	VORPD   Y1, Y10, Y10
 	ADDQ    $16, AX
 	JMP     s16
 
 s4:
 	CMPQ   AX, CX
 	JGE    srowe
-	VXORPD Y1, Y1, Y1
+	VXORPD Y4, Y4, Y4
 	MOVQ   R13, R14
 
 s4p:
-	CMPQ       R14, DX
-	JGE        s4e
-	CMPQ       R14, ahead-8(SP)
-	JGE        s4x
-	MOVQ       64(R9)(R14*8), R12
-	ADDQ       AX, R12
-	PREFETCHT0 (R8)(R12*8)
-	PREFETCHT0 24(R8)(R12*8)
-	TESTQ      R10, R10
-	JZ         s4x
-	MOVQ       64(R11)(R14*8), R12
-	ADDQ       AX, R12
-	PREFETCHT0 (R10)(R12*8)
-	PREFETCHT0 24(R10)(R12*8)
+	CMPQ R14, DX
+	JGE  s4e
+	CMPQ R14, ahead-8(SP)
+	JGE  s4x
+	FETCH4(R8, 64(R9)(R14*8), R12)
+	TESTQ R10, R10
+	JZ   s4x
+	FETCH4(R10, 64(R11)(R14*8), R12)
 
 s4x:
 	VBROADCASTSD (SI)(R14*8), Y0
-	MOVQ         (R9)(R14*8), R12
-	ADDQ         AX, R12
-	VMULPD       (R8)(R12*8), Y0, Y2
+	MUL4(R8, (R9)(R14*8), R12)
 	TESTQ        R10, R10
 	JZ           s4a
-	MOVQ         (R11)(R14*8), R12
-	ADDQ         AX, R12
-	VMULPD       (R10)(R12*8), Y2, Y2
+	TIMES4(R10, (R11)(R14*8), R12)
 
 s4a:
-	VADDPD Y2, Y1, Y1
+	VADDPD Y1, Y4, Y4
 	INCQ   R14
 	JMP    s4p
 
 s4e:
-	VMOVUPD Y1, (DI)(AX*8)
-	VCMPPD  $0, Y9, Y1, Y2
-	VORPD   Y2, Y10, Y10
+	VMOVUPD Y4, (DI)(AX*8)
+	VCMPPD  $0, Y9, Y4, Y1
+	VORPD   Y1, Y10, Y10
 	ADDQ    $4, AX
 	JMP     s4
 
