@@ -61,8 +61,8 @@ func TestMulAddScalar(t *testing.T) {
 
 // TestRowBatchSet checks the vector loop of a batch of rows against the
 // Go loop: the first row with a zero lane, and the bits of the rows up
-// to it, for rows of one to four positions, with and without a third
-// factor, with values of magnitudes whose products round and with
+// to it, for rows of one to four positions, of four to 36 lanes (blocks
+// of sixteen, then of four), with and without a third factor, with values of magnitudes whose products round and with
 // infinities, NaNs, zeros of both signs and extremes among them.
 func TestRowBatchSet(t *testing.T) {
 	val, fill := laneValues(rand.New(rand.NewSource(9)))
@@ -70,7 +70,7 @@ func TestRowBatchSet(t *testing.T) {
 	was := useLaneMul
 	defer func() { useLaneMul = was }()
 	for _, special := range []bool{false, true} {
-		for _, n := range []int{4, 8, 12, 16, 20} {
+		for _, n := range []int{4, 8, 12, 16, 20, 36} {
 			for _, withC := range []bool{false, true} {
 				for range 40 {
 					v, vs := val, fill
