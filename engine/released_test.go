@@ -76,10 +76,11 @@ func TestReleasedStorage(t *testing.T) {
 			// A sync.Pool promises nothing: an item put while the
 			// goroutine ran on one P stays in that P's private slot,
 			// which a Get on another cannot take. So a few releases
-			// in turn, and at least one block released by any of them
+			// in turn (more of them at 3 threads, whose workers put from
+			// several Ps), and at least one block released by any of them
 			// must come back.
 			reused, released := 0, map[unsafe.Pointer]bool{}
-			for range 6 {
+			for range 24 {
 				for _, o := range first.owned {
 					released[o.p] = true
 				}
