@@ -1716,14 +1716,9 @@ func (s *liftState) fibRows(l *lsum, n int) *rowBatch {
 // its walk's bounds, else g1 < g0 (runFibers takes the row).
 func (rb *rowBatch) fibSpan(f0, f1 int64) (g0, g1 int64) {
 	fw := rb.fib
-	t := &fw.w
 	for p := f0; p < f1; p++ {
-		x := p
-		if t.keys != nil {
-			x = t.keys[p]
-		}
 		lo, hi, ok := fw.rd.at(p, p)
-		if u := t.rest + t.coef*x + t.sh; uint64(u) >= uint64(t.lim) || !ok || p > f0 && lo != g1 {
+		if _, in := fw.w.at(p); !in || !ok || p > f0 && lo != g1 {
 			return 1, 0
 		}
 		if p == f0 {
@@ -1738,7 +1733,7 @@ func (rb *rowBatch) fibSpan(f0, f1 int64) (g0, g1 int64) {
 // f0..f1-1, which fibSpan took, in the batch from rb.f0.
 func (rb *rowBatch) stageFibers(f0, f1 int64) {
 	fw := rb.fib
-	t, dst := &fw.w, &rb.kc
+	dst := &rb.kc
 	switch rb.fi {
 	case rb.xi:
 		dst = &rb.kx
@@ -1746,11 +1741,7 @@ func (rb *rowBatch) stageFibers(f0, f1 int64) {
 		dst = &rb.kb
 	}
 	for p := f0; p < f1; p++ {
-		x := p
-		if t.keys != nil {
-			x = t.keys[p]
-		}
-		k := (t.rest+t.coef*x+t.sh)*t.mul + t.add
+		k, _ := fw.w.at(p)
 		lo, hi, _ := fw.rd.at(p, p)
 		for g := lo; g < hi; g++ {
 			dst[g-rb.f0] = k
