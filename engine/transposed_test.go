@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +88,71 @@ sum(<i, _> in 0:A_len1)
 			e := parse(t, src, st2)
 			if seen := events(func() { agree(t, e, st2) }); seen["collected rows replayed"] == 0 {
 				t.Errorf("seed %d, row %d: %v; want the builder", seed, bad, seen)
+			}
+		}
+	}
+}
+
+// TestTransposedCopyInPlace: a copy whose rows repeat no key and hold
+// no zero is laid out by counting alone, its rows left where they are;
+// one repeated key or one zero value sends it through compaction. Both
+// agree with the interpreter, walked by a rows scatter or returned whole.
+func TestTransposedCopyInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	st := storage.Store{}
+	randCSR(30, 20, 150, rng).store(st, "A")
+	// B: 12 columns over 20 rows, each column's rows distinct and
+	// increasing, its values 1..5.
+	pos, idx := []int64{0}, []int64{}
+	var val []float64
+	for range 12 {
+		for r := range int64(20) {
+			if rng.IntN(3) == 0 {
+				idx, val = append(idx, r), append(val, float64(1+rng.IntN(5)))
+			}
+		}
+		pos = append(pos, int64(len(idx)))
+	}
+	const copyOf = `let t1 = sum(<j1, _> in 0:B_len1)
+    sum(<p3, c1> in B_idx2(B_pos2(j1):B_pos2(j1 + 1)))
+      { @dense c1 -> { @dense j1 -> ENTRY } } in `
+	uses := []string{
+		`sum(<i, _> in 0:A_len1)
+  { @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+    let t3 = A_val(p2) in
+    sum(<j, r> in t1(k)) { @dense j -> VALUE } }`,
+		`t1`,
+	}
+	for _, c := range []struct {
+		name    string
+		edit    func(idx []int64, val []float64)
+		inPlace bool
+	}{
+		{"clean", func([]int64, []float64) {}, true},
+		// Column 5's first row twice: one row of the copy repeats j = 5
+		// (after the rows have come out of order: collected).
+		{"repeated key", func(idx []int64, _ []float64) { idx[pos[5]+1] = idx[pos[5]] }, false},
+		// A zero in B: a zero value where the copy holds B's values,
+		// none where it holds positions.
+		{"zero value", func(_ []int64, val []float64) { val[len(val)/2] = 0 }, false},
+	} {
+		if pos[6]-pos[5] < 2 {
+			t.Fatal("column 5 needs two rows")
+		}
+		idx2, val2 := slices.Clone(idx), slices.Clone(val)
+		c.edit(idx2, val2)
+		st2 := maps.Clone(st)
+		st2["B_len1"] = storage.IntScalar(12)
+		st2["B_pos2"], st2["B_idx2"], st2["B_val"] = storage.IntArray(pos), storage.IntArray(idx2), storage.RealArray(val2)
+		for _, entry := range [][2]string{{"p3 + 1", "B_val(r - 1) * t3"}, {"B_val(p3)", "r * t3"}} {
+			for _, use := range uses {
+				src := strings.NewReplacer("ENTRY", entry[0], "VALUE", entry[1]).Replace(copyOf + use)
+				e := parse(t, src, st2)
+				seen := events(func() { agree(t, e, st2) })
+				inPlace := c.inPlace || c.name == "zero value" && entry[0] == "p3 + 1"
+				if seen["collected rows"] == 0 || (seen["collected rows in place"] > 0) != inPlace {
+					t.Errorf("%s, entry %s: %v; want the copy laid out by counting, in place %v\n%s", c.name, entry[0], seen, inPlace, src)
+				}
 			}
 		}
 	}
