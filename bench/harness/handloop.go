@@ -28,14 +28,48 @@ var handLoops = map[string]string{
 	"mttkrp": "CSF B, dense C (k-major) and D stored l-major: per (i,k), t = Σ_l b·D(:,l), then A(i,:) += C(k,:)∘t",
 }
 
-// HandLoop runs a kernel's hand-written Go loop (handLoops) as a system of
-// its own: it reads the same files storel reads (--tensor NAME=FILE, --dims,
-// --data NAME=FILE.npy|VALUE), builds its layout (reported as "build"),
-// runs the loop --repeat times and reports the median as "execute", then
-// writes the answer as .tns (--output).
+// layoutLoop is a hand-written Go loop over the stored layout of some of a
+// kernel's forms, where that layout makes more work than the kernel's loop
+// (handLoops) does whatever the plan: padding slots, a dense factor's
+// zeros, columns where the product wants rows. A form's time over it
+// measures the plan; over the kernel's loop, the plan and the layout.
+type layoutLoop struct {
+	name string // the loop's system is "Go loop (NAME)"
+	what string // the loop, shown under the table
+	// data lists the --data objects the loop reads besides the kernel's,
+	// as NAME=KEY of the case's data.
+	data []string
+}
+
+// layoutLoops are the layout loops per kernel, by the key a form names
+// (variantForm.loop) and handloop's --layout takes.
+var layoutLoops = map[string]map[string]layoutLoop{
+	"spmv": {
+		"ell": {"user ELL", "the ELL arrays of ell.sdql (int64 columns), dense x: per row, y(i) = Σ over all A_width slots A_val·x(A_col), padding slots included (column 0, value 0)",
+			[]string{"A_col=ell.A_col", "A_val=ell.A_val", "A_width=ell.A_width"}},
+		"ell_if": {"user ELL with if", "the ELL arrays of ell_if.sdql (int64 columns), dense x: per row, y(i) = Σ over the A_width slots whose A_col ≥ 0 of A_val·x(A_col) (padding: column -1)",
+			[]string{"A_col=ell_if.A_col", "A_val=ell_if.A_val", "A_width=ell_if.A_width"}},
+	},
+	"summmm": {
+		"bdense": {"B dense", "CSR A, dense row-major B: rowsum(B) over all of B's values once, then Σ A(i,k)·rowsum(B)(k)", nil},
+	},
+	"mmm": {
+		"bdense": {"B dense", "CSR A, dense row-major B: per A(i,k), out(i,:) += A(i,k)·B(k,:) over all 250 columns", nil},
+		"bcsc":   {"B csc", "CSR A, CSC B: B transposed to CSR in every run (counting sort), then the kernel's loop; faster than merging A's row with B's column per output entry", nil},
+		"bdcsc":  {"B dcsc", "CSR A, DCSC B (the non-empty columns listed): B transposed to CSR in every run (counting sort), then the kernel's loop", nil},
+	},
+}
+
+// HandLoop runs a kernel's hand-written Go loop (handLoops, or with
+// --layout one of layoutLoops) as a system of its own: it reads the same
+// files storel reads (--tensor NAME=FILE, --dims, --data
+// NAME=FILE.npy|VALUE), builds its layout (reported as "build"), runs the
+// loop --repeat times and reports the median as "execute", then writes the
+// answer as .tns (--output).
 func HandLoop(args []string) error {
 	fs := flag.NewFlagSet("handloop", flag.ContinueOnError)
 	kernel := fs.String("kernel", "", "spmv, batax, summmm, mmm, sddmm, ttv, ttm or mttkrp")
+	layout := fs.String("layout", "", "a layout loop of the kernel (layoutLoops); empty for the kernel's loop")
 	var tensors, dims, data multi
 	fs.Var(&tensors, "tensor", "NAME=FILE")
 	fs.Var(&dims, "dims", "NAME=D1,D2,...")
@@ -46,7 +80,10 @@ func HandLoop(args []string) error {
 		return err
 	}
 	if _, ok := handLoops[*kernel]; !ok || *output == "" {
-		return errors.New("usage: handloop --kernel K --tensor NAME=FILE ... [--data NAME=FILE|VALUE] --repeat N --output FILE.tns")
+		return errors.New("usage: handloop --kernel K [--layout L] --tensor NAME=FILE ... [--data NAME=FILE|VALUE] --repeat N --output FILE.tns")
+	}
+	if _, ok := layoutLoops[*kernel][*layout]; *layout != "" && !ok {
+		return fmt.Errorf("%s has no layout loop %q", *kernel, *layout)
 	}
 	start := time.Now()
 	dimsOf, err := dims.parseDims()
@@ -66,6 +103,7 @@ func HandLoop(args []string) error {
 		t[name] = c
 	}
 	vec := map[string][]float64{}
+	ivec := map[string][]int64{}
 	scalar := map[string]float64{}
 	for _, d := range data {
 		name, spec, _ := strings.Cut(d, "=")
@@ -74,7 +112,7 @@ func HandLoop(args []string) error {
 			if err != nil {
 				return err
 			}
-			vec[name] = a.F
+			vec[name], ivec[name] = a.F, a.I
 			continue
 		}
 		v, err := strconv.ParseFloat(spec, 64)
@@ -155,6 +193,9 @@ func HandLoop(args []string) error {
 			loop = func() any { return mttkrpLoop(&buf, f, c, d) }
 			answer = func(o any) *Answer { return denseAnswer(o.([]float64), min(c.cols, d.cols)) }
 		}
+	}
+	if err == nil && *layout != "" {
+		loop, err = layoutLoopOf(*kernel, *layout, &buf, t, vec, ivec, scalar)
 	}
 	if err != nil {
 		return err
@@ -521,4 +562,182 @@ func writeTNSAnswer(path string, a *Answer) error {
 			w.Write(buf)
 		}
 	})
+}
+
+// layoutLoopOf builds the layout loop key of kernel (layoutLoops) from the
+// loaded tensors and data; its output is the kernel loop's, so the
+// kernel's answer lists it.
+func layoutLoopOf(kernel, key string, buf *outBuf, t map[string]*storage.COO, vec map[string][]float64, ivec map[string][]int64, scalar map[string]float64) (func() any, error) {
+	switch kernel + "/" + key {
+	case "spmv/ell", "spmv/ell_if":
+		e := &ell{rows: int(t["A"].Dims[0]), width: int(scalar["A_width"]), col: ivec["A_col"], val: vec["A_val"]}
+		if len(e.col) != e.rows*e.width || len(e.val) != len(e.col) {
+			return nil, fmt.Errorf("ELL arrays of %d columns and %d values for %d rows of width %d", len(e.col), len(e.val), e.rows, e.width)
+		}
+		x := vec["x"]
+		if key == "ell_if" {
+			return func() any { return ellIfLoop(buf, e, x) }, nil
+		}
+		return func() any { return ellLoop(buf, e, x) }, nil
+	case "summmm/bdense":
+		a, b := csrOf(t["A"]), denseOf(t["B"], false)
+		return func() any { return summmmDenseLoop(buf, a, b) }, nil
+	case "mmm/bdense":
+		a, b := csrOf(t["A"]), denseOf(t["B"], false)
+		return func() any { return mmmDenseLoop(buf, a, b) }, nil
+	case "mmm/bcsc", "mmm/bdcsc":
+		a, b := csrOf(t["A"]), cscOf(t["B"], key == "bdcsc")
+		var bt csr
+		return func() any { return mmmLoop(buf, a, b.transposeInto(&bt)) }, nil
+	}
+	return nil, fmt.Errorf("no layout loop %s/%s", kernel, key)
+}
+
+// ell is a user's ELLPACK matrix as its mapping stores it: width slots
+// per row, column indices as int64 (padding: column 0 or -1).
+type ell struct {
+	rows, width int
+	col         []int64
+	val         []float64
+}
+
+// slots returns row i's slots, of equal lengths.
+func (e *ell) slots(i int) ([]int64, []float64) {
+	col := e.col[i*e.width : (i+1)*e.width]
+	return col, e.val[i*e.width : (i+1)*e.width][:len(col)]
+}
+
+// ellLoop walks every slot: padding adds A_val 0 times x(0).
+func ellLoop(buf *outBuf, e *ell, x []float64) []float64 {
+	y := buf.take(e.rows, false)
+	for i := range y {
+		col, v := e.slots(i)
+		s := 0.0
+		for p, j := range col {
+			s += v[p] * x[j]
+		}
+		y[i] = s
+	}
+	return y
+}
+
+// ellIfLoop tests every slot for padding (column -1).
+func ellIfLoop(buf *outBuf, e *ell, x []float64) []float64 {
+	y := buf.take(e.rows, false)
+	for i := range y {
+		col, v := e.slots(i)
+		s := 0.0
+		for p, j := range col {
+			if j >= 0 {
+				s += v[p] * x[j]
+			}
+		}
+		y[i] = s
+	}
+	return y
+}
+
+// summmmDenseLoop sums every value of the dense B, zeros included.
+func summmmDenseLoop(buf *outBuf, a *csr, b *dense) float64 {
+	rowsum := buf.take(b.rows, false)
+	for k := range rowsum {
+		s := 0.0
+		for _, x := range b.val[k*b.cols : (k+1)*b.cols] {
+			s += x
+		}
+		rowsum[k] = s
+	}
+	s := 0.0
+	for p, k := range a.idx {
+		if int(k) < len(rowsum) {
+			s += a.val[p] * rowsum[k]
+		}
+	}
+	return s
+}
+
+// mmmDenseLoop returns A·B as a dense row-major matrix: per non-zero of A,
+// one multiply-add per column of B.
+func mmmDenseLoop(buf *outBuf, a *csr, b *dense) []float64 {
+	cols := b.cols
+	out := buf.take(int(a.rows)*cols, true)
+	for i := int64(0); i < a.rows; i++ {
+		acc := out[int(i)*cols : int(i+1)*cols]
+		seg, v := a.row(i)
+		for p, k := range seg {
+			if int(k) >= b.rows {
+				continue
+			}
+			av, row := v[p], b.val[int(k)*cols : int(k+1)*cols][:len(acc)]
+			for j, x := range row {
+				acc[j] += av * x
+			}
+		}
+	}
+	return out
+}
+
+// csc is a matrix in compressed sparse columns, rows increasing in a
+// column; as DCSC, it lists only the non-empty columns (ids).
+type csc struct {
+	rows, cols int64
+	ids        []int32 // the column of each compressed column; nil: column q is q
+	pos        []int
+	idx        []int32
+	val        []float64
+}
+
+// cscOf builds c's columns (the csr of its transpose), with the empty
+// ones dropped when doubly compressed.
+func cscOf(c *storage.COO, doubly bool) *csc {
+	t := &storage.COO{Dims: []int64{c.Dims[1], c.Dims[0]}, Coords: [][]int64{c.Coords[1], c.Coords[0]}, Vals: c.Vals}
+	m := csrOf(t)
+	out := &csc{rows: c.Dims[0], cols: c.Dims[1], pos: m.pos, idx: m.idx, val: m.val}
+	if doubly {
+		out.pos = []int{0}
+		for j := int64(0); j < m.rows; j++ {
+			if m.pos[j+1] > m.pos[j] {
+				out.ids = append(out.ids, int32(j))
+				out.pos = append(out.pos, m.pos[j+1])
+			}
+		}
+	}
+	return out
+}
+
+// transposeInto writes m's rows as CSR into t (reusing its arrays) by a
+// counting sort over row indices: rows come out with columns increasing.
+func (m *csc) transposeInto(t *csr) *csr {
+	n := len(m.idx)
+	t.rows, t.cols = m.rows, m.cols
+	if cap(t.pos) < int(m.rows)+1 {
+		t.pos = make([]int, m.rows+1)
+	}
+	if cap(t.idx) < n {
+		t.idx, t.val = make([]int32, n), make([]float64, n)
+	}
+	t.pos, t.idx, t.val = t.pos[:m.rows+1], t.idx[:n], t.val[:n]
+	clear(t.pos)
+	for _, i := range m.idx {
+		t.pos[i+1]++
+	}
+	for i := int64(0); i < m.rows; i++ {
+		t.pos[i+1] += t.pos[i]
+	}
+	next := t.pos[:m.rows] // next[i]: where row i's next entry goes
+	for q := 0; q+1 < len(m.pos); q++ {
+		j := int32(q)
+		if m.ids != nil {
+			j = m.ids[q]
+		}
+		for p := m.pos[q]; p < m.pos[q+1]; p++ {
+			i := m.idx[p]
+			t.idx[next[i]], t.val[next[i]] = j, m.val[p]
+			next[i]++
+		}
+	}
+	// next has moved each row's start to its end: shift back.
+	copy(t.pos[1:], t.pos[:m.rows])
+	t.pos[0] = 0
+	return t
 }

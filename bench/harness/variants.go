@@ -37,6 +37,9 @@ type variantForm struct {
 	// form's whatever the plan, what that work is (shown where the form
 	// misses a target).
 	why string
+	// loop is the kernel's layout loop (layoutLoops) over this form's
+	// layout, "" where the kernel's loop does the form's work.
+	loop string
 }
 
 // variantKernel is a kernel's forms; the first one also runs in the
@@ -76,7 +79,7 @@ func ellForm(name, mapping, why string) variantForm {
 	for _, d := range ellData {
 		data = append(data, d+"="+mapping+"."+d)
 	}
-	return variantForm{name: name, program: "spmv_tuple", formats: fm{}, data: data, storage: mapping, why: why}
+	return variantForm{name: name, program: "spmv_tuple", formats: fm{}, data: data, storage: mapping, why: why, loop: mapping}
 }
 
 // because is f with why set.
@@ -85,19 +88,30 @@ func (f variantForm) because(why string) variantForm {
 	return f
 }
 
+// over is f with its layout loop set.
+func (f variantForm) over(loop string) variantForm {
+	f.loop = loop
+	return f
+}
+
 // ellPadding is why an ELL form walks more than A's non-zeros.
 const ellPadding = "the mapping pads every row to the longest row's width (bcsstk16: 395,604 slots for 290,378 non-zeros, 1.36×), and a slot costs what a CSR non-zero does"
 
 // formWhy is the why of kernel's form named name, "" if none.
 func formWhy(kernel, name string) string {
+	return formNamed(kernel, name).why
+}
+
+// formNamed is kernel's form named name (a zero form if none).
+func formNamed(kernel, name string) variantForm {
 	for _, k := range variantKernels {
 		for _, f := range k.forms {
 			if k.kernel == kernel && f.name == name {
-				return f.why
+				return f
 			}
 		}
 	}
-	return ""
+	return variantForm{}
 }
 
 // variantKernels lists the forms of each kernel. Factor matrices are
@@ -137,18 +151,18 @@ var variantKernels = []variantKernel{
 		vf("tuple, A csr, B csc", "summmm_tuple", fm{"A": "csr", "B": "csc"}),
 		vf("tuple, A csr, B dense", "summmm_tuple", fm{"A": "csr", "B": "dense"}).because(
 			"B dense holds all of its rows × 250 values, 1/density times its non-zeros (bcsstk16: 1.22M values, 9.8 MB, against 38k), and any plan sums them all: " +
-				"a Go loop reading one value per 64-byte line of it takes longer than 1.5× the fastest form"),
+				"a Go loop reading one value per 64-byte line of it takes longer than 1.5× the fastest form").over("bdense"),
 		vf("tuple, A csr, B hash", "summmm_tuple", fm{"A": "csr", "B": "hash"}),
 		vf("lookup B(k), A csr, B csr", "summmm_lookup", fm{"A": "csr", "B": "csr"}),
 		vf("nested, A csr, B csr", "summmm_nested", fm{"A": "csr", "B": "csr"}),
 	}},
 	{"mmm", "A", 2, []variantForm{
 		vf("tuple, A csr, B csr", "mmm_tuple", fm{"A": "csr", "B": "csr"}),
-		vf("tuple, A csr, B csc", "mmm_tuple", fm{"A": "csr", "B": "csc"}),
+		vf("tuple, A csr, B csc", "mmm_tuple", fm{"A": "csr", "B": "csc"}).over("bcsc"),
 		vf("tuple, A dcsr, B csr", "mmm_tuple", fm{"A": "dcsr", "B": "csr"}),
-		vf("tuple, A csr, B dense", "mmm_tuple", fm{"A": "csr", "B": "dense"}),
+		vf("tuple, A csr, B dense", "mmm_tuple", fm{"A": "csr", "B": "dense"}).over("bdense"),
 		vf("tuple, A csr, B hash", "mmm_tuple", fm{"A": "csr", "B": "hash"}),
-		vf("tuple, A csr, B dcsc", "mmm_tuple", fm{"A": "csr", "B": "dcsc"}),
+		vf("tuple, A csr, B dcsc", "mmm_tuple", fm{"A": "csr", "B": "dcsc"}).over("bdcsc"),
 		vf("tuple, A csr, B coo", "mmm_tuple", fm{"A": "csr", "B": "coo"}),
 		vf("scaled row {i -> a * B(k)}, A csr, B csr", "mmm_row", fm{"A": "csr", "B": "csr"}),
 		vf("nested, A csr, B csr", "mmm_nested", fm{"A": "csr", "B": "csr"}),
@@ -208,6 +222,17 @@ var (
 
 // variantLoopSystem names the hand-written Go loop in the results.
 const variantLoopSystem = "Go loop"
+
+// layoutLoopSystem names kernel's layout loop key in the results.
+func layoutLoopSystem(kernel, key string) string {
+	return variantLoopSystem + " (" + layoutLoops[kernel][key].name + ")"
+}
+
+// isLoopSystem says whether a variants system is a Go loop, the kernel's
+// or a layout's.
+func isLoopSystem(system string) bool {
+	return system == variantLoopSystem || strings.HasPrefix(system, variantLoopSystem+" (")
+}
 
 // variantCase is one kernel's input files for every form.
 type variantCase struct {
@@ -454,9 +479,17 @@ func (h *Harness) variantProgram(name string) string {
 	return filepath.Join(h.cfg.Repo, variantsDir, name+".sdql")
 }
 
-// handLoopArgs runs the kernel's Go loop on every input of c.
-func (h *Harness) handLoopArgs(kernel string, c *variantCase, output string) []string {
+// handLoopArgs runs the kernel's Go loop, or its layout loop key, on
+// every input of c.
+func (h *Harness) handLoopArgs(kernel, key string, c *variantCase, output string) []string {
 	args := []string{h.cfg.Self, "handloop", "--kernel", kernel}
+	if key != "" {
+		args = append(args, "--layout", key)
+		for _, d := range layoutLoops[kernel][key].data {
+			name, k, _ := strings.Cut(d, "=")
+			args = append(args, "--data", name+"="+c.data[k])
+		}
+	}
 	for _, n := range slices.Sorted(maps.Keys(c.files)) {
 		if _, vec := c.data[n]; vec {
 			continue // a vector: passed as its .npy below
@@ -526,7 +559,20 @@ func loadAverage() string {
 func (h *Harness) runVariantCase(k *variantKernel, c *variantCase, key caseKey, limit time.Duration) {
 	loopAns := h.answerPath(key, variantLoopSystem, 1) + ".tns"
 	jobs := []job{{system: variantLoopSystem, reference: true, always: true, threads: 1, answer: loopAns,
-		exec: Exec{Args: h.handLoopArgs(k.kernel, c, loopAns), Timeout: limit}}}
+		exec: Exec{Args: h.handLoopArgs(k.kernel, "", c, loopAns), Timeout: limit}}}
+	// The layout loops are checked against the kernel's like the forms.
+	layouts := map[string]string{} // system -> what it loops over
+	for _, form := range k.forms {
+		if form.loop == "" {
+			continue
+		}
+		if sys := layoutLoopSystem(k.kernel, form.loop); layouts[sys] == "" {
+			layouts[sys] = layoutLoops[k.kernel][form.loop].what
+			ans := h.answerPath(key, sys, 1) + ".tns"
+			jobs = append(jobs, job{system: sys, threads: 1, answer: ans, always: true,
+				exec: Exec{Args: h.handLoopArgs(k.kernel, form.loop, c, ans), Timeout: limit}})
+		}
+	}
 	if c.nnz <= h.cfg.OracleMaxNNZ {
 		ans := h.answerPath(key, "oracle", 1) + ".tns"
 		args := append([]string{h.cfg.Self, "oracle", h.variantProgram(k.forms[0].program)}, variantInputArgs(&k.forms[0], c)...)
@@ -555,12 +601,18 @@ func (h *Harness) runVariantCase(k *variantKernel, c *variantCase, key caseKey, 
 					m.Form.Storage = variantsDir + form.storage + ".sdql"
 				}
 				m.Form.ComparedWith = variantLoopSystem + ": " + handLoops[k.kernel]
+				if form.loop != "" {
+					m.Form.LayoutLoop = layoutLoopSystem(k.kernel, form.loop)
+				}
 				m.Form.Explain = explains[form.name]
 				m.Figures = figures[form.name]
 			}
 		}
 		if m.System == variantLoopSystem {
 			m.Form = &FormInfo{Program: handLoops[k.kernel]}
+		}
+		if what, ok := layouts[m.System]; ok {
+			m.Form = &FormInfo{Program: what}
 		}
 	}
 	setVariantRatios(ms)
@@ -587,8 +639,12 @@ type FormInfo struct {
 	Program string `json:"program"`
 	Tensors string `json:"tensors,omitempty"`
 	Storage string `json:"storage,omitempty"`
-	// ComparedWith names the Go loop the form's time is divided by.
+	// ComparedWith names the kernel's Go loop the form's time is divided
+	// by.
 	ComparedWith string `json:"compared_with,omitempty"`
+	// LayoutLoop is the system of the Go loop over the form's own layout
+	// (layoutLoops), "" where the kernel's loop is the layout's.
+	LayoutLoop string `json:"layout_loop,omitempty"`
 	// Explain is the file, relative to the results directory, holding
 	// `storel explain`'s text for the form.
 	Explain string `json:"explain,omitempty"`
@@ -646,10 +702,12 @@ func explainName(key caseKey, form string) string {
 }
 
 // Figures of a variants measurement: its execute time over the fastest
-// form's of the same case, and over the Go loop's.
+// form's of the same case, over the kernel's Go loop's, and over the Go
+// loop's of its layout (the kernel's where none of its own).
 const (
-	figVsFastest = "vs_fastest_form"
-	figVsLoop    = "vs_go_loop"
+	figVsFastest    = "vs_fastest_form"
+	figVsLoop       = "vs_go_loop"
+	figVsLayoutLoop = "vs_layout_loop"
 )
 
 // Targets of the variants experiment: every form within 1.5x of the
@@ -660,18 +718,28 @@ const (
 	targetVsLoop    = 1.25
 )
 
-// setVariantRatios sets the ratio figures of one case's measurements.
+// setVariantRatios sets the ratio figures of one case's measurements: a
+// layout loop's over the kernel's loop, a form's over the fastest form,
+// the kernel's loop and its layout's loop.
 func setVariantRatios(ms []Measurement) {
-	fastest, loop := math.Inf(1), math.NaN()
+	fastest := math.Inf(1)
+	loops := map[string]float64{} // checked loop times by system
 	for i := range ms {
 		v, ok := execOK(&ms[i])
-		if !ok {
-			continue
-		}
-		if ms[i].System == variantLoopSystem {
-			loop = v
-		} else {
+		switch {
+		case !ok:
+		case isLoopSystem(ms[i].System):
+			loops[ms[i].System] = v
+		default:
 			fastest = min(fastest, v)
+		}
+	}
+	ratio := func(m *Measurement, fig string, v float64, loop string) {
+		if d, ok := loops[loop]; ok && d > 0 {
+			if m.Figures == nil {
+				m.Figures = map[string]float64{}
+			}
+			m.Figures[fig] = v / d
 		}
 	}
 	for i := range ms {
@@ -680,12 +748,18 @@ func setVariantRatios(ms []Measurement) {
 		if !ok || m.System == variantLoopSystem {
 			continue
 		}
+		ratio(m, figVsLoop, v, variantLoopSystem)
+		if isLoopSystem(m.System) {
+			continue
+		}
 		if m.Figures == nil {
 			m.Figures = map[string]float64{}
 		}
 		m.Figures[figVsFastest] = v / fastest
-		if !math.IsNaN(loop) && loop > 0 {
-			m.Figures[figVsLoop] = v / loop
+		own := variantLoopSystem
+		if m.Form != nil && m.Form.LayoutLoop != "" {
+			own = m.Form.LayoutLoop
 		}
+		ratio(m, figVsLayoutLoop, v, own)
 	}
 }

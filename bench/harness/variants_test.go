@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -125,7 +126,16 @@ func TestVariantsOnTinyData(t *testing.T) {
 		for _, m := range ms {
 			systems = append(systems, m.System)
 		}
-		want := []string{variantLoopSystem, "oracle"}
+		// The kernel's loop, the layout loops in their forms' order, the
+		// oracle, the forms.
+		want := []string{variantLoopSystem}
+		for _, f := range k.forms {
+			if sys := layoutLoopSystem(k.kernel, f.loop); f.loop != "" && !slices.Contains(want, sys) {
+				want = append(want, sys)
+			}
+		}
+		loops := len(want)
+		want = append(want, "oracle")
 		for _, f := range k.forms {
 			want = append(want, f.name)
 		}
@@ -133,11 +143,19 @@ func TestVariantsOnTinyData(t *testing.T) {
 			t.Errorf("%s: systems %q, want %q", k.kernel, systems, want)
 			continue
 		}
-		if ms[0].CheckedAgainst != "(reference)" || ms[1].Status != StatusOK || ms[1].CheckedAgainst != variantLoopSystem {
-			t.Errorf("%s: the Go loop %q is not the reference the oracle confirms (%s %q %s)", k.kernel, ms[0].CheckedAgainst, ms[1].Status, ms[1].CheckedAgainst, ms[1].Note)
+		if o := ms[loops]; ms[0].CheckedAgainst != "(reference)" || o.Status != StatusOK || o.CheckedAgainst != variantLoopSystem {
+			t.Errorf("%s: the Go loop %q is not the reference the oracle confirms (%s %q %s)", k.kernel, ms[0].CheckedAgainst, o.Status, o.CheckedAgainst, o.Note)
+		}
+		execOf := map[string]float64{}
+		for _, m := range ms[:loops] {
+			if m.Status != StatusOK || m.Execute == nil || m.System != variantLoopSystem && m.CheckedAgainst != variantLoopSystem {
+				t.Errorf("%s %s: %s against %q (%s)", k.kernel, m.System, m.Status, m.CheckedAgainst, m.Note)
+				continue
+			}
+			execOf[m.System] = *m.Execute
 		}
 		fastest := math.Inf(1)
-		for _, m := range ms[2:] {
+		for _, m := range ms[loops+1:] {
 			if m.Status != StatusOK || m.CheckedAgainst != variantLoopSystem {
 				t.Errorf("%s %s: %s against %q (%s)", k.kernel, m.System, m.Status, m.CheckedAgainst, m.Note)
 				continue
@@ -153,6 +171,16 @@ func TestVariantsOnTinyData(t *testing.T) {
 			fastest = min(fastest, m.Figures[figVsFastest])
 			if got, want := m.Figures[figVsLoop], *m.Execute / *ms[0].Execute; math.Abs(got-want) > 1e-9*want {
 				t.Errorf("%s %s: %g x the Go loop, want %g", k.kernel, m.System, got, want)
+			}
+			own := variantLoopSystem
+			if f := formNamed(k.kernel, m.System); f.loop != "" {
+				own = layoutLoopSystem(k.kernel, f.loop)
+			}
+			if m.Form != nil && m.Form.LayoutLoop != "" != (own != variantLoopSystem) {
+				t.Errorf("%s %s: layout loop %q, want %q", k.kernel, m.System, m.Form.LayoutLoop, own)
+			}
+			if got, want := m.Figures[figVsLayoutLoop], *m.Execute/execOf[own]; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s %s: %g x %s, want %g", k.kernel, m.System, got, own, want)
 			}
 			if m.Figures[figVsFastest] < 1 {
 				t.Errorf("%s %s: %g x the fastest form", k.kernel, m.System, m.Figures[figVsFastest])
@@ -182,13 +210,19 @@ func TestVariantsOnTinyData(t *testing.T) {
 			table = table[:end+4]
 		}
 		rows := tableRows(table)
-		if len(rows) != len(k.forms)+1 || rows[0][0] != variantLoopSystem {
+		loops := len(rows) - len(k.forms)
+		if loops < 1 || rows[0][0] != variantLoopSystem {
 			t.Errorf("%s: rows %q", k.kernel, rows)
 			continue
 		}
+		for _, r := range rows[1:loops] {
+			if !strings.HasPrefix(r[0], variantLoopSystem+" (") || r[5] != "1" || !strings.Contains(table, "- "+r[0]+": ") {
+				t.Errorf("%s: layout loop row %q, or no note naming it", k.kernel, r)
+			}
+		}
 		for i, f := range k.forms {
-			if rows[i+1][0] != f.name || !strings.Contains(rows[i+1][1], f.program+".sdql") || rows[i+1][2] == "" {
-				t.Errorf("%s: row %q for form %q", k.kernel, rows[i+1], f.name)
+			if r := rows[i+loops]; r[0] != f.name || !strings.Contains(r[1], f.program+".sdql") || r[2] == "" {
+				t.Errorf("%s: row %q for form %q", k.kernel, r, f.name)
 			}
 		}
 	}
@@ -379,5 +413,61 @@ func TestMissedSaysWhy(t *testing.T) {
 	}
 	if n != 3 {
 		t.Errorf("%d forms say why, want 3 (SumMMM B dense and the two ELL forms)", n)
+	}
+}
+
+// TestVariantRatiosOverTheLayoutLoop: a form with a layout loop is set
+// against it in the "this layout" column and in the list of forms past
+// the loop target; the layout loop's row gives its time over the kernel's
+// loop and no target; a form whose layout loop has no checked time gets
+// no ratio in that column.
+func TestVariantRatiosOverTheLayoutLoop(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	dense, csc := variantLoopSystem+" (B dense)", variantLoopSystem+" (B csc)"
+	ms := []Measurement{
+		{System: variantLoopSystem, Status: StatusOK, Execute: v(2), Form: &FormInfo{Program: "the kernel's loop"}},
+		{System: dense, Status: StatusOK, Execute: v(4), Form: &FormInfo{Program: "the dense loop"}},
+		{System: csc, Status: StatusWrong, Execute: v(1), Form: &FormInfo{Program: "the csc loop"}},
+		{System: "a", Status: StatusOK, Execute: v(3)},
+		{System: "d", Status: StatusOK, Execute: v(6), Form: &FormInfo{Program: variantsDir + "d.sdql", LayoutLoop: dense}},
+		{System: "c", Status: StatusOK, Execute: v(2.4), Form: &FormInfo{Program: variantsDir + "c.sdql", LayoutLoop: csc}},
+	}
+	for i := range ms {
+		ms[i].Experiment, ms[i].Kernel, ms[i].Input = "variants", "mmm", "m"
+	}
+	setVariantRatios(ms)
+	want := []map[string]float64{
+		nil,
+		{figVsLoop: 2},
+		nil,
+		{figVsFastest: 1.25, figVsLoop: 1.5, figVsLayoutLoop: 1.5},
+		{figVsFastest: 2.5, figVsLoop: 3, figVsLayoutLoop: 1.5},
+		{figVsFastest: 1, figVsLoop: 1.2},
+	}
+	for i, w := range want {
+		if !maps.Equal(ms[i].Figures, w) {
+			t.Errorf("%s: figures %v, want %v", ms[i].System, ms[i].Figures, w)
+		}
+	}
+	w := &mdWriter{}
+	var ptrs []*Measurement
+	for i := range ms {
+		ptrs = append(ptrs, &ms[i])
+	}
+	writeVariants(w, ptrs, nil)
+	text := w.sb.String()
+	for _, want := range []string{
+		"| " + dense + " | Go | 4.00 | — | 2.00 | 1 |",
+		"| d | `d.sdql` | 6.00 | **2.50** | **3.00** | **1.50** |",
+		"| c | `c.sdql` | 2.40 | 1.00 | 1.20 | — |",
+		"- " + dense + ": the dense loop (the loop of: d)",
+		"- MMM: a (1.5×); d (1.5× " + dense + ")",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the section lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Forms without a checked time") {
+		t.Errorf("a layout loop is listed as a form without a time:\n%s", text)
 	}
 }
