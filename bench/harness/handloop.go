@@ -57,6 +57,7 @@ var layoutLoops = map[string]map[string]layoutLoop{
 		"bdense": {"B dense", "CSR A, dense row-major B: per A(i,k), out(i,:) += A(i,k)·B(k,:) over all 250 columns", nil},
 		"bcsc":   {"B csc", "CSR A, CSC B: B transposed to CSR in every run (counting sort), then the kernel's loop; faster than merging A's row with B's column per output entry", nil},
 		"bdcsc":  {"B dcsc", "CSR A, DCSC B (the non-empty columns listed): B transposed to CSR in every run (counting sort), then the kernel's loop", nil},
+		"bcoo":   {"B coo", "CSR A, COO B (row, column, value per entry, in row order): B's row starts counted in every run, then the kernel's loop", nil},
 	},
 }
 
@@ -589,6 +590,10 @@ func layoutLoopOf(kernel, key string, buf *outBuf, t map[string]*storage.COO, ve
 		a, b := csrOf(t["A"]), cscOf(t["B"], key == "bdcsc")
 		var bt csr
 		return func() any { return mmmLoop(buf, a, b.transposeInto(&bt)) }, nil
+	case "mmm/bcoo":
+		a, b := csrOf(t["A"]), cooOf(t["B"])
+		var rows csr
+		return func() any { return mmmLoop(buf, a, b.rowsInto(&rows)) }, nil
 	}
 	return nil, fmt.Errorf("no layout loop %s/%s", kernel, key)
 }
@@ -710,20 +715,10 @@ func cscOf(c *storage.COO, doubly bool) *csc {
 func (m *csc) transposeInto(t *csr) *csr {
 	n := len(m.idx)
 	t.rows, t.cols = m.rows, m.cols
-	if cap(t.pos) < int(m.rows)+1 {
-		t.pos = make([]int, m.rows+1)
-	}
 	if cap(t.idx) < n {
 		t.idx, t.val = make([]int32, n), make([]float64, n)
 	}
-	t.pos, t.idx, t.val = t.pos[:m.rows+1], t.idx[:n], t.val[:n]
-	clear(t.pos)
-	for _, i := range m.idx {
-		t.pos[i+1]++
-	}
-	for i := int64(0); i < m.rows; i++ {
-		t.pos[i+1] += t.pos[i]
-	}
+	t.pos, t.idx, t.val = startsInto(t.pos, m.rows, m.idx), t.idx[:n], t.val[:n]
 	next := t.pos[:m.rows] // next[i]: where row i's next entry goes
 	for q := 0; q+1 < len(m.pos); q++ {
 		j := int32(q)
@@ -740,4 +735,48 @@ func (m *csc) transposeInto(t *csr) *csr {
 	copy(t.pos[1:], t.pos[:m.rows])
 	t.pos[0] = 0
 	return t
+}
+
+// coo is a matrix as its entries' rows, columns and values, in row order
+// (columns increasing in a row), without row starts.
+type coo struct {
+	rows, cols int64
+	row, col   []int32
+	val        []float64
+}
+
+func cooOf(c *storage.COO) *coo {
+	m := csrOf(c)
+	out := &coo{rows: m.rows, cols: m.cols, row: make([]int32, len(m.idx)), col: m.idx, val: m.val}
+	for i := int64(0); i < m.rows; i++ {
+		for p := m.pos[i]; p < m.pos[i+1]; p++ {
+			out.row[p] = int32(i)
+		}
+	}
+	return out
+}
+
+// rowsInto makes t the CSR view of m: its columns and values, and row
+// starts counted from its rows (t's pos reused).
+func (m *coo) rowsInto(t *csr) *csr {
+	t.rows, t.cols, t.idx, t.val = m.rows, m.cols, m.col, m.val
+	t.pos = startsInto(t.pos, m.rows, m.row)
+	return t
+}
+
+// startsInto returns, in pos (reused), the starts of rows rows of a CSR
+// matrix counted from row, the row of each entry.
+func startsInto(pos []int, rows int64, row []int32) []int {
+	if cap(pos) < int(rows)+1 {
+		pos = make([]int, rows+1)
+	}
+	pos = pos[:rows+1]
+	clear(pos)
+	for _, i := range row {
+		pos[i+1]++
+	}
+	for i := int64(0); i < rows; i++ {
+		pos[i+1] += pos[i]
+	}
+	return pos
 }

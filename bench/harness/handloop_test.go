@@ -85,7 +85,7 @@ func TestLayoutLoopsAgreeWithTheReferenceInterpreter(t *testing.T) {
 			n++
 		}
 	}
-	if n != 6 {
-		t.Errorf("%d layout loops checked, want 6", n)
+	if n != 7 {
+		t.Errorf("%d layout loops checked, want 7", n)
 	}
 }

@@ -163,7 +163,7 @@ var variantKernels = []variantKernel{
 		vf("tuple, A csr, B dense", "mmm_tuple", fm{"A": "csr", "B": "dense"}).over("bdense"),
 		vf("tuple, A csr, B hash", "mmm_tuple", fm{"A": "csr", "B": "hash"}),
 		vf("tuple, A csr, B dcsc", "mmm_tuple", fm{"A": "csr", "B": "dcsc"}).over("bdcsc"),
-		vf("tuple, A csr, B coo", "mmm_tuple", fm{"A": "csr", "B": "coo"}),
+		vf("tuple, A csr, B coo", "mmm_tuple", fm{"A": "csr", "B": "coo"}).over("bcoo"),
 		vf("scaled row {i -> a * B(k)}, A csr, B csr", "mmm_row", fm{"A": "csr", "B": "csr"}),
 		vf("nested, A csr, B csr", "mmm_nested", fm{"A": "csr", "B": "csr"}),
 	}},
