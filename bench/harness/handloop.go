@@ -59,6 +59,15 @@ var layoutLoops = map[string]map[string]layoutLoop{
 		"bdcsc":  {"B dcsc", "CSR A, DCSC B (the non-empty columns listed): B transposed to CSR in every run (counting sort), then the kernel's loop", nil},
 		"bcoo":   {"B coo", "CSR A, COO B (row, column, value per entry, in row order): B's row starts counted in every run, then the kernel's loop", nil},
 	},
+	"ttv": {
+		"tcoo": {"T coo", "COO T (i, j, k, value per entry, in order), dense v: Σ_k T(i,j,k)·v(k) per fiber, a fiber ending where (i,j) changes", nil},
+	},
+	"ttm": {
+		"acoo": {"A coo", "COO A (i, j, l, value per entry, in order), dense B stored l-major: per entry, B's row l scaled into its fiber's dense row of k, a fiber starting where (i,j) changes", nil},
+	},
+	"mttkrp": {
+		"bcoo": {"B coo", "COO B (i, k, l, value per entry, in order), dense C (k-major) and D stored l-major: per entry t += b·D(:,l), and where (i,k) changes A(i,:) += C(k,:)∘t", nil},
+	},
 }
 
 // HandLoop runs a kernel's hand-written Go loop (handLoops, or with
@@ -590,6 +599,15 @@ func layoutLoopOf(kernel, key string, buf *outBuf, t map[string]*storage.COO, ve
 		a, b := csrOf(t["A"]), cscOf(t["B"], key == "bdcsc")
 		var bt csr
 		return func() any { return mmmLoop(buf, a, b.transposeInto(&bt)) }, nil
+	case "ttv/tcoo":
+		m, v := coo3Of(t["T"]), vec["v"]
+		return func() any { return ttvCooLoop(buf, m, v) }, nil
+	case "ttm/acoo":
+		m, b := coo3Of(t["A"]), denseOf(t["B"], true)
+		return func() any { return ttmCooLoop(buf, m, b) }, nil
+	case "mttkrp/bcoo":
+		m, c, d := coo3Of(t["B"]), denseOf(t["C"], false), denseOf(t["D"], true)
+		return func() any { return mttkrpCooLoop(buf, m, c, d) }, nil
 	case "mmm/bcoo":
 		a, b := csrOf(t["A"]), cooOf(t["B"])
 		var rows csr
@@ -779,4 +797,98 @@ func startsInto(pos []int, rows int64, row []int32) []int {
 		pos[i+1] += pos[i]
 	}
 	return pos
+}
+
+// coo3 is an order-3 tensor as its entries' coordinates and values, in
+// coordinate order, without fiber starts.
+type coo3 struct {
+	dims    []int64
+	i, j, k []int32
+	val     []float64
+}
+
+func coo3Of(c *storage.COO) *coo3 {
+	p := order(c)
+	m := &coo3{dims: c.Dims, i: make([]int32, len(p)), j: make([]int32, len(p)), k: make([]int32, len(p)), val: make([]float64, len(p))}
+	for q, e := range p {
+		m.i[q], m.j[q], m.k[q], m.val[q] = int32(c.Coords[0][e]), int32(c.Coords[1][e]), int32(c.Coords[2][e]), c.Vals[e]
+	}
+	return m
+}
+
+// newFiber says whether entry p > 0 begins another (i,j) fiber.
+func (m *coo3) newFiber(p int) bool {
+	return m.j[p] != m.j[p-1] || m.i[p] != m.i[p-1]
+}
+
+// ttvCooLoop returns one value per (i,j) fiber of m, in order.
+func ttvCooLoop(buf *outBuf, m *coo3, v []float64) []float64 {
+	out := (*buf)[:0]
+	val := m.val[:len(m.k)]
+	s := 0.0
+	for p, k := range m.k {
+		if p > 0 && m.newFiber(p) {
+			out = append(out, s)
+			s = 0
+		}
+		s += val[p] * v[k]
+	}
+	if len(m.k) > 0 {
+		out = append(out, s)
+	}
+	*buf = out
+	return out
+}
+
+// ttmCooLoop returns a dense row of K values per (i,j) fiber of m, in
+// order; bt is B(k,l) stored l-major.
+func ttmCooLoop(buf *outBuf, m *coo3, bt *dense) []float64 {
+	out, zeros := (*buf)[:0], make([]float64, bt.cols)
+	val := m.val[:len(m.k)]
+	var acc []float64
+	for p, l := range m.k {
+		if p == 0 || m.newFiber(p) {
+			n := len(out)
+			out = append(out, zeros...)
+			acc = out[n:]
+		}
+		av, row := val[p], bt.val[int(l)*bt.cols : int(l+1)*bt.cols][:len(acc)]
+		for x, y := range row {
+			acc[x] += av * y
+		}
+	}
+	*buf = out
+	return out
+}
+
+// mttkrpCooLoop returns the dense I x R result; c is C(k,j) row-major, dt
+// is D(j,l) stored l-major.
+func mttkrpCooLoop(buf *outBuf, m *coo3, c, dt *dense) []float64 {
+	r := min(c.cols, dt.cols)
+	out := buf.take(int(m.dims[0])*r, true)
+	t := make([]float64, r)
+	// flush adds the fiber of entry p, now summed in t, to A(i,:).
+	flush := func(p int) {
+		if i, k := int(m.i[p]), int(m.j[p]); k < c.rows {
+			acc, ck := out[i*r : (i+1)*r][:len(t)], c.val[k*c.cols : k*c.cols+r][:len(t)]
+			for j, x := range t {
+				acc[j] += ck[j] * x
+			}
+		}
+		clear(t)
+	}
+	val := m.val[:len(m.k)]
+	for p, l := range m.k {
+		if p > 0 && m.newFiber(p) {
+			flush(p - 1)
+		}
+		bv, row := val[p], dt.val[int(l)*dt.cols : int(l)*dt.cols+r][:len(t)]
+		for j, x := range row {
+			t[j] += bv * x
+		}
+	}
+	if len(m.k) > 0 {
+		flush(len(m.k) - 1)
+	}
+	return out
 }
