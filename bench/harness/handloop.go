@@ -466,10 +466,7 @@ func ttmLoop(buf *outBuf, f *csf, bt *dense) []float64 {
 		acc := out[b*bt.cols : (b+1)*bt.cols]
 		seg, vals := f.fiber(b)
 		for p, l := range seg {
-			av, row := vals[p], bt.val[int(l)*bt.cols : int(l+1)*bt.cols][:len(acc)]
-			for k, x := range row {
-				acc[k] += av * x
-			}
+			axpy(acc, vals[p], bt.val[int(l)*bt.cols:int(l+1)*bt.cols])
 		}
 	}
 	return out
@@ -491,19 +488,28 @@ func mttkrpLoop(buf *outBuf, f *csf, c, dt *dense) []float64 {
 			clear(t)
 			seg, vals := f.fiber(b)
 			for p, l := range seg {
-				bv, row := vals[p], dt.val[int(l)*dt.cols : int(l)*dt.cols+r][:len(t)]
-				for j, x := range row {
-					t[j] += bv * x
-				}
+				axpy(t, vals[p], dt.val[int(l)*dt.cols:int(l)*dt.cols+r])
 			}
-			ck := c.val[k*c.cols : k*c.cols+r][:len(t)]
-			acc = acc[:len(t)]
-			for j, x := range t {
-				acc[j] += ck[j] * x
-			}
+			addMul(acc, c.val[k*c.cols:k*c.cols+r], t)
 		}
 	}
 	return out
+}
+
+// axpy adds a·x to y, x no longer than y.
+func axpy(y []float64, a float64, x []float64) {
+	y = y[:len(x)]
+	for k, v := range x {
+		y[k] += a * v
+	}
+}
+
+// addMul adds x∘t to y, x and y no shorter than t.
+func addMul(y, x, t []float64) {
+	y, x = y[:len(t)], x[:len(t)]
+	for j, v := range t {
+		y[j] += x[j] * v
+	}
 }
 
 // csrAnswer lists the entries of a CSR matrix.
@@ -691,10 +697,7 @@ func mmmDenseLoop(buf *outBuf, a *csr, b *dense) []float64 {
 			if int(k) >= b.rows {
 				continue
 			}
-			av, row := v[p], b.val[int(k)*cols : int(k+1)*cols][:len(acc)]
-			for j, x := range row {
-				acc[j] += av * x
-			}
+			axpy(acc, v[p], b.val[int(k)*cols:int(k+1)*cols])
 		}
 	}
 	return out
@@ -852,10 +855,7 @@ func ttmCooLoop(buf *outBuf, m *coo3, bt *dense) []float64 {
 			out = append(out, zeros...)
 			acc = out[n:]
 		}
-		av, row := val[p], bt.val[int(l)*bt.cols : int(l+1)*bt.cols][:len(acc)]
-		for x, y := range row {
-			acc[x] += av * y
-		}
+		axpy(acc, val[p], bt.val[int(l)*bt.cols:int(l+1)*bt.cols])
 	}
 	*buf = out
 	return out
@@ -870,10 +870,7 @@ func mttkrpCooLoop(buf *outBuf, m *coo3, c, dt *dense) []float64 {
 	// flush adds the fiber of entry p, now summed in t, to A(i,:).
 	flush := func(p int) {
 		if i, k := int(m.i[p]), int(m.j[p]); k < c.rows {
-			acc, ck := out[i*r : (i+1)*r][:len(t)], c.val[k*c.cols : k*c.cols+r][:len(t)]
-			for j, x := range t {
-				acc[j] += ck[j] * x
-			}
+			addMul(out[i*r:(i+1)*r], c.val[k*c.cols:k*c.cols+r], t)
 		}
 		clear(t)
 	}
@@ -882,10 +879,7 @@ func mttkrpCooLoop(buf *outBuf, m *coo3, c, dt *dense) []float64 {
 		if p > 0 && m.newFiber(p) {
 			flush(p - 1)
 		}
-		bv, row := val[p], dt.val[int(l)*dt.cols : int(l)*dt.cols+r][:len(t)]
-		for j, x := range row {
-			t[j] += bv * x
-		}
+		axpy(t, val[p], dt.val[int(l)*dt.cols:int(l)*dt.cols+r])
 	}
 	if len(m.k) > 0 {
 		flush(len(m.k) - 1)

@@ -347,18 +347,23 @@ func TestVariantRatiosAndTimeoutRows(t *testing.T) {
 	if ms[1].Figures[figVsFastest] != 1 || ms[2].Figures[figVsFastest] != 2 || ms[2].Figures[figVsLoop] != 3 || ms[3].Figures != nil || ms[0].Figures != nil {
 		t.Errorf("figures %v %v %v %v", ms[0].Figures, ms[1].Figures, ms[2].Figures, ms[3].Figures)
 	}
+	text := variantsSection(ms)
+	for _, want := range []string{"| c |  | timeout | — | — |", "| b |  | 6.00 | **2.00** | **3.00** |", "- TTV: b (2×)", "- TTV: a (1.5×); b (3×)", "Forms without a checked time** (1", "c: no answer within 20s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the section lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// variantsSection is the report's variants section over ms.
+func variantsSection(ms []Measurement) string {
 	w := &mdWriter{}
 	var ptrs []*Measurement
 	for i := range ms {
 		ptrs = append(ptrs, &ms[i])
 	}
 	writeVariants(w, ptrs, nil)
-	text := w.sb.String()
-	for _, want := range []string{"| c |  | timeout | — | — |", "| b |  | 6.00 | **2.00** | **3.00** |", "- TTV: b (2×)", "- TTV: a (1.5×); b (3×)", "Forms without a checked time** (1", "c: no answer within 20s"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the section lacks %q:\n%s", want, text)
-		}
-	}
+	return w.sb.String()
 }
 
 func TestVariantsLeaveOutMissingInputs(t *testing.T) {
@@ -449,13 +454,7 @@ func TestVariantRatiosOverTheLayoutLoop(t *testing.T) {
 			t.Errorf("%s: figures %v, want %v", ms[i].System, ms[i].Figures, w)
 		}
 	}
-	w := &mdWriter{}
-	var ptrs []*Measurement
-	for i := range ms {
-		ptrs = append(ptrs, &ms[i])
-	}
-	writeVariants(w, ptrs, nil)
-	text := w.sb.String()
+	text := variantsSection(ms)
 	for _, want := range []string{
 		"| " + dense + " | Go | 4.00 | — | 2.00 | 1 |",
 		"| d | `d.sdql` | 6.00 | **2.50** | **3.00** | **1.50** |",
