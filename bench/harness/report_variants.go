@@ -19,7 +19,7 @@ func writeVariants(w *mdWriter, ms []*Measurement, notes []Note) {
 		"own ELL mapping given with `--storage`), on the same data, next to one hand-written Go loop per kernel over the layout a programmer would pick "+
 		"(`storel-bench handloop`, bench/harness/handloop.go; named under each table), which is also the reference answer every form is checked against "+
 		"(and, on small inputs, the reference interpreter checks the kernel's first form). Where a form's stored layout makes more work than that loop does "+
-		"whatever the plan (ELL's padding slots, a dense factor's zeros, a factor stored by columns where the product walks rows), a second Go loop walks "+
+		"whatever the plan (ELL's padding slots, a dense factor's zeros, a factor stored by columns where the product walks rows, COO's entries without row or fiber starts), a second Go loop walks "+
 		"that layout as a programmer would (`handloop --layout`, a row *Go loop (layout)*, also named under the table and checked against the kernel's loop). "+
 		"Times are execution only, one thread. "+
 		"**× fastest** divides by the kernel's fastest storel form in the same case (target ≤ %g: the optimizer finds the fast plan whatever the form); "+

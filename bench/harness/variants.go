@@ -20,9 +20,10 @@ import (
 // a scalar outside the sum, vectors as ARRAY or as a loaded tensor, dense
 // or sparse factors, every built-in format and a user's own ELL mapping)
 // on the same data, next to one hand-written Go loop per kernel
-// (handLoops). For every form it records storel's time, its optimize
+// (handLoops) and one per layout that makes more work than that loop's
+// (layoutLoops). For every form it records storel's time, its optimize
 // time, the plan's estimated cost, and its ratio to the kernel's fastest
-// form and to the Go loop in the same run.
+// form, to the kernel's Go loop and to its layout's, in the same run.
 
 // variantForm is one way of writing a kernel.
 type variantForm struct {
