@@ -366,7 +366,7 @@ func (s *pairs) next(a, b []int64) (int, int, bool) {
 // fill writes the next pairs (up to len(p1)): the positions, offset by
 // l1 and l2, and the key; it returns how many (0: no more).
 func (s *pairs) fill(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
-	n := 0
+	n := s.unique(a, b, l1, l2, p1, p2, keys)
 	for ; n < len(p1); n++ {
 		i, jj, ok := s.next(a, b)
 		if !ok {
@@ -379,4 +379,37 @@ func (s *pairs) fill(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
 
 func (c *compiler) mergeAccum(e *ir.Expr, spec *bspec, neg sgn) accFn {
 	return c.compileMerge(e, accumBody(spec, neg))
+}
+
+// unique is fill while the keys met are unique on both sides, in one
+// loop with no call per pair (next's state is for runs of equal keys): a
+// row of A against B's row keys pairs nearly every key of the row, and a
+// call to next per pair cost as much as the seeks. It stops before a key
+// repeated on either side, where next takes over.
+func (s *pairs) unique(a, b []int64, l1, l2 int64, p1, p2, keys []int64) int {
+	if s.jj < s.j2 {
+		return 0 // inside a run
+	}
+	i, j, n := s.i, s.j, 0
+	for n < len(p1) && i < len(a) && j < len(b) {
+		x, y := a[i], b[j]
+		switch {
+		case x < y && s.ix != nil:
+			i = s.ix.seek(s.tab, a, i+1, y)
+		case x < y:
+			i = seek(a, i+1, y)
+		case y < x:
+			j = seek(b, j+1, x)
+		case i+1 < len(a) && a[i+1] == x || j+1 < len(b) && b[j+1] == x:
+			s.i, s.j = i, j
+			s.any = s.any || n > 0
+			return n
+		default:
+			p1[n], p2[n], keys[n] = l1+int64(i), l2+int64(j), x
+			n, i, j = n+1, i+1, j+1
+		}
+	}
+	s.i, s.j = i, j
+	s.any = s.any || n > 0
+	return n
 }

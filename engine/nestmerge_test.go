@@ -232,11 +232,15 @@ func dropLast(st storage.Store, names ...string) {
 
 // TestPairsFill checks the intersection walk against the nested loops
 // of merge's definition on random sorted rows with repeated keys, with
-// buffers of 1 to 4 pairs (runs of equal keys cut between fills).
+// buffers of 1 to 4 pairs (runs of equal keys cut between fills), and
+// with a's seeks through its table (fixedTable) on every other row.
 func TestPairsFill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 3))
-	for trial := range 500 {
+	for trial := range 1000 {
 		m := 1 + rng.IntN(12)
+		if trial%3 == 0 {
+			m = 1 + rng.IntN(300)
+		}
 		a, b := mergeRowPair(trial%5, m, rng)
 		var want [][3]int64
 		for i, x := range a {
@@ -250,6 +254,10 @@ func TestPairsFill(t *testing.T) {
 		p1, p2, keys := make([]int64, size), make([]int64, size), make([]int64, size)
 		var got [][3]int64
 		var ps pairs
+		var ft fixedTable
+		if trial%2 == 1 && len(a) > 0 {
+			ps.ix, ps.tab = ft.of(a)
+		}
 		for n := ps.fill(a, b, 10, 20, p1, p2, keys); n > 0; n = ps.fill(a, b, 10, 20, p1, p2, keys) {
 			for l := range n {
 				got = append(got, [3]int64{p1[l], p2[l], keys[l]})
