@@ -90,8 +90,11 @@ type cell struct {
 	halfMax int64
 	ints    []int64
 	reals   []float64
-	hash    *storage.HashMap // for a trie: its entries flattened (trieLevels)
-	trie    *storage.Trie
+	// array: the bound array, for what storage remembers of it
+	// (Array.IncreasesWithin: segBounds.sorted)
+	array *storage.Array
+	hash  *storage.HashMap // for a trie: its entries flattened (trieLevels)
+	trie  *storage.Trie
 	// flat is a trie's entries as a hash map (trieLevels), flattened
 	// from the root flatOf; checkedOf holding checkedN entries is the
 	// trie checkTrie passed last.
@@ -127,12 +130,12 @@ func (c *cell) bind(obj storage.Object) error {
 		return fmt.Errorf("physical object %s holds %s values; only int and real are supported", c.name, c.info.Elem)
 	}
 	real := c.info.Elem == ir.Real
-	c.view = nil
+	c.view, c.array = nil, nil
 	switch o := obj.(type) {
 	case *storage.Scalar:
 		c.scalarI, c.scalarF = o.I, o.F
 	case *storage.Array:
-		c.ints, c.reals, c.n = o.I, o.F, int64(o.Len())
+		c.ints, c.reals, c.n, c.array = o.I, o.F, int64(o.Len()), o
 		c.imin, c.imax, c.halfMax, c.nondecr = 0, -1, -1, false
 		if o.Elem == ir.Int {
 			c.imin, c.imax = o.IntRange()
@@ -257,7 +260,7 @@ func (c *cell) levelObject() storage.Object {
 
 // unbind drops the cell's references to the store after a run.
 func (c *cell) unbind() {
-	c.ints, c.reals, c.hash, c.trie, c.view, c.narrow = nil, nil, nil, nil, nil, nil
+	c.ints, c.reals, c.array, c.hash, c.trie, c.view, c.narrow = nil, nil, nil, nil, nil, nil, nil
 	if cap(c.descents) > 1<<20 {
 		c.descents = nil
 	}

@@ -61,6 +61,7 @@ type mnode struct {
 type nmerge struct {
 	id      int
 	seg     [2]*segBounds
+	ops     [2]*segBounds          // the operands' bounds (seg, or pairRows' own), or nil
 	general func(*frame, *builder) // the closure path's merge
 	acc     int                    // the real accumulator
 	prog    []mnode                // the body, operands first; the last node is its value
@@ -98,6 +99,10 @@ type mergeState struct {
 	// fixed: the table of a pairRows merge's first operand, whose bounds
 	// do not move in a run (built at its first open in the frame)
 	fixed fixedTable
+	// sorted: the operands whose segments are all sorted in the run
+	// (segBounds.sorted), known once sortedOK
+	sorted   [2]bool
+	sortedOK bool
 }
 
 // retire readies s for another run: its batches and the table's memory
@@ -177,6 +182,7 @@ func (c *compiler) lowerMerge(e *ir.Expr, lb loopBody) *nloop {
 			c.noNest("a merge operand whose bounds are not read in place")
 		}
 	}
+	m.ops = m.seg
 	c.declare(e.Vars[0], ir.IntType)
 	c.declare(e.Vars[1], ir.IntType)
 	c.declare(e.Vars[2], ir.IntType)
@@ -277,7 +283,7 @@ func (m *nmerge) run(fr *frame, b *builder) bool {
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
 		return false
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) ||
+	case !ok1 || !ok2 || !m.fit(fr, 0, l1, h1) || !m.fit(fr, 1, l2, h2) ||
 		m.keyed && !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, 0, false):
 		m.general(fr, b)
 		return true // perhaps
@@ -304,7 +310,7 @@ func mergeVarAt(e *ir.Expr, v string) int {
 // the closure path's seek.
 func (m *nmerge) seekRange(fr *frame) bool {
 	l1, h1, ok := m.seg[0].inPlace(fr)
-	if !ok || !m.fit(0, l1, h1) {
+	if !ok || !m.fit(fr, 0, l1, h1) {
 		m.general(fr, nil)
 		return true // perhaps
 	}
@@ -357,8 +363,21 @@ func (m *nmerge) seekRange(fr *frame) bool {
 
 // fit reports whether operand i's segment l:h, in order inside its
 // array, is sorted and every array read at its positions holds it.
-func (m *nmerge) fit(i int, l, h int64) bool {
-	return m.seg[i].arr.sortedSegment(l, h) && fits(m.reads[i], h)
+func (m *nmerge) fit(fr *frame, i int, l, h int64) bool {
+	return (m.sortedOps(fr)[i] || m.seg[i].arr.sortedSegment(l, h)) && fits(m.reads[i], h)
+}
+
+// sortedOps reports, per operand, whether its every segment in the run
+// is sorted (segBounds.sorted), asked at the frame's first open.
+func (m *nmerge) sortedOps(fr *frame) *[2]bool {
+	st := fr.mstate(m)
+	if !st.sortedOK {
+		for i, sb := range m.ops {
+			st.sorted[i] = sb != nil && sb.sorted()
+		}
+		st.sortedOK = true
+	}
+	return &st.sorted
 }
 
 // pairs is run on two nonempty segments that fit.
@@ -567,7 +586,7 @@ func (s *nstmt) mergeInto(fr *frame, b *builder, k int64) {
 	l2, h2, ok2 := s1.inPlace(fr)
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
-	case !ok1 || !ok2 || !m.fit(0, l1, h1) || !m.fit(1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, k, false):
+	case !ok1 || !ok2 || !m.fit(fr, 0, l1, h1) || !m.fit(fr, 1, l2, h2) || !m.each(fr, s0.arr.ints, s1.arr.ints, l1, h1, l2, h2, b, k, false):
 		s.into(fr, b)
 	}
 }
@@ -1049,18 +1068,19 @@ type segReader struct {
 	loOff, hiOff   int64
 	n              uint64
 	desc           []int32   // the array's descents (cell.sortedSegment)
+	sorted         bool      // every segment is sorted (segBounds.sorted)
 	reads          int64     // the shortest array read at the segment's positions
 	ints           []int64   // the array
 	vals           []float64 // a merge-dot's values read at the positions
 }
 
 func (s *segBounds) reader() segReader {
-	return segReader{s.lo.ints, s.hi.ints, s.loSlot, s.hiSlot, s.loOff, s.hiOff, uint64(s.arr.n), s.arr.descents, math.MaxInt64, s.arr.ints, nil}
+	return segReader{s.lo.ints, s.hi.ints, s.loSlot, s.hiSlot, s.loOff, s.hiOff, uint64(s.arr.n), s.arr.descents, s.sorted(), math.MaxInt64, s.arr.ints, nil}
 }
 
 // fit is nmerge.fit for a segment l:h read by s.
 func (s *segReader) fit(l, h int64) bool {
-	return h <= s.reads && (h-l < 2 || s.desc[h-1] == s.desc[l])
+	return h <= s.reads && (s.sorted || h-l < 2 || s.desc[h-1] == s.desc[l])
 }
 
 // readersOf returns the operands' segReaders for frame fr.

@@ -291,7 +291,8 @@ var mergeRowsPlans = []string{`sum(<i, _> in 0:S_len1)
 // them) and on data the batches do not take: bounds of B out of order,
 // B's values shorter than its indices (a pair's window off: the pair
 // through the closure path), S's values shorter than its indices, B's row
-// keys unsorted (the whole merge on the closure path), w shorter than
+// keys or a row of S unsorted (the whole merge on the closure path: the
+// rows of S are then not known sorted, segBounds.sorted), w shorter than
 // the keys (a batch's factor failing).
 func TestMergeRowsScatter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 29))
@@ -311,6 +312,9 @@ func TestMergeRowsScatter(t *testing.T) {
 			case 1:
 				bad = "B's bounds out of order"
 				swapBounds(st, "B_pos2", rng.IntN(st["B_pos2"].(*storage.Array).Len()-1))
+			case 2:
+				bad = "a row of S unsorted"
+				unsortOnce(st, "S_idx2")
 			case 3:
 				bad = "B's values shorter than its indices"
 				dropLast(st, "B_val", "C_val")

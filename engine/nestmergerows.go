@@ -60,7 +60,7 @@ func (c *compiler) lowerMergeRows(e *ir.Expr, lb loopBody) *nloop {
 		if r.arr[i] = c.cell(src.Args[0]); r.arr[i].info.Kind != ir.ObjArray || r.arr[i].info.Elem != ir.Int {
 			c.noNest("a merge operand that is not a segment of an int array")
 		}
-		r.open[i], _ = c.segment(src, r.arr[i])
+		r.open[i], m.ops[i] = c.segment(src, r.arr[i])
 	}
 	r.fixed = len(ir.FreeVars(e.Args[0])) == 0
 	for i, v := range e.Vars {
@@ -148,7 +148,10 @@ func (m *nmerge) runRows(fr *frame, b *builder) bool {
 	r := m.rows
 	l1, h1, ok1 := r.open[0](fr)
 	l2, h2, ok2 := r.open[1](fr)
-	fit := func(i int, l, h int64) bool { return r.arr[i].sortedSegment(l, h) && fits(m.reads[i], h) }
+	sorted := m.sortedOps(fr)
+	fit := func(i int, l, h int64) bool {
+		return (sorted[i] || r.arr[i].sortedSegment(l, h)) && fits(m.reads[i], h)
+	}
 	switch {
 	case ok1 && ok2 && (l1 == h1 || l2 == h2):
 		return false

@@ -34,6 +34,21 @@ func (s *segBounds) inPlace(fr *frame) (int64, int64, bool) {
 	return 0, 0, false
 }
 
+// sorted reports whether every segment the bounds open in this run is
+// sorted, as storage remembers of the bound arrays: the array never
+// decreases, or the bounds are P(x + c):P(x + c + 1) and the array
+// increases within every segment of P (a CSR row's, a CSF fiber's
+// keys). A merge then checks no segment's order as it opens it, a read
+// of the array's descents at both ends of every segment, which is a
+// cache miss per row where the rows are short and the array long.
+func (s *segBounds) sorted() bool {
+	if s.arr.nondecr {
+		return true
+	}
+	rows := s.lo == s.hi && s.loSlot == s.hiSlot && s.hiOff == s.loOff+1
+	return rows && s.arr.array != nil && s.lo.array != nil && s.arr.array.IncreasesWithin(s.lo.array)
+}
+
 func (s *segBounds) bounds(fr *frame) (int64, int64, bool) {
 	if l, h, ok := s.inPlace(fr); ok {
 		return l, h, true
