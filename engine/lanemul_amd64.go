@@ -52,7 +52,7 @@ func (rb *rowBatch) set(out []float64, n, m int, bs, cs []float64) int {
 	if cs != nil {
 		c = &cs[0]
 	}
-	return int(mulSetRows(&out[0], int64(n), &rb.x[0], &bs[0], &rb.kb[0], c, &rb.kc[0], &rb.ends[0], int64(m)))
+	return int(mulSetRows(&out[0], int64(n), &rb.xv[0], &bs[0], &rb.kb[0], c, &rb.kc[0], &rb.ends[0], int64(m)))
 }
 
 // add adds the batch's first m positions into acc: the multiples of 4

@@ -98,6 +98,7 @@ func TestRowBatchSet(t *testing.T) {
 						}
 						rb.ends[r] = int32(e)
 					}
+					rb.xv = rb.x[:e]
 					want, got := make([]float64, m*n), make([]float64, m*n)
 					useLaneMul = false
 					wr := rb.set(want, n, m, bs, cs)

@@ -1804,6 +1804,21 @@ func (w *atWalk) at(p int64) (int64, bool) {
 	return u*w.mul + w.add, uint64(u) < uint64(w.lim)
 }
 
+// run returns src's values at walk w's offsets for positions p..p+e-1
+// where they are e values in a row inside its bounds (keys nil and an
+// offset that steps by one: a CSF level's values, A_val(p)), else nil.
+func (w *atWalk) run(src []float64, p int64, e int) []float64 {
+	if w.keys != nil || w.coef != 1 || w.mul != 1 || e <= 0 {
+		return nil
+	}
+	k0, ok0 := w.at(p)
+	_, ok1 := w.at(p + int64(e) - 1)
+	if !ok0 || !ok1 || k0 < 0 || k0 > int64(len(src)-e) {
+		return nil
+	}
+	return src[k0:][:e]
+}
+
 // oneValue reports whether q's lanes are (x*b)*c as addTo computes them,
 // x one value (view x of q: stride 0) and b and c (or no c) slices of
 // the lanes (stride 1), and which of a and b are x and b.

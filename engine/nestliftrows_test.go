@@ -301,3 +301,60 @@ func TestLiftedRowsRecordsPooled(t *testing.T) {
 		}
 	}
 }
+
+// TestLiftedRowsValuesInPlace runs TTM's batched rows where the value of
+// each position is read at an offset that steps by one (B_val(p3), W(p3
+// + 2)), which the batch reads in place, and where it is not (W(l),
+// through the walked keys), which the batch gathers; W(p3 + 1) reads past
+// W's end in the last fiber, whose batch gathers its values and whose row
+// goes the general way and fails as the interpreter does: against the
+// interpreter at 1 and 3 threads and the bits of the loops per j.
+func TestLiftedRowsValuesInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 47))
+	var cs []csfCoord
+	for i := range int64(3) {
+		for k := range int64(150) {
+			for l := range int64(1 + k%3) {
+				cs = append(cs, csfCoord{i, k, (7*k + 11*l) % 40})
+			}
+		}
+	}
+	b := csfOf([3]int64{3, 150, 40}, cs, rng)
+	plan := func(value string) string {
+		return `sum(<p1, i> in B_idx1(B_pos1(0):B_pos1(1)))
+	  { @dense i -> sum(<p2, k> in B_idx2(B_pos2(p1):B_pos2(p1 + 1)))
+	    { @dense k -> sum(<p3, l> in B_idx3(B_pos3(p2):B_pos3(p2 + 1)))
+	      let t1 = ` + value + ` in
+	      sum(<j, _> in 0:D_len1) { @dense j -> D_val(j * D_len2 + l) * t1 } } }`
+	}
+	for _, tc := range []struct {
+		value   string
+		w       int // W's length past the tensor's entries
+		inPlace bool
+		fails   bool
+	}{
+		{"B_val(p3)", 0, true, false},
+		{"W(p3 + 2)", 2, true, false},
+		{"W(l)", 0, false, false},
+		{"W(p3 + 1)", 0, true, true}, // in place but in the last fiber's batch
+	} {
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "D", 12, 40, rng)
+		st["W"] = storage.RealArray(randVec(len(cs)+tc.w, rng))
+		e := parse(t, plan(tc.value), st)
+		seen := events(func() { agree(t, e, st) })
+		if seen["lifted rows batched"] == 0 {
+			t.Errorf("%s: no rows written in a batch: %v", tc.value, seen)
+		}
+		if got := seen["lifted rows' values read in place"] > 0; got != tc.inPlace {
+			t.Errorf("%s: values read in place %v, want %v: %v", tc.value, got, tc.inPlace, seen)
+		}
+		if _, err := runEngine(e, st, 1); (err != nil) != tc.fails {
+			t.Errorf("%s: error %v, want one: %v", tc.value, err, tc.fails)
+		}
+		if !tc.fails {
+			sameBitsPerJ(t, e, st, nil)
+		}
+	}
+}
