@@ -119,6 +119,7 @@ type nloop struct {
 	mrow     *rowMerge    // the body is one merge into a row (nestmerge.go)
 	liftID   int
 	liftRows *liftRows     // the body opens a row that a lifted range fills (nestliftrows.go)
+	rowsOf   *nloop        // the body opens a row of rows that such a loop fills (nestliftrows.go)
 	up       *nloop        // the loop whose rows, of all iterations at once, run in position space (parentFlat)
 	upSingle *nstmt        // with up: the singleton whose row each iteration's rows go to, or nil
 	proofs   []*guardProof // the statement guards facts may discharge, decided per entry
@@ -422,6 +423,8 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 				if nl.liftRows.block {
 					nl.info.exec += "; a block of rows in one loop, each row's key and inner loop's bounds read in place"
 				}
+			} else if nl.rowsOf = rowsOfLifted(nl); nl.rowsOf != nil {
+				nl.info.exec = "per iteration, the row of rows opened and the inner loop's lifted rows run into it directly (in sequential mode)"
 			}
 		}
 	}
@@ -726,6 +729,10 @@ func (nl *nloop) run(fr *frame, lo, hi int64, b *builder) {
 	}
 	if nl.liftRows != nil {
 		nl.runLiftRows(fr, lo, hi, b)
+		return
+	}
+	if nl.rowsOf != nil {
+		nl.runRowsOf(fr, lo, hi, b)
 		return
 	}
 	if nl.kind == itRuns {

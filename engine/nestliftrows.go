@@ -90,6 +90,71 @@ func (nl *nloop) runLiftRows(fr *frame, lo, hi int64, b *builder) {
 	}
 	s := fr.liftState(r.k)
 	s.walked = r.walked
+	nl.liftRowsIn(fr, lo, hi, b, s)
+}
+
+// rowsOfLifted returns the loop of lifted rows (runLiftRows) that nl's
+// body, a singleton, opens a row of rows for (TTM's loop over i around
+// its fibers (i, j)), or nil where the body is of another form or the
+// inner loop would not run its rows by runLiftRows alone.
+func rowsOfLifted(nl *nloop) *nloop {
+	s := nl.stmt
+	if nl.kind == itDict || nl.kind == itRuns || s == nil || s.kind != stSingle || s.child == nil || s.scattered ||
+		s.next == nil || s.next.kind != stLoop || s.next.next != nil {
+		return nil
+	}
+	if in := s.next.loop; in.liftRows != nil && in.onlyLiftRows() {
+		return in
+	}
+	return nil
+}
+
+// onlyLiftRows reports whether run takes nl's iterations to runLiftRows
+// whatever the frame, once the range is not empty.
+func (nl *nloop) onlyLiftRows() bool {
+	return nl.orig == nil && nl.merge == nil && nl.lift == nil && nl.vec == nil && len(nl.proofs) == 0 &&
+		nl.flat == nil && nl.up == nil && nl.rowsc == nil && nl.mrow == nil && nl.kind != itDict && nl.kind != itRuns
+}
+
+// runRowsOf runs iterations lo..hi-1 of nl, whose body opens a row of
+// rows that the loop rowsOf fills, as exec and run would: per iteration
+// the key's row opened and the inner loop's rows run into it, with no
+// statement dispatch or look-up of the lifted range's state. (Its rows
+// arrive at most a few per iteration: TTM's 15 fibers per i on orghs.)
+func (nl *nloop) runRowsOf(fr *frame, lo, hi int64, b *builder) {
+	in, single := nl.rowsOf, nl.stmt
+	if b == nil || b.spec.depth != 3 || b.x == nil || !in.onlyLiftRows() {
+		nl.runPerIteration(fr, lo, hi, b)
+		return
+	}
+	r := in.liftRows
+	s := fr.liftState(r.k)
+	s.walked = r.walked
+	for p := lo; p < hi; p++ {
+		nl.setVars(fr, p)
+		k := single.key(fr)
+		if fr.err != nil {
+			return
+		}
+		ch := b.child(k)
+		if j0, j1, ok := in.open(fr); ok && j0 < j1 {
+			if ch.spec.depth != 2 || ch.x == nil {
+				in.runPerIteration(fr, j0, j1, ch)
+			} else {
+				in.liftRowsIn(fr, j0, j1, ch, s)
+			}
+		}
+		if fr.err != nil {
+			return
+		}
+	}
+	nestSaw("rows of lifted rows")
+}
+
+// liftRowsIn runs iterations lo..hi-1 of nl into b, a dictionary of
+// rows, as runLiftRows does, s the lifted range's state.
+func (nl *nloop) liftRowsIn(fr *frame, lo, hi int64, b *builder, s *liftState) {
+	r := nl.liftRows
 	end := hi // the positions of the level walked from here on
 	if nl.kind == itSegment || nl.kind == itArray {
 		end = max(end, int64(len(nl.arr.ints)))
@@ -377,38 +442,50 @@ func (rb *rowBatch) walk(e int) int {
 	if !rb.l.covers(rb.f0, rb.f0+int64(e)) {
 		return 0
 	}
+	// A view's lanes fit where its offset is at most its length less
+	// the lanes: checked as the walk writes the offsets, and after the
+	// walks for offsets staged per fiber (stageFibers).
+	bFit, cFit := uint64(len(rb.bs)-rb.n), uint64(math.MaxUint64)
+	if rb.cs != nil {
+		cFit = uint64(len(rb.cs) - rb.n)
+	}
+	bWalked, cWalked := false, false
 	for i := range rb.ws {
 		w := &rb.ws[i]
-		dst := &rb.kc
+		dst, fit := &rb.kc, cFit
 		switch w.f {
 		case rb.xi:
 			if rb.xv = w.run(rb.xs, rb.f0, e); rb.xv != nil {
 				continue
 			}
-			dst = &rb.kx
+			dst, fit = &rb.kx, math.MaxUint64
 		case rb.bi:
-			dst = &rb.kb
+			dst, fit, bWalked = &rb.kb, bFit, true
+		default:
+			cWalked = true
 		}
 		for j := range e {
 			u, ok := w.at(rb.f0 + int64(j))
-			if !ok {
+			if !ok || uint64(u) > fit {
 				e = j
 				break
 			}
 			dst[j] = u
 		}
 	}
-	lanes := func(src []float64, ks *[rowBatchPos]int64) {
+	lanes := func(ks *[rowBatchPos]int64, fit uint64) {
 		for j := range e {
-			if uint64(ks[j]) > uint64(len(src)-rb.n) {
+			if uint64(ks[j]) > fit {
 				e = j
 				return
 			}
 		}
 	}
-	lanes(rb.bs, &rb.kb)
-	if rb.cs != nil {
-		lanes(rb.cs, &rb.kc)
+	if !bWalked {
+		lanes(&rb.kb, bFit)
+	}
+	if rb.cs != nil && !cWalked {
+		lanes(&rb.kc, cFit)
 	}
 	if rb.xv == nil {
 		for j := range e {

@@ -358,3 +358,46 @@ func TestLiftedRowsValuesInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsOfLiftedRows runs TTM's loop over i, whose body opens the row
+// of rows that its fibers' lifted rows fill (runRowsOf), against the
+// interpreter at 1 and 3 threads and the bits of the loops per j: as
+// built, with an outer row of no fibers, with two outer keys out of order
+// (the dictionary leaves sequential mode there, and the rows after go
+// through the general builder) and with an outer key repeated (its two
+// runs of fibers add into one row of rows).
+func TestRowsOfLiftedRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 53))
+	var cs []csfCoord
+	for i := range int64(40) {
+		if i%7 == 5 {
+			continue
+		}
+		for k := range int64(1 + (3*i)%11) {
+			for l := range int64(1 + (i+k)%3) {
+				cs = append(cs, csfCoord{i, 2*k + i%2, (5*i + 7*k + 11*l) % 30})
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		alter func(b *sparseCSF)
+	}{
+		{"as built", func(*sparseCSF) {}},
+		{"an outer row of no fibers", func(b *sparseCSF) { b.pos2[4] = b.pos2[3] }},
+		{"outer keys out of order", func(b *sparseCSF) { b.idx1[20], b.idx1[21] = b.idx1[21], b.idx1[20] }},
+		{"an outer key repeated", func(b *sparseCSF) { b.idx1[10] = b.idx1[9] }},
+	} {
+		b := csfOf([3]int64{40, 30, 30}, slices.Clone(cs), rng)
+		tc.alter(b)
+		st := storage.Store{}
+		b.store(st, "B")
+		denseStore(st, "D", 12, 30, rng)
+		e := parse(t, liftTTM, st)
+		seen := events(func() { agree(t, e, st) })
+		if seen["rows of lifted rows"] == 0 || seen["lifted rows in a block"] == 0 {
+			t.Errorf("%s: the rows of rows did not run the lifted rows directly: %v", tc.name, seen)
+		}
+		sameBitsPerJ(t, e, st, nil)
+	}
+}
