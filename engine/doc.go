@@ -45,7 +45,8 @@
 //	nestliftrows.go        a loop whose iterations each open a row that
 //	                       a lifted range fills (TTM's fibers): the lanes
 //	                       written where the row stays, the row recorded
-//	                       closed, no builder call per row
+//	                       closed, no builder call per row; and the
+//	                       loop around it (TTM's i) running it directly
 //	nestswap.go            a dense range inside a sparse loop that adds
 //	                       its runs into one row (TTM's fiber) swapped
 //	                       outward, to lift: the row summed in lanes

@@ -32,7 +32,9 @@ import (
 // positions walk by walk, then one loop writes its rows. So are rows
 // each a sum over its fibers of such a product times the fiber's t
 // (MTTKRP's B_val * D row * C row at k): t's lanes are staged per
-// position from the fiber's (fibRows).
+// position from the fiber's (fibRows). The loop around such a loop, whose
+// body opens a row of rows for it (TTM's i), runs it directly
+// (runRowsOf): no statement dispatch per outer row.
 // An iteration the rows cannot take (a key not after the last row's,
 // the row open or the mode left, a range too short or too long for
 // lanes, a run of lanes that fails) runs the general way, which reports
