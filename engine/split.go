@@ -603,29 +603,36 @@ func mergeDense(bs []*builder, pool *rowPool, into *builder) bool {
 		dst.growInts(n)
 	}
 	ranges := chunks(int64(n), min(len(bs), max(1, 2*n*(len(bs)-1)/max(1, denseMergeMin))))
+	merge := func(lo, hi int64) {
+		if into != nil {
+			if real {
+				moveRange(dst.reals, bs[0].reals, lo, hi)
+			} else {
+				moveRange(dst.ints, bs[0].ints, lo, hi)
+			}
+			if rangeZeroed != nil {
+				rangeZeroed(lo, hi)
+			}
+		}
+		for _, b := range bs[1:] {
+			if real {
+				addRange(dst.reals, b.reals, lo, hi)
+			} else {
+				addRange(dst.ints, b.ints, lo, hi)
+			}
+		}
+	}
+	// The caller merges the first range: one goroutine fewer to wake.
 	var wg sync.WaitGroup
-	for _, r := range ranges {
+	for i := 1; i < len(ranges); i++ {
 		wg.Add(1)
 		go func(lo, hi int64) {
 			defer wg.Done()
-			if into != nil {
-				if real {
-					moveRange(dst.reals, bs[0].reals, lo, hi)
-				} else {
-					moveRange(dst.ints, bs[0].ints, lo, hi)
-				}
-				if rangeZeroed != nil {
-					rangeZeroed(lo, hi)
-				}
-			}
-			for _, b := range bs[1:] {
-				if real {
-					addRange(dst.reals, b.reals, lo, hi)
-				} else {
-					addRange(dst.ints, b.ints, lo, hi)
-				}
-			}
-		}(r[0], r[1])
+			merge(lo, hi)
+		}(ranges[i][0], ranges[i][1])
+	}
+	if len(ranges) > 0 {
+		merge(ranges[0][0], ranges[0][1])
 	}
 	wg.Wait()
 	for _, b := range srcs {
