@@ -292,8 +292,6 @@ func (b *builder) reserve(n int64) {
 	}
 }
 
-// growReals lengthens the dense slice to n, moving into it the spilled
-// entries its new capacity covers.
 // holdKeysOf grows the real dense level b to hold every key of the int
 // array in c (its range is known) when that is at most denseKeysFactor
 // times the array's length, or maxDenseJump: a loop adding at those keys
@@ -325,38 +323,44 @@ func (b *builder) holdKeys(kmax, n int64) {
 // level takes at most this many times the array's memory.
 const denseKeysFactor = 4
 
-// realsGrown, when set (by tests), is called each time a builder's reals
-// move to a larger array.
+// realsGrown, when set (by tests), is called each time a builder's dense
+// values move to a larger array.
 var realsGrown func()
 
-func (b *builder) growReals(n int) {
+// growReals lengthens the dense slice to n, moving into it the spilled
+// entries its new capacity covers.
+func (b *builder) growReals(n int) { growDense(b, &b.reals, n) }
+
+// growInts is growReals for an int level.
+func (b *builder) growInts(n int) { growDense(b, &b.ints, n) }
+
+// growDense is growReals or growInts, s being b.reals or b.ints.
+func growDense[V int64 | float64](b *builder, s *[]V, n int) {
 	b.settle()
-	c := cap(b.reals)
+	c := cap(*s)
 	if c == 0 && n >= longRow {
 		// Made whole: a released result's row may serve (released.go).
-		b.reals = pooledRow[float64](n, b.spec.out.current(), true)
+		*s = pooledRow[V](n, b.spec.out.current(), true)
 	} else {
-		b.reals = growTo(b.reals, n)
+		*s = growTo(*s, n)
 	}
-	if cap(b.reals) > c && realsGrown != nil {
+	if cap(*s) == c {
+		return
+	}
+	if realsGrown != nil {
 		realsGrown()
 	}
-	if cap(b.reals) > c && b.x != nil && len(b.x.mreal) > 0 {
-		b.reals = unspill(b, b.reals, b.x.mreal)
+	if b.x != nil && len(*spillOf[V](b.x)) > 0 {
+		*s = unspill(b, *s, *spillOf[V](b.x))
 	}
 }
 
-func (b *builder) growInts(n int) {
-	b.settle()
-	c := cap(b.ints)
-	if c == 0 && n >= longRow {
-		b.ints = pooledRow[int64](n, b.spec.out.current(), true)
-	} else {
-		b.ints = growTo(b.ints, n)
+// spillOf returns x's spill map of V values: mreal or mint.
+func spillOf[V int64 | float64](x *builderAux) *map[int64]V {
+	if m, ok := any(&x.mreal).(*map[int64]V); ok {
+		return m
 	}
-	if cap(b.ints) > c && b.x != nil && len(b.x.mint) > 0 {
-		b.ints = unspill(b, b.ints, b.x.mint)
-	}
+	return any(&x.mint).(*map[int64]V)
 }
 
 func (b *builder) growKids(n int) {
@@ -501,37 +505,45 @@ func (b *builder) addRow(lo int64, vals []float64) {
 
 // addRealSlow adds v at a key k of a dense level outside its slice: the
 // slice grows to hold k, or k goes to the spill map.
-func (b *builder) addRealSlow(k int64, v float64) {
+func (b *builder) addRealSlow(k int64, v float64) { addSlow(b, &b.reals, k, v) }
+
+// addIntSlow is addRealSlow for an int level.
+func (b *builder) addIntSlow(k int64, v int64) { addSlow(b, &b.ints, k, v) }
+
+// addSlow is addRealSlow or addIntSlow, s being b.reals or b.ints.
+func addSlow[V int64 | float64](b *builder, s *[]V, k int64, v V) {
 	if b.app {
-		if appendVals(b, &b.ws.realBlock, k, nil, []float64{v}) == 1 {
+		block := any(&b.ws.intBlock)
+		if _, ok := any(v).(float64); ok {
+			block = &b.ws.realBlock
+		}
+		if appendVals(b, block.(*[]V), k, nil, []V{v}) == 1 {
 			return
 		}
-		b.addReal(k, v)
+		addList(b, []int64{k}, []V{v})
 		return
 	}
 	switch {
-	case uint64(k) < uint64(len(b.reals)):
-	case uint64(k) < uint64(cap(b.reals)):
-		b.reals = b.reals[:k+1]
+	case uint64(k) < uint64(len(*s)):
+	case uint64(k) < uint64(cap(*s)):
+		*s = (*s)[:k+1]
 	default:
-		n := denseGrowth(len(b.reals), k)
-		if n == 0 {
-			break
+		if n := denseGrowth(len(*s), k); n > 0 {
+			growDense(b, s, n)
 		}
-		b.growReals(n)
 	}
-	if uint64(k) < uint64(len(b.reals)) {
-		if b.ws != nil && b.reals[k] == 0 {
+	if uint64(k) < uint64(len(*s)) {
+		if b.ws != nil && (*s)[k] == 0 {
 			b.ws.touched = append(b.ws.touched, k)
 		}
-		b.reals[k] += v
+		(*s)[k] += v
 		return
 	}
-	x := b.aux()
-	if x.mreal == nil {
-		x.mreal = map[int64]float64{}
+	m := spillOf[V](b.aux())
+	if *m == nil {
+		*m = map[int64]V{}
 	}
-	x.mreal[k] += v
+	(*m)[k] += v
 }
 
 // addInt adds v at key k of a depth-1 int builder.
@@ -564,39 +576,6 @@ func (b *builder) addInt(k int64, v int64) {
 		b.unlist()
 	}
 	b.x.mint[k] += v
-}
-
-func (b *builder) addIntSlow(k int64, v int64) {
-	if b.app {
-		if appendVals(b, &b.ws.intBlock, k, nil, []int64{v}) == 1 {
-			return
-		}
-		b.addInt(k, v)
-		return
-	}
-	switch {
-	case uint64(k) < uint64(len(b.ints)):
-	case uint64(k) < uint64(cap(b.ints)):
-		b.ints = b.ints[:k+1]
-	default:
-		n := denseGrowth(len(b.ints), k)
-		if n == 0 {
-			break
-		}
-		b.growInts(n)
-	}
-	if uint64(k) < uint64(len(b.ints)) {
-		if b.ws != nil && b.ints[k] == 0 {
-			b.ws.touched = append(b.ws.touched, k)
-		}
-		b.ints[k] += v
-		return
-	}
-	x := b.aux()
-	if x.mint == nil {
-		x.mint = map[int64]int64{}
-	}
-	x.mint[k] += v
 }
 
 // slot returns the child at key k, creating it empty.
