@@ -57,6 +57,15 @@ func (noScalars) realAt(int) float64            { return 0 }
 func (noScalars) getInt(int64) (int64, bool)    { return 0, true }
 func (noScalars) getReal(int64) (float64, bool) { return 0, true }
 
+// valueAt is entry i of reals (real) or else of ints, as a V: the
+// accessors of a leaf holding either.
+func valueAt[V int64 | float64](real bool, reals []float64, ints []int64, i int64) V {
+	if real {
+		return V(reals[i])
+	}
+	return V(ints[i])
+}
+
 // arrView is positions lo..hi-1 of a physical array. whole marks the
 // entire array: reading it outside its positions is a data error, while a
 // window (a subarray) just reads zero outside itself.
@@ -73,34 +82,22 @@ type arrView struct {
 func (a *arrView) size() int         { return int(a.hi - a.lo) }
 func (a *arrView) keyAt(p int) int64 { return a.lo + int64(p) }
 func (a *arrView) intAt(p int) int64 {
-	if a.real {
-		return int64(a.reals[a.lo+int64(p)])
-	}
-	return a.ints[a.lo+int64(p)]
+	return valueAt[int64](a.real, a.reals, a.ints, a.lo+int64(p))
 }
 func (a *arrView) realAt(p int) float64 {
-	if a.real {
-		return a.reals[a.lo+int64(p)]
-	}
-	return float64(a.ints[a.lo+int64(p)])
+	return valueAt[float64](a.real, a.reals, a.ints, a.lo+int64(p))
 }
 func (a *arrView) getInt(k int64) (int64, bool) {
 	if k < a.lo || k >= a.hi {
 		return 0, !a.whole
 	}
-	if a.real {
-		return int64(a.reals[k]), true
-	}
-	return a.ints[k], true
+	return valueAt[int64](a.real, a.reals, a.ints, k), true
 }
 func (a *arrView) getReal(k int64) (float64, bool) {
 	if k < a.lo || k >= a.hi {
 		return 0, !a.whole
 	}
-	if a.real {
-		return a.reals[k], true
-	}
-	return float64(a.ints[k]), true
+	return valueAt[float64](a.real, a.reals, a.ints, k), true
 }
 
 // rangeView is lo:hi, the dictionary {i -> i}.
@@ -184,16 +181,10 @@ type trieView struct {
 func (t *trieView) size() int         { return len(t.node.Keys) }
 func (t *trieView) keyAt(p int) int64 { return t.node.Keys[p] }
 func (t *trieView) intAt(p int) int64 {
-	if t.real {
-		return int64(t.node.F[p])
-	}
-	return t.node.I[p]
+	return valueAt[int64](t.real, t.node.F, t.node.I, int64(p))
 }
 func (t *trieView) realAt(p int) float64 {
-	if t.real {
-		return t.node.F[p]
-	}
-	return float64(t.node.I[p])
+	return valueAt[float64](t.real, t.node.F, t.node.I, int64(p))
 }
 func (t *trieView) dictAt(p int) dict {
 	return &trieView{node: t.node.Children[p], levels: t.levels - 1, real: t.real}
@@ -503,17 +494,11 @@ func (l *listLeaf) size() int         { l.init(); return len(l.keys) }
 func (l *listLeaf) keyAt(p int) int64 { l.init(); return l.keys[p] }
 func (l *listLeaf) intAt(p int) int64 {
 	l.init()
-	if l.real {
-		return int64(l.reals[p])
-	}
-	return l.ints[p]
+	return valueAt[int64](l.real, l.reals, l.ints, int64(p))
 }
 func (l *listLeaf) realAt(p int) float64 {
 	l.init()
-	if l.real {
-		return l.reals[p]
-	}
-	return float64(l.ints[p])
+	return valueAt[float64](l.real, l.reals, l.ints, int64(p))
 }
 func (l *listLeaf) find(k int64) (int, bool) {
 	l.init()
@@ -543,16 +528,10 @@ type rowLeaf builder
 func (r *rowLeaf) size() int         { return (*builder)(r).listLen() }
 func (r *rowLeaf) keyAt(p int) int64 { return (*builder)(r).listKey(p) }
 func (r *rowLeaf) intAt(p int) int64 {
-	if r.spec.real {
-		return int64(r.reals[p])
-	}
-	return r.ints[p]
+	return valueAt[int64](r.spec.real, r.reals, r.ints, int64(p))
 }
 func (r *rowLeaf) realAt(p int) float64 {
-	if r.spec.real {
-		return r.reals[p]
-	}
-	return float64(r.ints[p])
+	return valueAt[float64](r.spec.real, r.reals, r.ints, int64(p))
 }
 func (r *rowLeaf) dictAt(int) dict { return empty }
 func (r *rowLeaf) getInt(k int64) (int64, bool) {

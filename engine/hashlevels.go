@@ -231,17 +231,11 @@ func (v *hashRow) realSlice() []float64 { return v.g.reals[v.lo:v.hi] }
 func (v *hashRow) intSlice() []int64    { return v.g.ints[v.lo:v.hi] }
 
 func (v *hashRow) intAt(p int) int64 {
-	if v.g.real {
-		return int64(v.g.reals[v.lo+p])
-	}
-	return v.g.ints[v.lo+p]
+	return valueAt[int64](v.g.real, v.g.reals, v.g.ints, int64(v.lo+p))
 }
 
 func (v *hashRow) realAt(p int) float64 {
-	if v.g.real {
-		return v.g.reals[v.lo+p]
-	}
-	return float64(v.g.ints[v.lo+p])
+	return valueAt[float64](v.g.real, v.g.reals, v.g.ints, int64(v.lo+p))
 }
 
 func (v *hashRow) dictAt(p int) dict {
