@@ -23,6 +23,12 @@
 	CMPQ AX, BX; JGE OUT; DOT_TERM(LOADI, LOADX, X2); \
 	CMPQ AX, BX; JGE OUT; DOT_TERM(LOADI, LOADX, X6); JMP OUT
 
+// A row dot's loop from a 64-byte line (see dotScatterRows2): LOOP runs
+// DOT_QUAD until TAIL, which runs DOT_TAIL on to OUT. The padding
+// follows an unconditional jump.
+#define DOT_LOOP(LOOP, TAIL, LOADI, LOADX, OUT) PCALIGN $64; \
+	LOOP: DOT_QUAD(LOADI, LOADX, TAIL); JMP LOOP; TAIL: DOT_TAIL(LOADI, LOADX, OUT)
+
 // X1 = (X1+X2)+(X6+X7): the partial sums added as dotFit adds them.
 #define DOT_PARTIALS ADDSD X2, X1; ADDSD X7, X6; ADDSD X6, X1
 
@@ -43,6 +49,10 @@
 	CMPQ AX, BX; JGE OUT; GATHER_TERM(LOADI, X2); \
 	CMPQ AX, BX; JGE OUT; GATHER_TERM(LOADI, X6); JMP OUT
 
+// A row gather's loop, as DOT_LOOP.
+#define GATHER_LOOP(LOOP, TAIL, LOADI, OUT) PCALIGN $64; \
+	LOOP: GATHER_QUAD(LOADI, TAIL); JMP LOOP; TAIL: GATHER_TAIL(LOADI, OUT)
+
 // One windowed entry (ints + 8): DX = idx[p] - lo (R14), and unless DX
 // < w (R15) unsigned on to SKIP, else TERM into X0 (x[p]*y[DX], or y[DX]
 // for a gather; y, R13, is read from lo) added to ACC; SKIP: p++. A
@@ -61,6 +71,11 @@
 #define WIN_TAIL(TERM, OUT, S0, S1, S2) CMPQ AX, BX; JGE OUT; WIN_TERM(TERM, X1, S0); \
 	CMPQ AX, BX; JGE OUT; WIN_TERM(TERM, X2, S1); \
 	CMPQ AX, BX; JGE OUT; WIN_TERM(TERM, X6, S2); JMP OUT
+
+// A windowed row's loop, as DOT_LOOP (Q0..Q3, T0..T2: WIN_QUAD's and
+// WIN_TAIL's labels).
+#define WIN_LOOP(LOOP, TAIL, TERM, OUT, Q0, Q1, Q2, Q3, T0, T1, T2) PCALIGN $64; \
+	LOOP: WIN_QUAD(TERM, TAIL, Q0, Q1, Q2, Q3); JMP LOOP; TAIL: WIN_TAIL(TERM, OUT, T0, T1, T2)
 
 // One entry of a row scatter: out[idx2[q]] += v[q]*X1 with q = R11, idx2
 // at R14 read into DX by LOADI, v at R15 read into X0 by LOADV, out at
@@ -140,14 +155,7 @@ row:
 	CMPQ  R9, $4
 	JNE   otherEntry
 	JMP   narrowEntry // over the padding
-	PCALIGN $64
-
-narrowEntry:
-	DOT_QUAD(NARROW_I, REAL_X, narrowTail)
-	JMP   narrowEntry
-
-narrowTail:
-	DOT_TAIL(NARROW_I, REAL_X, partials)
+	DOT_LOOP(narrowEntry, narrowTail, NARROW_I, REAL_X, partials)
 
 otherEntry:
 	CMPQ  R9, $1
@@ -163,61 +171,13 @@ otherEntry:
 	JEQ   windowEntry
 	JMP   windowGather
 
-	PCALIGN $64
-windowEntry:
-	WIN_QUAD(WIN_DOT, windowTail, wd0, wd1, wd2, wd3)
-	JMP   windowEntry
-
-windowTail:
-	WIN_TAIL(WIN_DOT, partials, wt0, wt1, wt2)
-
-	PCALIGN $64
-windowGather:
-	WIN_QUAD(WIN_GATHER, windowGatherTail, wg0, wg1, wg2, wg3)
-	JMP   windowGather
-
-windowGatherTail:
-	WIN_TAIL(WIN_GATHER, partials, wgt0, wgt1, wgt2)
-
-	PCALIGN $64
-realEntry:
-	DOT_QUAD(WIDE_I, REAL_X, realTail)
-	JMP   realEntry
-
-realTail:
-	DOT_TAIL(WIDE_I, REAL_X, partials)
-
-	PCALIGN $64
-intEntry:
-	DOT_QUAD(WIDE_I, INT_X, intTail)
-	JMP   intEntry
-
-intTail:
-	DOT_TAIL(WIDE_I, INT_X, partials)
-
-	PCALIGN $64
-intNarrowEntry:
-	DOT_QUAD(NARROW_I, INT_X, intNarrowTail)
-	JMP   intNarrowEntry
-
-intNarrowTail:
-	DOT_TAIL(NARROW_I, INT_X, partials)
-
-	PCALIGN $64
-gatherNarrowEntry:
-	GATHER_QUAD(NARROW_I, gatherNarrowTail)
-	JMP   gatherNarrowEntry
-
-gatherNarrowTail:
-	GATHER_TAIL(NARROW_I, partials)
-
-	PCALIGN $64
-gatherEntry:
-	GATHER_QUAD(WIDE_I, gatherTail)
-	JMP   gatherEntry
-
-gatherTail:
-	GATHER_TAIL(WIDE_I, partials)
+	WIN_LOOP(windowEntry, windowTail, WIN_DOT, partials, wd0, wd1, wd2, wd3, wt0, wt1, wt2)
+	WIN_LOOP(windowGather, windowGatherTail, WIN_GATHER, partials, wg0, wg1, wg2, wg3, wgt0, wgt1, wgt2)
+	DOT_LOOP(realEntry, realTail, WIDE_I, REAL_X, partials)
+	DOT_LOOP(intEntry, intTail, WIDE_I, INT_X, partials)
+	DOT_LOOP(intNarrowEntry, intNarrowTail, NARROW_I, INT_X, partials)
+	GATHER_LOOP(gatherNarrowEntry, gatherNarrowTail, NARROW_I, partials)
+	GATHER_LOOP(gatherEntry, gatherTail, WIDE_I, partials)
 
 partials:
 	DOT_PARTIALS
@@ -281,38 +241,10 @@ row2:
 	// straddles two lines, which moved BATAX by 15-20% between builds of
 	// unrelated code. Every padded label follows an unconditional jump:
 	// the padding is never run.
-	PCALIGN $64
-
-dotReal:
-	DOT_QUAD(WIDE_I, REAL_X, dotRealTail)
-	JMP   dotReal
-
-dotRealTail:
-	DOT_TAIL(WIDE_I, REAL_X, partials2)
-
-	PCALIGN $64
-dotInt:
-	DOT_QUAD(WIDE_I, INT_X, dotIntTail)
-	JMP   dotInt
-
-dotIntTail:
-	DOT_TAIL(WIDE_I, INT_X, partials2)
-
-	PCALIGN $64
-dotRealN:
-	DOT_QUAD(NARROW_I, REAL_X, dotRealNTail)
-	JMP   dotRealN
-
-dotRealNTail:
-	DOT_TAIL(NARROW_I, REAL_X, partials2)
-
-	PCALIGN $64
-dotIntN:
-	DOT_QUAD(NARROW_I, INT_X, dotIntNTail)
-	JMP   dotIntN
-
-dotIntNTail:
-	DOT_TAIL(NARROW_I, INT_X, partials2)
+	DOT_LOOP(dotReal, dotRealTail, WIDE_I, REAL_X, partials2)
+	DOT_LOOP(dotInt, dotIntTail, WIDE_I, INT_X, partials2)
+	DOT_LOOP(dotRealN, dotRealNTail, NARROW_I, REAL_X, partials2)
+	DOT_LOOP(dotIntN, dotIntNTail, NARROW_I, INT_X, partials2)
 
 partials2:
 	DOT_PARTIALS
