@@ -72,6 +72,13 @@
 	ADDQ   AX, t \
 	VMULPD (c)(t*8), Y1, Y1
 
+// One position BX of mulAddRows's lanes: the rows of the position named
+// at kb[2p+1] and kc[2p+1] are fetched (FETCH) and the position's
+// products made (MUL, TIMES) for the caller to add. A: a label.
+#define ADD_POS(FETCH, MUL, TIMES, A) MOVQ BX, R13; SHLQ $4, R13; \
+	FETCH(R8, 8(R9)(R13*1), R14); VBROADCASTSD (SI)(BX*8), Y0; MUL(R8, (R9)(R13*1), R14); \
+	TESTQ R10, R10; JZ A; FETCH(R10, 8(R11)(R13*1), R14); TIMES(R10, (R11)(R13*1), R14); A:
+
 // func mulAddRows(acc *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, m int64)
 TEXT ·mulAddRows(SB), NOSPLIT, $0-64
 	MOVQ acc+0(FP), DI
@@ -95,19 +102,9 @@ rows16:
 	XORQ    BX, BX      // the position
 
 rows16p:
-	CMPQ         BX, R12
-	JGE          rows16e
-	MOVQ         BX, R13
-	SHLQ         $4, R13
-	FETCH16(R8, 8(R9)(R13*1), R14)
-	VBROADCASTSD (SI)(BX*8), Y0
-	MUL16(R8, (R9)(R13*1), R14)
-	TESTQ        R10, R10
-	JZ           rows16a
-	FETCH16(R10, 8(R11)(R13*1), R14)
-	TIMES16(R10, (R11)(R13*1), R14)
-
-rows16a:
+	CMPQ   BX, R12
+	JGE    rows16e
+	ADD_POS(FETCH16, MUL16, TIMES16, rows16a)
 	ADD16
 	INCQ   BX
 	JMP    rows16p
@@ -128,19 +125,9 @@ rows4:
 	XORQ    BX, BX
 
 rows4p:
-	CMPQ         BX, R12
-	JGE          rows4e
-	MOVQ         BX, R13
-	SHLQ         $4, R13
-	FETCH4(R8, 8(R9)(R13*1), R14)
-	VBROADCASTSD (SI)(BX*8), Y0
-	MUL4(R8, (R9)(R13*1), R14)
-	TESTQ        R10, R10
-	JZ           rows4a
-	FETCH4(R10, 8(R11)(R13*1), R14)
-	TIMES4(R10, (R11)(R13*1), R14)
-
-rows4a:
+	CMPQ   BX, R12
+	JGE    rows4e
+	ADD_POS(FETCH4, MUL4, TIMES4, rows4a)
 	VADDPD Y1, Y4, Y4
 	INCQ   BX
 	JMP    rows4p
@@ -166,6 +153,15 @@ rowsdone:
 // aheadPositions on (a later row's: a row of a CSF level holds a few)
 // are fetched while p is added: a walk over a large factor's rows (one
 // random row a position, MTTKRP's D) has its misses in flight together.
+
+// One position R14 of mulSetRows's lanes, the flags of R14 against the
+// first position not to fetch ahead for: unless past it, the rows
+// aheadPositions on are fetched (FETCH), then the position's products
+// are made (MUL, TIMES) for the caller to add. X and A: labels.
+#define SET_POS(FETCH, MUL, TIMES, X, A) JGE X; FETCH(R8, 64(R9)(R14*8), R12); \
+	TESTQ R10, R10; JZ X; FETCH(R10, 64(R11)(R14*8), R12); \
+	X: VBROADCASTSD (SI)(R14*8), Y0; MUL(R8, (R9)(R14*8), R12); \
+	TESTQ R10, R10; JZ A; TIMES(R10, (R11)(R14*8), R12); A:
 
 // func mulSetRows(out *float64, n int64, x *float64, b *float64, kb *int64, c *float64, kc *int64, ends *int32, m int64) (first int64)
 TEXT ·mulSetRows(SB), NOSPLIT, $8-80
@@ -207,20 +203,7 @@ s16p:
 	CMPQ R14, DX
 	JGE  s16e
 	CMPQ R14, ahead-8(SP)
-	JGE  s16x
-	FETCH16(R8, 64(R9)(R14*8), R12)
-	TESTQ R10, R10
-	JZ   s16x
-	FETCH16(R10, 64(R11)(R14*8), R12)
-
-s16x:
-	VBROADCASTSD (SI)(R14*8), Y0
-	MUL16(R8, (R9)(R14*8), R12)
-	TESTQ        R10, R10
-	JZ           s16a
-	TIMES16(R10, (R11)(R14*8), R12)
-
-s16a:
+	SET_POS(FETCH16, MUL16, TIMES16, s16x, s16a)
 	ADD16
 	INCQ R14
 	JMP  s16p
@@ -251,20 +234,7 @@ s4p:
 	CMPQ R14, DX
 	JGE  s4e
 	CMPQ R14, ahead-8(SP)
-	JGE  s4x
-	FETCH4(R8, 64(R9)(R14*8), R12)
-	TESTQ R10, R10
-	JZ   s4x
-	FETCH4(R10, 64(R11)(R14*8), R12)
-
-s4x:
-	VBROADCASTSD (SI)(R14*8), Y0
-	MUL4(R8, (R9)(R14*8), R12)
-	TESTQ        R10, R10
-	JZ           s4a
-	TIMES4(R10, (R11)(R14*8), R12)
-
-s4a:
+	SET_POS(FETCH4, MUL4, TIMES4, s4x, s4a)
 	VADDPD Y1, Y4, Y4
 	INCQ   R14
 	JMP    s4p
