@@ -350,17 +350,11 @@ func growDense[V int64 | float64](b *builder, s *[]V, n int) {
 	if realsGrown != nil {
 		realsGrown()
 	}
-	if b.x != nil && len(*spillOf[V](b.x)) > 0 {
-		*s = unspill(b, *s, *spillOf[V](b.x))
+	if b.x != nil {
+		if m := *either[*map[int64]V](&b.x.mreal, &b.x.mint); len(m) > 0 {
+			*s = unspill(b, *s, m)
+		}
 	}
-}
-
-// spillOf returns x's spill map of V values: mreal or mint.
-func spillOf[V int64 | float64](x *builderAux) *map[int64]V {
-	if m, ok := any(&x.mreal).(*map[int64]V); ok {
-		return m
-	}
-	return any(&x.mint).(*map[int64]V)
 }
 
 func (b *builder) growKids(n int) {
@@ -513,11 +507,7 @@ func (b *builder) addIntSlow(k int64, v int64) { addSlow(b, &b.ints, k, v) }
 // addSlow is addRealSlow or addIntSlow, s being b.reals or b.ints.
 func addSlow[V int64 | float64](b *builder, s *[]V, k int64, v V) {
 	if b.app {
-		block := any(&b.ws.intBlock)
-		if _, ok := any(v).(float64); ok {
-			block = &b.ws.realBlock
-		}
-		if appendVals(b, block.(*[]V), k, nil, []V{v}) == 1 {
+		if appendVals(b, either[*[]V](&b.ws.realBlock, &b.ws.intBlock), k, nil, []V{v}) == 1 {
 			return
 		}
 		addList(b, []int64{k}, []V{v})
@@ -539,7 +529,8 @@ func addSlow[V int64 | float64](b *builder, s *[]V, k int64, v V) {
 		(*s)[k] += v
 		return
 	}
-	m := spillOf[V](b.aux())
+	x := b.aux()
+	m := either[*map[int64]V](&x.mreal, &x.mint)
 	if *m == nil {
 		*m = map[int64]V{}
 	}
@@ -770,7 +761,7 @@ func (b *builder) absorbScaledReal(d dict, s float64, right bool) {
 	var vb [vbatch]float64
 	for p := 0; p < n; p += vbatch {
 		m := min(n-p, vbatch)
-		keys, vals, out := entryKeys(d, p, m, kb[:m]), entryReals(d, p, m, vb[:m]), vb[:m]
+		keys, vals, out := entryKeys(d, p, m, kb[:m]), entryVals(d, p, m, vb[:m]), vb[:m]
 		for l, v := range vals {
 			if right {
 				out[l] = v * s

@@ -57,6 +57,15 @@ func (noScalars) realAt(int) float64            { return 0 }
 func (noScalars) getInt(int64) (int64, bool)    { return 0, true }
 func (noScalars) getReal(int64) (float64, bool) { return 0, true }
 
+// either returns a or b, whichever is a V: for a function generic over
+// reals and ints, the one of a pair of fields (reals, ints) of its type.
+func either[V, A, B any](a A, b B) V {
+	if v, ok := any(a).(V); ok {
+		return v
+	}
+	return any(b).(V)
+}
+
 // valueAt is entry i of reals (real) or else of ints, as a V: the
 // accessors of a leaf holding either.
 func valueAt[V int64 | float64](real bool, reals []float64, ints []int64, i int64) V {

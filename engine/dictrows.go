@@ -187,10 +187,10 @@ func (r *rowsScatter) rowSlices(m dict, s *vstate) ([]int64, []float64, bool) {
 	keys := entryKeys(m, 0, n, s.rowKeys[:n])
 	g := r.gather
 	if g == nil {
-		return keys, entryReals(m, 0, n, s.rowVals[:n]), true
+		return keys, entryVals(m, 0, n, s.rowVals[:n]), true
 	}
 	vals, xs := s.rowVals[:n], g.x.reals[:min(int64(len(g.x.reals)), g.x.n)]
-	for i, p := range entryInts(m, 0, n, s.rowInts[:n]) {
+	for i, p := range entryVals(m, 0, n, s.rowInts[:n]) {
 		q := p + g.off
 		if uint64(q) >= uint64(len(xs)) {
 			return nil, nil, false
@@ -241,9 +241,9 @@ func (r *rowsScatter) rowsCSR(t dict, real bool) *builtCSR {
 		r.csrOf, r.csr = t, &builtCSR{}
 		var ok bool
 		if real {
-			r.csr.pos, r.csr.idx, r.csr.vals, ok = compressRows(t, entryReals, chunkReals)
+			r.csr.pos, r.csr.idx, r.csr.vals, ok = compressRows(t, entryVals[float64], chunkReals)
 		} else {
-			r.csr.pos, r.csr.idx, r.csr.ints, ok = compressRows(t, entryInts, chunkInts)
+			r.csr.pos, r.csr.idx, r.csr.ints, ok = compressRows(t, entryVals[int64], chunkInts)
 		}
 		if !ok {
 			r.csr = nil

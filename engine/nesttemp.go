@@ -330,9 +330,9 @@ func (s *vstate) dictEntries(fr *frame, nd *vnode, p0 int64, n int) *vval {
 	case nd.op == vDictKey:
 		return s.put(nd, vval{iv: entryKeys(m, q, n, s.ibuf(nd, n))})
 	case nd.real:
-		return s.put(nd, vval{fv: entryReals(m, q, n, s.fbuf(nd, n))})
+		return s.put(nd, vval{fv: entryVals(m, q, n, s.fbuf(nd, n))})
 	}
-	return s.put(nd, vval{iv: entryInts(m, q, n, s.ibuf(nd, n))})
+	return s.put(nd, vval{iv: entryVals(m, q, n, s.ibuf(nd, n))})
 }
 
 // entryKeys returns the keys of positions q..q+n-1 of m: a slice of m's
@@ -368,66 +368,43 @@ func entryKeys(m dict, q, n int, buf []int64) []int64 {
 	return buf[:n]
 }
 
-// entryInts returns the int values of positions q..q+n-1 of m, as
-// entryKeys does its keys.
-func entryInts(m dict, q, n int, buf []int64) []int64 {
+// entryVals returns the values (reals or ints, as V) of positions
+// q..q+n-1 of m, as entryKeys does its keys.
+func entryVals[V int64 | float64](m dict, q, n int, buf []V) []V {
+	_, real := any(buf).([]float64)
+	var own []V
 	switch d := m.(type) {
 	case *laidRows:
-		return d.ints[q : q+n]
+		own = either[[]V](d.reals, d.ints)
 	case *hashRow:
-		if d.leaf() && !d.g.real {
-			return d.intSlice()[q : q+n]
+		if d.leaf() && d.g.real == real {
+			own = either[[]V](d.g.reals, d.g.ints)[d.lo:d.hi]
 		}
 	case *denseLeaf:
-		if d.list(); !d.real {
-			return d.valsI[q : q+n]
+		if d.list(); d.real == real {
+			own = either[[]V](d.valsF, d.valsI)
 		}
 	case *listLeaf:
-		if d.init(); !d.real {
-			return d.ints[q : q+n]
+		if d.init(); d.real == real {
+			own = either[[]V](d.reals, d.ints)
 		}
 	case *rowLeaf:
-		if !d.spec.real {
-			return d.ints[q : q+n]
+		if d.spec.real == real {
+			own = either[[]V](d.reals, d.ints)
 		}
+	}
+	if own != nil {
+		return own[q : q+n]
 	}
 	if n > 0 {
 		nestSaw("one by one")
 	}
 	for l := range buf[:n] {
-		buf[l] = m.intAt(q + l)
-	}
-	return buf[:n]
-}
-
-// entryReals returns the real values of positions q..q+n-1 of m, as
-// entryKeys does its keys.
-func entryReals(m dict, q, n int, buf []float64) []float64 {
-	switch d := m.(type) {
-	case *laidRows:
-		return d.reals[q : q+n]
-	case *hashRow:
-		if d.leaf() && d.g.real {
-			return d.realSlice()[q : q+n]
+		if real {
+			buf[l] = V(m.realAt(q + l))
+		} else {
+			buf[l] = V(m.intAt(q + l))
 		}
-	case *denseLeaf:
-		if d.list(); d.real {
-			return d.valsF[q : q+n]
-		}
-	case *listLeaf:
-		if d.init(); d.real {
-			return d.reals[q : q+n]
-		}
-	case *rowLeaf:
-		if d.spec.real {
-			return d.reals[q : q+n]
-		}
-	}
-	if n > 0 {
-		nestSaw("one by one")
-	}
-	for l := range buf[:n] {
-		buf[l] = m.realAt(q + l)
 	}
 	return buf[:n]
 }
@@ -461,10 +438,10 @@ func (d *laidRows) add(m dict, n int, vals, real bool) {
 	case !vals:
 	case real:
 		d.reals = slices.Grow(d.reals, n)[:k0+n]
-		layOut(d.reals[k0:], entryReals(m, 0, n, d.reals[k0:]))
+		layOut(d.reals[k0:], entryVals(m, 0, n, d.reals[k0:]))
 	default:
 		d.ints = slices.Grow(d.ints, n)[:k0+n]
-		layOut(d.ints[k0:], entryInts(m, 0, n, d.ints[k0:]))
+		layOut(d.ints[k0:], entryVals(m, 0, n, d.ints[k0:]))
 	}
 }
 
