@@ -13,8 +13,11 @@
 	MOVQ 48(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX; \
 	MOVQ 56(R9), DX; CMPQ DX, AX; CMOVQGT DX, AX
 
-// To BAD unless the key of lane OFF/8 at R8 is in [0, nout = R14).
+// To BAD unless the key of lane OFF/8 at R8 (KEYS_OK: of every lane) is
+// in [0, nout = R14).
 #define KEY_OK(OFF, BAD) CMPQ OFF(R8), R14; JCC BAD
+#define KEYS_OK(BAD) KEY_OK(0, BAD); KEY_OK(8, BAD); KEY_OK(16, BAD); KEY_OK(24, BAD); \
+	KEY_OK(32, BAD); KEY_OK(40, BAD); KEY_OK(48, BAD); KEY_OK(56, BAD)
 
 // out[perm[lane]] += XR's low double, as Go's out[k] += s.
 #define ADD_LANE(OFF, XR) MOVQ OFF(R8), DX; VMOVSD (R13)(DX*8), X3; VADDSD XR, X3, X3; VMOVSD X3, (R13)(DX*8)
@@ -93,14 +96,7 @@ chunk:
 	CMPQ CX, R11
 	JGE  done
 	LONGEST
-	KEY_OK(0, done)
-	KEY_OK(8, done)
-	KEY_OK(16, done)
-	KEY_OK(24, done)
-	KEY_OK(32, done)
-	KEY_OK(40, done)
-	KEY_OK(48, done)
-	KEY_OK(56, done)
+	KEYS_OK(done)
 
 	// Words w..w+4L-1 inside cols (w = BX, L = AX): sellFits.
 	MOVQ (R10), BX
