@@ -298,25 +298,20 @@ func (d *denseLeaf) realAt(p int) float64 {
 	v, _ := d.getReal(d.list()[p])
 	return v
 }
-func (d *denseLeaf) getInt(k int64) (int64, bool) {
-	if d.real {
-		v, _ := d.getReal(k)
-		return int64(v), true
+func (d *denseLeaf) getInt(k int64) (int64, bool)    { return denseAt[int64](d, k), true }
+func (d *denseLeaf) getReal(k int64) (float64, bool) { return denseAt[float64](d, k), true }
+
+// denseAt is the value at key k of d, as a V.
+func denseAt[V int64 | float64](d *denseLeaf, k int64) V {
+	switch {
+	case d.real && uint64(k) < uint64(len(d.reals)):
+		return V(d.reals[k])
+	case d.real:
+		return V(d.spillF[k])
+	case uint64(k) < uint64(len(d.ints)):
+		return V(d.ints[k])
 	}
-	if uint64(k) < uint64(len(d.ints)) {
-		return d.ints[k], true
-	}
-	return d.spillI[k], true
-}
-func (d *denseLeaf) getReal(k int64) (float64, bool) {
-	if !d.real {
-		v, _ := d.getInt(k)
-		return float64(v), true
-	}
-	if uint64(k) < uint64(len(d.reals)) {
-		return d.reals[k], true
-	}
-	return d.spillF[k], true
+	return V(d.spillI[k])
 }
 
 // hashLeaf is a built dictionary of scalars in a Go map; the sorted list
