@@ -223,12 +223,10 @@ func inOrder[V int64 | float64](dst, src []V, order []int32) []V {
 	return dst
 }
 
-func (v *hashRow) leaf() bool           { return v.level == v.g.arity-1 }
-func (v *hashRow) size() int            { return v.hi - v.lo }
-func (v *hashRow) keyAt(p int) int64    { return v.g.keys[v.level][v.lo+p] }
-func (v *hashRow) keySlice() []int64    { return v.g.keys[v.level][v.lo:v.hi] }
-func (v *hashRow) realSlice() []float64 { return v.g.reals[v.lo:v.hi] }
-func (v *hashRow) intSlice() []int64    { return v.g.ints[v.lo:v.hi] }
+func (v *hashRow) leaf() bool        { return v.level == v.g.arity-1 }
+func (v *hashRow) size() int         { return v.hi - v.lo }
+func (v *hashRow) keyAt(p int) int64 { return v.g.keys[v.level][v.lo+p] }
+func (v *hashRow) keySlice() []int64 { return v.g.keys[v.level][v.lo:v.hi] }
 
 func (v *hashRow) intAt(p int) int64 {
 	return valueAt[int64](v.g.real, v.g.reals, v.g.ints, int64(v.lo+p))
