@@ -748,7 +748,7 @@ func dotOneAdjacent(x, bs []float64, bb []int64, scale, lo int64, by, out []floa
 	if by != nil {
 		by = by[:len(out)]
 	}
-	l := 0
+	l := dotColumnsAsm(x, bs, bb, scale, lo, by, out)
 	for ; l+4 <= len(out); l += 4 {
 		y0, y1, y2, y3 := bs[bb[l]*scale+lo:][:m], bs[bb[l+1]*scale+lo:][:m], bs[bb[l+2]*scale+lo:][:m], bs[bb[l+3]*scale+lo:][:m]
 		y0, y1, y2, y3 = y0[:len(x)], y1[:len(x)], y2[:len(x)], y3[:len(x)]
