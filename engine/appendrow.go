@@ -229,7 +229,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 			kb, vb = s.freeRoom(int(ends[last]-ends[c]), len(rk))
 			ch, n, pend = nil, 0, 0
 		}
-		m, ok := appendIncreasing(kb[n:], vb[n:], rk, rv, -1)
+		m, ok := appendIncreasingReals(kb[n:], vb[n:], rk, rv, -1)
 		if !ok {
 			break
 		}
@@ -440,11 +440,29 @@ func appendIncreasing[V int64 | float64](ak []int32, av []V, keys []int64, vals 
 		zero |= bit(v == 0)
 		last = k
 	}
-	if down != 0 {
+	return keptIncreasing(ak, av, down != 0, zero != 0)
+}
+
+// appendIncreasingReals is appendIncreasing for reals: in one vector
+// pass where there is assembly.
+func appendIncreasingReals(ak []int32, av []float64, keys []int64, vals []float64, last int64) (int, bool) {
+	vals = vals[:len(keys)]
+	ak, av = ak[:len(keys)], av[:len(keys)]
+	if down, zero, ok := copyIncreasingReals(ak, av, keys, vals, last); ok {
+		return keptIncreasing(ak, av, down, zero)
+	}
+	return appendIncreasing(ak, av, keys, vals, last)
+}
+
+// keptIncreasing is appendIncreasing's answer for the keys and values it
+// wrote to ak and av: not kept if the keys do not increase (down), else
+// how many entries are left once the zeros are dropped.
+func keptIncreasing[V int64 | float64](ak []int32, av []V, down, zero bool) (int, bool) {
+	if down {
 		return 0, false
 	}
-	if zero == 0 {
-		return len(keys), true
+	if !zero {
+		return len(av), true
 	}
 	m := 0
 	for l, v := range av {

@@ -644,3 +644,64 @@ func TestRowsRoomMadeOnce(t *testing.T) {
 		t.Errorf("%d value blocks of %d entries in all for %d entries", blocks, reals, entries)
 	}
 }
+
+// TestAppendIncreasingVector checks appendIncreasing's vector pass
+// (appendIncreasingReals) against its Go loop: keys that increase or fail to (at any place,
+// the first against last, across a group of four), values with zeros of
+// either sign and NaNs, at every length to 22, the same entries kept and
+// the same answer.
+func TestAppendIncreasingVector(t *testing.T) {
+	if !useCopyIncreasing {
+		t.Skip("no vector pass on this machine")
+	}
+	rng := rand.New(rand.NewPCG(5, 9))
+	for n := 0; n <= 22; n++ {
+		for trial := range 40 {
+			keys, vals := make([]int64, n), make([]float64, n)
+			k := int64(rng.IntN(3)) - 1
+			last := k - int64(rng.IntN(2))
+			for l := range keys {
+				k += 1 + int64(rng.IntN(4))
+				keys[l] = k
+				switch rng.IntN(8) {
+				case 0:
+					vals[l] = 0
+				case 1:
+					vals[l] = math.Copysign(0, -1)
+				case 2:
+					vals[l] = math.NaN()
+				default:
+					vals[l] = rng.NormFloat64()
+				}
+			}
+			if n > 0 && trial%3 == 0 {
+				l := rng.IntN(n) // a key that does not increase
+				if l == 0 {
+					keys[0] = last - int64(rng.IntN(2))
+				} else {
+					keys[l] = keys[l-1] - int64(rng.IntN(2))
+				}
+			}
+			ak1, av1 := make([]int32, n), make([]float64, n)
+			// Past the row, guards the masked stores must leave alone.
+			ak2, av2 := make([]int32, n+4), make([]float64, n+4)
+			for l := n; l < n+4; l++ {
+				ak2[l], av2[l] = -7, -7
+			}
+			m1, ok1 := appendIncreasing(ak1, av1, keys, vals, last)
+			m2, ok2 := appendIncreasingReals(ak2[:n], av2[:n], keys, vals, last)
+			for l := n; l < n+4; l++ {
+				if ak2[l] != -7 || av2[l] != -7 {
+					t.Fatalf("keys %v: wrote past the row at %d", keys, l)
+				}
+			}
+			same := m1 == m2 && ok1 == ok2 && (!ok1 || slices.Equal(ak1[:m1], ak2[:m2]))
+			for l := range m1 {
+				same = same && (!ok1 || math.Float64bits(av1[l]) == math.Float64bits(av2[l]))
+			}
+			if !same {
+				t.Fatalf("keys %v vals %v last %d: %d %v %v %v, want %d %v %v %v", keys, vals, last, m2, ok2, ak2[:m2], av2[:m2], m1, ok1, ak1[:m1], av1[:m1])
+			}
+		}
+	}
+}
