@@ -23,5 +23,6 @@ func copyIncreasingReals(ak []int32, av []float64, keys []int64, vals []float64,
 	}
 	_, _, _ = ak[n-1], av[n-1], vals[n-1]
 	f := copyIncreasing(&ak[0], &av[0], &keys[0], &vals[0], int64(n), last)
+	nestSaw("row keys copied in vectors")
 	return f&1 != 0, f&2 != 0, true
 }

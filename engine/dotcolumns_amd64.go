@@ -25,5 +25,9 @@ func dotColumnsAsm(x, bs []float64, bb []int64, scale, lo int64, by, out []float
 		by = by[:len(out)]
 		byp = &by[0]
 	}
-	return int(dotColumns(&out[0], int64(len(out)), &x[0], int64(len(x)), &bs[0], int64(len(bs)), &bb[0], scale, lo, byp))
+	done := int(dotColumns(&out[0], int64(len(out)), &x[0], int64(len(x)), &bs[0], int64(len(bs)), &bb[0], scale, lo, byp))
+	if done > 0 {
+		nestSaw("dot lanes as columns")
+	}
+	return done
 }

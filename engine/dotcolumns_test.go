@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
+	randv2 "math/rand/v2"
 	"testing"
+
+	"github.com/storel/storel/storage"
 )
 
 // TestDotColumns checks dotOne's lanes in assembly against its Go loop
@@ -77,4 +81,39 @@ func TestDotColumnsBounds(t *testing.T) {
 			t.Errorf("bb %v lo %d: %d lanes done, want %d", c.bb, c.lo, got, c.want)
 		}
 	}
+}
+
+// TestDotColumnsRuns runs SDDMM at ranks that leave 0-3 values past the
+// columns of four, and TTV, against the interpreter at 1 and 3 threads,
+// as batches and lane by lane: the batches' dots take the column loop
+// (SDDMM), the rows of a block copy their keys in vectors (both), and
+// at 1 thread their bits are the interpreter's.
+func TestDotColumnsRuns(t *testing.T) {
+	if !useDotColumns || !useCopyIncreasing {
+		t.Skip("no AVX2 loops on this machine")
+	}
+	rng := randv2.New(randv2.NewPCG(28, 17))
+	for _, rank := range []int{1, 3, 4, 8, 13} {
+		t.Run(fmt.Sprintf("SDDMM rank %d", rank), func(t *testing.T) {
+			st := storage.Store{}
+			randCSR(60, 50, 900, rng).store(st, "S")
+			denseStore(st, "U", 60, rank, rng)
+			denseStore(st, "V", 50, rank, rng)
+			dotRuns(t, parse(t, shortSDDMM, st), st, func(short int64, seen map[string]int) {
+				if short == 0 && (seen["dot lanes as columns"] == 0 || seen["row keys copied in vectors"] == 0) {
+					t.Errorf("no column dot or vector key copy; saw %v", seen)
+				}
+			})
+		})
+	}
+	t.Run("TTV", func(t *testing.T) {
+		st := storage.Store{}
+		randCSF(40, 30, 20, 900, rng).store(st, "B")
+		vecStore(st, "D", 20, rng)
+		dotRuns(t, parse(t, shortTTV, st), st, func(short int64, seen map[string]int) {
+			if short == 0 && seen["row keys copied in vectors"] == 0 {
+				t.Errorf("no vector key copy; saw %v", seen)
+			}
+		})
+	})
 }
