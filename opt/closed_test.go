@@ -147,7 +147,7 @@ func TestTransposedCopyBuiltOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !readsAtPositionOfCopy(res.Plan, "B_val") {
+	if !walksCopyOfValues(res.Plan, "B_val") {
 		t.Errorf("the plan does not walk a copy of B:\n%s", ir.Format(res.Plan))
 	}
 	if b := closedInLoop(res.Plan); b != nil {
