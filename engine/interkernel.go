@@ -116,6 +116,19 @@ func sellChunksGo[V number](out []float64, perm, rlen, cpos, cols []int64, vals 
 	return c1
 }
 
+// sellScatterGo scatters rows 0..len(sums)-1 of chunks whose lane
+// lengths are rlen and word offsets cpos, rows in order: row q (lane q%8
+// of chunk q/8) adds each entry's value (1 without values) times
+// (scale*sums[q])*fac into out at its column, entries in order. The
+// caller has checked that the entries lie inside cols and vals and that
+// every half of cols' words indexes out.
+func sellScatterGo[V number](out, sums []float64, rlen, cpos, cols []int64, vals []V, scale, fac float64) {
+	const h = int64(storage.SellHeight)
+	for q := range int64(len(sums)) {
+		interScatter(out, cols, vals, 2*cpos[q/h]+q%h, rlen[q], scale*sums[q]*fac)
+	}
+}
+
 // sellFits reports whether a chunk whose words start at w and whose
 // longest lane has n steps reads inside cols (and vals): words w..w+4n-1,
 // values 2w..2w+8n-1.

@@ -40,3 +40,24 @@ func sellChunks[V number](out []float64, perm, rlen, cpos, cols []int64, vals []
 		&cols[0], int64(len(cols)), vp, int64(len(vals)), unsafe.SliceData(x), ints)
 	return c0 + done
 }
+
+//go:noescape
+func sellScatter(out *float64, sums *float64, rlen *int64, cpos *int64, rows int64, cols *int64, vals unsafe.Pointer, scale float64, fac float64, ints int64)
+
+// sellScatterRows runs sellScatterGo's rows, giving the same bits, in
+// assembly: a Go loop's speed here moved with where the linker put it.
+func sellScatterRows[V number](out, sums []float64, rlen, cpos, cols []int64, vals []V, scale, fac float64) {
+	const h = storage.SellHeight
+	if len(sums) == 0 {
+		return
+	}
+	_, _ = rlen[len(sums)-1], cpos[(len(sums)-1)/h]
+	ints := intFlag(vals)
+	var vp unsafe.Pointer
+	if vals == nil {
+		ints = 2
+	} else {
+		vp = unsafe.Pointer(unsafe.SliceData(vals))
+	}
+	sellScatter(&out[0], &sums[0], &rlen[0], &cpos[0], int64(len(sums)), unsafe.SliceData(cols), vp, scale, fac, ints)
+}

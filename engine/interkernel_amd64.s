@@ -180,3 +180,85 @@ done:
 	VZEROUPPER
 	MOVQ CX, ret+96(FP)
 	RET
+
+// One entry of a row's scatter: the column at byte 4j of DX (a word's
+// half) into BX; out (DI) at it += LOADV's X0 (the value at 8j of R13,
+// times t in X1), then j (R14) += 8 against the row's end AX.
+#define SCATTER_COL MOVL (DX)(R14*4), BX
+#define SCATTER_NEXT ADDQ $8, R14; CMPQ R14, AX
+#define REAL_ENTRY MOVSD (R13)(R14*8), X0; MULSD X1, X0
+#define INT_ENTRY XORPS X0, X0; CVTSQ2SD (R13)(R14*8), X0; MULSD X1, X0
+
+// func sellScatter(out *float64, sums *float64, rlen *int64, cpos *int64, rows int64, cols *int64, vals unsafe.Pointer, scale float64, fac float64, ints int64)
+//
+// sellScatterGo's loop in SSE2 scalar arithmetic, with the same bits:
+// row q (lane q%8 of chunk q/8) adds each entry's value times t =
+// (scale*sums[q])*fac, or t itself (ints = 2: no values), into out at
+// its column, entries in order, rows in order. Values are reals, or ints
+// (ints = 1) converted as Go converts them. Nothing is checked: the
+// caller has.
+TEXT ·sellScatter(SB), NOSPLIT, $0-80
+	MOVQ  out+0(FP), DI
+	MOVQ  sums+8(FP), R8
+	MOVQ  rlen+16(FP), R9
+	MOVQ  cpos+24(FP), R10
+	MOVQ  cols+40(FP), SI
+	MOVQ  vals+48(FP), R15
+	MOVSD scale+56(FP), X3
+	MOVSD fac+64(FP), X4
+	MOVQ  ints+72(FP), R12
+	XORQ  CX, CX
+
+srow:
+	CMPQ  CX, rows+32(FP)
+	JGE   sdone
+	MOVQ  (R9)(CX*8), AX
+	TESTQ AX, AX
+	JLE   snext
+	// base = 2*cpos[q/8] + q%8; the row's columns from byte 4*base of
+	// cols, values from 8*base of vals; j runs 0, 8, ... < 8n.
+	MOVQ  CX, BX
+	SHRQ  $3, BX
+	MOVQ  (R10)(BX*8), BX
+	SHLQ  $1, BX
+	MOVQ  CX, DX
+	ANDQ  $7, DX
+	ADDQ  DX, BX
+	LEAQ  (SI)(BX*4), DX
+	LEAQ  (R15)(BX*8), R13
+	SHLQ  $3, AX
+	XORQ  R14, R14
+	MOVSD (R8)(CX*8), X1
+	MULSD X3, X1
+	MULSD X4, X1
+	CMPQ  R12, $1
+	JLT   sreal
+	JEQ   sint
+	JMP   snone
+	// Each loop starts a 64-byte line, as in fit_amd64.s: where the
+	// linker places the function must not decide whether one straddles
+	// two. Every padded label follows an unconditional jump.
+	PCALIGN $64
+
+sreal:
+	SCATTER_COL; REAL_ENTRY; ADDSD (DI)(BX*8), X0; MOVSD X0, (DI)(BX*8); SCATTER_NEXT
+	JLT sreal
+	JMP snext
+	PCALIGN $64
+
+sint:
+	SCATTER_COL; INT_ENTRY; ADDSD (DI)(BX*8), X0; MOVSD X0, (DI)(BX*8); SCATTER_NEXT
+	JLT sint
+	JMP snext
+	PCALIGN $64
+
+snone:
+	SCATTER_COL; MOVSD (DI)(BX*8), X0; ADDSD X1, X0; MOVSD X0, (DI)(BX*8); SCATTER_NEXT
+	JLT snone
+
+snext:
+	INCQ CX
+	JMP  srow
+
+sdone:
+	RET

@@ -123,3 +123,62 @@ func TestSellChunksAgree(t *testing.T) {
 		t.Errorf("%d chunks ran and %d calls stopped early: too few", ran, stopped)
 	}
 }
+
+// TestSellScatterAgree runs the assembly scatter and the Go one over
+// random chunks (lengths up to 6, some zero or negative, columns in both
+// halves of the words) and requires the same bits in out, for pattern
+// matrices, real values and int values of any size, where rows of a
+// chunk hit the same columns, so their order shows.
+func TestSellScatterAgree(t *testing.T) {
+	const h = storage.SellHeight
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		nout, rows := 1+rng.Int64N(20), rng.Int64N(40)
+		chunks := (rows + h - 1) / h
+		rlen, cpos := make([]int64, chunks*h), make([]int64, chunks+1)
+		for c := range chunks {
+			longest := int64(0)
+			for l := range int64(h) {
+				rlen[c*h+l] = rng.Int64N(9) - 2
+				longest = max(longest, rlen[c*h+l])
+			}
+			cpos[c+1] = cpos[c] + 4*longest
+		}
+		cols := make([]int64, cpos[chunks])
+		for i := range cols {
+			cols[i] = rng.Int64N(nout) + rng.Int64N(nout)*storage.PackedHalf
+		}
+		vals, ivals := make([]float64, 2*len(cols)), make([]int64, 2*len(cols))
+		for i := range vals {
+			vals[i], ivals[i] = rng.NormFloat64()*1e3, int64(rng.Uint64())>>rng.IntN(64)
+		}
+		sums := make([]float64, rows)
+		for i := range sums {
+			sums[i] = rng.NormFloat64()
+		}
+		scale, fac := rng.NormFloat64(), []float64{1, rng.NormFloat64()}[rng.IntN(2)]
+		for kind := range 3 {
+			want := make([]float64, nout)
+			for i := range want {
+				want[i] = rng.NormFloat64()
+			}
+			got := append([]float64(nil), want...)
+			switch kind {
+			case 0:
+				sellScatterGo[float64](want, sums, rlen, cpos, cols, nil, scale, fac)
+				sellScatterRows[float64](got, sums, rlen, cpos, cols, nil, scale, fac)
+			case 1:
+				sellScatterGo(want, sums, rlen, cpos, cols, vals, scale, fac)
+				sellScatterRows(got, sums, rlen, cpos, cols, vals, scale, fac)
+			case 2:
+				sellScatterGo(want, sums, rlen, cpos, cols, ivals, scale, fac)
+				sellScatterRows(got, sums, rlen, cpos, cols, ivals, scale, fac)
+			}
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("trial %d (kind %d): out[%d] = %v, Go scatter %v", trial, kind, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -520,11 +520,7 @@ func (it *interleaved) run(fr *frame, o *nloop, lo, hi int64, b *builder) bool {
 			sums := sums[:(end-c)*h]
 			clear(sums)
 			done = c + it.chunks(sums, interIota[:(end-c)*h], R[c*h:end*h], Cp[c:end], 0, end-c)
-			for ci := c; ci < done; ci++ {
-				for l := range h {
-					it.scatterRow(R[ci*h+l], 2*Cp[ci]+l, scale*sums[(ci-c)*h+l], fac, b)
-				}
-			}
+			it.scatterChunks(sums[:(done-c)*h], R[c*h:done*h], Cp[c:done], scale, fac, b)
 		} else {
 			done = it.chunks(b.reals, P, R, Cp, c, end)
 		}
@@ -607,6 +603,29 @@ func (it *interleaved) row(q int64, scale, fac float64, b *builder) bool {
 	}
 	it.scatterRow(n, base, scale*s, fac, b)
 	return true
+}
+
+// scatterChunks scatters the rows of chunks the kernels ran, in order:
+// row q adds its entries times scale*sums[q] (and fac) as scatterRow
+// does, its lengths R and word offsets Cp the chunks'.
+func (it *interleaved) scatterChunks(sums []float64, R, Cp []int64, scale, fac float64, b *builder) {
+	const h = int64(interH)
+	if it.cols.halfMax >= int64(len(b.reals)) {
+		for q := range int64(len(sums)) {
+			it.scatterRow(R[q], 2*Cp[q/h]+q%h, scale*sums[q], fac, b)
+		}
+		return
+	}
+	// fac is 1 without a factor: t*1 is t.
+	out, cols := b.reals, it.cols.ints
+	switch {
+	case it.vals == nil:
+		sellScatterRows[float64](out, sums, R, Cp, cols, nil, scale, fac)
+	case it.vals.info.Elem == ir.Real:
+		sellScatterRows(out, sums, R, Cp, cols, it.vals.reals, scale, fac)
+	default:
+		sellScatterRows(out, sums, R, Cp, cols, it.vals.ints, scale, fac)
+	}
 }
 
 // scatterRow adds, for k < n, the entry at half index base + 8k (or
