@@ -136,6 +136,14 @@ const firstWindow = 1
 // growWindows lets windows grow (tests keep every window one position).
 var growWindows = true
 
+// windowEnd is the end of a window of at most w positions from from: at
+// to, or at a multiple of w, so that past the first few windows start
+// and end where blocks of rows that kernels run whole do (sell's chunks
+// of 8 rows), rather than one position short of them.
+func windowEnd(from, to, w int64) int64 {
+	return min(to, from+w-from%w)
+}
+
 // runChecked runs positions from..to-1 of loop l in windows, checking
 // the run's limits between them; without limits (m nil) in one call.
 func runChecked(m *monitor, l *loop, fr *frame, st srcState, from, to int64, b *builder) {
@@ -149,10 +157,7 @@ func runChecked(m *monitor, l *loop, fr *frame, st srcState, from, to int64, b *
 	}
 	defer func() { fr.win = w }()
 	for from < to && fr.err == nil {
-		hi := to
-		if to-from > w {
-			hi = from + w
-		}
+		hi := windowEnd(from, to, w)
 		t0 := time.Now()
 		l.run(fr, st, from, hi, b)
 		from = hi

@@ -132,3 +132,27 @@ func TestHeapReadsSpaced(t *testing.T) {
 		t.Errorf("%d heap reads in %v; want 1 to %d", reads, time.Since(start), max)
 	}
 }
+
+// Windows that double from one position, from any start, end at
+// multiples of their sizes: all but a few positions lie in windows that
+// cover whole aligned blocks of 8, which the interleaved rows run as
+// chunks rather than row by row.
+func TestWindowsAlign(t *testing.T) {
+	for _, start := range []int64{0, 1, 5, 13, 1000, 4093} {
+		for _, n := range []int64{1, 9, 4884, 1 << 20} {
+			from, w, loose := start, int64(1), int64(0)
+			for from < start+n {
+				hi := windowEnd(from, start+n, w)
+				if hi <= from || hi-from > w || (hi != start+n && hi%w != 0) {
+					t.Fatalf("start %d, n %d: window of %d from %d ends at %d", start, n, w, from, hi)
+				}
+				// Positions of the window outside its whole blocks of 8.
+				loose += hi - from - 8*max(0, hi/8-(from+7)/8)
+				from, w = hi, 2*w
+			}
+			if loose > 24 {
+				t.Errorf("start %d, n %d: %d positions outside whole blocks of 8", start, n, loose)
+			}
+		}
+	}
+}
