@@ -27,21 +27,11 @@ func TestSellChunksAgree(t *testing.T) {
 	for trial := range 400 {
 		nout, nx := 1+rng.Int64N(40), 1+rng.Int64N(30)
 		chunks := rng.Int64N(12)
-		perm, rlen := make([]int64, chunks*h), make([]int64, chunks*h)
-		cpos := make([]int64, chunks+1)
-		for c := range chunks {
-			longest := int64(0)
-			for l := range int64(h) {
-				perm[c*h+l] = rng.Int64N(nout)
-				rlen[c*h+l] = rng.Int64N(7)
-				longest = max(longest, rlen[c*h+l])
-			}
-			cpos[c+1] = cpos[c] + 4*longest
+		perm := make([]int64, chunks*h)
+		for i := range perm {
+			perm[i] = rng.Int64N(nout)
 		}
-		cols := make([]int64, cpos[chunks])
-		for i := range cols {
-			cols[i] = rng.Int64N(nx) + rng.Int64N(nx)*storage.PackedHalf
-		}
+		rlen, cpos, cols := randomChunks(rng, chunks, 0, 7, nx)
 		// Real values, NaN in the padding; int values anywhere in the
 		// range converted exactly, its ends in the padding.
 		vals, ivals := make([]float64, 2*len(cols)), make([]int64, 2*len(cols))
@@ -124,6 +114,26 @@ func TestSellChunksAgree(t *testing.T) {
 	}
 }
 
+// randomChunks makes chunks of sell lanes: lengths in lo..hi-1, each
+// chunk's words as many as its longest lane needs, their halves below nx.
+func randomChunks(rng *rand.Rand, chunks, lo, hi, nx int64) (rlen, cpos, cols []int64) {
+	const h = storage.SellHeight
+	rlen, cpos = make([]int64, chunks*h), make([]int64, chunks+1)
+	for c := range chunks {
+		longest := int64(0)
+		for l := range int64(h) {
+			rlen[c*h+l] = lo + rng.Int64N(hi-lo)
+			longest = max(longest, rlen[c*h+l])
+		}
+		cpos[c+1] = cpos[c] + 4*longest
+	}
+	cols = make([]int64, cpos[chunks])
+	for i := range cols {
+		cols[i] = rng.Int64N(nx) + rng.Int64N(nx)*storage.PackedHalf
+	}
+	return rlen, cpos, cols
+}
+
 // TestSellScatterAgree runs the assembly scatter and the Go one over
 // random chunks (lengths up to 6, some zero or negative, columns in both
 // halves of the words) and requires the same bits in out, for pattern
@@ -135,19 +145,7 @@ func TestSellScatterAgree(t *testing.T) {
 	for trial := range 200 {
 		nout, rows := 1+rng.Int64N(20), rng.Int64N(40)
 		chunks := (rows + h - 1) / h
-		rlen, cpos := make([]int64, chunks*h), make([]int64, chunks+1)
-		for c := range chunks {
-			longest := int64(0)
-			for l := range int64(h) {
-				rlen[c*h+l] = rng.Int64N(9) - 2
-				longest = max(longest, rlen[c*h+l])
-			}
-			cpos[c+1] = cpos[c] + 4*longest
-		}
-		cols := make([]int64, cpos[chunks])
-		for i := range cols {
-			cols[i] = rng.Int64N(nout) + rng.Int64N(nout)*storage.PackedHalf
-		}
+		rlen, cpos, cols := randomChunks(rng, chunks, -2, 7, nout)
 		vals, ivals := make([]float64, 2*len(cols)), make([]int64, 2*len(cols))
 		for i := range vals {
 			vals[i], ivals[i] = rng.NormFloat64()*1e3, int64(rng.Uint64())>>rng.IntN(64)
