@@ -12,7 +12,8 @@ import (
 // its terms in order from 0.0 and then its sum into out at its key,
 // lanes in order. interkernel_amd64.s runs it with AVX2; this Go loop on other
 // CPUs, and where the values are ints too large to convert exactly in
-// SIMD.
+// SIMD. A dot-and-scatter then scatters the chunks' rows one after
+// another (sellScatterGo; in SSE2 on amd64).
 
 // sellChunkCalls bounds the chunks of one kernel call: the runtime cannot
 // preempt assembly.
