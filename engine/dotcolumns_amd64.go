@@ -2,7 +2,7 @@
 
 package engine
 
-// dotColumns is dotOneAdjacent's lanes in AVX2 (dotlanes_amd64.s), four at
+// dotColumns is dotOneAdjacent's lanes in AVX2 (dotcolumns_amd64.s), four at
 // a time from lane 0 while four are left, up to the first four with a
 // row out of bs; it returns the lanes done.
 //
