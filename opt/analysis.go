@@ -591,7 +591,7 @@ func (s *session) globalCard(sym uint64) Card {
 		c := make(Card, len(fo))
 		keys := s.stats.MapKeys[name]
 		for i, x := range fo {
-			c[i] = Level{Size: x, Layout: LayoutHash}
+			c[i] = Level{Size: x, Layout: LayoutStored}
 			if i < len(keys) {
 				c[i].Keys = interval{0, keys[i], true}
 			}

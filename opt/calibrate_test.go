@@ -39,7 +39,7 @@ var modelCoefs = []struct {
 	p    *float64
 }{
 	{"costScalarOp", &costScalarOp}, {"costCall", &costCall},
-	{"iterRange", &iterRange}, {"iterArray", &iterArray}, {"iterHash", &iterHash},
+	{"iterRange", &iterRange}, {"iterArray", &iterArray}, {"iterHash", &iterHash}, {"iterStored", &iterStored},
 	{"loopRun", &loopRun}, {"mergeRun", &mergeRun}, {"loopRerun", &loopRerun},
 	{"lookupArray", &lookupArray}, {"lookupHash", &lookupHash},
 	{"insertDense", &insertDense}, {"insertHash", &insertHash}, {"insertRow", &insertRow}, {"insertScatter", &insertScatter},

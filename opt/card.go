@@ -16,18 +16,23 @@ const (
 	LayoutNone    Layout = iota // a scalar, or not known
 	LayoutArray                 // a physical array, a range or a subarray: positional, every position visited
 	LayoutDense                 // built by @dense singletons into a dense array
-	LayoutHash                  // built by @hash singletons, or a level of a physical hash map or trie
+	LayoutHash                  // built by @hash singletons
 	LayoutLogical               // built by logical singletons: no representation chosen yet (cost ∞)
+	// LayoutStored is a level of a physical hash map or trie. The engine
+	// lays the map out by levels once (keys, children's bounds and
+	// values as arrays) and walks a level as a segment of them, as it
+	// walks a compressed level, not through a built dictionary's values.
+	LayoutStored
 )
 
 func (l Layout) String() string {
-	return [...]string{"", "array", "dense", "hash", "logical"}[l]
+	return [...]string{"", "array", "dense", "hash", "logical", "stored"}[l]
 }
 
 // rank orders layouts from the cheapest to read to the dearest; a class
 // whose nodes build different layouts reports the cheapest.
 func (l Layout) rank() int {
-	return [...]int{4, 0, 1, 2, 3}[l]
+	return [...]int{5, 0, 1, 3, 4, 2}[l]
 }
 
 func annLayout(a ir.Ann) Layout {

@@ -53,15 +53,25 @@ var (
 	// array (dcsr) adds each row through the builder.
 	iterRange = 0.0
 	iterArray = 1.0 // γ_iter of a physical array or subarray
-	// iterHash is γ_iter of a hash map or trie level, and of a
-	// dictionary the plan builds (dense or hashed): the engine's loop
-	// nests iterate ranges and physical arrays only, and walk any other
-	// source through its generic dictionary values (TestCalibrate fits
-	// 45-64 for hash maps). MMM written as nested sums over A and B(k)
+	// iterHash is γ_iter of a dictionary the plan builds (dense or
+	// hashed): the engine's loop nests iterate ranges, physical arrays
+	// and stored maps' levels (iterStored) only, and walk any other
+	// source through its generic dictionary values. MMM written as
+	// nested sums over A and B(k)
 	// (bench/programs/variants/mmm_nested.sdql, bcsstk16) builds A and B
 	// and walks them in 85 ms where the fused plan takes 10 ms: 2.6M
 	// more steps, about 30 ns each.
 	iterHash = 30.0
+	// iterStored (fitted) is γ_iter of a level of a physical hash map or
+	// trie (LayoutStored): the engine walks it as a segment of its level
+	// layout's arrays (engine/hashwalk.go), as a compressed level. At
+	// iterHash's 30 the model priced TTV over a hash map 5x above the
+	// same walk over csf, which runs as fast. TestCalibrate fits 3.2 (2.9
+	// to 3.3 a round) on the SpMV, BATAX, MMM and MTTKRP plans over hash
+	// maps, and 3.6-4.2 alone (-opt.calibrate.only iterStored); at 3 the
+	// model ranks BATAX over a hash map above csr and coo, which run
+	// 1.07-1.49x faster (bench/results/calibrate.txt).
+	iterStored = 4.0
 
 	// loopRun is the fixed cost of one run of a sum or merge (its
 	// bounds, its state), paid once per run however few its steps.
@@ -180,8 +190,11 @@ func stepCoef(g *graph, src egraph.ClassID, c Card) float64 {
 }
 
 func iterCoef(l Layout) float64 {
-	if l == LayoutArray {
+	switch l {
+	case LayoutArray:
 		return iterArray
+	case LayoutStored:
+		return iterStored
 	}
 	return iterHash
 }
@@ -195,7 +208,7 @@ func insertCoef(c Card) float64 {
 }
 
 func lookupCoef(l Layout) float64 {
-	if l == LayoutHash || l == LayoutLogical {
+	if l == LayoutHash || l == LayoutLogical || l == LayoutStored {
 		return lookupHash
 	}
 	return lookupArray

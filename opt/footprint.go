@@ -24,8 +24,8 @@ type Footprint struct {
 // (map[int64]float64 under Go 1.26 takes 24 to 36 bytes an entry, as full
 // as its table happens to be: 36 after 2^20 inserts, 24 after 1.5*2^20).
 // A logical level may become a list or a map: the map's figure. A level of
-// a physical array is read in place.
-var layoutBytes = [...]float64{LayoutNone: 16, LayoutArray: 0, LayoutDense: 8, LayoutHash: 36, LayoutLogical: 36}
+// a physical array or hash map is read in place.
+var layoutBytes = [...]float64{LayoutNone: 16, LayoutArray: 0, LayoutDense: 8, LayoutHash: 36, LayoutLogical: 36, LayoutStored: 0}
 
 // CardBytes estimates the bytes of a dictionary of cardinality c.
 func CardBytes(c Card) float64 {
