@@ -29,19 +29,21 @@ func TestRepeatStartsCollected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forced := func(repeat int) uint32 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		if _, err := p.Run(storel.RunOptions{Threads: 1, Repeat: repeat, NoValue: true}); err != nil {
-			t.Fatal(err)
+	for _, engine := range []storel.Engine{storel.EngineCompiled, storel.EngineInterp} {
+		forced := func(repeat int) uint32 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if _, err := p.Run(storel.RunOptions{Threads: 1, Repeat: repeat, NoValue: true, Engine: engine}); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			return after.NumForcedGC - before.NumForcedGC
 		}
-		runtime.ReadMemStats(&after)
-		return after.NumForcedGC - before.NumForcedGC
-	}
-	if n := forced(1); n != 0 {
-		t.Errorf("one run: %d forced collections, want 0", n)
-	}
-	if n := forced(3); n != 1 {
-		t.Errorf("three runs: %d forced collections, want 1", n)
+		if n := forced(1); n != 0 {
+			t.Errorf("%s, one run: %d forced collections, want 0", engine, n)
+		}
+		if n := forced(3); n != 1 {
+			t.Errorf("%s, three runs: %d forced collections, want 1", engine, n)
+		}
 	}
 }
