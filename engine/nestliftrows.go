@@ -264,7 +264,6 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	// of its value (keys[p]), or of a loop around it (as they are).
 	keys, rd := nl.arr.ints, c.rd
 	lo3, hi3 := fr.i[rd.loSlot], fr.i[rd.hiSlot]
-	cEnd := int32(len(ch.cols))
 	p0, last := p, sq.key
 	ks, vs := nl.ks, nl.vs
 	// lim: the rows (the staged ones among them) the level's blocks have
@@ -296,7 +295,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		}
 		if rb != nil && g0 <= g1 && g1-g0 <= rowBatchPos {
 			if m > 0 && (g0 != rb.f0+int64(e) || e+int(g1-g0) > rowBatchPos) {
-				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+				if m = rb.flush(sq, w, ch, m); m > 0 {
 					p -= int64(m)
 					m = 0
 					break
@@ -315,7 +314,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			rb.ends[m], rb.keys[m] = int32(e), k
 			last = k
 			if m++; m == rowBatchLen {
-				if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+				if m = rb.flush(sq, w, ch, m); m > 0 {
 					p -= int64(m) - 1 // the first row not recorded
 					m = 0
 					break
@@ -325,7 +324,7 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 			continue
 		}
 		if m > 0 {
-			if m = rb.flush(sq, w, ch, m, cEnd); m > 0 {
+			if m = rb.flush(sq, w, ch, m); m > 0 {
 				p -= int64(m)
 				m = 0
 				break
@@ -353,14 +352,13 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 		}
 		w.realBlock = w.realBlock[:len(w.realBlock)+n]
 		ch.reals = ch.reals[:len(ch.reals)+n]
+		sq.recordRows(ch, len(ch.reals)-n, n, 1)
 		push(&sq.keys, k)
-		push(&sq.vEnds, int32(len(ch.reals)))
-		push(&sq.cEnds, cEnd)
 		last = k
 		lim = rowsFit(w, n)
 	}
 	if m > 0 {
-		p -= int64(rb.flush(sq, w, ch, m, cEnd))
+		p -= int64(rb.flush(sq, w, ch, m))
 	}
 	if p > p0 {
 		w.carved += int(p-p0) * n
@@ -526,7 +524,7 @@ func (rb *rowBatch) setGo(out []float64, n, m int, bs, cs []float64) int {
 // (room made for them) and records those before the first that the
 // walks cannot take or that has a zero, as rows does, and returns how
 // many it did not record.
-func (rb *rowBatch) flush(sq *seqRows, w *workspace, ch *seqChunk, m int, cEnd int32) int {
+func (rb *rowBatch) flush(sq *seqRows, w *workspace, ch *seqChunk, m int) int {
 	n, e, mw := rb.n, rb.walk(int(rb.ends[m-1])), m
 	for mw > 0 && int(rb.ends[mw-1]) > e {
 		mw--
@@ -537,20 +535,11 @@ func (rb *rowBatch) flush(sq *seqRows, w *workspace, ch *seqChunk, m int, cEnd i
 		if &rb.xv[0] != &rb.x[0] {
 			nestSaw("lifted rows' values read in place")
 		}
-	}
-	w.realBlock = w.realBlock[:len(w.realBlock)+r*n]
-	end := len(ch.reals)
-	ch.reals = ch.reals[:end+r*n]
-	// One record at a time, loop by loop: three slices indexed
-	// together in one loop kept their bounds checks and cost a tenth of
-	// the rows' time.
-	copy(extend(&sq.keys, r), rb.keys[:r])
-	vEnds, cEnds := extend(&sq.vEnds, r), extend(&sq.cEnds, r)
-	for i := range vEnds {
-		vEnds[i] = int32(end + (i+1)*n)
-	}
-	for i := range cEnds {
-		cEnds[i] = cEnd
+		w.realBlock = w.realBlock[:len(w.realBlock)+r*n]
+		end := len(ch.reals)
+		ch.reals = ch.reals[:end+r*n]
+		copy(extend(&sq.keys, r), rb.keys[:r])
+		sq.recordRows(ch, end, n, r)
 	}
 	return m - r
 }
@@ -560,9 +549,9 @@ func (rb *rowBatch) flush(sq *seqRows, w *workspace, ch *seqChunk, m int, cEnd i
 // with nothing done (no row opened, nothing added, no error kept) where
 // the general way is to run it: b not in sequential mode, among others.
 // rows bounds the rows to come (a row per iteration; a walk of a whole
-// level, TTM's fibers, has its positions from here on): the rows'
-// records are sized for them at the first rows, not grown row after
-// row.
+// level, TTM's fibers, has its positions from here on): the rows' keys
+// are sized for them at the first rows, not grown row after row (dense
+// rows of one width have no other record).
 func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int64) bool {
 	sq := b.x.seq
 	if sq == nil {
@@ -634,7 +623,7 @@ func (r *liftRows) row(fr *frame, nl *nloop, b *builder, s *liftState, rows int6
 		if t := b.x.tree; t != nil {
 			out = t.out
 		}
-		sq.keys, sq.vEnds, sq.cEnds = pooledGrow(sq.keys, m, out), pooledGrow(sq.vEnds, m, out), pooledGrow(sq.cEnds, m, out)
+		sq.keys = pooledGrow(sq.keys, m, out)
 	}
 	if lo == 0 && noZero(vals) {
 		// As closeAppendedRow keeps a run of keys 0..n-1: the dense

@@ -24,7 +24,9 @@ import (
 // slice from key 0, is moved next to the lists). Consecutive rows of a
 // block make a chunk; a row is recorded by its key and where it ends in
 // its chunk: no builder and no pointer per row, and an empty row costs
-// nothing. The first key out of order, keys that do not fit a list of
+// nothing. A chunk of dense rows all of one width (TTM's fibers, each a
+// row of B's k) records its width once, and its rows their keys alone.
+// The first key out of order, keys that do not fit a list of
 // 4-byte keys, a streak of long dense rows (see workspace.streak: the
 // rows skip the workspace then), or any access other than adding into
 // the row at a key (addDict, merge) ends the mode for good: the rows so
@@ -40,11 +42,12 @@ type seqRows struct {
 	key  int64      // the greatest key given a row so far (-1: none)
 	live bool       // cur holds row key, not yet recorded
 	keys []int64    // keys of the closed non-empty rows, increasing
-	// Row r's values end at vEnds[r] in its chunk's reals or ints, its
-	// list keys at cEnds[r] in the chunk's cols; a row with values but
-	// no list keys is dense (its values are at keys 0, 1, ...). A row
-	// starts where the one before ends, or at 0 if it is its chunk's
-	// first.
+	// The records of the rows of chunks of no width: row r, of chunk c,
+	// has values ending at vEnds[i] in its chunk's reals or ints and
+	// list keys at cEnds[i] in the chunk's cols, i = c.rec + r -
+	// c.first; a row with values but no list keys is dense (its values
+	// are at keys 0, 1, ...). A row starts where the one before ends,
+	// or at 0 if it is its chunk's first.
 	vEnds  []int32
 	cEnds  []int32
 	chunks []seqChunk
@@ -56,6 +59,10 @@ type seqRows struct {
 // seqChunk is a block of rows in sequential mode.
 type seqChunk struct {
 	first int // the index of its first row
+	// width: each row is dense, width values from key 0, and has no
+	// record; 0: the rows are recorded from vEnds[rec], cEnds[rec] on.
+	width int
+	rec   int
 	cols  []int32
 	reals []float64
 	ints  []int64
@@ -241,7 +248,7 @@ func follows[T any](s, next []T) bool {
 // store records a row at s.key: its values own and, for a list, its keys
 // cols (nil: dense). Both are where the row is to stay; when they follow
 // the last chunk's in its arrays, they extend the chunk, else they start
-// a new one.
+// a new one, of the row's width if the row is dense.
 func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, cols []int32) {
 	n := len(own)
 	var ch *seqChunk
@@ -252,7 +259,11 @@ func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, co
 		}
 	}
 	if ch == nil {
-		s.chunks = append(s.chunks, seqChunk{first: len(s.keys)})
+		c := seqChunk{first: len(s.keys), rec: len(s.vEnds)}
+		if cols == nil {
+			c.width = n
+		}
+		s.chunks = append(s.chunks, c)
 		ch = &s.chunks[len(s.chunks)-1]
 		*vals(ch) = own[:0]
 	}
@@ -264,9 +275,45 @@ func store[V int64 | float64](s *seqRows, vals func(*seqChunk) *[]V, own []V, co
 		}
 		ch.cols = ch.cols[:len(ch.cols)+n]
 	}
+	s.recordRows(ch, len(*v)-n, n, 1)
 	push(&s.keys, s.key)
-	push(&s.vEnds, int32(len(*v)))
-	push(&s.cEnds, int32(len(ch.cols)))
+}
+
+// recordRows records the m rows of n values just added to ch, the last
+// chunk, after its first from values (their keys are the caller's to
+// push): nothing but the rows' count in a chunk of their width. Rows of
+// another shape end the chunk's width: its rows so far are recorded one
+// by one, once.
+func (s *seqRows) recordRows(ch *seqChunk, from, n, m int) {
+	if ch.width > 0 {
+		if n == ch.width && len(ch.cols) == 0 {
+			return
+		}
+		ch.rec = len(s.vEnds)
+		rows := from / ch.width
+		vEnds, cEnds := extend(&s.vEnds, rows), extend(&s.cEnds, rows)
+		for i := range vEnds {
+			vEnds[i] = int32((i + 1) * ch.width)
+		}
+		clear(cEnds)
+		ch.width = 0
+	}
+	c := int32(len(ch.cols))
+	if m == 1 {
+		push(&s.vEnds, int32(from+n))
+		push(&s.cEnds, c)
+		return
+	}
+	// One record at a time, loop by loop: three slices indexed
+	// together in one loop kept their bounds checks and cost a tenth of
+	// the rows' time.
+	vEnds, cEnds := extend(&s.vEnds, m), extend(&s.cEnds, m)
+	for i := range vEnds {
+		vEnds[i] = int32(from + (i+1)*n)
+	}
+	for i := range cEnds {
+		cEnds[i] = c
+	}
 }
 
 // push appends v to *s, doubling *s when full: append grows a long slice
@@ -333,10 +380,16 @@ func (s *seqRows) chunkFrom(r, ci int) int {
 // span returns where row r, of chunk ci, starts and ends in the chunk's
 // values (v0, v1) and list keys (c0, c1).
 func (s *seqRows) span(r, ci int) (v0, v1, c0, c1 int) {
-	if r > s.chunks[ci].first {
-		v0, c0 = int(s.vEnds[r-1]), int(s.cEnds[r-1])
+	ch := &s.chunks[ci]
+	if w := ch.width; w > 0 {
+		v0 = (r - ch.first) * w
+		return v0, v0 + w, 0, 0
 	}
-	return v0, int(s.vEnds[r]), c0, int(s.cEnds[r])
+	i := ch.rec + r - ch.first
+	if r > ch.first {
+		v0, c0 = int(s.vEnds[i-1]), int(s.cEnds[i-1])
+	}
+	return v0, int(s.vEnds[i]), c0, int(s.cEnds[i])
 }
 
 // fill makes nb, an empty builder of the rows' spec, row r of chunk ci:
@@ -435,12 +488,13 @@ func (b *builder) appendSequential(o *builder) bool {
 // appendRows moves the closed rows of o after s's and returns the index
 // of o's first row in s.
 func (s *seqRows) appendRows(o *seqRows) int {
-	off := len(s.keys)
+	off, rec := len(s.keys), len(s.vEnds)
 	s.keys = append(s.keys, o.keys...)
 	s.vEnds = append(s.vEnds, o.vEnds...)
 	s.cEnds = append(s.cEnds, o.cEnds...)
 	for _, c := range o.chunks {
 		c.first += off
+		c.rec += rec
 		s.chunks = append(s.chunks, c)
 	}
 	return off
