@@ -219,6 +219,7 @@ type liftState struct {
 	batch  mulBatch    // walkOne's positions
 	rows   rowBatch    // liftRows.rows' rows of one position
 	block  blockRun    // liftRows.rows' set-up for the run
+	outer  outerRows   // rowsAcross' outer iterations
 	gen    uint64      // the run: a setup of another is stale
 	j0     int64
 	n      int

@@ -123,6 +123,8 @@ func (nl *nloop) onlyLiftRows() bool {
 // the key's row opened and the inner loop's rows run into it, with no
 // statement dispatch or look-up of the lifted range's state. (Its rows
 // arrive at most a few per iteration: TTM's 15 fibers per i on orghs.)
+// Where the rows run in blocks, a block runs across iterations
+// (rowsAcross); the iteration it stops in goes on from there this way.
 func (nl *nloop) runRowsOf(fr *frame, lo, hi int64, b *builder) {
 	in, single := nl.rowsOf, nl.stmt
 	if b == nil || b.spec.depth != 3 || b.x == nil || !in.onlyLiftRows() {
@@ -133,6 +135,15 @@ func (nl *nloop) runRowsOf(fr *frame, lo, hi int64, b *builder) {
 	s := fr.liftState(r.k)
 	s.walked = r.walked
 	for p := lo; p < hi; p++ {
+		from := int64(-1) // the inner iteration p goes on from (-1: its first)
+		if r.block && r.walked != nil {
+			q, j := nl.rowsAcross(fr, p, hi, b, s)
+			if q == hi || q > p && j < 0 {
+				p = q - 1
+				continue
+			}
+			p, from = q, j
+		}
 		nl.setVars(fr, p)
 		k := single.key(fr)
 		if fr.err != nil {
@@ -140,6 +151,7 @@ func (nl *nloop) runRowsOf(fr *frame, lo, hi int64, b *builder) {
 		}
 		ch := b.child(k)
 		if j0, j1, ok := in.open(fr); ok && j0 < j1 {
+			j0 = max(j0, from)
 			if ch.spec.depth != 2 || ch.x == nil {
 				in.runPerIteration(fr, j0, j1, ch)
 			} else {
@@ -153,6 +165,86 @@ func (nl *nloop) runRowsOf(fr *frame, lo, hi int64, b *builder) {
 	nestSaw("rows of lifted rows")
 }
 
+// outerRows are the iterations of a block of rowsAcross: per iteration
+// its key and the end of its inner iterations.
+type outerRows struct {
+	keys, ends [outerRowsLen]int64
+}
+
+// outerRowsLen is the most iterations of a block of rowsAcross.
+const outerRowsLen = 128
+
+// rowsAcross runs iterations p.. of nl (below hi), whose rows of rows the
+// loop rowsOf fills with walked rows in blocks, as one block of its
+// rows: the iterations' keys increasing and their inner iterations
+// following one another (a CSF level's), the block runs them all
+// (liftRows.rows, its order check starting again where an iteration's
+// end), then records the iterations whose rows it ran as closeMid does.
+// It returns the iteration it stopped in and the inner iteration to go
+// on from there (that iteration's row of rows left open, as child would
+// leave it), or -1 where no row of that iteration ran; hi where it ran
+// them all. The rows' inner bounds must read the inner loop's key or
+// value alone: the frame holds the last iteration's variables.
+func (nl *nloop) rowsAcross(fr *frame, p, hi int64, b *builder, s *liftState) (int64, int64) {
+	in := nl.rowsOf
+	sq := b.x.seq
+	c := &s.block
+	if sq == nil || sq.outer == nil || c.n == 0 || !in.readsOwnSlots(c.rd) {
+		return p, -1
+	}
+	o, ob := sq.outer, &s.outer
+	n, last := 0, o.key
+	var j0, j1 int64
+	for q := p; q < hi && n < outerRowsLen; q++ {
+		nl.setVars(fr, q)
+		k := nl.stmt.key(fr)
+		f0, f1, ok := in.open(fr)
+		if fr.err != nil || !ok || k <= last || f0 > f1 || n > 0 && f0 != j1 {
+			fr.err = nil
+			break
+		}
+		if n == 0 {
+			j0 = f0
+		}
+		ob.keys[n], ob.ends[n] = k, f1
+		j1, last = f1, k
+		n++
+	}
+	if n == 0 || !o.closeMid() {
+		return p, -1
+	}
+	e := in.liftRows.rows(fr, in, o.mid, s, j0, j1, ob.ends[:n])
+	base := len(sq.keys) - int(e-j0) // one row per inner iteration run
+	if e > j0 {
+		nestSaw("lifted rows across rows of rows")
+	}
+	sq.key = -1
+	start := j0
+	for a := range n {
+		end := ob.ends[a]
+		if e < end {
+			if e == start {
+				return p + int64(a), -1
+			}
+			o.key, o.live, sq.key = ob.keys[a], true, in.arr.ints[e-1]
+			return p + int64(a), e
+		}
+		o.key = ob.keys[a]
+		if end > start {
+			o.record(base + int(end-j0))
+		}
+		start = end
+	}
+	return p + int64(n), -1
+}
+
+// readsOwnSlots reports whether rd reads bounds at nl's key or value
+// alone.
+func (nl *nloop) readsOwnSlots(rd segReader) bool {
+	own := func(slot int) bool { return slot == nl.ks || slot == nl.vs }
+	return own(rd.loSlot) && own(rd.hiSlot)
+}
+
 // liftRowsIn runs iterations lo..hi-1 of nl into b, a dictionary of
 // rows, as runLiftRows does, s the lifted range's state.
 func (nl *nloop) liftRowsIn(fr *frame, lo, hi int64, b *builder, s *liftState) {
@@ -163,7 +255,7 @@ func (nl *nloop) liftRowsIn(fr *frame, lo, hi int64, b *builder, s *liftState) {
 	}
 	for p := lo; p < hi; p++ {
 		if r.block {
-			if p = r.rows(fr, nl, b, s, p, hi); p == hi {
+			if p = r.rows(fr, nl, b, s, p, hi, nil); p == hi {
 				return
 			}
 		}
@@ -177,8 +269,8 @@ func (nl *nloop) liftRowsIn(fr *frame, lo, hi int64, b *builder, s *liftState) {
 	}
 }
 
-// rows runs iterations p.. of nl into b as row does, a block of them in
-// one loop: per row the key and the inner loop's bounds are read in
+// rows runs iterations p.. of nl (below hi) into b as row does, a block
+// of them in one loop: per row the key and the inner loop's bounds are read in
 // place, its lanes written at the free end of the level's blocks and
 // the row recorded as the dense slice it is, with no check or call that
 // holds for every row of the block. Walked rows (s.walked), once the
@@ -190,8 +282,9 @@ func (nl *nloop) liftRowsIn(fr *frame, lo, hi int64, b *builder, s *liftState) {
 // key out of order, a fiber the walks cannot take, a run that fails, a
 // row with a zero or with no room left go to row, the general way,
 // which runs them from the start (a row's lanes are not recorded until
-// all are written).
-func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi int64) int64 {
+// all are written). The rows' keys must increase but where an iteration
+// of ends starts (the rows of several rows of rows: rowsAcross).
+func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi int64, ends []int64) int64 {
 	sq := b.x.seq
 	l, kl, sum := s.walked, r.k, r.sum
 	if sq == nil || sq.live || len(sq.chunks) == 0 {
@@ -269,7 +362,15 @@ func (r *liftRows) rows(fr *frame, nl *nloop, b *builder, s *liftState, p, hi in
 	// lim: the rows (the staged ones among them) the level's blocks have
 	// room for, worked out again where the blocks' lengths change.
 	lim := rowsFit(w, n)
+	next := hi // where the next rows of rows starts (ends[0])
+	if len(ends) > 0 {
+		next = ends[0]
+	}
 	for ; p < hi && m < lim; p++ {
+		for p == next {
+			last, ends = -1, ends[1:]
+			next = ends[0]
+		}
 		k := keys[p]
 		switch rd.loSlot {
 		case ks:

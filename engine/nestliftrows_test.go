@@ -363,12 +363,16 @@ func TestLiftedRowsValuesInPlace(t *testing.T) {
 }
 
 // TestRowsOfLiftedRows runs TTM's loop over i, whose body opens the row
-// of rows that its fibers' lifted rows fill (runRowsOf), against the
-// interpreter at 1 and 3 threads and the bits of the loops per j: as
-// built, with an outer row of no fibers, with two outer keys out of order
-// (the dictionary leaves sequential mode there, and the rows after go
-// through the general builder) and with an outer key repeated (its two
-// runs of fibers add into one row of rows).
+// of rows that its fibers' lifted rows fill (runRowsOf), in blocks across
+// the rows of rows (rowsAcross), against the interpreter at 1 and 3
+// threads and the bits of the loops per j: as built, with an outer row
+// of no fibers, with two outer keys out of order (the dictionary leaves
+// sequential mode there, and the rows after go through the general
+// builder), with an outer key repeated (its two runs of fibers add into
+// one row of rows), with a fiber of zeros inside and first in an outer
+// row (its row goes the general way: the block stops there and its outer
+// row goes on from it), and with a fiber reading past D's end (the
+// error is the interpreter's).
 func TestRowsOfLiftedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(37, 53))
 	var cs []csfCoord
@@ -390,17 +394,34 @@ func TestRowsOfLiftedRows(t *testing.T) {
 		{"an outer row of no fibers", func(b *sparseCSF) { b.pos2[4] = b.pos2[3] }},
 		{"outer keys out of order", func(b *sparseCSF) { b.idx1[20], b.idx1[21] = b.idx1[21], b.idx1[20] }},
 		{"an outer key repeated", func(b *sparseCSF) { b.idx1[10] = b.idx1[9] }},
+		{"a fiber of zeros inside an outer row", func(b *sparseCSF) { clear(b.val[b.pos3[b.pos2[12]+2]:b.pos3[b.pos2[12]+3]]) }},
+		{"a fiber of zeros first in an outer row", func(b *sparseCSF) { clear(b.val[b.pos3[b.pos2[14]]:b.pos3[b.pos2[14]+1]]) }},
+		{"a fiber reading past D's end", func(b *sparseCSF) { b.idx3[b.pos3[b.pos2[16]+1]] = 400 }},
 	} {
-		b := csfOf([3]int64{40, 30, 30}, slices.Clone(cs), rng)
-		tc.alter(b)
-		st := storage.Store{}
-		b.store(st, "B")
-		denseStore(st, "D", 12, 30, rng)
-		e := parse(t, liftTTM, st)
-		seen := events(func() { agree(t, e, st) })
-		if seen["rows of lifted rows"] == 0 || seen["lifted rows in a block"] == 0 {
-			t.Errorf("%s: the rows of rows did not run the lifted rows directly: %v", tc.name, seen)
+		// D with zeros (rows with a zero lane go the general way, so
+		// blocks stop often) and without (blocks run to their end).
+		for _, zeros := range []bool{true, false} {
+			b := csfOf([3]int64{40, 30, 30}, slices.Clone(cs), rng)
+			tc.alter(b)
+			st := storage.Store{}
+			b.store(st, "B")
+			denseStore(st, "D", 12, 30, rng)
+			if !zeros {
+				d := st["D_val"].(*storage.Array).F
+				for i, v := range d {
+					if v == 0 {
+						d[i] = 5
+					}
+				}
+			}
+			e := parse(t, liftTTM, st)
+			seen := events(func() { agree(t, e, st) })
+			if seen["rows of lifted rows"] == 0 || seen["lifted rows in a block"] == 0 || seen["lifted rows across rows of rows"] == 0 {
+				t.Errorf("%s, zeros in D %v: the rows of rows did not run the lifted rows directly, in blocks across them: %v", tc.name, zeros, seen)
+			}
+			if _, err := runEngine(e, st, 1); err == nil {
+				sameBitsPerJ(t, e, st, nil)
+			}
 		}
-		sameBitsPerJ(t, e, st, nil)
 	}
 }

@@ -87,27 +87,33 @@ func (o *seqOuter) closeMid() bool {
 		return false
 	}
 	if n := len(s.keys); n > o.from() {
-		if len(o.keys) == cap(o.keys) {
-			// Doubled, and past outerPooled values grown at once to
-			// what the pools give (pooledGrow, as the rows' records
-			// are): append grows a long slice by a quarter, and a
-			// level of many values (TTM's 2e4 rows of fibers) was
-			// copied, zeroed and faulted in anew many times a run.
-			var out *runBlocks
-			if t := o.root.x.tree; t != nil {
-				out = t.out
-			}
-			m := max(len(o.keys), 16)
-			if len(o.keys) >= outerPooled {
-				m = max(m, longRow-len(o.keys))
-			}
-			o.keys, o.ends = pooledGrow(o.keys, m, out), pooledGrow(o.ends, m, out)
-		}
-		o.keys = append(o.keys, o.key)
-		o.ends = append(o.ends, n)
+		o.record(n)
 	}
 	s.key, o.live = -1, false
 	return true
+}
+
+// record records the value at o.key, its rows ending at row n of the
+// seqRows.
+func (o *seqOuter) record(n int) {
+	if len(o.keys) == cap(o.keys) {
+		// Doubled, and past outerPooled values grown at once to
+		// what the pools give (pooledGrow, as the rows' records
+		// are): append grows a long slice by a quarter, and a
+		// level of many values (TTM's 2e4 rows of fibers) was
+		// copied, zeroed and faulted in anew many times a run.
+		var out *runBlocks
+		if t := o.root.x.tree; t != nil {
+			out = t.out
+		}
+		m := max(len(o.keys), 16)
+		if len(o.keys) >= outerPooled {
+			m = max(m, longRow-len(o.keys))
+		}
+		o.keys, o.ends = pooledGrow(o.keys, m, out), pooledGrow(o.ends, m, out)
+	}
+	o.keys = append(o.keys, o.key)
+	o.ends = append(o.ends, n)
 }
 
 // leave ends sequential mode for the dictionary and its open value: see
