@@ -425,6 +425,9 @@ func (c *compiler) lowerSum(e *ir.Expr, lb loopBody) *nloop {
 				}
 			} else if nl.rowsOf = rowsOfLifted(nl); nl.rowsOf != nil {
 				nl.info.exec = "per iteration, the row of rows opened and the inner loop's lifted rows run into it directly (in sequential mode)"
+				if r := nl.rowsOf.liftRows; r.block && r.walked != nil {
+					nl.info.exec += fmt.Sprintf("; the rows of up to %d iterations whose keys increase and whose inner iterations follow one another as one block", outerRowsLen)
+				}
 			}
 		}
 	}

@@ -34,7 +34,10 @@ import (
 // (MTTKRP's B_val * D row * C row at k): t's lanes are staged per
 // position from the fiber's (fibRows). The loop around such a loop, whose
 // body opens a row of rows for it (TTM's i), runs it directly
-// (runRowsOf): no statement dispatch per outer row.
+// (runRowsOf): no statement dispatch per outer row; and where its
+// iterations' inner iterations follow one another (a CSF level's), the
+// walked rows of many of them run as one block (rowsAcross), the outer
+// rows recorded after.
 // An iteration the rows cannot take (a key not after the last row's,
 // the row open or the mode left, a range too short or too long for
 // lanes, a run of lanes that fails) runs the general way, which reports
