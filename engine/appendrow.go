@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sort"
 )
 
 // Rows appended in key order. A sequential row (seqrows.go) whose
@@ -129,7 +130,12 @@ func growAppend[V int64 | float64](w *workspace, block *[]V, need int) bool {
 // not grown row after row. It returns the row it stopped at: before a
 // row whose key does not follow the rows so far (that row is left for
 // the general way), or at once when b is not appending rows of reals.
-func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
+//
+// nkeys, where not nil, are keys as int32s, aligned with them, that
+// storage knows to increase within every row and to lie in 0..
+// narrowKeyLimit (keptKeys): whole rows are then kept a run of rows at
+// a time, their keys copied as they are and not read.
+func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, nkeys []int32, vals []float64, ukeys []int64, key func(c int) int64) int {
 	x := b.x
 	if x == nil || !x.sequential && x.seq == nil || x.seq != nil && x.seq.outer != nil || b.spec.depth != 2 || !b.spec.kid.real {
 		return c0
@@ -147,7 +153,7 @@ func (b *builder) appendRows(ends []int64, c0 int, lo, hi int64, keys []int64, v
 			continue // no entries: no row
 		}
 		if s := x.seq; s != nil && r0 == ends[c] && r0 != ends[0] {
-			if n := s.keepRows(ends, c, lo, hi, keys, vals, ukeys, key); n > c {
+			if n := s.keepRows(ends, c, lo, hi, keys, nkeys, vals, ukeys, key); n > c {
 				block, c = true, n-1
 				continue
 			}
@@ -194,8 +200,11 @@ func rowKey(ukeys []int64, key func(c int) int64, c int) int64 {
 // list is kept where it was written. The rows fill the room the blocks
 // have (freeRoom), and a list after a list extends the chunk its
 // predecessor is in: a row costs its entries' copy and its record (TTV's
-// rows are 14 entries on average, of 1 or 2 per fiber).
-func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals []float64, ukeys []int64, key func(c int) int64) int {
+// rows are 14 entries on average, of 1 or 2 per fiber). With nkeys
+// (appendRows), the rows' entries are copied ahead a run of rows at a
+// time (copyAhead), not row by row, and no key is read but each row's
+// last.
+func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, nkeys []int32, vals []float64, ukeys []int64, key func(c int) int64) int {
 	w := s.w
 	if cur := s.cur; cur.ws != w || cur.spec.depth != 1 || s.live && !cur.app || !s.closeRow() {
 		return c
@@ -212,8 +221,9 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	// (sync), not row by row.
 	s.keys, s.vEnds, s.cEnds = slices.Grow(s.keys, last-c), slices.Grow(s.vEnds, last-c), slices.Grow(s.cEnds, last-c)
 	kb, vb := s.freeRoom(int(ends[last]-ends[c]), int(ends[c+1]-ends[c]))
-	var ch *seqChunk // the chunk the lists since kb's start extend
-	n, pend := 0, 0  // entries written from kb's start; of those, not yet in the blocks' lengths
+	var ch *seqChunk  // the chunk the lists since kb's start extend
+	n, pend := 0, 0   // entries written from kb's start; of those, not yet in the blocks' lengths
+	ahead := int64(0) // rows ending by here (from lo) are at kb[n:] and vb[n:] already, none with a zero
 	for ; c < last; c++ {
 		r0, r1 := ends[c]-lo, ends[c+1]-lo
 		if r0 == r1 {
@@ -221,15 +231,21 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 		}
 		rk, rv := keys[r0:r1], vals[r0:r1]
 		k := rowKey(ukeys, key, c)
-		if k <= s.key || rk[len(rk)-1] > narrowKeyLimit {
+		if k <= s.key || nkeys == nil && rk[len(rk)-1] > narrowKeyLimit {
 			break
 		}
 		if len(rk) > min(len(kb), len(vb))-n {
 			s.sync(ch, pend)
 			kb, vb = s.freeRoom(int(ends[last]-ends[c]), len(rk))
-			ch, n, pend = nil, 0, 0
+			ch, n, pend, ahead = nil, 0, 0, 0
 		}
-		m, ok := appendIncreasingReals(kb[n:], vb[n:], rk, rv, -1)
+		if nkeys != nil && r1 > ahead {
+			ahead = copyAhead(kb[n:], vb[n:], nkeys, vals, ends[c:last+1], lo)
+		}
+		m, ok := int(r1-r0), true
+		if r1 > ahead {
+			m, ok = appendIncreasingReals(kb[n:], vb[n:], rk, rv, -1)
+		}
 		if !ok {
 			break
 		}
@@ -247,7 +263,7 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 			s.closeAppended()
 			s.live = false
 			kb, vb = s.freeRoom(int(ends[last]-ends[c+1]), 0)
-			ch, n, pend = nil, 0, 0
+			ch, n, pend, ahead = nil, 0, 0, 0
 			continue
 		}
 		n += m
@@ -265,6 +281,48 @@ func (s *seqRows) keepRows(ends []int64, c int, lo, hi int64, keys []int64, vals
 	}
 	s.sync(ch, pend)
 	return c
+}
+
+// copyAhead copies the entries of the rows that ends bounds (positions
+// from lo; nkeys and vals indexed from lo), from the first row on, to kb
+// and vb: as many whole rows as they have room for, up to the first row
+// half full or more (closed dense, in place, by keepRows) or with a zero
+// value (a zero at a new key is no entry: that row goes the way of
+// appendIncreasing). Each entry is so copied once at most. It returns
+// where the rows it copied end, from lo; ends[0]-lo when none.
+func copyAhead(kb []int32, vb []float64, nkeys []int32, vals []float64, ends []int64, lo int64) int64 {
+	r0 := ends[0] - lo
+	room := int64(min(len(kb), len(vb)))
+	e := 0
+	for ; e+1 < len(ends); e++ {
+		a, b := ends[e]-lo, ends[e+1]-lo
+		if b-r0 > room || b > a && int64(nkeys[b-1])+1 <= denseLeafFactor*(b-a) {
+			break
+		}
+	}
+	// The last row end before the first zero.
+	if z := r0 + int64(copyNonzero(vb[:ends[e]-lo-r0], vals[r0:ends[e]-lo])); z < ends[e]-lo {
+		e = sort.Search(e, func(j int) bool { return ends[j]-lo > z }) - 1
+	}
+	end := ends[e] - lo
+	if end > r0 {
+		copy(kb[:end-r0], nkeys[r0:end])
+		nestSaw("rows copied ahead")
+	}
+	return end
+}
+
+// copyNonzero copies src to dst up to its first zero and returns how
+// many it copied.
+func copyNonzero(dst, src []float64) int {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		if v == 0 {
+			return i
+		}
+		dst[i] = v
+	}
+	return len(src)
 }
 
 // freeRoom makes room for next entries, the first row of need entries in

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 // TestAppendRowsSkipWorkspace: rows whose keys arrive in increasing
@@ -501,26 +502,47 @@ func TestAppendIncreasing(t *testing.T) {
 // go the general way). List rows after the first of a block are kept in
 // one loop, each extending its predecessor's chunk. The rows' keys (i,
 // the values of B's first level) are read from the level's array in
-// place, not evaluated row by row. Each agrees with the interpreter at 1
-// and 3 threads.
+// place, not evaluated row by row. Where storage knows the rows' keys (B's
+// second level) increase within every row and fit a list key, rows are
+// copied a run at a time from the keys' 32-bit copy, keys not read ("rows
+// copied ahead"; where the row loops take such copies); keys out of
+// order in a row (a user's layout) or past the list key's limit are not.
+// Each agrees with the interpreter at 1 and 3 threads.
 func TestRowsBlockSink(t *testing.T) {
+	defer func(l int64) { narrowKeyLimit = l }(narrowKeyLimit)
 	rng := rand.New(rand.NewPCG(28, 11))
 	for _, tc := range []struct {
 		name          string
 		i, j, k, nnz  int
 		zeros, repeat bool
 		lists         bool // list rows follow one another in a block
+		unsorted      bool // two keys of a row swapped
+		limit         int64
+		ahead         bool
 	}{
-		{"lists", 600, 300, 20, 4000, false, false, true},
-		{"dense rows", 200, 6, 20, 3000, false, false, false},
-		{"dense and list rows", 300, 12, 20, 1500, false, false, true},
-		{"zero sums", 600, 300, 20, 4000, true, false, true},
-		{"repeated row keys", 600, 300, 20, 4000, false, true, false},
+		{"lists", 600, 300, 20, 4000, false, false, true, false, math.MaxInt32, true},
+		{"dense rows", 200, 6, 20, 3000, false, false, false, false, math.MaxInt32, false},
+		{"dense and list rows", 300, 12, 20, 1500, false, false, true, false, math.MaxInt32, true},
+		{"zero sums", 600, 300, 20, 4000, true, false, true, false, math.MaxInt32, true},
+		{"repeated row keys", 600, 300, 20, 4000, false, true, false, false, math.MaxInt32, true},
+		{"keys out of order in a row", 600, 300, 20, 4000, false, false, false, true, math.MaxInt32, false},
+		{"keys past the list key's limit", 600, 300, 20, 4000, false, false, false, false, 290, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			narrowKeyLimit = tc.limit
 			st := storage.Store{}
 			b := randCSF(tc.i, tc.j, tc.k, tc.nnz, rng)
 			b.store(st, "B")
+			if tc.unsorted {
+				idx2 := slices.Clone(b.idx2)
+				for r := range len(b.pos2) - 1 {
+					if p := b.pos2[r]; b.pos2[r+1]-p >= 3 {
+						idx2[p], idx2[p+1] = idx2[p+1], idx2[p]
+						break
+					}
+				}
+				st["B_idx2"] = storage.IntArray(idx2)
+			}
 			denseStore(st, "D", 1, tc.k, rng)
 			if tc.zeros {
 				d := st["D_val"].(*storage.Array).F
@@ -538,7 +560,11 @@ func TestRowsBlockSink(t *testing.T) {
 				st["B_idx1"] = storage.IntArray(idx1)
 			}
 			e := parse(t, shortTTV, st)
-			seen := events(func() { agree(t, e, st) })
+			var got value.Value
+			seen := events(func() { got = agree(t, e, st) })
+			if keepsZero(got) {
+				t.Errorf("a zero kept as an entry")
+			}
 			if seen["rows appended as a block"] == 0 {
 				t.Errorf("no block of rows went into the sink together; events %v", seen)
 			}
@@ -548,7 +574,66 @@ func TestRowsBlockSink(t *testing.T) {
 			if seen["row keys read in place"] == 0 {
 				t.Errorf("the rows' keys were not read in place; events %v", seen)
 			}
+			if got := seen["rows copied ahead"] > 0; got != (tc.ahead && useNarrow) {
+				t.Errorf("rows copied ahead %v, want %v; events %v", got, tc.ahead, seen)
+			}
 		})
+	}
+}
+
+// keepsZero reports whether v, a dictionary of dictionaries of reals,
+// holds a zero entry (the interpreter's results hold none).
+func keepsZero(v value.Value) bool {
+	d, ok := v.(*value.Dict)
+	if !ok {
+		return v == 0.0
+	}
+	for _, x := range d.Vals {
+		if keepsZero(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCopyAhead: copyAhead copies whole rows only, as many as the room
+// holds, and stops before a row half full or more (its last key + 1 at
+// most twice its entries) and before the row of the first zero value.
+func TestCopyAhead(t *testing.T) {
+	// Rows at positions 10..13, 13..16, 16..17, 17..20 (from lo 10).
+	keys := []int32{3, 8, 40, 1, 9, 30, 50, 2, 7, 60}
+	ends := []int64{10, 13, 16, 17, 20}
+	for _, c := range []struct {
+		name  string
+		room  int
+		zero  int // a zero value there, -1 none
+		dense bool
+		want  int64
+	}{
+		{"all", 10, -1, false, 10},
+		{"room for two rows", 6, -1, false, 6},
+		{"room for three rows", 9, -1, false, 7},
+		{"room inside the first row", 2, -1, false, 0},
+		{"zero in the third row", 10, 6, false, 6},
+		{"zero first", 10, 0, false, 0},
+		{"third row dense", 10, -1, true, 6},
+	} {
+		vals := make([]float64, len(keys))
+		for p := range vals {
+			vals[p] = float64(p + 1)
+		}
+		if c.zero >= 0 {
+			vals[c.zero] = 0
+		}
+		k := slices.Clone(keys)
+		if c.dense {
+			k[6] = 1 // one entry at key 1: half full
+		}
+		kb, vb := make([]int32, c.room), make([]float64, c.room)
+		got := copyAhead(kb, vb, k, vals, ends, 10)
+		if got != c.want || !slices.Equal(kb[:got], k[:got]) || !slices.Equal(vb[:got], vals[:got]) {
+			t.Errorf("%s: copied to %d (%v %v), want %d", c.name, got, kb, vb, c.want)
+		}
 	}
 }
 
@@ -634,7 +719,7 @@ func TestRowsRoomMadeOnce(t *testing.T) {
 	for w0, w := 0, 1; w0 < rows; w0, w = w0+w, 2*w {
 		w1 := min(w0+w, rows)
 		lo, hi := ends[w0], ends[w1]
-		if c := b.appendRows(ends[w0:w1+1], 0, lo, hi, keys[lo:hi], vals[lo:hi], ukeys[w0:w1], nil); c != w1-w0 {
+		if c := b.appendRows(ends[w0:w1+1], 0, lo, hi, keys[lo:hi], nil, vals[lo:hi], ukeys[w0:w1], nil); c != w1-w0 {
 			t.Fatalf("window %d..%d: appendRows stopped at row %d", w0, w1, w0+c)
 		}
 	}

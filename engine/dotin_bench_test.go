@@ -80,7 +80,7 @@ func BenchmarkFilteredDot(b *testing.B) {
 	out := make([]float64, rows)
 	b.Run("dot", func(b *testing.B) {
 		for range b.N {
-			if _, ok := csrDotAsm(out, p[1:], p[0], idx, nidx, x, y, int64(len(idx)), 1, 1, 1); !ok {
+			if _, ok := csrDotAsm(out, p[1:], p[0], idx, nidx, x, y, int64(len(idx)), 1, 1, 1, false); !ok {
 				csrDot(out, p[1:], p[0], idx, x, y, int64(len(idx)), 1, 1, 1)
 			}
 		}

@@ -61,15 +61,25 @@ func rowsAsm(out []float64, h []int64, l int64, ip, xp unsafe.Pointer, n int64, 
 	return len(h)
 }
 
-// csrDotAsm is csrDot in assembly, for y of reals (false otherwise). It
-// reads the column indices from nidx when that is idx narrowed.
-func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
+// csrDotAsm is csrDot in assembly, for y of reals (false otherwise, out
+// untouched). It reads the column indices from nidx when that is idx
+// narrowed. With set, out's rows are set to their sums, as if out were
+// cleared first.
+func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64, set bool) (int, bool) {
 	ys, ok := any(y).([]float64)
 	if !ok || len(h) == 0 {
 		return 0, false
 	}
 	ip, narrow := narrowFlag(idx, nidx)
-	return rowsAsm(out, h, l, ip, unsafe.Pointer(unsafe.SliceData(x)), n, unsafe.SliceData(ys), a, b, c, intFlag(x)+narrow, 0, 0), true
+	mode := intFlag(x) + narrow
+	if set {
+		if mode == 4 && a == 1 && b == 1 && c == 1 {
+			mode = 20
+		} else {
+			clear(out[:len(h)])
+		}
+	}
+	return rowsAsm(out, h, l, ip, unsafe.Pointer(unsafe.SliceData(x)), n, unsafe.SliceData(ys), a, b, c, mode, 0, 0), true
 }
 
 // csrDotInAsm is csrDotIn in assembly for int32 indices and x of reals,

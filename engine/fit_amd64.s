@@ -104,6 +104,10 @@
 // it: go vet cannot see frame references in a macro's arguments).
 #define ROW_OK(L, H, BAD) TESTQ L, L; JLT BAD; CMPQ L, H; JGT BAD
 
+// dotRows' next row k = CX of R11 rows, its end h[k] (h at R8) into BX:
+// to DONE past the last row or where the bounds are bad.
+#define NEXT_ROW(DONE) CMPQ CX, R11; JGE DONE; MOVQ (R8)(CX*8), BX; ROW_OK(AX, BX, DONE)
+
 // R = ((R*a)*b)*c with a, b, c in X3, X4, X5 (products commute exactly:
 // Go's ((a*s)*b)*c).
 #define SCALE(R) MULSD X3, R; MULSD X4, R; MULSD X5, R
@@ -116,7 +120,11 @@
 // none (ints = 2: dotRows sums y[idx[p]], a pattern matrix); y and out
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
 // read sign-extended: 4 bytes per entry instead of 8; ints + 8 (after
-// + 4) sums only the entries whose index is in [lo, lo+w) (csrDotIn). A row k runs p = l..h[k]-1 with l the bound before (the
+// + 4) sums only the entries whose index is in [lo, lo+w) (csrDotIn);
+// ints = 20 (int32 indices, real values, a = b = c = 1) sets out[k] to
+// s + 0, which is what adding s into a zeroed out gives, bit for bit, so
+// out need not be cleared first, and a row of one entry takes no partial
+// sums. A row k runs p = l..h[k]-1 with l the bound before (the
 // argument l for row 0). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
@@ -141,12 +149,11 @@ TEXT ·dotRows(SB), NOSPLIT, $0-120
 	MOVQ  w+104(FP), R15
 	LEAQ  (R13)(R14*8), R13 // y from lo (lo = 0 without a window)
 	XORQ  CX, CX
+	CMPQ  R9, $20
+	JEQ   setRow
 
 row:
-	CMPQ  CX, R11
-	JGE   done
-	MOVQ  (R8)(CX*8), BX
-	ROW_OK(AX, BX, done)
+	NEXT_ROW(done)
 	CMPQ  BX, n+48(FP)
 	JGT   done
 	DOT_ZERO
@@ -192,6 +199,42 @@ store:
 done:
 	MOVQ CX, ret+112(FP)
 	RET
+
+	// ints = 20: rows set, not added to, unscaled. A row of one entry is
+	// its product (s0 = 0 + p; the partials add zeros to it); others sum
+	// as above.
+setRow:
+	XORPS X8, X8
+	PCALIGN $32
+
+setNext:
+	NEXT_ROW(done)
+	CMPQ    BX, n+48(FP)
+	JGT     done
+	LEAQ    1(AX), DX
+	CMPQ    DX, BX
+	JNE     setLong
+	MOVLQSX (SI)(AX*4), DX
+	MOVSD   (DI)(AX*8), X1
+	MULSD   (R13)(DX*8), X1
+	MOVQ    BX, AX
+
+setStore:
+	ADDSD X8, X1
+	MOVSD X1, (R10)(CX*8)
+	INCQ  CX
+	JMP   setNext
+
+setLong:
+	DOT_ZERO
+	CMPQ AX, BX
+	JGE  setStore
+	JMP  setEntry
+	DOT_LOOP(setEntry, setTail, NARROW_I, REAL_X, setPartials)
+
+setPartials:
+	DOT_PARTIALS
+	JMP setStore
 
 // func dotScatterRows2(h1 *int64, l1 int64, idx1 *int64, x unsafe.Pointer, n1 int64, y *float64, h2 *int64, l2 int64, idx2 *int64, v unsafe.Pointer, n2 int64, out *float64, rows int64, a float64, b float64, c float64, ints int64) int64
 //

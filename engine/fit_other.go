@@ -9,7 +9,7 @@ package engine
 // they are given them.
 const narrowRows = false
 
-func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64) (int, bool) {
+func csrDotAsm[X, Y number](out []float64, h []int64, l int64, idx []int64, nidx []int32, x []X, y []Y, n int64, a, b, c float64, set bool) (int, bool) {
 	return 0, false
 }
 

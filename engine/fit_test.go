@@ -85,10 +85,10 @@ func TestFitLoops(t *testing.T) {
 					ref  func(o []float64) int64
 				}{
 					{"dot real*real", func(o []float64) (int, bool) {
-						return csrDotAsm(o[lo:], pos[lo+1:rows+1], pos[lo], idx, nidx, xf, yf, n, a, b, c)
+						return csrDotAsm(o[lo:], pos[lo+1:rows+1], pos[lo], idx, nidx, xf, yf, n, a, b, c, false)
 					}, func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xf, yf, n, lo, int64(rows), a, b, c) }},
 					{"dot int*real", func(o []float64) (int, bool) {
-						return csrDotAsm(o[lo:], pos[lo+1:rows+1], pos[lo], idx, nidx, xi, yf, n, a, b, c)
+						return csrDotAsm(o[lo:], pos[lo+1:rows+1], pos[lo], idx, nidx, xi, yf, n, a, b, c, false)
 					}, func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xi, yf, n, lo, int64(rows), a, b, c) }},
 				} {
 					var ran bool
@@ -100,6 +100,30 @@ func TestFitLoops(t *testing.T) {
 					if ran {
 						wr, r := run(tc.ref)
 						check(w+tc.name+", assembly", g, wr, q, r)
+					}
+				}
+				// Rows set rather than added to (out holding anything
+				// before), unscaled, with products of either zero: the
+				// bits of adding into zeros.
+				xz := append([]float64(nil), xf...)
+				for p := range xz {
+					if p%5 == 0 {
+						xz[p] = math.Copysign(0, float64(p%2)-0.5)
+					}
+				}
+				got := make([]float64, rows)
+				for k := range got {
+					got[k] = math.NaN()
+				}
+				if k, ok := csrDotAsm(got[lo:], pos[lo+1:rows+1], pos[lo], idx, nidx, xz, yf, n, 1, 1, 1, true); ok {
+					want, r := run(func(o []float64) int64 { return rowsDot(o, pos, pos, 0, 1, idx, xz, yf, n, lo, int64(rows), 1, 1, 1) })
+					if lo+int64(k) != r {
+						t.Fatalf("trial %d%s set: stopped at row %d, checked loop at %d", trial, w, lo+int64(k), r)
+					}
+					for q := lo; q < r; q++ {
+						if math.Float64bits(got[q]) != math.Float64bits(want[q]) {
+							t.Fatalf("trial %d%s set: row %d = %v, checked loop %v", trial, w, q, got[q], want[q])
+						}
 					}
 				}
 			}
@@ -344,7 +368,7 @@ func TestDotPartialSums(t *testing.T) {
 			w = ", narrow"
 		}
 		rows["csrDotAsm"+w] = func(out []float64) {
-			if _, ok := csrDotAsm(out, pos[1:], 0, idx, ni, x, y, 4, 1, 1, 1); !ok && narrowRows {
+			if _, ok := csrDotAsm(out, pos[1:], 0, idx, ni, x, y, 4, 1, 1, 1, false); !ok && narrowRows {
 				out[0] = math.NaN()
 			}
 		}

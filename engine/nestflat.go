@@ -266,7 +266,7 @@ func (o *nloop) directDot(fr *frame, st *flatState, s *nstmt, r0, r1 int64, b *b
 			return true
 		}
 	}
-	return d.rowsScaled(fr, s.loop, b.reals[r0:r1], r0, r1, sc)
+	return d.rowsScaled(fr, s.loop, b.reals[r0:r1], r0, r1, sc, false)
 }
 
 // rowLetStep returns the step among steps whose real let is the whole of
@@ -943,7 +943,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// keys come in order, else row by row.
 				setRow(r0, i)
 				appended, lim := true, min(r1, kend)
-				ukeys := u.keys()
+				ukeys, nkeys := u.keys(), o.keptKeys(s, r0, kend)
 				if ukeys != nil {
 					nestSaw("row keys read in place")
 				}
@@ -952,7 +952,11 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 						// The rows from c on that start before lim into
 						// the sink together (the first and last maybe in
 						// part).
-						if n := b.appendRows(u.bounds, c, g0, lim, keys[g0-r0:], st.vals[i][g0-r0:], ukeys, func(c int) int64 {
+						var nk []int32
+						if nkeys != nil {
+							nk = nkeys[g0-r0:]
+						}
+						if n := b.appendRows(u.bounds, c, g0, lim, keys[g0-r0:], nk, st.vals[i][g0-r0:], ukeys, func(c int) int64 {
 							u.p.setVars(fr, u.r0+int64(c))
 							return u.single.key(fr)
 						}); n > c {
@@ -991,7 +995,6 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 				// The rows' terms add into o's own scalar: the rows' sums
 				// by the primitive, then added in row order.
 				out := grow(&st.vals[i], rows)
-				clear(out)
 				if d.rows(fr, s.loop, out, r0, r1) {
 					a := fr.f[acc]
 					for _, x := range out {
@@ -1000,6 +1003,7 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 					fr.f[acc] = a
 					continue
 				}
+				clear(out)
 			}
 			o.flatRun(fr, st, fp, i, s.loop, r0, r1, setRow, b, false)
 		}
@@ -1007,6 +1011,24 @@ func (o *nloop) runBlock(fr *frame, fp *flatPlan, r0, r1 int64, b *builder) {
 			return
 		}
 	}
+}
+
+// keptKeys returns the int32 copy of the keys flatKeys read in place for
+// rows r0..kend-1 (step s's key is the value o walks), where storage
+// knows they increase within every segment of o's positions array and
+// lie in 0..narrowKeyLimit (appendRows then reads none of them); nil
+// otherwise.
+func (o *nloop) keptKeys(s *nstmt, r0, kend int64) []int32 {
+	kv, sb := s.keyVec, o.seg
+	if kv == nil || kv.key.op != vVal || sb == nil || kv.key.cl != sb.arr || kend <= r0 {
+		return nil
+	}
+	a := sb.arr
+	if len(a.narrow) != len(a.ints) || a.imin < 0 || a.imax > narrowKeyLimit || a.array == nil || sb.lo.array == nil ||
+		sb.lo != sb.hi || sb.hiOff != sb.loOff+1 || sb.loSlot != sb.hiSlot || !a.array.IncreasesWithin(sb.lo.array) {
+		return nil
+	}
+	return a.narrow[r0:kend]
 }
 
 // addRows adds rows g0..g1-1 of a block from r0 (step i, singleton s,
@@ -1205,10 +1227,10 @@ func (o *nloop) flatSums(fr *frame, st *flatState, fp *flatPlan, i int, l *nloop
 	rows := int(r1 - r0)
 	if l.sink.accF >= 0 {
 		out := grow(&st.vals[i], rows)
-		clear(out)
 		if l.vec.dot != nil && l.vec.dot.rows(fr, l, out, r0, r1) {
 			return
 		}
+		clear(out)
 	} else {
 		clear(grow(&st.ivals[i], rows))
 	}
@@ -1298,15 +1320,21 @@ func posRead(x *vnode) (*vnode, bool) {
 	return x, xInt
 }
 
-// rows adds the sums of rows r0..r1-1 into out, or reports false when a
-// guard is not discharged or the indices do not all fit y (the batches
-// then check them).
+// rows sets out to the sums of rows r0..r1-1, or reports false (out
+// untouched) when a guard is not discharged or the indices do not all fit
+// y (the batches then check them).
 func (d *segDot) rows(fr *frame, l *nloop, out []float64, r0, r1 int64) bool {
-	return d.rowsScaled(fr, l, out, r0, r1, [3]float64{1, 1, 1})
+	return d.rowsScaled(fr, l, out, r0, r1, [3]float64{1, 1, 1}, true)
 }
 
-// rowsScaled is rows with each row's sum s added as ((sc[0]*s)*sc[1])*sc[2].
-func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc [3]float64) bool {
+// rowsScaled is rows with each row's sum s added as ((sc[0]*s)*sc[1])*sc[2]
+// into out, or with set, set so (as if out were cleared first).
+func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc [3]float64, set bool) bool {
+	zero := func() {
+		if set {
+			clear(out)
+		}
+	}
 	s := fr.vstate(l.vec)
 	var p []int64
 	idx := l.arr
@@ -1329,6 +1357,7 @@ func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc
 		if !csrRowsIn(p, d.x.n) {
 			return false
 		}
+		zero()
 		csrSum(out, p, d.x.reals, sc)
 		nestSaw("row sums")
 		return true
@@ -1342,6 +1371,7 @@ func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc
 		if !ok {
 			return false
 		}
+		zero()
 		if d.xInt {
 			csrDotIn(out, p, idx.ints, d.x.ints, y, lo, hi, sc)
 		} else {
@@ -1365,16 +1395,19 @@ func (d *segDot) rowsScaled(fr *frame, l *nloop, out []float64, r0, r1 int64, sc
 	var done int
 	a, b, c := sc[0], sc[1], sc[2]
 	if d.x == nil {
+		zero()
 		done = int(rowsGatherFit(out, p, p, 0, 1, idx.ints, idx.narrow, y, idx.n, 0, int64(len(out)), a, b, c))
 	} else if n := min(idx.n, d.x.n); d.xInt {
-		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, y, n, a, b, c); ok {
+		if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.ints, y, n, a, b, c, set); ok {
 			done = k
 		} else {
+			zero()
 			done = csrDot(out, p[1:], p[0], idx.ints, d.x.ints, y, n, a, b, c)
 		}
-	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, y, n, a, b, c); ok {
+	} else if k, ok := csrDotAsm(out, p[1:], p[0], idx.ints, idx.narrow, d.x.reals, y, n, a, b, c, set); ok {
 		done = k
 	} else {
+		zero()
 		done = csrDot(out, p[1:], p[0], idx.ints, d.x.reals, y, n, a, b, c)
 	}
 	if done != len(out) {
@@ -2198,6 +2231,15 @@ func (c *compiler) parentFlat(p *nloop) *nloop {
 		}
 	}
 	p.upSingle = single
+	if single != nil {
+		// Keys that are the walked array's entries go into the rows as
+		// its 32-bit copy (keptKeys).
+		for _, s := range o.flat.steps {
+			if s.keyVec != nil && s.keyVec.key.op == vVal && s.keyVec.key.cl == sb.arr {
+				sb.arr.needNarrow = true
+			}
+		}
+	}
 	for _, s := range o.flat.steps {
 		// Factors or keys that read p's variables: row by row (rowVars).
 		if usesNames(s.postVec, names) {

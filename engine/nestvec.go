@@ -952,7 +952,7 @@ func keyedRows[T int64 | float64](s *vstate, p0 int64, keys []int64, vals []T, b
 	ends, rk, c := s.rows, s.keysOf, s.row0
 	hi := p0 + int64(len(keys))
 	if f, ok := any(vals).([]float64); ok {
-		c = b.appendRows(ends, c, p0, hi, keys, f, rk, nil)
+		c = b.appendRows(ends, c, p0, hi, keys, nil, f, rk, nil)
 	}
 	for ; c+1 < len(ends) && ends[c] < hi; c++ {
 		r0, r1 := max(ends[c], p0)-p0, min(ends[c+1], hi)-p0
