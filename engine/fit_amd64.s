@@ -77,6 +77,63 @@
 #define WIN_LOOP(LOOP, TAIL, TERM, OUT, Q0, Q1, Q2, Q3, T0, T1, T2) PCALIGN $64; \
 	LOOP: WIN_QUAD(TERM, TAIL, Q0, Q1, Q2, Q3); JMP LOOP; TAIL: WIN_TAIL(TERM, OUT, T0, T1, T2)
 
+// The vector row loops (ints + 16 with + 4: int32 indices, real values;
+// AVX2): four entries a step, lane j of Y8 the partial sum s_j of dotFit
+// (the entries p with p-l = j mod 4, in order), so the sums are the
+// scalar loops' bits. A step loads x in one load and the four indices in
+// one or two: 7 loads for four entries instead of 12, the scalar loops'
+// bound. A windowed step (+ 8, the window's lo + w at most 2^31, checked
+// by the caller) tests its lanes at once, d = idx - lo against w-1 in
+// 32 bits unsigned (min(d, w-1) == d): a lane outside reads y at lo
+// and its term is masked to +0.0, which leaves a sum started at +0.0 as
+// it was (it is never -0.0), as the scalar loop's skip does; a step
+// with no lane inside (an ELL row's padding) is skipped: one branch a
+// step, not one a lane. The last 0-3 entries run in the scalar loops'
+// tails, from the lanes spread into X1, X2, X6, X7.
+
+// y at the two indices, int32 (SX: MOVLQSX) or in [0, 2^31) (MOVL), of
+// the 8 bytes in DX into XR's lanes (R12 scratch).
+#define VEC_PAIR(SX, XR) SX DX, R12; SARQ $32, DX; \
+	VMOVSD (R13)(R12*8), XR; VMOVHPD (R13)(DX*8), XR, XR
+// y at the four indices at p = AX into Y10 (two 8-byte loads of them).
+#define VEC_Y MOVQ (SI)(AX*4), DX; VEC_PAIR(MOVLQSX, X10); \
+	MOVQ 8(SI)(AX*4), DX; VEC_PAIR(MOVLQSX, X11); VINSERTF128 $1, X11, Y10, Y10
+// The windowed step's: the lanes' offsets d from lo (X12) into X9, the
+// mask of those below w (w-1 in X13) into X15 and, 64-bit, Y15; y at the
+// masked offsets (0 outside: y at lo) into Y10, masked.
+#define VEC_WIN_Y(SKIP) VMOVDQU (SI)(AX*4), X9; VPSUBD X12, X9, X9; \
+	VPMINUD X13, X9, X15; VPCMPEQD X9, X15, X15; VPTEST X15, X15; JEQ SKIP; VPAND X15, X9, X9; \
+	VMOVQ X9, DX; VEC_PAIR(MOVL, X10); VPEXTRQ $1, X9, DX; VEC_PAIR(MOVL, X11); \
+	VINSERTF128 $1, X11, Y10, Y10; VPMOVSXDQ X15, Y15
+#define VEC_X VMULPD (DI)(AX*8), Y10, Y10
+#define VEC_MASK VANDPD Y15, Y10, Y10
+#define VEC_X_MASK VMULPD (DI)(AX*8), Y10, Y10; VANDPD Y15, Y10, Y10
+#define VEC_NONE
+
+// A vector row loop: y at the indices, TERM (times x, or none), added
+// into Y8, two steps an iteration and one more, until fewer than four
+// entries are left; then the lanes to X1, X2, X6, X7 and on to the
+// scalar TAIL.
+#define VEC_LOOP(LOOP, LOOP4, SPREAD, TERM, TAIL) PCALIGN $64; \
+	LOOP: LEAQ 8(AX), DX; CMPQ DX, BX; JGT LOOP4; \
+	VEC_Y; TERM; VADDPD Y10, Y8, Y8; ADDQ $4, AX; \
+	VEC_Y; TERM; VADDPD Y10, Y8, Y8; ADDQ $4, AX; JMP LOOP; \
+	LOOP4: LEAQ 4(AX), DX; CMPQ DX, BX; JGT SPREAD; \
+	VEC_Y; TERM; VADDPD Y10, Y8, Y8; ADDQ $4, AX; \
+	SPREAD: VEXTRACTF128 $1, Y8, X6; VPERMILPD $1, X6, X7; VPERMILPD $1, X8, X2; VMOVAPD X8, X1; \
+	VZEROUPPER; JMP TAIL
+
+// A windowed vector row loop, as VEC_LOOP with VEC_WIN_Y: a step whose
+// lanes are all outside the window adds nothing and is skipped (S1-S3).
+#define VEC_WIN_LOOP(LOOP, LOOP4, SPREAD, TERM, TAIL, S1, S2, S3) PCALIGN $64; \
+	LOOP: LEAQ 8(AX), DX; CMPQ DX, BX; JGT LOOP4; \
+	VEC_WIN_Y(S1); TERM; VADDPD Y10, Y8, Y8; S1: ADDQ $4, AX; \
+	VEC_WIN_Y(S2); TERM; VADDPD Y10, Y8, Y8; S2: ADDQ $4, AX; JMP LOOP; \
+	LOOP4: LEAQ 4(AX), DX; CMPQ DX, BX; JGT SPREAD; \
+	VEC_WIN_Y(S3); TERM; VADDPD Y10, Y8, Y8; S3: ADDQ $4, AX; \
+	SPREAD: VEXTRACTF128 $1, Y8, X6; VPERMILPD $1, X6, X7; VPERMILPD $1, X8, X2; VMOVAPD X8, X1; \
+	VZEROUPPER; JMP TAIL
+
 // One entry of a row scatter: out[idx2[q]] += v[q]*X1 with q = R11, idx2
 // at R14 read into DX by LOADI, v at R15 read into X0 by LOADV, out at
 // R10; then q++ and the flags of q against the row's end R12.
@@ -121,10 +178,11 @@
 // are reals. In dotRows, ints + 4 says idx holds int32s (Array.Narrow),
 // read sign-extended: 4 bytes per entry instead of 8; ints + 8 (after
 // + 4) sums only the entries whose index is in [lo, lo+w) (csrDotIn);
-// ints = 20 (int32 indices, real values, a = b = c = 1) sets out[k] to
-// s + 0, which is what adding s into a zeroed out gives, bit for bit, so
-// out need not be cleared first, and a row of one entry takes no partial
-// sums. A row k runs p = l..h[k]-1 with l the bound before (the
+// ints + 16 (after + 4, real values) runs the vector loops, with the
+// same bits. ints = 36 (int32 indices, real values, a = b = c = 1) sets
+// out[k] to s + 0, which is what adding s into a zeroed out gives, bit for
+// bit, so out need not be cleared first, and a row of one entry takes no
+// partial sums. A row k runs p = l..h[k]-1 with l the bound before (the
 // argument l for row 0). Both stop at the first row with l < 0, l > h[k]
 // or h[k] > n and return the rows done. Every index has been checked
 // against what it indexes (Array.IntRange) by the caller.
@@ -149,8 +207,15 @@ TEXT ·dotRows(SB), NOSPLIT, $0-120
 	MOVQ  w+104(FP), R15
 	LEAQ  (R13)(R14*8), R13 // y from lo (lo = 0 without a window)
 	XORQ  CX, CX
-	CMPQ  R9, $20
+	CMPQ  R9, $36
 	JEQ   setRow
+	CMPQ  R9, $28
+	JLT   row
+	MOVQ  R14, X12 // the vector window: lo and w-1 in every 32-bit lane
+	VPBROADCASTD X12, X12
+	LEAQ  -1(R15), DX
+	MOVQ  DX, X13
+	VPBROADCASTD X13, X13
 
 row:
 	NEXT_ROW(done)
@@ -165,6 +230,8 @@ row:
 	DOT_LOOP(narrowEntry, narrowTail, NARROW_I, REAL_X, partials)
 
 otherEntry:
+	CMPQ  R9, $16
+	JGE   vecEntry
 	CMPQ  R9, $1
 	JLT   realEntry
 	JEQ   intEntry
@@ -176,7 +243,18 @@ otherEntry:
 	JEQ   gatherNarrowEntry
 	CMPQ  R9, $12
 	JEQ   windowEntry
+	CMPQ  R9, $14
 	JMP   windowGather
+
+vecEntry:
+	VXORPD Y8, Y8, Y8
+	CMPQ  R9, $20
+	JEQ   vecDot
+	CMPQ  R9, $22
+	JEQ   vecGather
+	CMPQ  R9, $28
+	JEQ   vecWindow
+	JMP   vecWindowGather
 
 	WIN_LOOP(windowEntry, windowTail, WIN_DOT, partials, wd0, wd1, wd2, wd3, wt0, wt1, wt2)
 	WIN_LOOP(windowGather, windowGatherTail, WIN_GATHER, partials, wg0, wg1, wg2, wg3, wgt0, wgt1, wgt2)
@@ -185,6 +263,10 @@ otherEntry:
 	DOT_LOOP(intNarrowEntry, intNarrowTail, NARROW_I, INT_X, partials)
 	GATHER_LOOP(gatherNarrowEntry, gatherNarrowTail, NARROW_I, partials)
 	GATHER_LOOP(gatherEntry, gatherTail, WIDE_I, partials)
+	VEC_LOOP(vecDot, vecDot4, vecDotSpread, VEC_X, narrowTail)
+	VEC_LOOP(vecGather, vecGather4, vecGatherSpread, VEC_NONE, gatherNarrowTail)
+	VEC_WIN_LOOP(vecWindow, vecWindow4, vecWindowSpread, VEC_X_MASK, windowTail, vw1, vw2, vw3)
+	VEC_WIN_LOOP(vecWindowGather, vecWindowGather4, vecWindowGatherSpread, VEC_MASK, windowGatherTail, vg1, vg2, vg3)
 
 partials:
 	DOT_PARTIALS
@@ -200,7 +282,7 @@ done:
 	MOVQ CX, ret+112(FP)
 	RET
 
-	// ints = 20: rows set, not added to, unscaled. A row of one entry is
+	// ints = 36: rows set, not added to, unscaled. A row of one entry is
 	// its product (s0 = 0 + p; the partials add zeros to it); others sum
 	// as above.
 setRow:

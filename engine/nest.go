@@ -210,7 +210,8 @@ var closuresOnly bool
 // "discharged" (a guard proven for an entry), "flat" (a block of rows run
 // in position space), "up" (the rows of several iterations handed to the
 // inner loop at once), "dot" and "scatter" (a block run by a primitive;
-// "dot-scatter" by the fused row primitive of BATAX's shape),
+// "dot-scatter" by the fused row primitive of BATAX's shape; "vector
+// rows" when its rows ran four entries a step, fit_amd64.s),
 // "lanes" (a short call run lane by lane), "post" (the factors of a
 // product with a sum applied to a block's rows in batches), "fallback"
 // (a batch or lane run through the closures), "indexed" (a built sorted
