@@ -1639,6 +1639,21 @@ func (d *segDot) rangeRows(fr *frame, r0, r1 int64) []int64 {
 		if !ok {
 			return nil
 		}
+		if r := int(q0 - r0); bv.aff && !bv.scalar && d.xbase == nil && los == nil && bv.stride == m && m >= 0 {
+			// Bases W*i + c over the batch's rows with W the window's
+			// width (a row-major ELL): each row starts where the last
+			// one ends, so the rows are laid out without their bases.
+			s := bv.base + lo
+			if (r == 0 && s < 0) || (r > 0 && s != p[r]) || m > (math.MaxInt64-s)/int64(n) {
+				return nil
+			}
+			pr := p[r : r+n+1]
+			for j := range pr {
+				pr[j] = s
+				s += m
+			}
+			continue
+		}
 		bases := bs.ints(d.base.key, bv, n)
 		if d.xbase != nil {
 			xs := fr.vstate(d.xbase)

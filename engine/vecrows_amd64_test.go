@@ -153,3 +153,32 @@ func TestVectorRowsELL(t *testing.T) {
 		}
 	}
 }
+
+// TestELLShiftedRows: an ELL's rows read from W*i + c, their bases
+// affine in the row: rows laid out from the batch's first base and
+// stride, where a shift that leaves the arrays (c = -1 at row 0, c = 1
+// at the last row) is the interpreter's error, and rows that overlap (a
+// window wider than the stride) or leave gaps run as the batches do.
+// Rows laid out one after another run in the vector loops.
+func TestELLShiftedRows(t *testing.T) {
+	if !cpuAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 17))
+	st := storage.Store{}
+	ellStore(st, 300, 7, 40, rng)
+	vecStore(st, "x", 40, rng)
+	for _, tc := range []struct {
+		base, width string
+		laidOut     bool
+	}{
+		{"W * i - 1", "W", false}, {"W * i + 1", "W", false}, {"W * i + 0", "W", true},
+		{"W * i", "W - 1", false}, {"W * i", "W + 1", false}, {"(W - 1) * i", "W", false},
+	} {
+		e := parse(t, `sum(<i, _> in 0:R) { @dense i -> sum(<s, _> in 0:`+tc.width+`)
+			if 0 <= E_col(`+tc.base+` + s) then E_val(`+tc.base+` + s) * x_val(E_col(`+tc.base+` + s)) }`, st)
+		if seen := events(func() { agree(t, e, st) }); tc.laidOut && seen["vector rows"] == 0 {
+			t.Errorf("%s over 0:%s: no vector rows; saw %v", tc.base, tc.width, seen)
+		}
+	}
+}
