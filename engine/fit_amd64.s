@@ -84,8 +84,8 @@
 // one or two: 7 loads for four entries instead of 12, the scalar loops'
 // bound. A windowed step (+ 8, the window's lo + w at most 2^31, checked
 // by the caller) tests its lanes at once, d = idx - lo against w-1 in
-// 32 bits unsigned (min(d, w-1) == d): a lane outside reads y at lo
-// and its term is masked to +0.0, which leaves a sum started at +0.0 as
+// 32 bits unsigned (min(d, w-1) == d): a lane outside reads y at
+// lo+w-1 and its term is masked to +0.0, which leaves a sum started at +0.0 as
 // it was (it is never -0.0), as the scalar loop's skip does; a step
 // with no lane inside (an ELL row's padding) is skipped: one branch a
 // step, not one a lane. The last 0-3 entries run in the scalar loops'
@@ -98,12 +98,13 @@
 // y at the four indices at p = AX into Y10 (two 8-byte loads of them).
 #define VEC_Y MOVQ (SI)(AX*4), DX; VEC_PAIR(MOVLQSX, X10); \
 	MOVQ 8(SI)(AX*4), DX; VEC_PAIR(MOVLQSX, X11); VINSERTF128 $1, X11, Y10, Y10
-// The windowed step's: the lanes' offsets d from lo (X12) into X9, the
-// mask of those below w (w-1 in X13) into X15 and, 64-bit, Y15; y at the
-// masked offsets (0 outside: y at lo) into Y10, masked.
+// The windowed step's: the lanes' offsets d from lo (X12) into X9, min(d,
+// w-1) (w-1 in X13) into X14, the mask of the lanes where that is d into
+// X15 and, 64-bit, Y15 (to SKIP where it is none); y at X14's offsets
+// (d inside, w-1 outside: an element of y either way) into Y10.
 #define VEC_WIN_Y(SKIP) VMOVDQU (SI)(AX*4), X9; VPSUBD X12, X9, X9; \
-	VPMINUD X13, X9, X15; VPCMPEQD X9, X15, X15; VPTEST X15, X15; JEQ SKIP; VPAND X15, X9, X9; \
-	VMOVQ X9, DX; VEC_PAIR(MOVL, X10); VPEXTRQ $1, X9, DX; VEC_PAIR(MOVL, X11); \
+	VPMINUD X13, X9, X14; VPCMPEQD X9, X14, X15; VPTEST X15, X15; JEQ SKIP; \
+	VMOVQ X14, DX; VEC_PAIR(MOVL, X10); VPEXTRQ $1, X14, DX; VEC_PAIR(MOVL, X11); \
 	VINSERTF128 $1, X11, Y10, Y10; VPMOVSXDQ X15, Y15
 #define VEC_X VMULPD (DI)(AX*8), Y10, Y10
 #define VEC_MASK VANDPD Y15, Y10, Y10
