@@ -37,7 +37,7 @@ func TestVectorRowLoops(t *testing.T) {
 			switch rng.IntN(6) {
 			case 0:
 				idx[k] = -1 - rng.Int64N(3) // padding
-				x[k] = []float64{0, math.Inf(1), math.NaN(), -0.0}[rng.IntN(4)]
+				x[k] = []float64{0, math.Inf(1), math.NaN(), math.Copysign(0, -1)}[rng.IntN(4)]
 			case 1:
 				idx[k] = int64(ny - 1)
 			default:
