@@ -115,6 +115,7 @@ type vloop struct {
 type vval struct {
 	scalar       bool
 	aff          bool // int: base + stride*lane
+	rows         bool // int: iv holds a value per row of the batch (rowBase), not per lane
 	i            int64
 	f            float64
 	base, stride int64

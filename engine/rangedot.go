@@ -278,23 +278,47 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 	var base, stride [3]*vval
 	scale := [3]int64{1, 1, 1}
 	var vals [3][]float64
+	var rb vval // a base per row (rowBase), where one is
+	byRow := -1 // its factor
 	uniform := lo.scalar && hi.scalar
 	for i, f := range d.fs {
 		var ok1, ok2 bool
-		if f.cl == nil {
+		switch {
+		case f.cl == nil:
 			var r *vval
 			r, ok1 = s.eval(fr, f.val, p0, n)
 			ok2, uniform = ok1, false
 			if ok1 {
 				vals[i] = s.reals(f.val, r, n)
 			}
-		} else {
-			base[i], scale[i], ok1 = s.scaledBase(fr, f.base, p0, n)
+		case byRow < 0 && len(d.fs) == 2 && f.base.rowUniform() && s.longRows(p0, n):
+			rb, scale[i] = s.rowBase(fr, f.base, p0, n)
+			if rb.rows {
+				base[i], byRow = &rb, i
+			} else {
+				base[i] = s.put(f.base, rb)
+			}
+			ok1 = true
+			fallthrough
+		default:
+			if base[i] == nil {
+				base[i], scale[i], ok1 = s.scaledBase(fr, f.base, p0, n)
+			}
 			stride[i], ok2 = s.eval(fr, f.stride, p0, n)
 			uniform = uniform && ok2 && stride[i].scalar && stride[i].i == 1
 		}
 		if !ok1 || !ok2 {
 			return nil, false
+		}
+	}
+	if byRow >= 0 {
+		// Only dotByRows reads a base per row: with the other factor's
+		// base not a vector of the lanes, the lanes' bases after all.
+		if o := base[1-byRow]; !uniform || o == nil || o.iv == nil || o.aff || o.scalar {
+			var ok bool
+			if base[byRow], scale[byRow], ok = s.scaledBase(fr, d.fs[byRow].base, p0, n); !ok {
+				return nil, false
+			}
 		}
 	}
 	for _, t := range d.tests {
@@ -429,11 +453,11 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 	case b.scalar && a.iv != nil && !a.aff:
 		// Products commute bit for bit: the same sums.
 		dotOne(bs[b.i+lo:][:m], as, a.iv[:n], scale[0], lo, by, out)
-	case a.iv != nil && !a.aff && b.iv != nil && !b.aff && d.fs[0].base.rowUniform() && s.longRows(p0, n):
-		s.dotByRows(as, bs, a.iv[:n], b.iv[:n], scale[0], scale[1], lo, m, p0, by, out)
-	case a.iv != nil && !a.aff && b.iv != nil && !b.aff && d.fs[1].base.rowUniform() && s.longRows(p0, n):
+	case a.rows:
+		s.dotByRows(as, bs, a.iv, b.iv[:n], scale[0], scale[1], lo, m, p0, by, out)
+	case b.rows:
 		// Products commute bit for bit: the same sums.
-		s.dotByRows(bs, as, b.iv[:n], a.iv[:n], scale[1], scale[0], lo, m, p0, by, out)
+		s.dotByRows(bs, as, b.iv, a.iv[:n], scale[1], scale[0], lo, m, p0, by, out)
 	default:
 		a, b = s.unscale(d.fs[0].base, a, scale[0], n), s.unscale(d.fs[1].base, b, scale[1], n)
 		dotTwo(as, bs, s.ints(d.fs[0].base, a, n), s.ints(d.fs[1].base, b, n), lo, m, by, out)
@@ -444,8 +468,9 @@ func (s *vstate) dot2(fr *frame, d *vdot, lo, hi, p0 int64, base *[3]*vval, scal
 // dotByRows is dotOne row by row over a batch in position space
 // (s.rows, lanes from p0) whose first factor's base, x times xsc, is one
 // value in every lane of a row (rowUniform: SDDMM's U(i,:) over the
-// entries of row i): each row's lanes read the same m values of xs
-// instead of a gather per lane.
+// entries of row i), x[r] that of the batch's row s.row0+r (rowBase):
+// each row's lanes read the same m values of xs instead of a gather per
+// lane.
 func (s *vstate) dotByRows(xs, ys []float64, x, y []int64, xsc, ysc, lo, m, p0 int64, by, out []float64) {
 	p, hi := s.rows, p0+int64(len(out))
 	for r := s.row0; r+1 < len(p) && p[r] < hi; r++ {
@@ -457,8 +482,60 @@ func (s *vstate) dotByRows(xs, ys []float64, x, y []int64, xsc, ysc, lo, m, p0 i
 		if by != nil {
 			byr = by[l0:l1]
 		}
-		dotOne(xs[x[l0]*xsc+lo:][:m], ys, y[l0:l1], ysc, lo, byr, out[l0:l1])
+		dotOne(xs[x[r-s.row0]*xsc+lo:][:m], ys, y[l0:l1], ysc, lo, byr, out[l0:l1])
 	}
+}
+
+// rowBase is scaledBase for a base that is one value in all the lanes
+// of a row (rowUniform) of a batch in position space: its value once
+// per row of the batch, rows s.row0 on that start before p0+n (rows
+// set), not spread over the lanes; a scalar where it reads no row's
+// variable.
+func (s *vstate) rowBase(fr *frame, nd *vnode, p0 int64, n int) (vval, int64) {
+	nr := 0
+	for r := s.row0; r+1 < len(s.rows) && s.rows[r] < p0+int64(n); r++ {
+		nr++
+	}
+	if nd.op == vMul {
+		a, b := s.perRow(fr, nd.a, nr), s.perRow(fr, nd.b, nr)
+		switch {
+		case a.rows && b.scalar:
+			nestSaw("range dot base per row")
+			return a, b.i
+		case b.rows && a.scalar:
+			nestSaw("range dot base per row")
+			return b, a.i
+		}
+	}
+	v := s.perRow(fr, nd, nr)
+	if v.rows {
+		nestSaw("range dot base per row")
+	}
+	return v, 1
+}
+
+// perRow is rowUniform int node nd's value for the nr rows of the batch
+// from s.row0, as rowBase.
+func (s *vstate) perRow(fr *frame, nd *vnode, nr int) vval {
+	if nd.op == vInv {
+		switch {
+		case nd.konst:
+			return s.vals[nd.id]
+		case nd.row:
+			return vval{rows: true, iv: s.rowI[nd.id][s.row0:][:nr]}
+		}
+		return vval{scalar: true, i: nd.fi(fr)}
+	}
+	a, b := s.perRow(fr, nd.a, nr), s.perRow(fr, nd.b, nr)
+	if a.scalar && b.scalar {
+		return vval{scalar: true, i: arithOp(nd.op, a.i, b.i)}
+	}
+	// Kept apart from the node's lane buffer (ibuf), which a lane
+	// evaluation of the node in the same batch would overwrite; rowI
+	// holds per-row values of row invariants only.
+	buf := grow(&s.rowI[nd.id], nr)
+	vecOp(nd.op, buf, a.iv, a.i, b.iv, b.i)
+	return vval{rows: true, iv: buf}
 }
 
 // longRows reports whether a batch of n lanes from p0 is in position
@@ -473,13 +550,17 @@ func (s *vstate) longRows(p0 int64, n int) bool {
 	return r+1 >= len(s.rows) || s.rows[r] >= p0+int64(n)
 }
 
-// rowsMinMax is minMax of lanes v from p0 that are one value in all
-// the lanes of a row (rowUniform): read at the rows' first lanes.
-func (s *vstate) rowsMinMax(v []int64, p0 int64) (int64, int64) {
-	p, hi := s.rows, p0+int64(len(v))
-	b0, b1 := v[0], v[0]
+// rowsMinMax is minMax of v, one value per row of a batch of n lanes
+// from p0 (rowBase), over the rows that have lanes in the batch: no lane
+// reads an empty row's value.
+func (s *vstate) rowsMinMax(v []int64, p0 int64, n int) (int64, int64) {
+	p, hi := s.rows, p0+int64(n)
+	b0, b1 := v[0], v[0] // row s.row0 holds lane 0
 	for r := s.row0 + 1; r+1 < len(p) && p[r] < hi; r++ {
-		if x := v[p[r]-p0]; x < b0 {
+		if p[r+1] == p[r] {
+			continue
+		}
+		if x := v[r-s.row0]; x < b0 {
 			b0 = x
 		} else if x > b1 {
 			b1 = x
@@ -531,13 +612,13 @@ func (s *vstate) dotBaseInside(fr *frame, f vdotFactor, b *vval, scale, lo, hi, 
 		}
 		fallthrough
 	default:
-		ib := s.ints(f.base, b, n)
-		if len(ib) == 0 {
-			return true
-		}
-		if s.rows != nil && f.base.rowUniform() {
-			b0, b1 = s.rowsMinMax(ib, p0)
+		if b.rows {
+			b0, b1 = s.rowsMinMax(b.iv, p0, n)
 		} else {
+			ib := s.ints(f.base, b, n)
+			if len(ib) == 0 {
+				return true
+			}
 			b0, b1 = minMax(ib)
 		}
 		if scale != 1 {

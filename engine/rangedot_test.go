@@ -337,3 +337,49 @@ func TestRangeDotLaneStride(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeDotBasePerRow runs range dots whose first factor's base is one
+// value per row of S (U's row i: i times U_len2, with an offset, read
+// second) against the interpreter at 1 and 3 threads, as batches and
+// lane by lane: the base is taken once per row, not spread over the
+// lanes, and the bits are the interpreter's. S's last rows are empty and
+// U has no rows for them: no lane reads those rows' bases, so no batch
+// leaves the dot for them. A second factor read at one base for the
+// batch (W) takes the lanes' bases after all.
+func TestRangeDotBasePerRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 13))
+	s := randCSR(50, 50, 900, rng)
+	for range 10 {
+		s.pos = append(s.pos, s.pos[len(s.pos)-1])
+	}
+	s.n += 10
+	for _, tc := range []struct {
+		name, plan string
+		perRow     bool
+	}{
+		{"SDDMM", shortSDDMM, true},
+		{"U's row read second", strings.Replace(shortSDDMM,
+			"U_val(i * U_len2 + k) * V_val(j * V_len2 + k)", "V_val(j * V_len2 + k) * U_val(i * U_len2 + k)", 1), true},
+		{"U's next row", strings.Replace(shortSDDMM, "U_val(i * U_len2 + k)", "U_val(i * U_len2 + U_len2 + k - 8)", 1), true},
+		{"the other factor one base per batch", strings.Replace(shortSDDMM, "V_val(j * V_len2 + k)", "W_val(k)", 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storage.Store{}
+			s.store(st, "S")
+			denseStore(st, "U", 50, 8, rng)
+			denseStore(st, "V", 50, 8, rng)
+			vecStore(st, "W", 8, rng)
+			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
+				if short != 0 {
+					return
+				}
+				if seen["range dot"] == 0 || seen["fallback"] > 0 {
+					t.Errorf("not all batches ran the range dot; saw %v", seen)
+				}
+				if tc.perRow && (seen["range dot base per row"] == 0 || seen["dot lanes as columns"] == 0 && useDotColumns) {
+					t.Errorf("no range dot with U's base per row; saw %v", seen)
+				}
+			})
+		})
+	}
+}
