@@ -18,7 +18,9 @@ import (
 // values through later runs. MMM with dense rows (carveDense's blocks),
 // with sparse rows (lists: blocks of keys and values), and SpMV's one
 // long row (reserved, zeroed; unzeroed at 3 threads, where each chunk
-// zeroes its keys), at 1 and 3 threads.
+// zeroes its keys), at 1 and 3 threads; MMM with a result smaller than
+// a full block, whose growing blocks (poolBlock entries or more) are
+// pooled too.
 // Without Release (or with one that keeps the blocks) no block comes
 // back.
 func TestReleasedStorage(t *testing.T) {
@@ -44,7 +46,7 @@ func TestReleasedStorage(t *testing.T) {
 	// the result's, and a release must not hand them out again.
 	batax := storeCase{"batax", planBATAX, storage.Store{"x": storage.RealArray(randVec(n, rng)), "beta": storage.RealScalar(1.5)}}
 	randCSR(3000, n, 4*n, rng).store(batax.st, "A")
-	for _, tc := range []storeCase{mmm("mmm, dense rows", 400, 10, 20), mmm("mmm, list rows", 8000, 3, 4), spmv, batax} {
+	for _, tc := range []storeCase{mmm("mmm, dense rows", 400, 10, 20), mmm("mmm, list rows", 8000, 3, 4), mmm("mmm, no full block", 2000, 3, 4), spmv, batax} {
 		st := tc.st
 		e := parse(t, tc.plan, st)
 		want, err := eval.Eval(e, st)

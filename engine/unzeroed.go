@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // A dense result that a split run's workers write through, one key range
 // each, need not be zeroed by the goroutine that allocates it: make
@@ -69,14 +72,23 @@ func (b *builder) zeroRange(lo, hi int64) {
 // whole storage for nothing (TTV on orghs: 3.6 MB an execution, the rows'
 // entries being 300,000). A full block (maxBlock entries) made in a run
 // (out not nil) may be one a released result gave back, and is listed
-// for the run's result (released.go).
+// for the run's result (released.go). So is a block of poolBlock
+// entries or more, rounded up to a power of two: a level grows through
+// such blocks before its blocks are full size (blockSize), and a result
+// of a few full blocks has a good part of its entries there (SDDMM on
+// bcsstk16: 50,000 of 290,000, made afresh every run), in sizes that
+// repeat from run to run once rounded.
 func newBlock[T int32 | int64 | float64](n int, out *runBlocks) []T {
 	if n <= 0 {
 		return nil
 	}
+	pooled := out != nil && n >= poolBlock && n <= maxBlock
+	if pooled {
+		n = 1 << bits.Len(uint(n-1))
+	}
 	bytes := uintptr(n) * unsafe.Sizeof(T(0))
 	var p unsafe.Pointer
-	if n == maxBlock && out != nil {
+	if pooled {
 		p = out.take(bytes)
 	} else {
 		p = mallocgc(bytes, nil, false)

@@ -163,6 +163,10 @@ const (
 	// Block sizes, in entries, for the lists of a level.
 	minBlock = 32
 	maxBlock = 1 << 16
+	// poolBlock: the fewest entries of a block that goes through the
+	// pools of released storage (newBlock); smaller ones cost little
+	// to make.
+	poolBlock = 1 << 12
 )
 
 // narrowKeyLimit is the greatest key a list row keeps in 4 bytes
