@@ -25,6 +25,10 @@ func dotColumnsAsm(x, bs []float64, bb []int64, scale, lo int64, by, out []float
 		by = by[:len(out)]
 		byp = &by[0]
 	}
+	if len(x) == 4 || len(x) == 8 {
+		// The assembly holds x's values in registers (dotcolumns_amd64.s).
+		nestSaw("dot lanes as columns, x held in registers")
+	}
 	done := int(dotColumns(&out[0], int64(len(out)), &x[0], int64(len(x)), &bs[0], int64(len(bs)), &bb[0], scale, lo, byp))
 	if done > 0 {
 		nestSaw("dot lanes as columns")

@@ -18,6 +18,28 @@
 // ACC += x[q]*C, x[q] at (SI) broadcast into Y9.
 #define TERM(C, o) VBROADCASTSD o(SI), Y9; VMULPD Y9, C, C; VADDPD C, Y0, Y0
 
+// ACC += R*C for a column C of four lanes and x[q] broadcast in R.
+#define TERMR(C, R) VMULPD R, C, C; VADDPD C, Y0, Y0
+
+// Four columns, q = o/8 .. o/8+3, times x's values held broadcast in
+// R0..R3: the columns turned as quad does, into Y5, Y1, Y2, Y3.
+#define QUADR(o, o2, R0, R1, R2, R3) \
+	PAIR(R8, R10, o, Y1, X1) \
+	PAIR(R9, R11, o, Y2, X2) \
+	PAIR(R8, R10, o2, Y3, X3) \
+	PAIR(R9, R11, o2, Y4, X4) \
+	VUNPCKLPD Y2, Y1, Y5 \
+	VUNPCKHPD Y2, Y1, Y1 \
+	VUNPCKLPD Y4, Y3, Y2 \
+	VUNPCKHPD Y4, Y3, Y3 \
+	TERMR(Y5, R0) \
+	TERMR(Y1, R1) \
+	TERMR(Y2, R2) \
+	TERMR(Y3, R3)
+
+// To HELD where m is 4 or 8 (R12 overwritten).
+#define IFHELD(HELD) MOVQ m+24(FP), R12; CMPQ R12, $8; JEQ HELD; CMPQ R12, $4; JEQ HELD
+
 // Base of one lane's row: R = bs + (bb[l+o/8]*scale+lo)*8, to BAD unless
 // 0 <= base <= nbs-m (unsigned: base+m within bs).
 #define ROW(o, R, BAD) MOVQ o(BX)(AX*8), R; IMULQ CX, R; ADDQ DX, R; CMPQ R, R15; JA BAD; LEAQ (DI)(R*8), R
@@ -25,7 +47,10 @@
 // func dotColumns(out *float64, n int64, x *float64, m int64, bs *float64, nbs int64, bb *int64, scale int64, lo int64, by *float64) int64
 //
 // The lanes in fours from 0 while four are left, up to the first group
-// with a row out of bs; it returns the lanes done.
+// with a row out of bs; it returns the lanes done. Rows of 4 or 8
+// values (SDDMM's and MTTKRP's ranks) hold x's values broadcast in
+// Y8-Y15 for all the lanes (held), not loaded again for every four
+// lanes: they were 8 of a group's 28 loads at 8 values.
 TEXT ·dotColumns(SB), NOSPLIT, $0-88
 	MOVQ out+0(FP), R13
 	MOVQ bs+32(FP), DI
@@ -38,6 +63,36 @@ TEXT ·dotColumns(SB), NOSPLIT, $0-88
 	XORQ AX, AX         // the group's first lane
 	TESTQ R15, R15
 	JLT  done
+	IFHELD(hold)
+	JMP  group
+
+hold:
+	MOVQ x+16(FP), SI
+	VBROADCASTSD 0(SI), Y8
+	VBROADCASTSD 8(SI), Y9
+	VBROADCASTSD 16(SI), Y10
+	VBROADCASTSD 24(SI), Y11
+	CMPQ R12, $8
+	JNE  held
+	VBROADCASTSD 32(SI), Y12
+	VBROADCASTSD 40(SI), Y13
+	VBROADCASTSD 48(SI), Y14
+	VBROADCASTSD 56(SI), Y15
+
+held:
+	LEAQ 4(AX), R12
+	CMPQ R12, n+8(FP)
+	JGT  done
+	ROW(0, R8, done)
+	ROW(8, R9, done)
+	ROW(16, R10, done)
+	ROW(24, R11, done)
+	VXORPD Y0, Y0, Y0
+	QUADR(0, 16, Y8, Y9, Y10, Y11)
+	CMPQ m+24(FP), $8
+	JNE  scale
+	QUADR(32, 48, Y12, Y13, Y14, Y15)
+	JMP  scale
 
 group:
 	LEAQ 4(AX), R12
@@ -100,6 +155,7 @@ scale:
 store:
 	VMOVUPD Y0, (R13)(AX*8)
 	ADDQ    $4, AX
+	IFHELD(held)
 	JMP     group
 
 done:

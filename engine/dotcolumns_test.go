@@ -12,7 +12,7 @@ import (
 
 // TestDotColumns checks dotOne's lanes in assembly against its Go loop
 // bit for bit: rows of every length to 19 (columns of four and the last
-// one to three), lane counts that leave one to three lanes to Go, rows
+// one to three; 4 and 8 with x held in registers), lane counts that leave one to three lanes to Go, rows
 // at any base, scale and offset, with and without a factor per lane,
 // and values with infinities, NaNs, zeros of both signs and products
 // that round.
@@ -86,8 +86,9 @@ func TestDotColumnsBounds(t *testing.T) {
 // TestDotColumnsRuns runs SDDMM at ranks that leave 0-3 values past the
 // columns of four, and TTV, against the interpreter at 1 and 3 threads,
 // as batches and lane by lane: the batches' dots take the column loop
-// (SDDMM), the rows of a block copy their keys in vectors (both), and
-// at 1 thread their bits are the interpreter's.
+// (SDDMM; at ranks 4 and 8 the one that holds U's row in registers),
+// the rows of a block copy their keys in vectors (both), and at 1
+// thread their bits are the interpreter's.
 func TestDotColumnsRuns(t *testing.T) {
 	if !useDotColumns || !useCopyIncreasing {
 		t.Skip("no AVX2 loops on this machine")
@@ -102,6 +103,9 @@ func TestDotColumnsRuns(t *testing.T) {
 			dotRuns(t, parse(t, shortSDDMM, st), st, func(short int64, seen map[string]int) {
 				if short == 0 && (seen["dot lanes as columns"] == 0 || seen["row keys copied in vectors"] == 0) {
 					t.Errorf("no column dot or vector key copy; saw %v", seen)
+				}
+				if held := seen["dot lanes as columns, x held in registers"] > 0; short == 0 && held != (rank == 4 || rank == 8) {
+					t.Errorf("x held in registers %v at rank %d; saw %v", held, rank, seen)
 				}
 			})
 		})
