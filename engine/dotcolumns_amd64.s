@@ -37,6 +37,10 @@
 	TERMR(Y2, R2) \
 	TERMR(Y3, R3)
 
+// The next four lanes' rows in R8-R11, to done unless four lanes are
+// left, all four rows in bs.
+#define ROWS LEAQ 4(AX), R12; CMPQ R12, n+8(FP); JGT done; ROW(0, R8, done); ROW(8, R9, done); ROW(16, R10, done); ROW(24, R11, done)
+
 // To HELD where m is 4 or 8 (R12 overwritten).
 #define IFHELD(HELD) MOVQ m+24(FP), R12; CMPQ R12, $8; JEQ HELD; CMPQ R12, $4; JEQ HELD
 
@@ -80,13 +84,7 @@ hold:
 	VBROADCASTSD 56(SI), Y15
 
 held:
-	LEAQ 4(AX), R12
-	CMPQ R12, n+8(FP)
-	JGT  done
-	ROW(0, R8, done)
-	ROW(8, R9, done)
-	ROW(16, R10, done)
-	ROW(24, R11, done)
+	ROWS
 	VXORPD Y0, Y0, Y0
 	QUADR(0, 16, Y8, Y9, Y10, Y11)
 	CMPQ m+24(FP), $8
@@ -95,13 +93,7 @@ held:
 	JMP  scale
 
 group:
-	LEAQ 4(AX), R12
-	CMPQ R12, n+8(FP)
-	JGT  done
-	ROW(0, R8, done)
-	ROW(8, R9, done)
-	ROW(16, R10, done)
-	ROW(24, R11, done)
+	ROWS
 	MOVQ x+16(FP), SI
 	MOVQ m+24(FP), R12
 	VXORPD Y0, Y0, Y0

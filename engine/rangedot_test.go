@@ -276,11 +276,7 @@ func TestRangeDotTimesFactor(t *testing.T) {
 		{"a factor past its array", row("let t = " + dot + " in { @dense j -> W_val(j) * t }"), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := storage.Store{}
-			s.store(st, "S")
-			denseStore(st, "U", 60, 8, rng)
-			denseStore(st, "V", 50, 8, rng)
-			vecStore(st, "W", 40, rng)
+			st := sddmmStore(s, 60, 50, 40, rng)
 			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
 				if tc.fails {
 					return
@@ -364,11 +360,7 @@ func TestRangeDotBasePerRow(t *testing.T) {
 		{"the other factor one base per batch", strings.Replace(shortSDDMM, "V_val(j * V_len2 + k)", "W_val(k)", 1), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := storage.Store{}
-			s.store(st, "S")
-			denseStore(st, "U", 50, 8, rng)
-			denseStore(st, "V", 50, 8, rng)
-			vecStore(st, "W", 8, rng)
+			st := sddmmStore(s, 50, 50, 8, rng)
 			dotRuns(t, parse(t, tc.plan, st), st, func(short int64, seen map[string]int) {
 				if short != 0 {
 					return
@@ -382,4 +374,15 @@ func TestRangeDotBasePerRow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// sddmmStore holds S, U and V of rank 8 with uRows and vRows rows, and W
+// of w values.
+func sddmmStore(s *sparseCSR, uRows, vRows, w int, rng *rand.Rand) storage.Store {
+	st := storage.Store{}
+	s.store(st, "S")
+	denseStore(st, "U", uRows, 8, rng)
+	denseStore(st, "V", vRows, 8, rng)
+	vecStore(st, "W", w, rng)
+	return st
 }
