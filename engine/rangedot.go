@@ -291,7 +291,7 @@ func (s *vstate) evalDot(fr *frame, nd *vnode, p0 int64, n int) (*vval, bool) {
 			if ok1 {
 				vals[i] = s.reals(f.val, r, n)
 			}
-		case byRow < 0 && len(d.fs) == 2 && f.base.rowUniform() && s.longRows(p0, n):
+		case uniform && byRow < 0 && len(d.fs) == 2 && f.base.rowUniform() && s.longRows(p0, n):
 			rb, scale[i] = s.rowBase(fr, f.base, p0, n)
 			if rb.rows {
 				base[i], byRow = &rb, i
