@@ -109,12 +109,14 @@ type workspace struct {
 	owner *builder // the open builder, if any
 	// streak: the last rows (leaves) were dense, so new ones skip the
 	// workspace and start with a slice of their own of about length
-	// hint, until last, the latest of them, turns out sparse.
+	// hint, until last, the latest of them, is judged and turns out
+	// sparse; unjudged counts the rows since the last judged.
 	// denseRows counts the consecutive dense rows of the workspace.
 	streak    bool
 	denseRows int
 	hint      int
 	last      *builder
+	unjudged  int
 	// touched lists the keys the owner wrote (unsorted, possibly
 	// repeated); its storage is reused by compaction.
 	touched []int64
@@ -156,6 +158,9 @@ const (
 	// streakAfter: a streak of dense rows starts after this many
 	// consecutive rows of the workspace came out dense.
 	streakAfter = 2
+	// streakCheck: a streak's rows are judged on every streakCheck-th
+	// row (see streakRow).
+	streakCheck = 8
 	// bitmapFactor: unsorted keys spread over at most bitmapFactor
 	// times their number are put in order through a bitmap of their
 	// range (a word per 64 keys), not sorted.
@@ -746,7 +751,7 @@ func handOverLeaf[V int64 | float64](ws []V, n int64, block *[]V, carved *int, o
 // starts (or continues) a streak after streakAfter of them in a row.
 func (w *workspace) startStreak(n int64) {
 	w.denseRows++
-	w.streak, w.hint, w.last = w.denseRows >= streakAfter, int(n), nil
+	w.streak, w.hint, w.last, w.unjudged = w.denseRows >= streakAfter, int(n), nil, 0
 }
 
 // streakRow returns a new dense leaf with a slice of its own when the
@@ -758,10 +763,16 @@ func (w *workspace) streakRow(t *tree, s *bspec) *builder {
 	}
 	if l := w.last; l != nil {
 		n := len(l.reals) + len(l.ints)
-		need := (n + denseLeafFactor - 1) / denseLeafFactor
-		if !hasNonZeros(l.reals, l.ints, need) {
-			w.streak, w.last, w.denseRows = false, nil, 0
-			return nil
+		// Every streakCheck-th row is judged, not every row: counting
+		// reads about half a row, and a sparse row left dense is the
+		// same dictionary in more storage (at most streakCheck rows
+		// of it once the rows turn sparse).
+		if w.unjudged++; w.unjudged == streakCheck {
+			w.unjudged = 0
+			if !hasNonZeros(l.reals, l.ints, (n+denseLeafFactor-1)/denseLeafFactor) {
+				w.streak, w.last, w.denseRows = false, nil, 0
+				return nil
+			}
 		}
 		w.hint = max(n, w.hint-w.hint/8)
 	}

@@ -109,7 +109,8 @@ func TestCompactIntoAgainstSorting(t *testing.T) {
 // slice from half full (8 bytes per key up to its highest against 12 per
 // entry of a list), else a list of 4-byte keys carved from the level's
 // blocks; two dense rows in a row start a streak of rows made dense at
-// once, ended by the first row that comes out sparse; empty rows change
+// once, ended by the first judged row (every streakCheck-th) that comes
+// out sparse; a sparse row not judged stays dense; empty rows change
 // nothing. The entries are right whatever the representation.
 func TestLeafRowRepresentation(t *testing.T) {
 	spec := &bspec{depth: 2, real: true, dense: true, kid: &bspec{depth: 1, real: true, dense: true}}
@@ -126,14 +127,21 @@ func TestLeafRowRepresentation(t *testing.T) {
 		{200, 2},  // 5: half: dense; a streak starts (once row 6 is open)
 		{200, 1},  // 6: dense
 		{200, 1},  // 7: made dense at once
-		{200, 10}, // 8: made dense at once, turns out sparse
-		{200, 10}, // 9: back in the workspace: list
+		{200, 10}, // 8: made dense at once, sparse, not judged: the streak goes on
 	}
+	// Made dense at once up to the streakCheck-th row of the streak,
+	// which is sparse and judged: the next row is back in the
+	// workspace, a list.
+	last := 7 + streakCheck - 1
+	for len(rows) < last {
+		rows = append(rows, row{200, 1})
+	}
+	rows = append(rows, row{200, 10}, row{200, 10})
 	made := make([]*builder, len(rows))
 	for i, r := range rows {
 		c := b.child(int64(i))
 		made[i] = c
-		if i == 7 || i == 8 {
+		if i >= 7 && i <= last {
 			if c.ws != nil {
 				t.Errorf("row %d: in the workspace, want a streak row", i)
 			}
@@ -145,7 +153,10 @@ func TestLeafRowRepresentation(t *testing.T) {
 		}
 	}
 	d := b.freeze()
-	dense := map[int]bool{0: true, 3: true, 5: true, 6: true, 7: true, 8: true}
+	dense := map[int]bool{0: true, 3: true, 5: true, 6: true}
+	for i := 7; i <= last; i++ {
+		dense[i] = true
+	}
 	for i, r := range rows {
 		c := made[i]
 		switch {

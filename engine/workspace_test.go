@@ -221,3 +221,74 @@ func TestHasNonZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestStreakKeepsUnjudgedSparseRows: Gustavson rows (a row of B scattered
+// per entry of A) where every tenth row is dense but for two sparse rows
+// after it and one whose products cancel to zeros: a streak of dense
+// rows judges only every streakCheck-th row, so the sparse rows between
+// stay dense slices and the streak goes on (one sparse row ended it,
+// and the next went through the workspace into a list). The values are
+// the interpreter's at 1 and 3 threads, cancelled rows included.
+func TestStreakKeepsUnjudgedSparseRows(t *testing.T) {
+	const n, width = 400, 64
+	// B: rows 0-3 full, row 4 one key, rows 5 and 6 the same full row.
+	bpos := []int64{0}
+	var bidx []int64
+	var bval []float64
+	for k := range 7 {
+		for j := range width {
+			if k == 4 && j != 9 {
+				continue
+			}
+			bidx = append(bidx, int64(j))
+			bval = append(bval, float64(k%5+1)+float64(j)/8)
+		}
+		bpos = append(bpos, int64(len(bidx)))
+	}
+	apos := []int64{0}
+	var aidx []int64
+	var aval []float64
+	sparse := 0
+	for i := range n {
+		switch i % 10 {
+		case 3, 4: // one entry
+			aidx, aval = append(aidx, 4), append(aval, 2)
+			sparse++
+		case 7: // rows 5 and 6, cancelling: zeros only
+			aidx, aval = append(aidx, 5, 6), append(aval, 1.5, -1.5)
+		default:
+			aidx, aval = append(aidx, 0, 2, 3), append(aval, 1, float64(i%3)-1, 0.25)
+		}
+		apos = append(apos, int64(len(aidx)))
+	}
+	st := storage.Store{
+		"A_len1": storage.IntScalar(n), "A_pos2": storage.IntArray(apos),
+		"A_idx2": storage.IntArray(aidx), "A_val": storage.RealArray(aval),
+		"B_pos2": storage.IntArray(bpos), "B_idx2": storage.IntArray(bidx), "B_val": storage.RealArray(bval),
+	}
+	e := parse(t, `sum(<i, _> in 0:A_len1)
+		{ @dense i -> sum(<p2, k> in A_idx2(A_pos2(i):A_pos2(i + 1)))
+		  let t1 = A_val(p2) in
+		  sum(<p1, j> in B_idx2(B_pos2(k):B_pos2(k + 1))) { @dense j -> B_val(p1) * t1 } }`, st)
+	agree(t, e, st)
+	for _, threads := range []int{1, 3} {
+		k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := k.Exec(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists := 0
+		for i := range n {
+			if _, ok := res.d.getDict(int64(i)).(*rowLeaf); ok {
+				lists++
+			}
+		}
+		// Only a judged row, every streakCheck-th, ends the streak.
+		if lists > sparse/streakCheck {
+			t.Errorf("%d threads: %d rows made lists of %d sparse ones, want at most %d", threads, lists, sparse, sparse/streakCheck)
+		}
+	}
+}
