@@ -90,8 +90,7 @@ func (ix *seekIndex) build() {
 		if r.at < 0 {
 			continue
 		}
-		// tab[b] = the first position whose key's bucket is b or more:
-		// each key fills the buckets up to its own.
+		// tab[b] = the first position whose key's bucket is b or more.
 		j := first + int64(k)
 		r.fill(ix.tab[r.at:], a, pa[j+ix.loOff], pb[j+ix.hiOff])
 	}
@@ -120,14 +119,28 @@ func rowIndexOf(a []int64, l, h, at int64) (rowIndex, int64) {
 }
 
 // fill writes the table of segment a[l:h] into t: t[b] is the first
-// position (from l) whose key's bucket is b or more, each key filling
-// the buckets up to its own.
+// position (from l) whose key's bucket is b or more. Three passes with
+// no branch that depends on the keys (a fill in one pass, each key
+// filling the buckets up to its own, mispredicted its inner loop's exit
+// about once a key): the buckets marked empty, each key's position into
+// its bucket from the last key back (so the first key of a bucket is
+// left), and the empty buckets filled from the next one back.
 func (r *rowIndex) fill(t []int32, a []int64, l, h int64) {
-	b := int64(0)
-	for p := l; p < h; p++ {
-		for kb := int64((uint64(a[p]) - uint64(r.k0)) >> r.shift); b <= kb; b++ {
-			t[b] = int32(p - l)
+	last := (uint64(r.k1) - uint64(r.k0)) >> r.shift
+	t = t[:last+1]
+	for b := range t {
+		t[b] = -1
+	}
+	for p := h - 1; p >= l; p-- {
+		t[(uint64(a[p])-uint64(r.k0))>>r.shift] = int32(p - l)
+	}
+	next := t[last]
+	for b := len(t) - 1; b >= 0; b-- {
+		v := t[b]
+		if v < 0 {
+			v = next
 		}
+		t[b], next = v, v
 	}
 }
 

@@ -47,6 +47,38 @@ func seekTestRow(rng *rand.Rand, n int, dups bool) []int64 {
 	return keys
 }
 
+// TestSeekTableFill checks each bucket of a row's table against its
+// definition, the first position whose key's bucket is it or more (a
+// table starting seeks too early still seeks right, only slower), on
+// rows of every spread, with repeated keys, at an offset in their array,
+// and that the fill writes nothing past the row's table.
+func TestSeekTableFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for trial := range 300 {
+		row := seekTestRow(rng, seekIndexFrom+rng.IntN(3*seekIndexFrom), trial%2 == 0)
+		l := int64(rng.IntN(5))
+		a := slices.Concat(make([]int64, l), row)
+		h := int64(len(a))
+		r, size := rowIndexOf(a, l, h, 0)
+		tab := make([]int32, size+1)
+		tab[size] = math.MaxInt32
+		r.fill(tab, a, l, h)
+		bucket := func(k int64) int64 { return int64((uint64(k) - uint64(r.k0)) >> r.shift) }
+		for b := range size {
+			want := int32(0)
+			for want < int32(len(row)) && bucket(row[want]) < b {
+				want++
+			}
+			if tab[b] != want {
+				t.Fatalf("trial %d: bucket %d of %d starts at %d, want %d", trial, b, size, tab[b], want)
+			}
+		}
+		if tab[size] != math.MaxInt32 {
+			t.Fatalf("trial %d: the fill wrote past the table's %d buckets", trial, size)
+		}
+	}
+}
+
 // TestSeekThroughTable checks the table's seek against seek, and dotMerge
 // through the table against dotMerge without it (the same bits), on rows
 // of every spread, with repeated keys, from every start.
