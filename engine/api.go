@@ -296,6 +296,9 @@ func (k *Kernel) Prepare(st storage.Store) {
 		if a, ok := obj.(*storage.Array); ok && cl.needNarrow && useNarrow && a.Elem == ir.Int {
 			a.Narrow()
 		}
+		if a, ok := obj.(*storage.Array); ok && cl.needSorted && a.Elem == ir.Int {
+			a.Descents()
+		}
 	}
 	for _, n := range k.runs {
 		if n.find(st) != nil {

@@ -65,7 +65,7 @@ type cell struct {
 
 	// needSorted: the array is a merge operand; descents[p] counts the
 	// positions q <= p with ints[q] < ints[q-1], so a segment's sortedness
-	// is checked in O(1). Counted again at every run (one pass).
+	// is checked in O(1); the array remembers them (storage.Array.Descents).
 	needSorted bool
 	descents   []int32
 
@@ -145,7 +145,7 @@ func (c *cell) bind(obj storage.Object) error {
 			}
 		}
 		if c.needSorted {
-			c.countDescents()
+			c.descents = o.Descents()
 		}
 		if c.needNarrow && useNarrow && o.Elem == ir.Int {
 			c.narrow = o.Narrow()
@@ -260,30 +260,7 @@ func (c *cell) levelObject() storage.Object {
 
 // unbind drops the cell's references to the store after a run.
 func (c *cell) unbind() {
-	c.ints, c.reals, c.array, c.hash, c.trie, c.view, c.narrow = nil, nil, nil, nil, nil, nil, nil
-	if cap(c.descents) > 1<<20 {
-		c.descents = nil
-	}
-}
-
-func (c *cell) countDescents() {
-	a := c.ints
-	d := c.descents[:0]
-	if cap(d) < len(a) {
-		d = make([]int32, len(a))
-	}
-	d = d[:len(a)]
-	if len(d) > 0 {
-		d[0] = 0
-	}
-	var n int32
-	for p := 1; p < len(a); p++ {
-		if a[p] < a[p-1] {
-			n++
-		}
-		d[p] = n
-	}
-	c.descents = d
+	c.ints, c.reals, c.array, c.hash, c.trie, c.view, c.narrow, c.descents = nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // sortedSegment reports whether ints[lo:hi] is non-decreasing.

@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/storel/storel/eval"
+	"github.com/storel/storel/ir"
 	"github.com/storel/storel/storage"
+	"github.com/storel/storel/value"
 )
 
 // seekTestRow returns n sorted keys (with repeats when dups) drawn from
@@ -95,8 +98,7 @@ func TestSeekThroughTable(t *testing.T) {
 			all = append(all, r...)
 			pos = append(pos, int64(len(all)))
 		}
-		arr := &cell{ints: all, n: int64(len(all)), needSorted: true}
-		arr.countDescents()
+		arr := &cell{ints: all, n: int64(len(all)), needSorted: true, descents: (&storage.Array{Elem: ir.Int, I: all}).Descents()}
 		pc := &cell{ints: pos}
 		ix := &seekIndex{arr: arr, lo: pc, hi: pc, hiOff: 1}
 		ix.build()
@@ -248,5 +250,49 @@ func TestSeekIndexPlans(t *testing.T) {
 	}
 	if tabled < 4 {
 		t.Errorf("%d plans built tables; want the four merge-dots times factors whose fixed operand is the first", tabled)
+	}
+}
+
+// TestDescentsFollowNewSlices runs one compiled kernel per thread count
+// (1, 2, 3) on a store whose merge operand's rows are in order, then on
+// the store with that operand's keys a new slice holding a row out of
+// order, then on the first again: the descents an array remembers are
+// its slice's, so the second run must count the new slice's (a stale
+// count would seek through the reversed row). Each run is checked
+// against the interpreter.
+func TestDescentsFollowNewSlices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	reversed := 0
+	for trial := range 8 {
+		st := longRowData(4*trial, rng) // 0 mod 4: B's rows in order, its arrays whole
+		e := parse(t, mergeRowPlans[0].plan, st)
+		b := st["B_idx2"].(*storage.Array)
+		sorted := b.I
+		for _, threads := range []int{1, 2, 3} {
+			k, err := Compile(e, SchemaOf(st), Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for run, keys := range [][]int64{sorted, nil, sorted} {
+				b.I = keys
+				if keys == nil {
+					b.I = slices.Clone(sorted)
+					reverseARow(st, "B", rng)
+					if slices.Equal(b.I, sorted) {
+						continue
+					}
+					reversed++
+				}
+				want, werr := eval.Eval(e, st)
+				got, err := k.Run(st)
+				if (werr == nil) != (err == nil) || err == nil && !value.Equal(got, want, 1e-9) {
+					t.Fatalf("trial %d, threads %d, run %d: engine %v (%v), interpreter %v (%v)", trial, threads, run, got, err, want, werr)
+				}
+			}
+		}
+		b.I = sorted
+	}
+	if reversed == 0 {
+		t.Fatal("no row reversed")
 	}
 }

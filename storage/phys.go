@@ -36,6 +36,7 @@ type Array struct {
 
 	ints   atomic.Pointer[intRange] // IntRange's answer, for the slice it scanned
 	narrow atomic.Pointer[narrowed] // Narrow's answer, for the slice it copied
+	desc   atomic.Pointer[descents] // Descents' answer, for the slice it counted
 	within atomic.Pointer[within]   // IncreasesWithin's last answer, for the slices it scanned
 }
 
@@ -45,6 +46,13 @@ type within struct {
 	data, pdata *int64
 	n, pn       int
 	ok          bool
+}
+
+// descents is Descents' answer for the slice at data with length n.
+type descents struct {
+	data *int64
+	n    int
+	vals []int32
 }
 
 // narrowed is I's values as int32s, for the slice at data with length n.
@@ -180,6 +188,30 @@ func (a *Array) Narrow() []int32 {
 		}
 	}
 	a.narrow.Store(r)
+	return r.vals
+}
+
+// Descents returns d, d[p] the count of values of I[1:p+1] less than the
+// one before: I[lo:hi] is in order where d[hi-1] == d[lo]. The engine
+// asks it of every merge operand before it seeks in its segments; a
+// whole scan each run was the serial part of a threaded MTTKRP. Made
+// once (engine: Kernel.Prepare) and remembered under IntRange's rule:
+// build a new Array rather than change I in place; Store.Bytes counts
+// it. Safe for concurrent use.
+func (a *Array) Descents() []int32 {
+	data := unsafe.SliceData(a.I)
+	if r := a.desc.Load(); r != nil && r.data == data && r.n == len(a.I) {
+		return r.vals
+	}
+	r := &descents{data: data, n: len(a.I), vals: make([]int32, len(a.I))}
+	var n int32
+	for p := 1; p < len(a.I); p++ {
+		if a.I[p] < a.I[p-1] {
+			n++
+		}
+		r.vals[p] = n
+	}
+	a.desc.Store(r)
 	return r.vals
 }
 
@@ -387,7 +419,8 @@ func (n *TrieNode) sortKeys() {
 type Store map[string]Object
 
 // Bytes estimates the memory the store's objects hold: 8 bytes per array
-// element, and 4 more per element of an array's 32-bit copy (Narrow);
+// element, 4 more per element of an array's 32-bit copy (Narrow) and 4
+// per element of its descent counts (Descents);
 // for hash maps and tries, their entries' keys and values plus their Go
 // maps' index (measured with Go 1.26 at a million keys: 38 bytes per key
 // of a map[int64]int, 134 of a map[HKey]int, HKey being 6 ints).
@@ -401,6 +434,9 @@ func (s Store) Bytes() int64 {
 		case *Array:
 			n += 8 * int64(x.Len())
 			if r := x.narrowed(); r != nil {
+				n += 4 * int64(len(r.vals))
+			}
+			if r := x.desc.Load(); r != nil && r.data == unsafe.SliceData(x.I) && r.n == len(x.I) {
 				n += 4 * int64(len(r.vals))
 			}
 		case *HashMap:

@@ -121,6 +121,42 @@ func TestNarrow(t *testing.T) {
 	wg.Wait()
 }
 
+// TestDescents checks the counts against their definition, that the
+// answer is remembered for the slice it counted (and counted in Bytes)
+// and counted again for a new slice of the same length.
+func TestDescents(t *testing.T) {
+	for _, c := range []struct {
+		in   []int64
+		want []int32
+	}{
+		{nil, []int32{}},
+		{[]int64{5}, []int32{0}},
+		{[]int64{1, 1, 3, 2, 2, 0, 9}, []int32{0, 0, 0, 1, 1, 2, 2}},
+		{[]int64{3, 2, 1}, []int32{0, 1, 2}},
+	} {
+		a := IntArray(c.in)
+		first := a.Descents()
+		if !slices.Equal(first, c.want) {
+			t.Errorf("Descents(%v) = %v; want %v", c.in, first, c.want)
+		}
+		if len(first) > 0 && &a.Descents()[0] != &first[0] {
+			t.Errorf("Descents(%v) counted again for the same slice", c.in)
+		}
+		if got, want := (Store{"a": a}).Bytes(), int64(12*len(c.in)); got != want {
+			t.Errorf("Bytes with Descents(%v) made = %d; want %d", c.in, got, want)
+		}
+	}
+	a := IntArray([]int64{1, 2})
+	a.Descents()
+	a.I = []int64{2, 1}
+	if got := (Store{"a": a}).Bytes(); got != 16 {
+		t.Errorf("Bytes after a new slice = %d; want 16", got)
+	}
+	if got := a.Descents(); !slices.Equal(got, []int32{0, 1}) {
+		t.Errorf("after a new slice: %v; want [0 1]", got)
+	}
+}
+
 func TestBuildScansIntRanges(t *testing.T) {
 	c := &COO{Dims: []int64{3, 5}, Coords: [][]int64{{0, 2, 2}, {4, 1, 3}}, Vals: []float64{1, 2, 3}}
 	f, err := ParseFormat("csr")
