@@ -35,8 +35,8 @@ type Array struct {
 	F    []float64
 
 	ints   atomic.Pointer[intRange] // IntRange's answer, for the slice it scanned
-	narrow atomic.Pointer[narrowed] // Narrow's answer, for the slice it copied
-	desc   atomic.Pointer[descents] // Descents' answer, for the slice it counted
+	narrow atomic.Pointer[derived]  // Narrow's answer, for the slice it copied
+	desc   atomic.Pointer[derived]  // Descents' answer, for the slice it counted
 	within atomic.Pointer[within]   // IncreasesWithin's last answer, for the slices it scanned
 }
 
@@ -48,18 +48,21 @@ type within struct {
 	ok          bool
 }
 
-// descents is Descents' answer for the slice at data with length n.
-type descents struct {
+// derived is int32s made from I (Narrow's copy, Descents' counts), for
+// the slice at data with length n.
+type derived struct {
 	data *int64
 	n    int
 	vals []int32
 }
 
-// narrowed is I's values as int32s, for the slice at data with length n.
-type narrowed struct {
-	data *int64
-	n    int
-	vals []int32
+// derivedOf returns what p remembers for I as it is now, nil when
+// nothing was made since I was set.
+func derivedOf(p *atomic.Pointer[derived], I []int64) *derived {
+	if r := p.Load(); r != nil && r.data == unsafe.SliceData(I) && r.n == len(I) {
+		return r
+	}
+	return nil
 }
 
 // intRange is the smallest and largest value of the slice at data with
@@ -177,10 +180,10 @@ func (a *Array) IncreasesWithin(p *Array) bool {
 // Store.Bytes counts it. Safe for concurrent use; the same rule as
 // IntRange's holds: build a new Array rather than change I in place.
 func (a *Array) Narrow() []int32 {
-	if r := a.narrowed(); r != nil {
+	if r := derivedOf(&a.narrow, a.I); r != nil {
 		return r.vals
 	}
-	r := &narrowed{data: unsafe.SliceData(a.I), n: len(a.I)}
+	r := &derived{data: unsafe.SliceData(a.I), n: len(a.I)}
 	if lo, hi := a.IntRange(); len(a.I) > 0 && lo >= math.MinInt32 && hi <= math.MaxInt32 {
 		r.vals = make([]int32, len(a.I))
 		for p, v := range a.I {
@@ -199,11 +202,10 @@ func (a *Array) Narrow() []int32 {
 // build a new Array rather than change I in place; Store.Bytes counts
 // it. Safe for concurrent use.
 func (a *Array) Descents() []int32 {
-	data := unsafe.SliceData(a.I)
-	if r := a.desc.Load(); r != nil && r.data == data && r.n == len(a.I) {
+	if r := derivedOf(&a.desc, a.I); r != nil {
 		return r.vals
 	}
-	r := &descents{data: data, n: len(a.I), vals: make([]int32, len(a.I))}
+	r := &derived{data: unsafe.SliceData(a.I), n: len(a.I), vals: make([]int32, len(a.I))}
 	var n int32
 	for p := 1; p < len(a.I); p++ {
 		if a.I[p] < a.I[p-1] {
@@ -213,15 +215,6 @@ func (a *Array) Descents() []int32 {
 	}
 	a.desc.Store(r)
 	return r.vals
-}
-
-// narrowed returns what Narrow remembers for I as it is now, nil when
-// Narrow has not been called since I was set.
-func (a *Array) narrowed() *narrowed {
-	if r := a.narrow.Load(); r != nil && r.data == unsafe.SliceData(a.I) && r.n == len(a.I) {
-		return r
-	}
-	return nil
 }
 
 // MaxHashArity bounds the number of key components of a HASHMAP.
@@ -433,11 +426,10 @@ func (s Store) Bytes() int64 {
 			n += 8
 		case *Array:
 			n += 8 * int64(x.Len())
-			if r := x.narrowed(); r != nil {
-				n += 4 * int64(len(r.vals))
-			}
-			if r := x.desc.Load(); r != nil && r.data == unsafe.SliceData(x.I) && r.n == len(x.I) {
-				n += 4 * int64(len(r.vals))
+			for _, p := range []*atomic.Pointer[derived]{&x.narrow, &x.desc} {
+				if r := derivedOf(p, x.I); r != nil {
+					n += 4 * int64(len(r.vals))
+				}
 			}
 		case *HashMap:
 			n += int64(len(x.Keys))*(int64(len(HKey{}))*8+8) + int64(len(x.Index))*hkeyEntry
