@@ -496,6 +496,7 @@ func (s *vstate) rowBase(fr *frame, nd *vnode, p0 int64, n int) (vval, int64) {
 	for r := s.row0; r+1 < len(s.rows) && s.rows[r] < p0+int64(n); r++ {
 		nr++
 	}
+	var v vval
 	if nd.op == vMul {
 		a, b := s.perRow(fr, nd.a, nr), s.perRow(fr, nd.b, nr)
 		switch {
@@ -506,8 +507,10 @@ func (s *vstate) rowBase(fr *frame, nd *vnode, p0 int64, n int) (vval, int64) {
 			nestSaw("range dot base per row")
 			return b, a.i
 		}
+		v = s.joinRows(nd, a, b, nr)
+	} else {
+		v = s.perRow(fr, nd, nr)
 	}
-	v := s.perRow(fr, nd, nr)
 	if v.rows {
 		nestSaw("range dot base per row")
 	}
@@ -526,7 +529,11 @@ func (s *vstate) perRow(fr *frame, nd *vnode, nr int) vval {
 		}
 		return vval{scalar: true, i: nd.fi(fr)}
 	}
-	a, b := s.perRow(fr, nd.a, nr), s.perRow(fr, nd.b, nr)
+	return s.joinRows(nd, s.perRow(fr, nd.a, nr), s.perRow(fr, nd.b, nr), nr)
+}
+
+// joinRows is perRow of nd from its operands' values a and b.
+func (s *vstate) joinRows(nd *vnode, a, b vval, nr int) vval {
 	if a.scalar && b.scalar {
 		return vval{scalar: true, i: arithOp(nd.op, a.i, b.i)}
 	}
